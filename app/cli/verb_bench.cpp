@@ -1,0 +1,142 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include "cli/verbs.h"
+#include "models/attention.h"
+#include "models/wan_model.h"
+
+namespace shotchain::cli {
+namespace {
+
+double medianSeconds(int warmup, int repeats, const std::function<void()>& body) {
+  for (int i = 0; i < warmup; ++i) body();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    body();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Grid (1, h, w) with h·w = tokens and h the largest divisor ≤ √tokens.
+std::pair<std::int64_t, std::int64_t> grid(std::int64_t tokens) {
+  std::int64_t h = static_cast<std::int64_t>(std::sqrt(static_cast<double>(tokens)));
+  while (tokens % h != 0) --h;
+  return {h, tokens / h};
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: shotchain bench dit [--config tiny|1.3b|14b] [--dim N] [--layers N] [--heads N] [--ffn N]\n"
+               "                           [--tokens N] [--repeats N] [--dtype float32|bfloat16] [--json]\n");
+  return 2;
+}
+
+}  // namespace
+
+int runBench(const Args& args) {
+  if (args.empty() || args[0] != "dit") return usage();
+  std::string preset = "custom-default";
+  models::WanConfig config = models::WanConfig::preset("1.3b");
+  config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
+  std::int64_t tokens = 1560;
+  int repeats = 3;
+  bool json = false;
+  at::ScalarType dtype = at::kFloat;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--config") {
+      preset = next();
+      config = models::WanConfig::preset(preset);
+    } else if (a == "--dim") config.dim = std::stoll(next());
+    else if (a == "--layers") config.numLayers = std::stoll(next());
+    else if (a == "--heads") config.numHeads = std::stoll(next());
+    else if (a == "--ffn") config.ffnDim = std::stoll(next());
+    else if (a == "--tokens") tokens = std::stoll(next());
+    else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
+    else if (a == "--json") json = true;
+    else if (a == "--dtype") {
+      const std::string name = next();
+      if (name == "float32") dtype = at::kFloat;
+      else if (name == "bfloat16") dtype = at::kBFloat16;
+      else throw std::invalid_argument("--dtype: float32 or bfloat16");
+    } else return usage();
+  }
+  config.check();
+  const auto [h, w] = grid(tokens);
+  const models::WanModel model = models::WanModel::random(config, 42, {dtype});
+  const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
+  const at::Tensor t = at::tensor({500.0f});
+  const at::Tensor context = at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim});
+
+  const double forward = medianSeconds(1, repeats, [&] { (void)model.forward({x}, t, {context}); });
+  const double flops = models::wanForwardFlops(config, tokens);
+
+  // The machine's dense GEMM rate, same dtype, same run.
+  const std::int64_t n = 2048;
+  const at::Tensor a = at::randn({n, n}).to(dtype), b = at::randn({n, n}).to(dtype);
+  const double gemm = medianSeconds(1, 5, [&] { (void)at::mm(a, b); });
+  const double gemmRate = 2.0 * n * n * n / gemm;
+
+  // Where the time goes: the forward's linear layers alone, and its attention alone.
+  const std::int64_t d = config.dim, T = config.textLen;
+  const auto opts = at::TensorOptions().dtype(dtype);
+  const at::Tensor xl = at::randn({1, tokens, d}).to(dtype), xt = at::randn({1, T, d}).to(dtype);
+  const at::Tensor wdd = at::randn({d, d}).to(dtype), bd = at::zeros({d}, opts);
+  const at::Tensor wfd = at::randn({config.ffnDim, d}).to(dtype), bf = at::zeros({config.ffnDim}, opts);
+  const at::Tensor wdf = at::randn({d, config.ffnDim}).to(dtype);
+  const double linears = medianSeconds(1, repeats, [&] {
+    for (std::int64_t layer = 0; layer < config.numLayers; ++layer) {
+      for (int k = 0; k < 6; ++k) (void)at::linear(xl, wdd, bd);  // self q k v o, cross q o
+      for (int k = 0; k < 2; ++k) (void)at::linear(xt, wdd, bd);  // cross k v
+      (void)at::linear(at::linear(xl, wfd, bf), wdf, bd);         // FFN
+    }
+  });
+  const at::Tensor q = at::randn({1, tokens, config.numHeads, config.headDim()}).to(dtype);
+  const at::Tensor kt = at::randn({1, T, config.numHeads, config.headDim()}).to(dtype);
+  const double attention = medianSeconds(1, repeats, [&] {
+    for (std::int64_t layer = 0; layer < config.numLayers; ++layer) {
+      (void)models::attention(q, q, q);
+      (void)models::attention(q, kt, kt);
+    }
+  });
+
+  const double achieved = flops / forward;
+  const double ratio = achieved / gemmRate;
+  const char* dtypeName = dtype == at::kFloat ? "float32" : "bfloat16";
+  if (json) {
+    std::printf(
+        "{\"config\": %s, \"preset\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"repeats\": %d, "
+        "\"forward_s\": %.6f, \"flops\": %.6e, \"achieved_flops_per_s\": %.6e, \"gemm_flops_per_s\": %.6e, "
+        "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f}\n",
+        config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName, at::get_num_threads(),
+        repeats, forward, flops, achieved, gemmRate, ratio, linears, attention,
+        std::max(0.0, forward - linears - attention));
+    return 0;
+  }
+  std::printf("dit: dim %lld, %lld layers, %lld heads, ffn %lld, %lld tokens (grid 1x%lldx%lld), %s, %d threads\n",
+              static_cast<long long>(config.dim), static_cast<long long>(config.numLayers),
+              static_cast<long long>(config.numHeads), static_cast<long long>(config.ffnDim),
+              static_cast<long long>(tokens), static_cast<long long>(h), static_cast<long long>(w), dtypeName,
+              at::get_num_threads());
+  std::printf("forward: %.3f s median of %d (%.1f GFLOP analytic)\n", forward, repeats, flops / 1e9);
+  std::printf("achieved: %.1f GFLOP/s; dense GEMM (%lldx%lld): %.1f GFLOP/s; ratio %.0f%%\n", achieved / 1e9,
+              static_cast<long long>(n), static_cast<long long>(n), gemmRate / 1e9, 100 * ratio);
+  std::printf("time: linear layers %.3f s (%.0f%%), attention %.3f s (%.0f%%), other %.3f s\n", linears,
+              100 * linears / forward, attention, 100 * attention / forward, std::max(0.0, forward - linears - attention));
+  return 0;
+}
+
+}  // namespace shotchain::cli

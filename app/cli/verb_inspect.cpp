@@ -1,0 +1,74 @@
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "cli/verbs.h"
+#include "io/safetensors_header.h"
+#include "io/weight_set.h"
+#include "models/wan_config.h"
+#include "util/byte_size.h"
+
+namespace shotchain::cli {
+
+// Headers only: the mapping is never read beyond the JSON header, so a 28 GB file is instant.
+int runInspect(const Args& args) {
+  if (args.size() != 1) {
+    std::fprintf(stderr, "usage: shotchain inspect WEIGHTS (.safetensors or .safetensors.index.json)\n");
+    return 2;
+  }
+  const std::string& path = args.front();
+  io::WeightSet weights = [&] {
+    try {
+      return io::WeightSet::open(path);
+    } catch (const std::exception& error) {
+      std::printf("file: %s\nproblems:\n  %s\n", path.c_str(), error.what());
+      std::exit(1);
+    }
+  }();
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> dtypes;
+  std::uint64_t elements = 0;
+  for (const io::WeightInfo& info : weights.weights()) {
+    auto& [count, bytes] = dtypes[std::string(io::dtypeName(info.dtype))];
+    ++count;
+    bytes += info.bytes;
+    std::uint64_t n = 1;
+    for (const std::uint64_t d : info.shape) n *= d;
+    elements += n;
+  }
+  std::printf("file: %s (%zu file%s, %s)\n", path.c_str(), weights.fileCount(), weights.fileCount() == 1 ? "" : "s",
+              formatByteSize(weights.totalBytes()).c_str());
+  std::printf("tensors: %zu", weights.weights().size());
+  if (!weights.strippedPrefix().empty()) std::printf(" (prefix \"%s\" stripped", weights.strippedPrefix().c_str());
+  if (weights.droppedKeys() > 0) std::printf(", %zu keys of other components ignored", weights.droppedKeys());
+  std::printf("%s\n", weights.strippedPrefix().empty() ? "" : ")");
+  std::printf("dtypes:");
+  for (const auto& [name, stats] : dtypes)
+    std::printf(" %s ×%zu (%s)", name.c_str(), stats.first, formatByteSize(stats.second).c_str());
+  std::printf("\nquantisation: %s\n", weights.quantisation().c_str());
+  std::printf("parameters: %llu (%.3f B)\n", static_cast<unsigned long long>(elements), static_cast<double>(elements) / 1e9);
+
+  const models::WanDetection wan = models::detectWanConfig(weights);
+  if (wan.isWanDit) {
+    std::printf("family: wan2.1 DiT (%s)\n", wan.config.modelType.c_str());
+    std::printf("variant: %s\n", wan.problems.empty() ? wan.config.variant().c_str() : "unknown");
+    std::printf("config (from %s): %s\n", wan.configSource.c_str(), wan.config.toJson().c_str());
+  } else {
+    std::printf("family: unknown\nvariant: unknown\n");
+  }
+  const auto& meta = weights.metadata();
+  if (!meta.empty()) {
+    std::printf("metadata:");
+    for (const auto& [key, value] : meta)
+      std::printf(" %s=%s", key.c_str(), value.size() > 60 ? (value.substr(0, 57) + "...").c_str() : value.c_str());
+    std::printf("\n");
+  }
+  if (wan.problems.empty() && wan.isWanDit) {
+    std::printf("problems: none\n");
+    return 0;
+  }
+  std::printf("problems:\n");
+  for (const std::string& problem : wan.problems) std::printf("  %s\n", problem.c_str());
+  return 1;
+}
+
+}  // namespace shotchain::cli

@@ -1,0 +1,15 @@
+#include <cstdio>
+
+#include "cli/verbs.h"
+#include "runtime/torch_runtime.h"
+
+namespace shotchain::cli {
+
+int runVersion(const Args&) {
+  const RuntimeInfo info = initTorchRuntime();
+  std::printf("shotchain %s\nlibtorch %s (%s build)\ndevice: %s\n", SHOTCHAIN_VERSION, info.torchVersion.c_str(),
+              info.cudaBuild ? "CUDA" : "CPU", info.device.c_str());
+  return 0;
+}
+
+}  // namespace shotchain::cli

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shotchain::cli {
+
+using Args = std::vector<std::string>;
+
+int runValidate(const Args& args);
+int runInfo(const Args& args);
+int runVersion(const Args& args);
+int runInspect(const Args& args);
+int runVerify(const Args& args);
+int runBench(const Args& args);
+
+}  // namespace shotchain::cli

@@ -1,0 +1,22 @@
+#include <QApplication>
+#include <QIcon>
+
+#include "main_window.h"
+#include "runtime/torch_runtime.h"
+#include "theme.h"
+
+int main(int argc, char** argv) {
+  const shotchain::RuntimeInfo runtime = shotchain::initTorchRuntime();
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("ShotChain Studio"));
+  QApplication::setOrganizationName(QStringLiteral("ShotChain"));
+  QApplication::setApplicationVersion(QStringLiteral(SHOTCHAIN_VERSION));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/shotchain/shotchain.svg")));
+  shotchain::ui::applyDarkTheme(app);
+
+  shotchain::ui::MainWindow window(QString::fromStdString(runtime.device));
+  const QStringList args = QApplication::arguments();
+  if (args.size() > 1) window.openFile(args.at(1));
+  window.show();
+  return QApplication::exec();
+}

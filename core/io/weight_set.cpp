@@ -1,0 +1,227 @@
+#include "io/weight_set.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <ATen/ATen.h>
+
+#include "io/safetensors_reader.h"
+#include "io/strict_json.h"
+
+namespace shotchain::io {
+namespace {
+
+constexpr std::string_view kModelPrefix = "model.diffusion_model.";
+constexpr std::uint64_t kMaxIndexBytes = 100'000'000;
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+bool isAuxiliary(std::string_view name) {
+  return name == "scaled_fp8" || endsWith(name, ".scale_weight") || endsWith(name, ".weight_scale") ||
+         endsWith(name, ".scale_input") || endsWith(name, ".input_scale") || endsWith(name, ".comfy_quant");
+}
+
+std::string layerOf(std::string_view name) {
+  return endsWith(name, ".weight") ? std::string(name.substr(0, name.size() - 7)) : std::string(name);
+}
+
+// Formats we can dequantise; everything else is refused by name.
+bool knownFormat(const std::string& format) {
+  return format == "float8_e4m3fn" || format == "float8_e4m3fn_rowwise" || format == "float8_e5m2" ||
+         format == "float8_e5m2_rowwise";
+}
+
+bool plainFileName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\\') == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+std::string readSmallFile(const std::filesystem::path& path, const std::string& label) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) throw SafetensorsError(label + ": cannot open: " + error.message());
+  if (size > kMaxIndexBytes) throw SafetensorsError(label + ": index file is larger than 100 MB");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw SafetensorsError(label + ": cannot read");
+  return text.str();
+}
+
+}  // namespace
+
+const std::map<std::string, std::string>& WeightSet::metadata() const { return files_.front()->header().metadata; }
+
+const WeightInfo* WeightSet::find(std::string_view name) const {
+  const auto it = std::lower_bound(weights_.begin(), weights_.end(), name,
+                                   [](const WeightInfo& w, std::string_view n) { return w.name < n; });
+  return it != weights_.end() && it->name == name ? &*it : nullptr;
+}
+
+WeightSet WeightSet::open(const std::filesystem::path& path) {
+  WeightSet set;
+  set.label_ = path.filename().string();
+  refusePickleFile(path);
+
+  // name (as stored) → (file, entry)
+  std::map<std::string, std::pair<std::size_t, const TensorEntry*>> stored;
+  if (endsWith(set.label_, ".index.json")) {
+    const nlohmann::json index = parseJsonStrict(set.label_, "index", readSmallFile(path, set.label_), 8);
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+      throw SafetensorsError(set.label_ + ": index: expected an object with a \"weight_map\" object");
+    std::map<std::string, std::size_t> shardIndex;
+    std::map<std::string, std::string> expectedShard;  // tensor → shard
+    for (const auto& [tensor, shard] : index["weight_map"].items()) {
+      if (!shard.is_string()) throw SafetensorsError(set.label_ + ": index: shard of \"" + tensor + "\" is not a string");
+      const std::string shardName = shard.get<std::string>();
+      if (!plainFileName(shardName))
+        throw SafetensorsError(set.label_ + ": index: shard \"" + shardName + "\" of \"" + tensor +
+                               "\" must be a plain file name in the same folder (no path separators or ..)");
+      expectedShard.emplace(tensor, shardName);
+      if (!shardIndex.contains(shardName)) {
+        shardIndex.emplace(shardName, set.files_.size());
+        set.files_.push_back(SafetensorsFile::open(path.parent_path() / shardName));
+      }
+    }
+    if (set.files_.empty()) throw SafetensorsError(set.label_ + ": index: weight_map is empty");
+    for (const auto& [shardName, fileIndex] : shardIndex) {
+      for (const TensorEntry& entry : set.files_[fileIndex]->header().tensors) {
+        const auto it = expectedShard.find(entry.name);
+        if (it == expectedShard.end())
+          throw SafetensorsError(set.label_ + ": index: tensor \"" + entry.name + "\" of " + shardName +
+                                 " is not in the weight_map");
+        if (it->second != shardName)
+          throw SafetensorsError(set.label_ + ": index: tensor \"" + entry.name + "\" is in " + shardName +
+                                 " but the weight_map says " + it->second);
+        stored.emplace(entry.name, std::make_pair(fileIndex, &entry));
+      }
+    }
+    for (const auto& [tensor, shardName] : expectedShard)
+      if (!stored.contains(tensor))
+        throw SafetensorsError(set.label_ + ": index: tensor \"" + tensor + "\" is missing from " + shardName);
+  } else {
+    set.files_.push_back(SafetensorsFile::open(path));
+    for (const TensorEntry& entry : set.files_.front()->header().tensors) stored.emplace(entry.name, std::make_pair(0, &entry));
+  }
+
+  // Prefix stripping.
+  std::size_t prefixed = 0;
+  for (const auto& [name, where] : stored) prefixed += name.starts_with(kModelPrefix) ? 1 : 0;
+  std::map<std::string, std::pair<std::size_t, const TensorEntry*>> named;
+  if (prefixed * 2 > stored.size()) {
+    set.strippedPrefix_ = kModelPrefix;
+    for (const auto& [name, where] : stored) {
+      if (name.starts_with(kModelPrefix)) named.emplace(name.substr(kModelPrefix.size()), where);
+      else ++set.droppedKeys_;
+    }
+  } else {
+    named = std::move(stored);
+  }
+
+  // Quantisation formats: legacy marker, per-layer comfy_quant tensors, or file metadata.
+  std::map<std::string, std::string> layerFormat;
+  const auto quantMeta = set.metadata().find("_quantization_metadata");
+  if (quantMeta != set.metadata().end()) {
+    const nlohmann::json meta = parseJsonStrict(set.label_, "_quantization_metadata", quantMeta->second, 8);
+    if (meta.is_object() && meta.contains("layers") && meta["layers"].is_object())
+      for (const auto& [layer, spec] : meta["layers"].items())
+        if (spec.is_object() && spec.contains("format") && spec["format"].is_string())
+          layerFormat[layer.starts_with(kModelPrefix) ? layer.substr(kModelPrefix.size()) : layer] =
+              spec["format"].get<std::string>();
+  }
+  for (const auto& [name, where] : named) {
+    if (!endsWith(name, ".comfy_quant")) continue;
+    const std::string_view raw = set.files_[where.first]->rawBytes(*where.second);
+    const nlohmann::json spec = parseJsonStrict(set.label_, "tensor \"" + name + "\"", raw, 4);
+    if (!spec.is_object() || !spec.contains("format") || !spec["format"].is_string())
+      throw SafetensorsError(set.label_ + ": tensor \"" + name + "\": comfy_quant JSON has no \"format\" string");
+    layerFormat[name.substr(0, name.size() - std::string_view(".comfy_quant").size())] = spec["format"].get<std::string>();
+  }
+  std::set<std::string> formats;
+  for (const auto& [layer, format] : layerFormat) {
+    if (!knownFormat(format))
+      throw SafetensorsError(set.label_ + ": layer \"" + layer + "\": quantisation format \"" + format +
+                             "\" is not supported (supported: float8_e4m3fn, float8_e4m3fn_rowwise, float8_e5m2)");
+    formats.insert(format);
+  }
+  const auto marker = named.find("scaled_fp8");
+  if (marker != named.end()) {
+    set.quantisation_ = "scaled_fp8 (" +
+                        std::string(isFloat8(marker->second.second->dtype) ? dtypeName(marker->second.second->dtype)
+                                                                           : std::string_view("F8_E4M3")) +
+                        ")";
+  } else if (!formats.empty()) {
+    set.quantisation_ = "comfy_quant";
+    for (const std::string& format : formats) set.quantisation_ += " " + format;
+  }
+
+  bool anyFloat8 = false;
+  for (const auto& [name, where] : named) {
+    const TensorEntry& entry = *where.second;
+    set.totalBytes_ += entry.bytes();
+    if (isAuxiliary(name)) continue;
+    WeightInfo info{name, entry.dtype, entry.shape, entry.bytes(), {}, false};
+    Source source{where.first, &entry, nullptr};
+    const std::string layer = layerOf(name);
+    for (const char* suffix : {".scale_weight", ".weight_scale"}) {
+      const auto scale = named.find(layer + suffix);
+      if (scale == named.end() || name != layer + ".weight") continue;
+      if (!isFloat8(entry.dtype))
+        throw SafetensorsError(set.label_ + ": tensor \"" + name + "\": has a scale but is stored as " +
+                               std::string(dtypeName(entry.dtype)) + " (only fp8 quantisation is supported)");
+      const TensorEntry& scaleEntry = *scale->second.second;
+      const std::uint64_t rows = entry.shape.empty() ? 1 : entry.shape.front();
+      if (scaleEntry.elements == 1) {
+        info.perRowScale = false;
+      } else if (scaleEntry.elements == rows && !entry.shape.empty()) {
+        info.perRowScale = true;
+      } else {
+        throw SafetensorsError(set.label_ + ": tensor \"" + scale->first + "\": scale shape " +
+                               formatShape(scaleEntry.shape) + " fits neither a scalar nor the " +
+                               std::to_string(rows) + " rows of " + formatShape(entry.shape) +
+                               " (block-wise scales are not supported)");
+      }
+      const auto format = layerFormat.find(layer);
+      if (format != layerFormat.end() && endsWith(format->second, "_rowwise") != info.perRowScale)
+        throw SafetensorsError(set.label_ + ": layer \"" + layer + "\": format " + format->second +
+                               " does not match its scale shape " + formatShape(scaleEntry.shape));
+      info.scaleName = scale->first;
+      source.scale = &scaleEntry;
+    }
+    if (isFloat8(entry.dtype)) {
+      anyFloat8 = true;
+      if (entry.dtype != DType::F8_E4M3 && entry.dtype != DType::F8_E5M2)
+        throw SafetensorsError(set.label_ + ": tensor \"" + name + "\": dtype " + std::string(dtypeName(entry.dtype)) +
+                               " is not supported (only F8_E4M3 and F8_E5M2)");
+    }
+    set.sources_.emplace(name, source);
+    set.weights_.push_back(std::move(info));
+  }
+  if (anyFloat8 && set.quantisation_ == "none") set.quantisation_ = "fp8 (unscaled)";
+  return set;
+}
+
+at::Tensor WeightSet::load(std::string_view name, at::ScalarType as) const {
+  const auto it = sources_.find(name);
+  if (it == sources_.end())
+    throw SafetensorsError(label_ + ": tensor \"" + std::string(name) + "\": not in these weights");
+  const Source& source = it->second;
+  const SafetensorsFile& file = *files_[source.file];
+  if (source.scale == nullptr) return file.tensor(*source.entry, as);
+  at::Tensor weight = file.tensor(*source.entry, at::kFloat);
+  at::Tensor scale = file.tensor(*source.scale, at::kFloat);
+  if (scale.numel() == 1) {
+    weight = weight * scale.reshape({});
+  } else {
+    std::vector<int64_t> shape(static_cast<std::size_t>(weight.dim()), 1);
+    shape[0] = weight.size(0);
+    weight = weight * scale.reshape(shape);
+  }
+  return weight.to(as);
+}
+
+}  // namespace shotchain::io

@@ -1,0 +1,68 @@
+#include "models/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <torch/version.h>
+
+namespace shotchain::models {
+namespace {
+
+at::Tensor blockedAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, std::int64_t keys,
+                            std::int64_t maxBlockBytes, at::Tensor out) {
+  // q [Lq, H, d] → [H, Lq, d]; keys and values sliced to the valid length.
+  const std::int64_t queries = q.size(0), heads = q.size(1), d = q.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const at::Tensor qh = q.transpose(0, 1);
+  const at::Tensor kt = k.narrow(0, 0, keys).permute({1, 2, 0}).contiguous();  // [H, d, Lk]
+  const at::Tensor vh = v.narrow(0, 0, keys).transpose(0, 1).contiguous();      // [H, Lk, d]
+  const std::int64_t bytesPerRow = heads * std::max<std::int64_t>(keys, 1) * 4;
+  const std::int64_t block = std::clamp<std::int64_t>(maxBlockBytes / bytesPerRow, 1, std::max<std::int64_t>(queries, 1));
+  for (std::int64_t start = 0; start < queries; start += block) {
+    const std::int64_t n = std::min(block, queries - start);
+    const at::Tensor qb = qh.narrow(1, start, n);
+    at::Tensor logits = at::bmm(qb, kt);  // [H, n, Lk]
+    logits.mul_(scale);
+    const at::Tensor probabilities = at::softmax(logits, -1);
+    out.narrow(0, start, n).copy_(at::bmm(probabilities, vh).transpose(0, 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool sdpaAvailable() { return TORCH_VERSION_MAJOR >= 2; }
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const std::vector<std::int64_t>& keyLengths, AttentionImpl impl, std::int64_t maxBlockBytes) {
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.size(0) != k.size(0) || k.sizes() != v.sizes() ||
+      q.size(2) != k.size(2) || q.size(3) != k.size(3))
+    throw std::invalid_argument("attention: expected q [B, Lq, H, d] and k, v [B, Lk, H, d] of matching sizes");
+  const std::int64_t batch = q.size(0);
+  if (!keyLengths.empty() && static_cast<std::int64_t>(keyLengths.size()) != batch)
+    throw std::invalid_argument("attention: one key length per sample expected");
+  if (impl == AttentionImpl::Auto) impl = sdpaAvailable() ? AttentionImpl::Sdpa : AttentionImpl::Blocked;
+  if (impl == AttentionImpl::Sdpa && !sdpaAvailable())
+    throw std::invalid_argument("attention: scaled_dot_product_attention needs libtorch 2.x (this is " +
+                                std::string(TORCH_VERSION) + ")");
+  at::Tensor out = at::empty(q.sizes(), q.options());
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const std::int64_t keys = keyLengths.empty() ? k.size(1) : std::clamp<std::int64_t>(keyLengths[static_cast<std::size_t>(b)], 0, k.size(1));
+    if (impl == AttentionImpl::Blocked) {
+      blockedAttention(q[b], k[b], v[b], keys, maxBlockBytes, out[b]);
+      continue;
+    }
+#if TORCH_VERSION_MAJOR >= 2
+    const at::Tensor qb = q[b].transpose(0, 1).unsqueeze(0);
+    const at::Tensor kb = k[b].narrow(0, 0, keys).transpose(0, 1).unsqueeze(0);
+    const at::Tensor vb = v[b].narrow(0, 0, keys).transpose(0, 1).unsqueeze(0);
+    out[b].copy_(at::scaled_dot_product_attention(qb, kb, vb).squeeze(0).transpose(0, 1));
+#endif
+  }
+  return out;
+}
+
+}  // namespace shotchain::models

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace shotchain::models {
+
+enum class AttentionImpl {
+  Auto,     // scaled-dot-product attention where libtorch has it (2.x), else Blocked
+  Blocked,  // exact matmul-softmax over blocks of queries: memory bounded by maxBlockBytes
+  Sdpa,     // at::scaled_dot_product_attention (libtorch ≥ 2.0 only; throws otherwise)
+};
+
+bool sdpaAvailable();
+
+// softmax(q·kᵀ/√d)·v per head. q [B, Lq, H, d], k and v [B, Lk, H, d]; returns [B, Lq, H, d].
+// keyLengths (empty, or one per sample) keeps only the first keyLengths[b] keys of sample b,
+// exactly as removing the others from the softmax. Output dtype = q's dtype.
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const std::vector<std::int64_t>& keyLengths = {}, AttentionImpl impl = AttentionImpl::Auto,
+                     std::int64_t maxBlockBytes = 256ll << 20);
+
+}  // namespace shotchain::models

@@ -1,0 +1,402 @@
+#include "models/wan_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "io/safetensors_header.h"
+#include "io/weight_set.h"
+#include "models/rope.h"
+
+namespace shotchain::models {
+namespace {
+
+enum class Kind { Matmul, Float32 };
+
+struct ParamSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  Kind kind;
+};
+
+std::vector<ParamSpec> parameterSpecs(const WanConfig& c) {
+  const std::int64_t d = c.dim;
+  std::vector<ParamSpec> specs;
+  auto linear = [&](const std::string& name, std::int64_t out, std::int64_t in, Kind kind) {
+    specs.push_back({name + ".weight", {out, in}, kind});
+    specs.push_back({name + ".bias", {out}, kind});
+  };
+  specs.push_back({"patch_embedding.weight", {d, c.inDim, c.patch[0], c.patch[1], c.patch[2]}, Kind::Matmul});
+  specs.push_back({"patch_embedding.bias", {d}, Kind::Matmul});
+  linear("text_embedding.0", d, c.textDim, Kind::Matmul);
+  linear("text_embedding.2", d, d, Kind::Matmul);
+  linear("time_embedding.0", d, c.freqDim, Kind::Float32);
+  linear("time_embedding.2", d, d, Kind::Float32);
+  linear("time_projection.1", 6 * d, d, Kind::Float32);
+  for (std::int64_t i = 0; i < c.numLayers; ++i) {
+    const std::string p = "blocks." + std::to_string(i) + ".";
+    specs.push_back({p + "modulation", {1, 6, d}, Kind::Float32});
+    for (const char* attn : {"self_attn", "cross_attn"}) {
+      for (const char* proj : {"q", "k", "v", "o"}) linear(p + attn + "." + proj, d, d, Kind::Matmul);
+      if (c.qkNorm) {
+        specs.push_back({p + attn + ".norm_q.weight", {d}, Kind::Float32});
+        specs.push_back({p + attn + ".norm_k.weight", {d}, Kind::Float32});
+      }
+    }
+    if (c.crossAttnNorm) {
+      specs.push_back({p + "norm3.weight", {d}, Kind::Float32});
+      specs.push_back({p + "norm3.bias", {d}, Kind::Float32});
+    }
+    linear(p + "ffn.0", c.ffnDim, d, Kind::Matmul);
+    linear(p + "ffn.2", d, c.ffnDim, Kind::Matmul);
+  }
+  specs.push_back({"head.modulation", {1, 2, d}, Kind::Float32});
+  linear("head.head", c.outDim * c.patchVolume(), d, Kind::Float32);
+  return specs;
+}
+
+struct Linear {
+  at::Tensor weight, bias;
+  at::Tensor operator()(const at::Tensor& x) const { return at::linear(x.to(weight.scalar_type()), weight, bias); }
+};
+
+struct Attention {
+  Linear q, k, v, o;
+  at::Tensor normQ, normK;  // undefined when qk_norm is off
+};
+
+struct Block {
+  at::Tensor modulation;
+  Attention self, cross;
+  at::Tensor norm3Weight, norm3Bias;
+  Linear ffn0, ffn2;
+};
+
+}  // namespace
+
+struct WanModel::Impl {
+  WanConfig config;
+  at::ScalarType compute = at::kFloat;
+  at::Device device = at::kCPU;
+  AttentionImpl attention = AttentionImpl::Auto;
+  std::map<std::string, at::Tensor> params;
+  // Resolved references into params:
+  at::Tensor patchWeight, patchBias;
+  Linear text0, text2, time0, time2, timeProjection, head;
+  at::Tensor headModulation;
+  std::vector<Block> blocks;
+
+  const at::Tensor& get(const std::string& name) const { return params.at(name); }
+  Linear linear(const std::string& name) const { return {get(name + ".weight"), get(name + ".bias")}; }
+
+  void resolve() {
+    patchWeight = get("patch_embedding.weight");
+    patchBias = get("patch_embedding.bias");
+    text0 = linear("text_embedding.0");
+    text2 = linear("text_embedding.2");
+    time0 = linear("time_embedding.0");
+    time2 = linear("time_embedding.2");
+    timeProjection = linear("time_projection.1");
+    head = linear("head.head");
+    headModulation = get("head.modulation");
+    blocks.clear();
+    for (std::int64_t i = 0; i < config.numLayers; ++i) {
+      const std::string p = "blocks." + std::to_string(i) + ".";
+      Block block;
+      block.modulation = get(p + "modulation");
+      auto attn = [&](const std::string& a) {
+        Attention result{linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}};
+        if (config.qkNorm) {
+          result.normQ = get(p + a + ".norm_q.weight");
+          result.normK = get(p + a + ".norm_k.weight");
+        }
+        return result;
+      };
+      block.self = attn("self_attn");
+      block.cross = attn("cross_attn");
+      if (config.crossAttnNorm) {
+        block.norm3Weight = get(p + "norm3.weight");
+        block.norm3Bias = get(p + "norm3.bias");
+      }
+      block.ffn0 = linear(p + "ffn.0");
+      block.ffn2 = linear(p + "ffn.2");
+      blocks.push_back(std::move(block));
+    }
+  }
+
+  at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const {
+    if (!weight.defined()) return x;
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, true) + config.eps);
+    return (normed * weight).to(x.scalar_type());
+  }
+
+  at::Tensor layerNorm(const at::Tensor& x) const {
+    return at::layer_norm(x.to(at::kFloat), {config.dim}, {}, {}, config.eps);
+  }
+
+  // [B, L, dim] → [B, L, H, d]
+  at::Tensor heads(const at::Tensor& x) const {
+    return x.view({x.size(0), x.size(1), config.numHeads, config.headDim()});
+  }
+
+  at::Tensor selfAttention(const Attention& a, const at::Tensor& z, const at::Tensor& cos, const at::Tensor& sin,
+                           const std::vector<std::int64_t>& keyLengths) const {
+    const at::Tensor q = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), cos, sin).to(compute);
+    const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), cos, sin).to(compute);
+    const at::Tensor v = heads(a.v(z));
+    const at::Tensor out = models::attention(q, k, v, keyLengths, attention);
+    return a.o(out.flatten(2));
+  }
+
+  at::Tensor crossAttention(const Attention& a, const at::Tensor& z, const at::Tensor& context) const {
+    const at::Tensor q = heads(rmsNorm(a.q(z), a.normQ));
+    const at::Tensor k = heads(rmsNorm(a.k(context), a.normK));
+    const at::Tensor v = heads(a.v(context));
+    return a.o(models::attention(q, k, v, {}, attention).flatten(2));
+  }
+};
+
+WanModel::WanModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WanModel::~WanModel() = default;
+WanModel::WanModel(WanModel&&) noexcept = default;
+WanModel& WanModel::operator=(WanModel&&) noexcept = default;
+
+const WanConfig& WanModel::config() const { return impl_->config; }
+at::ScalarType WanModel::computeDtype() const { return impl_->compute; }
+void WanModel::setAttention(AttentionImpl impl) { impl_->attention = impl; }
+
+std::vector<std::pair<std::string, at::Tensor>> WanModel::namedParameters() const {
+  return {impl_->params.begin(), impl_->params.end()};
+}
+
+WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
+  const WanDetection detection = detectWanConfig(weights);
+  if (!detection.problems.empty()) {
+    std::string message = weights.label() + ": cannot load as a Wan 2.1 T2V DiT:";
+    for (const std::string& problem : detection.problems) message += " " + problem + ";";
+    message.pop_back();
+    throw std::runtime_error(message);
+  }
+  return load(weights, detection.config, options);
+}
+
+WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, const WanLoadOptions& options) {
+  config.check();
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->device = options.device;
+  impl->attention = options.attention;
+  if (options.computeDtype) {
+    impl->compute = *options.computeDtype;
+  } else if (const io::WeightInfo* probe = weights.find("blocks.0.ffn.0.weight")) {
+    switch (probe->dtype) {
+      case io::DType::F16: impl->compute = at::kHalf; break;
+      case io::DType::BF16:
+      case io::DType::F8_E4M3:
+      case io::DType::F8_E5M2: impl->compute = at::kBFloat16; break;
+      case io::DType::F64: impl->compute = at::kDouble; break;
+      default: impl->compute = at::kFloat; break;
+    }
+  }
+  std::set<std::string> used;
+  for (const ParamSpec& spec : parameterSpecs(config)) {
+    const io::WeightInfo* info = weights.find(spec.name);
+    if (info == nullptr) throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" is missing");
+    std::vector<std::uint64_t> expected(spec.shape.begin(), spec.shape.end());
+    if (info->shape != expected)
+      throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" has shape " +
+                               io::formatShape(info->shape) + " but the config needs " + io::formatShape(expected));
+    const at::ScalarType type = spec.kind == Kind::Matmul ? impl->compute : at::kFloat;
+    impl->params[spec.name] = weights.load(spec.name, type).to(options.device).contiguous();
+    used.insert(spec.name);
+  }
+  for (const io::WeightInfo& info : weights.weights())
+    if (!used.contains(info.name))
+      throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name + "\" (not part of a t2v WanModel with " +
+                               std::to_string(config.numLayers) + " layers)");
+  impl->resolve();
+  return WanModel(std::move(impl));
+}
+
+WanModel WanModel::random(const WanConfig& config, std::uint64_t seed, const WanLoadOptions& options) {
+  config.check();
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->device = options.device;
+  impl->attention = options.attention;
+  impl->compute = options.computeDtype.value_or(at::kFloat);
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (const ParamSpec& spec : parameterSpecs(config)) {
+    at::Tensor value = at::randn(spec.shape, generator, at::TensorOptions().dtype(at::kFloat));
+    const std::string& n = spec.name;
+    const bool isBias = n.ends_with(".bias");
+    if (n.find("norm") != std::string::npos && n.ends_with(".weight")) {
+      value = value.mul_(0.1).add_(1.0);
+    } else if (isBias) {
+      value.mul_(0.05);
+    } else if (n.find("modulation") != std::string::npos) {
+      value.mul_(0.1);
+    } else {
+      std::int64_t fanIn = 1;
+      for (std::size_t i = 1; i < spec.shape.size(); ++i) fanIn *= spec.shape[i];
+      value.div_(std::sqrt(static_cast<double>(fanIn)));
+    }
+    const at::ScalarType type = spec.kind == Kind::Matmul ? impl->compute : at::kFloat;
+    impl->params[n] = value.to(type).to(options.device).contiguous();
+  }
+  impl->resolve();
+  return WanModel(std::move(impl));
+}
+
+at::Tensor wanSinusoidalEmbedding(std::int64_t freqDim, const at::Tensor& t) {
+  const std::int64_t half = freqDim / 2;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(t.device());
+  const at::Tensor position = t.to(at::kDouble).reshape({-1});
+  const at::Tensor omega = at::pow(10000.0, at::arange(half, f64).neg().div(static_cast<double>(half)));
+  const at::Tensor sinusoid = at::outer(position, omega);
+  return at::cat({at::cos(sinusoid), at::sin(sinusoid)}, 1);
+}
+
+std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& t,
+                                          const std::vector<at::Tensor>& contexts, WanTrace* trace) const {
+  const Impl& m = *impl_;
+  const WanConfig& c = m.config;
+  const auto batch = static_cast<std::int64_t>(xs.size());
+  if (batch == 0) throw std::invalid_argument("WanModel::forward: empty batch");
+  if (contexts.size() != xs.size() || t.numel() != batch)
+    throw std::invalid_argument("WanModel::forward: need one timestep and one context per latent");
+  at::NoGradGuard noGrad;
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(m.device);
+
+  // 1. Patch embedding, per sample, into a padded token batch.
+  struct Grid {
+    std::int64_t f, h, w;
+  };
+  std::vector<Grid> grids;
+  std::vector<at::Tensor> tokens;
+  std::vector<std::int64_t> lengths;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const at::Tensor& x = xs[i];
+    if (x.dim() != 4 || x.size(0) != c.inDim || x.size(1) % c.patch[0] != 0 || x.size(2) % c.patch[1] != 0 ||
+        x.size(3) % c.patch[2] != 0)
+      throw std::invalid_argument("WanModel::forward: latent " + std::to_string(i) + " must be [" +
+                                  std::to_string(c.inDim) + ", F, H, W] with F, H, W multiples of the patch size");
+    const at::Tensor embedded =
+        at::conv3d(x.to(m.device).to(m.compute).unsqueeze(0), m.patchWeight, m.patchBias, {c.patch[0], c.patch[1], c.patch[2]});
+    if (trace && i == 0) (*trace)["patch_embedding"] = embedded.to(at::kFloat);
+    grids.push_back({embedded.size(2), embedded.size(3), embedded.size(4)});
+    tokens.push_back(embedded.flatten(2).transpose(1, 2).squeeze(0).to(at::kFloat));
+    lengths.push_back(tokens.back().size(0));
+  }
+  const std::int64_t maxLength = *std::max_element(lengths.begin(), lengths.end());
+  const bool ragged = std::any_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l != maxLength; });
+  at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
+  for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
+  tokens.clear();
+  const std::vector<std::int64_t> keyLengths = ragged ? lengths : std::vector<std::int64_t>{};
+
+  // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32.
+  const at::Tensor sinusoid = wanSinusoidalEmbedding(c.freqDim, t.to(m.device));
+  const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));
+  const at::Tensor e0 = m.timeProjection(at::silu(e));
+  if (trace) {
+    (*trace)["sinusoidal_t"] = sinusoid;
+    (*trace)["time_embedding"] = e;
+    (*trace)["time_projection"] = e0;
+  }
+  const at::Tensor e0rows = e0.view({batch, 6, c.dim});
+
+  // 4. Text embedding over the zero-padded text_len rows (no mask anywhere).
+  at::Tensor padded = at::zeros({batch, c.textLen, c.textDim}, f32);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const at::Tensor& ctx = contexts[static_cast<std::size_t>(b)];
+    if (ctx.dim() != 2 || ctx.size(1) != c.textDim || ctx.size(0) > c.textLen)
+      throw std::invalid_argument("WanModel::forward: context " + std::to_string(b) + " must be [L ≤ " +
+                                  std::to_string(c.textLen) + ", " + std::to_string(c.textDim) + "]");
+    padded[b].narrow(0, 0, ctx.size(0)).copy_(ctx);
+  }
+  const at::Tensor context = m.text2(at::gelu(m.text0(padded), "tanh"));
+  if (trace) (*trace)["text_embedding"] = context.to(at::kFloat);
+
+  // 5. RoPE angles per sample; padding rows stay unrotated.
+  const auto f64 = at::TensorOptions().dtype(at::kDouble).device(m.device);
+  at::Tensor cos = at::ones({batch, maxLength, c.headDim() / 2}, f64);
+  at::Tensor sin = at::zeros({batch, maxLength, c.headDim() / 2}, f64);
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const Grid& g = grids[static_cast<std::size_t>(b)];
+    const at::Tensor angles = ropeGridAngles(c.headDim(), g.f, g.h, g.w).to(m.device);
+    cos[b].narrow(0, 0, angles.size(0)).copy_(at::cos(angles));
+    sin[b].narrow(0, 0, angles.size(0)).copy_(at::sin(angles));
+  }
+
+  // 6. Attention blocks.
+  for (std::size_t i = 0; i < m.blocks.size(); ++i) {
+    const Block& block = m.blocks[i];
+    const std::string name = "blocks." + std::to_string(i);
+    const at::Tensor mod = block.modulation + e0rows;  // [B, 6, dim] float32
+    auto row = [&](std::int64_t k) { return mod.narrow(1, k, 1); };
+    at::Tensor z = at::addcmul(row(0), m.layerNorm(x), row(1) + 1.0);
+    const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths).to(at::kFloat);
+    x = at::addcmul(x, selfOut, row(2));
+    z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
+    const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
+    x = x + crossOut;
+    z = at::addcmul(row(3), m.layerNorm(x), row(4) + 1.0);
+    const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
+    x = at::addcmul(x, ffnOut, row(5));
+    if (trace) {
+      (*trace)[name + ".self_attn"] = selfOut;
+      (*trace)[name + ".cross_attn"] = crossOut;
+      (*trace)[name + ".ffn"] = ffnOut;
+      (*trace)[name] = x;
+    }
+  }
+
+  // 7. Head (uses e, not e0), float32.
+  const at::Tensor headMod = m.headModulation + e.unsqueeze(1);  // [B, 2, dim]
+  const at::Tensor y = m.head(at::addcmul(headMod.narrow(1, 0, 1), m.layerNorm(x), headMod.narrow(1, 1, 1) + 1.0));
+
+  // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
+  std::vector<at::Tensor> outputs;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    const Grid& g = grids[static_cast<std::size_t>(b)];
+    const at::Tensor yb = y[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)])
+                              .view({g.f, g.h, g.w, c.patch[0], c.patch[1], c.patch[2], c.outDim});
+    outputs.push_back(yb.permute({6, 0, 3, 1, 4, 2, 5})
+                          .reshape({c.outDim, g.f * c.patch[0], g.h * c.patch[1], g.w * c.patch[2]})
+                          .to(at::kFloat));
+  }
+  return outputs;
+}
+
+at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) const {
+  std::vector<at::Tensor> xs, contexts;
+  for (std::int64_t b = 0; b < x.size(0); ++b) {
+    xs.push_back(x[b]);
+    contexts.push_back(context[b]);
+  }
+  return at::stack(forward(xs, t, contexts));
+}
+
+double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {
+  const auto L = static_cast<double>(tokens), T = static_cast<double>(c.textLen), d = static_cast<double>(c.dim),
+             f = static_cast<double>(c.ffnDim), pv = static_cast<double>(c.patchVolume());
+  double flops = 2 * L * d * static_cast<double>(c.inDim) * pv;                     // patch embedding
+  flops += 2 * T * (static_cast<double>(c.textDim) * d + d * d);                    // text embedding
+  flops += 2 * (static_cast<double>(c.freqDim) * d + d * d + 6 * d * d);            // time MLP
+  const double block = 2 * L * d * d * 4                                             // self q, k, v, o
+                       + 2 * 2 * L * L * d                                           // self attention
+                       + 2 * L * d * d * 2 + 2 * T * d * d * 2                       // cross q, o and k, v
+                       + 2 * 2 * L * T * d                                           // cross attention
+                       + 2 * 2 * L * d * f;                                          // FFN
+  flops += static_cast<double>(c.numLayers) * block;
+  flops += 2 * L * d * static_cast<double>(c.outDim) * pv;                          // head
+  return flops;
+}
+
+}  // namespace shotchain::models

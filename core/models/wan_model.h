@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "models/attention.h"
+#include "models/wan_config.h"
+
+namespace shotchain::io {
+class WeightSet;
+}
+
+namespace shotchain::models {
+
+// Intermediate activations captured during a forward pass, keyed like the official submodules
+// ("patch_embedding", "time_embedding", "time_projection", "text_embedding", "sinusoidal_t",
+// "blocks.0.self_attn", "blocks.0.cross_attn", "blocks.0.ffn", "blocks.0", …). Batched tensors.
+using WanTrace = std::map<std::string, at::Tensor>;
+
+struct WanLoadOptions {
+  // Dtype of the matmul weights (and of the matmuls); norms, modulation, the time MLP and the
+  // head stay float32 as in the reference. nullopt = as stored (fp8 → bfloat16).
+  std::optional<at::ScalarType> computeDtype;
+  at::Device device = at::kCPU;
+  AttentionImpl attention = AttentionImpl::Auto;
+};
+
+// The Wan 2.1 text-to-video DiT (wan21.md §1), inference only.
+class WanModel {
+ public:
+  // Strict: every tensor the config needs must be present with the right shape, and every tensor
+  // of the file must be used. Throws std::runtime_error naming the file and the tensor.
+  static WanModel load(const io::WeightSet& weights, const WanLoadOptions& options = {});
+  // Loads with an explicit config (detection skipped).
+  static WanModel load(const io::WeightSet& weights, const WanConfig& config, const WanLoadOptions& options = {});
+  // Random weights with the golden files' scaling (for benchmarks and shape tests).
+  static WanModel random(const WanConfig& config, std::uint64_t seed, const WanLoadOptions& options = {});
+
+  const WanConfig& config() const;
+  at::ScalarType computeDtype() const;
+  void setAttention(AttentionImpl impl);
+  // Official names → tensors (in their load dtype).
+  std::vector<std::pair<std::string, at::Tensor>> namedParameters() const;
+
+  // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps (any dtype,
+  // converted to float64 for the sinusoid); context[i] [L_i ≤ text_len, text_dim]. Samples may
+  // differ in size: the batch is padded and self-attention keys are masked per sample.
+  // Returns the velocity [out_dim, F, H, W] of each sample, float32.
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor>& x, const at::Tensor& t,
+                                  const std::vector<at::Tensor>& context, WanTrace* trace = nullptr) const;
+  // Same-size batch (classifier-free guidance as batch 2): x [B, in_dim, F, H, W],
+  // t [B], context [B, L, text_dim] → [B, out_dim, F, H, W].
+  at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) const;
+
+  ~WanModel();
+  WanModel(WanModel&&) noexcept;
+  WanModel& operator=(WanModel&&) noexcept;
+
+ private:
+  struct Impl;
+  explicit WanModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The sinusoidal timestep embedding: [cos(t·ω), sin(t·ω)] with ω_j = 10000^(−j/half), float64.
+at::Tensor wanSinusoidalEmbedding(std::int64_t freqDim, const at::Tensor& t);
+
+// Analytic multiply-add FLOPs (2 per MAC) of one forward pass of one sample of `tokens` tokens
+// (context padded to text_len): matmuls, convolutions and attention only.
+double wanForwardFlops(const WanConfig& config, std::int64_t tokens);
+
+}  // namespace shotchain::models

@@ -1,0 +1,26 @@
+#include "runtime/torch_runtime.h"
+
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include "runtime/cuda_device.h"
+
+namespace shotchain {
+
+RuntimeInfo initTorchRuntime() {
+  RuntimeInfo info;
+  const unsigned cores = std::thread::hardware_concurrency();
+  at::set_num_threads(static_cast<int>(cores > 0 ? cores : 1));
+  info.intraOpThreads = at::get_num_threads();
+  info.torchVersion = TORCH_VERSION;
+  info.cudaBuild = cudaBuild();
+  const CudaDeviceInfo cuda = describeCudaDevice();
+  info.cudaAvailable = cuda.available;
+  info.device = cuda.available ? cuda.description
+                               : "CPU (" + std::to_string(info.intraOpThreads) + " threads)";
+  return info;
+}
+
+}  // namespace shotchain

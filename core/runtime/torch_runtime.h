@@ -1,0 +1,19 @@
+#pragma once
+
+#include <string>
+
+namespace shotchain {
+
+struct RuntimeInfo {
+  std::string torchVersion;
+  int intraOpThreads = 1;
+  bool cudaBuild = false;      // compiled against a CUDA libtorch
+  bool cudaAvailable = false;  // and a device answered at start
+  std::string device;          // "CPU (2 threads)" or the GPU's name and memory
+};
+
+// Call once at start, before any tensor work: sets libtorch's intra-op thread count to the
+// machine's cores (libtorch starts with one here) and describes the compute device.
+RuntimeInfo initTorchRuntime();
+
+}  // namespace shotchain

@@ -1,0 +1,76 @@
+#include "sequence/sequence.h"
+
+#include <array>
+#include <numeric>
+#include <utility>
+
+namespace shotchain {
+namespace {
+
+template <typename E, std::size_t N>
+const char* nameOf(E value, const std::array<std::pair<E, const char*>, N>& table) {
+  for (const auto& [candidate, name] : table)
+    if (candidate == value) return name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::optional<E> valueOf(const std::string& text, const std::array<std::pair<E, const char*>, N>& table) {
+  for (const auto& [candidate, name] : table)
+    if (text == name) return candidate;
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<ContinuityMode, const char*>, 5> kModes{{
+    {ContinuityMode::None, "none"},
+    {ContinuityMode::Latent, "latent"},
+    {ContinuityMode::LatentOverlap, "latent_overlap"},
+    {ContinuityMode::Blend, "blend"},
+    {ContinuityMode::VaeRoundtrip, "vae_roundtrip"},
+}};
+constexpr std::array<std::pair<Solver, const char*>, 2> kSolvers{{
+    {Solver::Euler, "euler"},
+    {Solver::UniPC, "unipc"},
+}};
+constexpr std::array<std::pair<ResidencyPolicy, const char*>, 4> kPolicies{{
+    {ResidencyPolicy::Pinned, "pinned"},
+    {ResidencyPolicy::Offload, "offload"},
+    {ResidencyPolicy::Reload, "reload"},
+    {ResidencyPolicy::Auto, "auto"},
+}};
+
+}  // namespace
+
+const char* toString(ContinuityMode mode) { return nameOf(mode, kModes); }
+const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
+const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
+std::optional<ContinuityMode> continuityModeFromString(const std::string& text) { return valueOf(text, kModes); }
+std::optional<Solver> solverFromString(const std::string& text) { return valueOf(text, kSolvers); }
+std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text) {
+  return valueOf(text, kPolicies);
+}
+
+bool usesHandoff(ContinuityMode mode) { return mode != ContinuityMode::None; }
+
+int Sequence::totalFrames() const { return startFrame(shots.size()); }
+
+int Sequence::startFrame(std::size_t index) const {
+  int start = 0;
+  for (std::size_t i = 0; i < index && i < shots.size(); ++i) start += shots[i].frames;
+  return start;
+}
+
+std::optional<std::size_t> Sequence::indexOf(const std::string& shotId) const {
+  for (std::size_t i = 0; i < shots.size(); ++i)
+    if (shots[i].id == shotId) return i;
+  return std::nullopt;
+}
+
+std::string Sequence::unusedShotId() const {
+  for (std::size_t n = shots.size() + 1;; ++n) {
+    std::string candidate = "shot-" + std::to_string(n);
+    if (!indexOf(candidate)) return candidate;
+  }
+}
+
+}  // namespace shotchain

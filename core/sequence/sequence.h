@@ -1,0 +1,109 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shotchain {
+
+// JSON text of a key this build does not know, kept verbatim so a save does not drop it.
+using UnknownFields = std::map<std::string, std::string>;
+
+enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip };
+enum class Solver { Euler, UniPC };
+enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
+
+const char* toString(ContinuityMode mode);
+const char* toString(Solver solver);
+const char* toString(ResidencyPolicy policy);
+std::optional<ContinuityMode> continuityModeFromString(const std::string& text);
+std::optional<Solver> solverFromString(const std::string& text);
+std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text);
+
+// True for every mode that takes something from the previous shot through the ring buffer.
+bool usesHandoff(ContinuityMode mode);
+
+// Where the weights come from: the embedded demo model, a ComfyUI-style models folder,
+// or one file per component. Relative paths are relative to the sequence file.
+struct ModelSet {
+  std::string builtin = "demo";  // non-empty means "builtin:<name>"
+  std::string folder;
+  std::string dit;
+  std::string vae;
+  std::string textEncoder;
+  std::string tokenizer;
+  UnknownFields unknown;
+
+  bool isBuiltin() const { return !builtin.empty(); }
+  bool operator==(const ModelSet&) const = default;
+};
+
+struct SamplerDefaults {
+  int steps = 30;
+  double guidance = 5.0;
+  double shift = 5.0;
+  Solver solver = Solver::UniPC;
+  UnknownFields unknown;
+  bool operator==(const SamplerDefaults&) const = default;
+};
+
+struct Continuity {
+  ContinuityMode mode = ContinuityMode::None;
+  std::string tag = "main";  // ring-buffer slot this shot reads its handoff from and writes its tail to
+  int overlapLatents = 1;    // k, for latent_overlap
+  double blendRatio = 0.5;   // weight of the handoff against the fallback image, for blend
+  std::string fallbackImage; // relative to the sequence file
+  UnknownFields unknown;
+  bool operator==(const Continuity&) const = default;
+};
+
+struct Shot {
+  std::string id;
+  std::string name;
+  std::string prompt;
+  std::string negativePrompt;
+  int frames = 17;
+  int width = 832;
+  int height = 480;
+  std::uint64_t seed = 0;
+  std::optional<int> steps;
+  std::optional<double> guidance;
+  std::optional<double> shift;
+  Continuity continuity;
+  bool enabled = true;
+  UnknownFields unknown;
+
+  int latentFrames() const { return (frames - 1) / 4 + 1; }
+  bool operator==(const Shot&) const = default;
+};
+
+// Everything about a sequence except its shots: what "set sequence settings" edits.
+struct SequenceSettings {
+  std::string name = "Untitled";
+  double fps = 16.0;
+  ModelSet model;
+  SamplerDefaults sampler;
+  ResidencyPolicy policy = ResidencyPolicy::Auto;
+  std::optional<std::uint64_t> memoryBudgetBytes;
+  bool allocatorTuning = true;
+  UnknownFields memoryUnknown;
+  bool operator==(const SequenceSettings&) const = default;
+};
+
+struct Sequence {
+  SequenceSettings settings;
+  std::vector<Shot> shots;
+  UnknownFields unknown;
+
+  int totalFrames() const;
+  // First frame of shot `index` on the gapless single track.
+  int startFrame(std::size_t index) const;
+  std::optional<std::size_t> indexOf(const std::string& shotId) const;
+  // An id of the form "shot-N" that no shot uses yet.
+  std::string unusedShotId() const;
+  bool operator==(const Sequence&) const = default;
+};
+
+}  // namespace shotchain

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sequence/diagnostic.h"
+#include "sequence/sequence.h"
+#include "sequence/validation.h"
+
+namespace shotchain {
+
+inline constexpr const char* kSequenceSchema = "shotchain.sequence/1";
+
+struct LoadResult {
+  std::optional<Sequence> sequence;  // set when there is no error (warnings may remain)
+  Diagnostics diagnostics;
+  bool ok() const { return sequence.has_value(); }
+};
+
+// Parses a document; every problem found is reported, not only the first. `context` decides
+// where relative paths are checked (warnings only).
+LoadResult parseSequence(std::string_view text, const ValidationContext& context = {});
+// Reads and parses a file; never writes to it. Diagnostics carry JSON paths; format them with
+// the file name for people (Diagnostic::format(file)).
+LoadResult loadSequenceFile(const std::filesystem::path& path);
+
+std::string serializeSequence(const Sequence& sequence);
+// Atomic (temporary file + rename); throws FileWriteError naming the file.
+void saveSequenceFile(const Sequence& sequence, const std::filesystem::path& path);
+
+}  // namespace shotchain

@@ -1,0 +1,193 @@
+#include "sequence/validation.h"
+
+#include <cmath>
+#include <set>
+#include <system_error>
+
+#include "util/byte_size.h"
+
+namespace shotchain {
+namespace {
+
+class Collector {
+ public:
+  explicit Collector(Diagnostics& out) : out_(out) {}
+  void error(std::string path, std::string message) {
+    out_.push_back({Diagnostic::Severity::Error, std::move(path), std::move(message)});
+  }
+  void warning(std::string path, std::string message) {
+    out_.push_back({Diagnostic::Severity::Warning, std::move(path), std::move(message)});
+  }
+
+ private:
+  Diagnostics& out_;
+};
+
+std::string number(double value) {
+  std::string text = std::to_string(value);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+bool validIdCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+void checkSide(Collector& report, const std::string& path, int value) {
+  if (value < limits::kMinSide || value > limits::kMaxSide) {
+    report.error(path, std::to_string(value) + " is outside " + std::to_string(limits::kMinSide) + ".." +
+                           std::to_string(limits::kMaxSide) + " pixels");
+  } else if (value % limits::kSideMultiple != 0) {
+    const int lower = value / limits::kSideMultiple * limits::kSideMultiple;
+    report.error(path, std::to_string(value) + " is not a multiple of 16 (try " + std::to_string(lower) + " or " +
+                           std::to_string(lower + limits::kSideMultiple) + ")");
+  }
+}
+
+void checkSteps(Collector& report, const std::string& path, int steps) {
+  if (steps < 1 || steps > limits::kMaxSteps)
+    report.error(path, std::to_string(steps) + " is outside 1.." + std::to_string(limits::kMaxSteps));
+}
+
+void checkGuidance(Collector& report, const std::string& path, double guidance) {
+  if (!std::isfinite(guidance) || guidance < 0.0 || guidance > limits::kMaxGuidance)
+    report.error(path, number(guidance) + " is outside 0.." + number(limits::kMaxGuidance));
+}
+
+void checkShift(Collector& report, const std::string& path, double shift) {
+  if (!std::isfinite(shift) || shift <= 0.0 || shift > limits::kMaxShift)
+    report.error(path, number(shift) + " must be greater than 0 and at most " + number(limits::kMaxShift));
+}
+
+bool fileExists(const ValidationContext& context, const std::string& file) {
+  if (context.baseFolder.empty()) return true;
+  std::error_code error;
+  const std::filesystem::path path(file);
+  return std::filesystem::exists(path.is_absolute() ? path : context.baseFolder / path, error);
+}
+
+}  // namespace
+
+std::string shotPath(std::size_t index, const std::string& field) {
+  std::string path = "shots[" + std::to_string(index) + "]";
+  return field.empty() ? path : path + "." + field;
+}
+
+std::string frameCountProblem(int frames) {
+  if (frames < 1) return std::to_string(frames) + " frames: a shot needs at least 1 frame";
+  if (frames > limits::kMaxFrames)
+    return std::to_string(frames) + " frames is more than the limit of " + std::to_string(limits::kMaxFrames);
+  if ((frames - 1) % 4 != 0) {
+    const int lower = (frames - 1) / 4 * 4 + 1;
+    return std::to_string(frames) + " is not 4k+1 (try " + std::to_string(lower) + " or " + std::to_string(lower + 4) +
+           ")";
+  }
+  return {};
+}
+
+Diagnostics validateSettings(const SequenceSettings& settings) {
+  Diagnostics out;
+  Collector report(out);
+  if (!std::isfinite(settings.fps) || settings.fps <= 0.0 || settings.fps > limits::kMaxFps)
+    report.error("fps", number(settings.fps) + " must be greater than 0 and at most " + number(limits::kMaxFps));
+
+  const ModelSet& model = settings.model;
+  if (model.isBuiltin()) {
+    if (model.builtin != "demo")
+      report.error("model", "\"builtin:" + model.builtin + "\" is not a built-in model (the only one is builtin:demo)");
+  } else if (model.folder.empty()) {
+    const std::pair<const char*, const std::string*> required[] = {
+        {"dit", &model.dit}, {"vae", &model.vae}, {"text_encoder", &model.textEncoder}};
+    for (const auto& [key, value] : required)
+      if (value->empty())
+        report.error(std::string("model.") + key, "missing: give a \"folder\" or all of dit, vae and text_encoder");
+  }
+  checkSteps(report, "sampler.steps", settings.sampler.steps);
+  checkGuidance(report, "sampler.guidance", settings.sampler.guidance);
+  checkShift(report, "sampler.shift", settings.sampler.shift);
+  if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
+    report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
+                                      formatByteSize(limits::kMinMemoryBudget));
+  return out;
+}
+
+Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationContext& context) {
+  Diagnostics out;
+  Collector report(out);
+  if (shot.id.empty()) {
+    report.error(shotPath(index, "id"), "must not be empty");
+  } else {
+    for (char c : shot.id) {
+      if (!validIdCharacter(c)) {
+        report.error(shotPath(index, "id"), "\"" + shot.id + "\" may contain only letters, digits, '-' and '_'");
+        break;
+      }
+    }
+  }
+  if (const std::string problem = frameCountProblem(shot.frames); !problem.empty())
+    report.error(shotPath(index, "frames"), problem);
+  checkSide(report, shotPath(index, "width"), shot.width);
+  checkSide(report, shotPath(index, "height"), shot.height);
+  if (shot.steps) checkSteps(report, shotPath(index, "steps"), *shot.steps);
+  if (shot.guidance) checkGuidance(report, shotPath(index, "guidance"), *shot.guidance);
+  if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
+  if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
+
+  const Continuity& c = shot.continuity;
+  if (usesHandoff(c.mode) && c.tag.empty())
+    report.error(shotPath(index, "continuity.tag"),
+                 std::string("must not be empty when the mode is ") + toString(c.mode));
+  if (c.mode == ContinuityMode::LatentOverlap) {
+    if (c.overlapLatents < 1 || c.overlapLatents >= shot.latentFrames())
+      report.error(shotPath(index, "continuity.overlap_latents"),
+                   std::to_string(c.overlapLatents) + " must be at least 1 and less than the shot's " +
+                       std::to_string(shot.latentFrames()) + " latent frames");
+  }
+  if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
+    report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
+  if (c.mode == ContinuityMode::Blend) {
+    if (c.fallbackImage.empty())
+      report.warning(shotPath(index, "continuity.fallback_image"),
+                     "blend without a fallback image uses the handoff alone");
+    else if (!fileExists(context, c.fallbackImage))
+      report.warning(shotPath(index, "continuity.fallback_image"),
+                     "\"" + c.fallbackImage + "\" does not exist (a render will stop at this shot)");
+  }
+  return out;
+}
+
+Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& context) {
+  Diagnostics out = validateSettings(sequence.settings);
+  Collector report(out);
+  if (sequence.shots.empty()) report.warning("shots", "the sequence has no shots");
+
+  std::set<std::string> ids;
+  std::set<std::string> tagsWritten;
+  const Shot* previousEnabled = nullptr;
+  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
+    const Shot& shot = sequence.shots[i];
+    Diagnostics own = validateShot(shot, i, context);
+    out.insert(out.end(), own.begin(), own.end());
+    if (!shot.id.empty() && !ids.insert(shot.id).second)
+      report.error(shotPath(i, "id"), "\"" + shot.id + "\" is used by an earlier shot");
+    if (!shot.enabled) continue;
+
+    const Continuity& c = shot.continuity;
+    if (usesHandoff(c.mode) && !c.tag.empty() && !tagsWritten.count(c.tag)) {
+      report.warning(shotPath(i, "continuity.mode"),
+                     std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag +
+                         "\": this shot starts from noise");
+    } else if (c.mode == ContinuityMode::LatentOverlap && previousEnabled &&
+               c.overlapLatents > previousEnabled->latentFrames()) {
+      report.error(shotPath(i, "continuity.overlap_latents"),
+                   std::to_string(c.overlapLatents) + " is more than the previous shot's " +
+                       std::to_string(previousEnabled->latentFrames()) + " latent frames");
+    }
+    if (!c.tag.empty()) tagsWritten.insert(c.tag);
+    previousEnabled = &shot;
+  }
+  return out;
+}
+
+}  // namespace shotchain

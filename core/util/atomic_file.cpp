@@ -1,0 +1,74 @@
+#include "util/atomic_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace shotchain {
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what, int error) {
+  throw FileWriteError(path.string() + ": cannot save: " + what + ": " + std::strerror(error));
+}
+
+mode_t modeForNewFile(const std::filesystem::path& path) {
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0) return existing.st_mode & 07777;
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes) {
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string leaf = ".";
+  leaf += path.filename().string();
+  leaf += ".tmp-XXXXXX";
+  std::string tempName = (folder / leaf).string();
+  const int fd = ::mkstemp(tempName.data());
+  if (fd < 0) fail(path, "cannot create a temporary file in " + folder.string(), errno);
+
+  auto abandon = [&](const std::string& what, int error) {
+    ::close(fd);
+    ::unlink(tempName.c_str());
+    fail(path, what, error);
+  };
+
+  const char* data = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t written = ::write(fd, data, left);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      abandon("write failed", errno);
+    }
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
+  if (::fchmod(fd, modeForNewFile(path)) != 0) abandon("cannot set permissions", errno);
+  if (::fsync(fd) != 0) abandon("flush to disk failed", errno);
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(tempName.c_str());
+    fail(path, "close failed", error);
+  }
+  if (::rename(tempName.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(tempName.c_str());
+    fail(path, "rename over the target failed", error);
+  }
+  // Make the rename itself durable.
+  const int dirFd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+}
+
+}  // namespace shotchain

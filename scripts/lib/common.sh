@@ -1,0 +1,53 @@
+# Shared by scripts/run and scripts/test: install what is missing, configure and build.
+# Quiet when everything is already there; loud only on a problem.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
+
+# Debian 12 packages. Runtime: Qt 6, libtorch (CPU) with OpenBLAS (without it libtorch falls
+# back to the reference BLAS, ~30x slower), sentencepiece and its spm_train tool.
+BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache)
+LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev)
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+missing_packages() {
+  local pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || printf '%s\n' "$pkg"
+  done
+}
+
+install_packages() {
+  local missing
+  mapfile -t missing < <(missing_packages "$@")
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "installing ${missing[*]} needs root (or sudo)"
+    sudo="sudo"
+  fi
+  say "Installing ${missing[*]} (apt)..."
+  local log
+  log=$(mktemp)
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    die "apt-get could not install ${missing[*]}"
+  fi
+  rm -f "$log"
+}
+
+# build [TARGET...]: configure once (Release), then build the targets (all by default).
+build() {
+  local log="$BUILD_DIR/configure.log"
+  mkdir -p "$BUILD_DIR"
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    if ! cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1; then
+      cat "$log" >&2
+      die "cmake could not configure the build (log: $log)"
+    fi
+  fi
+  ninja -C "$BUILD_DIR" --quiet "$@" || die "the build failed"
+}

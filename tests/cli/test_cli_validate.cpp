@@ -1,0 +1,70 @@
+#include <QProcess>
+#include <QTest>
+
+#include "test_support.h"
+
+using namespace shotchain::testing;
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  QString out;
+};
+
+Run cli(const QStringList& args) {
+  QProcess process;
+  process.start(SHOTCHAIN_CLI, args);
+  if (!process.waitForFinished(60000)) qFatal("shotchain did not finish");
+  return {process.exitCode(), QString::fromUtf8(process.readAllStandardOutput() + process.readAllStandardError())};
+}
+
+}  // namespace
+
+class CliValidate : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void workflowsAreOk() {
+    QStringList files;
+    for (const char* name : {"demo.json", "wan21_1.3b_five_shots.json", "resolution_change.json"})
+      files << q(workflow(name).string());
+    const Run run = cli(QStringList{"validate"} + files);
+    QCOMPARE(run.exitCode, 0);
+    for (const QString& file : files) QVERIFY2(run.out.contains(file + ": ok"), qPrintable(run.out));
+  }
+
+  void everyErrorIsPrintedAndExitIsOne() {
+    QTemporaryDir dir;
+    std::string text = readFile(workflow("demo.json"));
+    text.replace(text.find("\"frames\": 17"), 12, "\"frames\": 18");
+    text.replace(text.find("\"width\": 64"), 11, "\"width\": 65");
+    const QString bad = dir.filePath("bad.json");
+    writeFile(bad.toStdString(), text);
+    const QString good = q(workflow("demo.json").string());
+    const Run run = cli({"validate", bad, good});
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.out.contains(bad + ": shots[0].frames: 18 is not 4k+1 (try 17 or 21)"), qPrintable(run.out));
+    QVERIFY2(run.out.contains(bad + ": shots[0].width: 65 is not a multiple of 16"), qPrintable(run.out));
+    QVERIFY2(run.out.contains(good + ": ok"), qPrintable(run.out));
+    QVERIFY(!run.out.contains(bad + ": ok"));
+  }
+
+  void unknownVerbAndMissingArgumentsAreUsageErrors() {
+    QCOMPARE(cli({"frobnicate"}).exitCode, 2);
+    QCOMPARE(cli({"validate"}).exitCode, 2);
+    const Run help = cli({"help"});
+    QCOMPARE(help.exitCode, 0);
+    QVERIFY(help.out.contains("validate FILE..."));
+  }
+
+  void infoSummarisesTheDemo() {
+    const Run run = cli({"info", q(workflow("demo.json").string())});
+    QCOMPARE(run.exitCode, 0);
+    QVERIFY2(run.out.contains("4 shots, 68 frames"), qPrintable(run.out));
+    QVERIFY(run.out.contains("builtin:demo"));
+  }
+};
+
+QTEST_GUILESS_MAIN(CliValidate)
+#include "test_cli_validate.moc"

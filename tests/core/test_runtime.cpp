@@ -1,0 +1,59 @@
+#include <QTest>
+
+#include <thread>
+
+#include <ATen/Parallel.h>
+
+#include "runtime/torch_runtime.h"
+#include "util/byte_size.h"
+
+using namespace shotchain;
+
+class Runtime : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void threadsFollowTheCores() {
+    at::set_num_threads(1);
+    const RuntimeInfo info = initTorchRuntime();
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    QCOMPARE(at::get_num_threads(), cores);
+    QCOMPARE(info.intraOpThreads, cores);
+    QVERIFY(!info.torchVersion.empty());
+    QVERIFY(!info.device.empty());
+#ifndef SHOTCHAIN_WITH_CUDA
+    QVERIFY(!info.cudaBuild);
+#endif
+  }
+
+  void byteSizesParse_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qulonglong>("bytes");
+    QTest::newRow("GiB") << "16GiB" << qulonglong(16ull << 30);
+    QTest::newRow("spaced") << " 512 MiB " << qulonglong(512ull << 20);
+    QTest::newRow("G") << "1.5G" << qulonglong(3ull << 29);
+    QTest::newRow("plain") << "1048576" << qulonglong(1048576);
+    QTest::newRow("TB") << "2tb" << qulonglong(2ull << 40);
+  }
+  void byteSizesParse() {
+    QFETCH(QString, text);
+    QFETCH(qulonglong, bytes);
+    const auto parsed = parseByteSize(text.toStdString());
+    QVERIFY(parsed.has_value());
+    QCOMPARE(qulonglong(*parsed), bytes);
+  }
+
+  void badByteSizesAreRefused() {
+    for (const char* text : {"", "GiB", "12 parsecs", "1.5", "-3G", "99999999999TiB", "1 G B"})
+      QVERIFY2(!parseByteSize(text).has_value(), text);
+  }
+
+  void exactFormatRoundTrips() {
+    for (std::uint64_t bytes : {16ull << 30, (3ull << 30) + 12345, 1ull << 20, 4096ull, 1ull})
+      QCOMPARE(parseByteSize(formatByteSizeExact(bytes)).value(), bytes);
+    QCOMPARE(formatByteSize(3ull << 29), std::string("1.50 GiB"));
+  }
+};
+
+QTEST_APPLESS_MAIN(Runtime)
+#include "test_runtime.moc"

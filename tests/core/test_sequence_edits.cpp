@@ -1,0 +1,160 @@
+#include <QTest>
+
+#include "sequence/edits.h"
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+
+namespace {
+
+Sequence demo() {
+  LoadResult result = loadSequenceFile(workflow("demo.json"));
+  if (!result.ok()) qFatal("demo.json does not load: %s", formatAll(result.diagnostics).c_str());
+  return *result.sequence;
+}
+
+std::vector<std::string> ids(const Sequence& s) {
+  std::vector<std::string> out;
+  for (const Shot& shot : s.shots) out.push_back(shot.id);
+  return out;
+}
+
+// edit -> check -> undo -> check -> redo -> check, for any edit.
+void rhythm(Sequence& s, const Edit& edit, const std::function<void(const Sequence&)>& checkAfter) {
+  const Sequence before = s;
+  EditResult done = applyEdit(s, edit);
+  QVERIFY2(done.ok(), formatAll(done.errors).c_str());
+  checkAfter(s);
+  const Sequence after = s;
+
+  EditResult undone = applyEdit(s, *done.inverse);
+  QVERIFY2(undone.ok(), formatAll(undone.errors).c_str());
+  QVERIFY(s == before);
+
+  EditResult redone = applyEdit(s, *undone.inverse);
+  QVERIFY2(redone.ok(), formatAll(redone.errors).c_str());
+  QVERIFY(s == after);
+  checkAfter(s);
+}
+
+void refused(Sequence& s, const Edit& edit, const QString& path) {
+  const Sequence before = s;
+  EditResult result = applyEdit(s, edit);
+  QVERIFY(!result.ok());
+  QVERIFY(!result.errors.empty());
+  QCOMPARE(q(result.errors.front().path), path);
+  QVERIFY2(s == before, "a refused edit changed the document");
+}
+
+}  // namespace
+
+class SequenceEdits : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void insert() {
+    Sequence s = demo();
+    Shot shot = s.shots[0];
+    shot.id = "new";
+    rhythm(s, InsertShot{2, shot}, [](const Sequence& r) {
+      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "cross", "new", "turn", "exit"}));
+    });
+    Shot tail;
+    tail.id = std::string("tail");
+    tail.prompt = std::string("a tail shot");
+    rhythm(s, InsertShot{s.shots.size(), tail},
+           [](const Sequence& r) { QCOMPARE(r.shots.back().id, std::string("tail")); });
+  }
+
+  void remove() {
+    Sequence s = demo();
+    rhythm(s, RemoveShot{1}, [](const Sequence& r) {
+      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "turn", "exit"}));
+      QCOMPARE(r.startFrame(1), 17);
+    });
+  }
+
+  void moveLaterAndEarlier() {
+    Sequence s = demo();
+    rhythm(s, MoveShot{0, 2}, [](const Sequence& r) {
+      QCOMPARE(ids(r), (std::vector<std::string>{"cross", "turn", "enter", "exit"}));
+    });
+    rhythm(s, MoveShot{3, 0}, [](const Sequence& r) {
+      QCOMPARE(ids(r), (std::vector<std::string>{"exit", "cross", "turn", "enter"}));
+    });
+  }
+
+  void duplicate() {
+    Sequence s = demo();
+    rhythm(s, DuplicateShot{1, {}}, [](const Sequence& r) {
+      QCOMPARE(r.shots.size(), std::size_t(5));
+      QCOMPARE(r.shots[2].prompt, r.shots[1].prompt);
+      QVERIFY(r.shots[2].id != r.shots[1].id);
+      QCOMPARE(r.shots[2].name, std::string("Cross copy"));
+    });
+  }
+
+  void setLengthRipples() {
+    Sequence s = demo();
+    QCOMPARE(s.startFrame(3), 51);
+    rhythm(s, SetShotLength{1, 33}, [](const Sequence& r) {
+      QCOMPARE(r.shots[1].frames, 33);
+      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "cross", "turn", "exit"}));
+      QCOMPARE(r.startFrame(2), 50);
+      QCOMPARE(r.startFrame(3), 67);
+      QCOMPARE(r.totalFrames(), 84);
+    });
+  }
+
+  void setAnyShotField() {
+    Sequence s = demo();
+    Shot changed = s.shots[2];
+    changed.prompt = "a green triangle moving up";
+    changed.seed = 18446744073709551615ull;
+    changed.continuity.mode = ContinuityMode::Blend;
+    changed.continuity.blendRatio = 0.25;
+    changed.guidance = 7.5;
+    rhythm(s, SetShot{2, changed}, [&](const Sequence& r) { QVERIFY(r.shots[2] == changed); });
+  }
+
+  void setSettings() {
+    Sequence s = demo();
+    SequenceSettings settings = s.settings;
+    settings.fps = 24;
+    settings.policy = ResidencyPolicy::Pinned;
+    settings.memoryBudgetBytes = 16ull << 30;
+    rhythm(s, SetSettings{settings}, [&](const Sequence& r) { QVERIFY(r.settings == settings); });
+  }
+
+  void badEditsChangeNothing() {
+    Sequence s = demo();
+    refused(s, SetShotLength{1, 18}, "shots[1].frames");
+    refused(s, SetShotLength{9, 17}, "shots[9]");
+    refused(s, RemoveShot{4}, "shots[4]");
+    refused(s, MoveShot{0, 4}, "shots[4]");
+    Shot dup = s.shots[0];
+    refused(s, InsertShot{1, dup}, "shots[1].id");
+    Shot bad = s.shots[0];
+    bad.width = 100;
+    refused(s, SetShot{0, bad}, "shots[0].width");
+    Shot stolenId = s.shots[1];
+    stolenId.id = "enter";
+    refused(s, SetShot{1, stolenId}, "shots[1].id");
+    SequenceSettings settings = s.settings;
+    settings.fps = 0;
+    refused(s, SetSettings{settings}, "fps");
+    QCOMPARE(applyEdit(s, SetShotLength{1, 18}).errors.front().message, std::string("18 is not 4k+1 (try 17 or 21)"));
+  }
+
+  void describesEachEdit() {
+    const Sequence s = demo();
+    QCOMPARE(describeEdit(s, MoveShot{1, 2}), std::string("Move Cross"));
+    QCOMPARE(describeEdit(s, SetShotLength{0, 21}), std::string("Change length of Enter"));
+    QCOMPARE(describeEdit(s, RemoveShot{3}), std::string("Delete Exit"));
+  }
+};
+
+QTEST_APPLESS_MAIN(SequenceEdits)
+#include "test_sequence_edits.moc"

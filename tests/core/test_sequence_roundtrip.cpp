@@ -1,0 +1,128 @@
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+
+class SequenceRoundTrip : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void workflowsLoadCleanly_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("demo") << "demo.json";
+    QTest::newRow("wan21 five shots") << "wan21_1.3b_five_shots.json";
+    QTest::newRow("resolution change") << "resolution_change.json";
+  }
+
+  void workflowsLoadCleanly() {
+    QFETCH(QString, file);
+    const LoadResult result = loadSequenceFile(workflow(file.toStdString()));
+    QVERIFY2(result.ok(), formatAll(result.diagnostics).c_str());
+    QVERIFY2(result.diagnostics.empty(), formatAll(result.diagnostics).c_str());
+  }
+
+  void demoHasFourShotsContinuingOneObject() {
+    const LoadResult result = loadSequenceFile(workflow("demo.json"));
+    QVERIFY(result.ok());
+    const Sequence& s = *result.sequence;
+    QCOMPARE(s.shots.size(), std::size_t(4));
+    QVERIFY(s.settings.model.isBuiltin());
+    QCOMPARE(s.settings.model.builtin, std::string("demo"));
+    for (std::size_t i = 1; i < s.shots.size(); ++i) {
+      QVERIFY(usesHandoff(s.shots[i].continuity.mode));
+      QCOMPARE(s.shots[i].continuity.tag, s.shots[0].continuity.tag);
+    }
+  }
+
+  void wanExampleIsFiveShotsAt832x480FromAModelsFolder() {
+    const LoadResult result = loadSequenceFile(workflow("wan21_1.3b_five_shots.json"));
+    QVERIFY(result.ok());
+    QCOMPARE(result.sequence->shots.size(), std::size_t(5));
+    QVERIFY(!result.sequence->settings.model.folder.empty());
+    for (const Shot& shot : result.sequence->shots) {
+      QCOMPARE(shot.width, 832);
+      QCOMPARE(shot.height, 480);
+    }
+  }
+
+  void resolutionChangeExampleChangesResolution() {
+    const LoadResult result = loadSequenceFile(workflow("resolution_change.json"));
+    QVERIFY(result.ok());
+    const auto& shots = result.sequence->shots;
+    bool changes = false;
+    for (std::size_t i = 1; i < shots.size(); ++i)
+      changes = changes || shots[i].width != shots[i - 1].width || shots[i].height != shots[i - 1].height;
+    QVERIFY(changes);
+  }
+
+  void loadSaveLoadIsIdentical_data() { workflowsLoadCleanly_data(); }
+
+  void loadSaveLoadIsIdentical() {
+    QFETCH(QString, file);
+    const LoadResult first = loadSequenceFile(workflow(file.toStdString()));
+    QVERIFY(first.ok());
+    QTemporaryDir dir;
+    const std::filesystem::path saved = dir.filePath("saved.json").toStdString();
+    saveSequenceFile(*first.sequence, saved);
+    const LoadResult second = loadSequenceFile(saved);
+    QVERIFY2(second.ok(), formatAll(second.diagnostics).c_str());
+    QVERIFY(*first.sequence == *second.sequence);
+    QCOMPARE(serializeSequence(*second.sequence), readFile(saved));
+  }
+
+  void unknownKeysSurviveASave() {
+    auto doc = nlohmann::ordered_json::parse(readFile(workflow("demo.json")));
+    doc["director_notes"] = {{"take", 3}, {"mood", "calm"}};
+    doc["sampler"]["scheduler_v2"] = "karras";
+    doc["memory"]["prefetch_depth"] = 2;
+    doc["shots"][1]["camera"] = {{"lens_mm", 35}, {"moves", {"pan", "tilt"}}};
+    doc["shots"][2]["continuity"]["anchor_strength"] = 0.25;
+    const std::string big = "18446744073709551615";
+    doc["shots"][3]["seed"] = nlohmann::ordered_json::parse(big);
+
+    const LoadResult first = parseSequence(doc.dump());
+    QVERIFY2(first.ok(), formatAll(first.diagnostics).c_str());
+    QCOMPARE(first.sequence->shots[3].seed, std::uint64_t(18446744073709551615ull));
+    const auto saved = nlohmann::ordered_json::parse(serializeSequence(*first.sequence));
+    QVERIFY(saved["director_notes"] == doc["director_notes"]);
+    QVERIFY(saved["sampler"]["scheduler_v2"] == doc["sampler"]["scheduler_v2"]);
+    QVERIFY(saved["memory"]["prefetch_depth"] == doc["memory"]["prefetch_depth"]);
+    QVERIFY(saved["shots"][1]["camera"] == doc["shots"][1]["camera"]);
+    QVERIFY(saved["shots"][2]["continuity"]["anchor_strength"] == doc["shots"][2]["continuity"]["anchor_strength"]);
+    QCOMPARE(saved["shots"][3]["seed"].get<std::uint64_t>(), std::uint64_t(18446744073709551615ull));
+
+    const LoadResult second = parseSequence(saved.dump());
+    QVERIFY(second.ok());
+    QVERIFY(*first.sequence == *second.sequence);
+  }
+
+  void modelFilesAndBudgetRoundTrip() {
+    Sequence s;
+    s.settings.model.builtin.clear();
+    s.settings.model.dit = "dit.safetensors";
+    s.settings.model.vae = "vae.safetensors";
+    s.settings.model.textEncoder = "umt5.safetensors";
+    s.settings.memoryBudgetBytes = (3ull << 30) + 12345;
+    s.settings.policy = ResidencyPolicy::Offload;
+    s.settings.sampler.solver = Solver::Euler;
+    Shot shot;
+    shot.id = "a";
+    shot.prompt = "p";
+    shot.steps = 12;
+    shot.guidance = 0.0;
+    shot.shift = 1.5;
+    shot.enabled = false;
+    s.shots.push_back(shot);
+    const LoadResult back = parseSequence(serializeSequence(s));
+    QVERIFY2(back.ok(), formatAll(back.diagnostics).c_str());
+    QVERIFY(*back.sequence == s);
+  }
+};
+
+QTEST_APPLESS_MAIN(SequenceRoundTrip)
+#include "test_sequence_roundtrip.moc"

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <QString>
+#include <QTest>
+
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace shotchain::testing {
+
+inline std::filesystem::path sourceDir() { return SHOTCHAIN_SOURCE_DIR; }
+inline std::filesystem::path workflow(const std::string& name) { return sourceDir() / "workflows" / name; }
+
+inline std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline void writeFile(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+inline QString q(const std::string& text) { return QString::fromStdString(text); }
+
+// The message of the exception `f` throws, or an empty string when it does not throw.
+template <typename F>
+QString errorOf(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& error) {
+    return QString::fromUtf8(error.what());
+  }
+  return {};
+}
+
+}  // namespace shotchain::testing

@@ -1,0 +1,97 @@
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QUndoStack>
+
+#include "document/sequence_document.h"
+#include "main_window.h"
+#include "sequence/sequence_io.h"
+#include "shots/shot_table_model.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::ui;
+using namespace shotchain::testing;
+
+class StudioDocument : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { qputenv("SHOTCHAIN_NO_DIALOGS", "1"); }
+
+  void eachEditIsOneUndoStep() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, "demo.json");
+    ShotTableModel model(&document);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+
+    QCOMPARE(model.rowCount(), 4);
+    QVERIFY(model.setData(model.index(1, ShotTableModel::Frames), 33));
+    QCOMPARE(document.sequence().shots[1].frames, 33);
+    QCOMPARE(document.undoStack()->count(), 1);
+    QVERIFY(document.isModified());
+    QCOMPARE(document.undoStack()->undoText(), QString("Change length of Cross"));
+
+    document.undoStack()->undo();
+    QCOMPARE(document.sequence().shots[1].frames, 17);
+    QCOMPARE(model.data(model.index(1, ShotTableModel::Frames)).toInt(), 17);
+    QVERIFY(!document.isModified());
+    document.undoStack()->redo();
+    QCOMPARE(document.sequence().shots[1].frames, 33);
+  }
+
+  void refusedEditsLeaveNoUndoStep() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, "demo.json");
+    ShotTableModel model(&document);
+    QSignalSpy rejected(&model, &ShotTableModel::editRejected);
+    QVERIFY(!model.setData(model.index(0, ShotTableModel::Frames), 18));
+    QCOMPARE(document.undoStack()->count(), 0);
+    QCOMPARE(rejected.count(), 1);
+    QVERIFY(rejected.at(0).at(0).toString().contains("18 is not 4k+1"));
+    QVERIFY(!model.setData(model.index(0, ShotTableModel::Seed), "-5"));
+    QCOMPARE(document.sequence().shots[0].frames, 17);
+  }
+
+  void windowShowsFileAndModifiedState() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QVERIFY(window.windowTitle().startsWith("demo.json"));
+    QVERIFY(!window.isWindowModified());
+    QCOMPARE(window.shotView()->model()->rowCount(), 4);
+    window.document()->edit(MoveShot{0, 3});
+    QVERIFY(window.isWindowModified());
+    window.document()->undoStack()->undo();
+    QVERIFY(!window.isWindowModified());
+  }
+
+  void failedOpenKeepsTheCurrentDocument() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir dir;
+    const QString bad = dir.filePath("bad.json");
+    writeFile(bad.toStdString(), "{\"schema\": \"shotchain.sequence/1\", \"shots\": [");
+    QVERIFY(!window.openFile(bad));
+    QCOMPARE(window.document()->sequence().shots.size(), std::size_t(4));
+    QVERIFY(window.windowTitle().startsWith("demo.json"));
+  }
+
+  void saveIsAtomicAndMarksClean() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QTemporaryDir dir;
+    const QString copy = dir.filePath("copy.json");
+    writeFile(copy.toStdString(), readFile(workflow("demo.json")));
+    QVERIFY(window.openFile(copy));
+    window.document()->edit(SetShotLength{0, 21});
+    QVERIFY(window.save());
+    QVERIFY(!window.isWindowModified());
+    const LoadResult back = loadSequenceFile(copy.toStdString());
+    QVERIFY(back.ok());
+    QCOMPARE(back.sequence->shots[0].frames, 21);
+  }
+};
+
+QTEST_MAIN(StudioDocument)
+#include "test_studio_document.moc"

@@ -1,0 +1,50 @@
+#include "document/sequence_document.h"
+
+#include <QFileInfo>
+
+#include "document/edit_command.h"
+#include "sequence/sequence_io.h"
+
+namespace shotchain::ui {
+
+SequenceDocument::SequenceDocument(QObject* parent) : QObject(parent) {}
+
+QString SequenceDocument::displayName() const {
+  return filePath_.isEmpty() ? QStringLiteral("Untitled") : QFileInfo(filePath_).fileName();
+}
+
+void SequenceDocument::reset(Sequence sequence, const QString& filePath) {
+  sequence_ = std::move(sequence);
+  undoStack_.clear();
+  undoStack_.setClean();
+  if (filePath != filePath_) {
+    filePath_ = filePath;
+    Q_EMIT filePathChanged(filePath_);
+  }
+  Q_EMIT changed();
+}
+
+Diagnostics SequenceDocument::edit(const Edit& edit) {
+  const QString text = QString::fromStdString(describeEdit(sequence_, edit));
+  EditResult result = applyDirect(edit);
+  if (!result.ok()) return result.errors;
+  undoStack_.push(new EditCommand(this, edit, std::move(*result.inverse), text));
+  return {};
+}
+
+EditResult SequenceDocument::applyDirect(const Edit& edit) {
+  EditResult result = applyEdit(sequence_, edit);
+  if (result.ok()) Q_EMIT changed();
+  return result;
+}
+
+void SequenceDocument::saveAs(const QString& filePath) {
+  saveSequenceFile(sequence_, filePath.toStdString());
+  undoStack_.setClean();
+  if (filePath != filePath_) {
+    filePath_ = filePath;
+    Q_EMIT filePathChanged(filePath_);
+  }
+}
+
+}  // namespace shotchain::ui
