@@ -1,0 +1,91 @@
+#include <algorithm>
+#include <map>
+#include <regex>
+
+#include "cli/verify_report.h"
+#include "io/safetensors_reader.h"
+#include "io/weight_set.h"
+#include "models/wan_model.h"
+
+namespace shotchain::cli {
+
+bool matchesWanDit(const io::WeightSet& weights, const std::string& source) {
+  return source.find("model.py") != std::string::npos || models::detectWanConfig(weights).isWanDit;
+}
+
+// DiT io files: "<case>.x/.t/.context/.out", batched "<name>.out<N>" whose inputs the `calls`
+// metadata names (x=[caseA.x, caseB.x]), and "<case>.inter.<module>" intermediates.
+void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report) {
+  const auto& meta = file.header().metadata;
+  const auto config = meta.find("config");
+  const models::WanModel model =
+      config != meta.end() && !weights.metadata().contains("config")
+          ? models::WanModel::load(weights, models::WanConfig::fromJson(config->second), {at::kFloat})
+          : models::WanModel::load(weights, models::WanLoadOptions{at::kFloat});
+  std::vector<std::string> cases;
+  for (const io::TensorEntry& entry : file.header().tensors) {
+    if (!endsWith(entry.name, ".x")) continue;
+    const std::string c = entry.name.substr(0, entry.name.size() - 2);
+    if (file.find(c + ".t") && file.find(c + ".context")) cases.push_back(c);
+  }
+  std::sort(cases.begin(), cases.end());
+  for (const std::string& c : cases) {
+    const bool wantsTrace = std::any_of(file.header().tensors.begin(), file.header().tensors.end(),
+                                        [&](const io::TensorEntry& e) { return e.name.starts_with(c + ".inter."); });
+    models::WanTrace trace;
+    const auto out = model.forward({file.tensor(c + ".x")}, file.tensor(c + ".t"), {file.tensor(c + ".context")},
+                                   wantsTrace ? &trace : nullptr);
+    if (file.find(c + ".out")) report.compare(c + ".out", out.at(0), file.tensor(c + ".out"));
+    for (const io::TensorEntry& entry : file.header().tensors) {
+      if (!entry.name.starts_with(c + ".inter.")) continue;
+      const std::string module = entry.name.substr(c.size() + 7);
+      const auto it = trace.find(module);
+      if (it == trace.end()) {
+        std::printf("%-36s (no matching activation; skipped)\n", entry.name.c_str());
+        continue;
+      }
+      report.compare(entry.name, it->second, file.tensor(entry));
+    }
+  }
+  // Batched calls.
+  std::map<std::string, std::vector<std::string>> batches;  // prefix → output names in order
+  const std::regex outN(R"((.+)\.out(\d+))");
+  for (const io::TensorEntry& entry : file.header().tensors) {
+    std::smatch match;
+    if (std::regex_match(entry.name, match, outN)) batches[match[1]].push_back(entry.name);
+  }
+  for (auto& [prefix, outputs] : batches) {
+    std::sort(outputs.begin(), outputs.end());
+    std::vector<std::string> members;
+    const auto calls = meta.find("calls");
+    if (calls != meta.end()) {
+      const std::string text = calls->second;
+      const std::regex list(R"(x=\[([^\]]*)\])");
+      const std::size_t at = text.find(prefix + ".out");
+      std::smatch match;
+      const std::string tail = at == std::string::npos ? text : text.substr(at);
+      if (std::regex_search(tail, match, list)) {
+        const std::string items = match[1];
+        const std::regex name(R"(([A-Za-z0-9_]+)\.x)");
+        for (auto it = std::sregex_iterator(items.begin(), items.end(), name); it != std::sregex_iterator(); ++it)
+          members.push_back((*it)[1]);
+      }
+    }
+    if (members.size() != outputs.size()) members = cases;
+    if (members.size() != outputs.size()) {
+      std::printf("%s.out*: cannot tell which inputs produced it; skipped\n", prefix.c_str());
+      continue;
+    }
+    std::vector<at::Tensor> xs, ts, contexts;
+    for (const std::string& m : members) {
+      xs.push_back(file.tensor(m + ".x"));
+      ts.push_back(file.tensor(m + ".t").reshape({-1}));
+      contexts.push_back(file.tensor(m + ".context"));
+    }
+    const auto out = model.forward(xs, at::cat(ts), contexts);
+    for (std::size_t i = 0; i < outputs.size(); ++i) report.compare(outputs[i], out[i], file.tensor(outputs[i]));
+  }
+}
+
+
+}  // namespace shotchain::cli
