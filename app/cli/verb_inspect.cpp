@@ -45,7 +45,10 @@ int runInspect(const Args& args) {
   for (const auto& [name, stats] : dtypes)
     std::printf(" %s ×%zu (%s)", name.c_str(), stats.first, formatByteSize(stats.second).c_str());
   std::printf("\nquantisation: %s\n", weights.quantisation().c_str());
-  std::printf("parameters: %llu (%.3f B)\n", static_cast<unsigned long long>(elements), static_cast<double>(elements) / 1e9);
+  const double count = static_cast<double>(elements);
+  if (count >= 1e9) std::printf("parameters: %llu (%.2f B)\n", static_cast<unsigned long long>(elements), count / 1e9);
+  else if (count >= 1e6) std::printf("parameters: %llu (%.2f M)\n", static_cast<unsigned long long>(elements), count / 1e6);
+  else std::printf("parameters: %llu (%.1f K)\n", static_cast<unsigned long long>(elements), count / 1e3);
 
   const models::WanDetection wan = models::detectWanConfig(weights);
   if (wan.isWanDit) {

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include <fcntl.h>
@@ -15,12 +16,20 @@ namespace {
   throw FileWriteError(path.string() + ": cannot save: " + what + ": " + std::strerror(error));
 }
 
+// The process umask, read without changing it (umask(2) can only read by setting, which races
+// with other threads creating files).
+mode_t currentUmask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return 022;
+}
+
 mode_t modeForNewFile(const std::filesystem::path& path) {
   struct stat existing {};
   if (::stat(path.c_str(), &existing) == 0) return existing.st_mode & 07777;
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
+  return 0666 & ~currentUmask();
 }
 
 }  // namespace

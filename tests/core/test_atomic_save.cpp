@@ -88,6 +88,17 @@ class AtomicSave : public QObject {
     }
   }
 
+  void newFilesFollowTheUmask() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = dir.filePath("fresh.json").toStdString();
+    const mode_t old = ::umask(027);
+    writeFileAtomically(file, "x");
+    ::umask(old);
+    struct stat info {};
+    ::stat(file.c_str(), &info);
+    QCOMPARE(info.st_mode & 0777, 0640u);
+  }
+
   void permissionsOfAnExistingFileAreKept() {
     QTemporaryDir dir;
     const std::filesystem::path file = dir.filePath("s.json").toStdString();
