@@ -192,7 +192,9 @@ void MainWindow::updateTitle() {
 
 void MainWindow::refreshProblems() {
   const Sequence& sequence = document_->sequence();
-  summary_->setText(tr("%n shot(s), %1 frames, %2 s at %3 fps", nullptr, static_cast<int>(sequence.shots.size()))
+  const QString shots = sequence.shots.size() == 1 ? tr("1 shot") : tr("%1 shots").arg(sequence.shots.size());
+  summary_->setText(tr("%1, %2 frames, %3 s at %4 fps")
+                        .arg(shots)
                         .arg(sequence.totalFrames())
                         .arg(sequence.totalFrames() / sequence.settings.fps, 0, 'f', 2)
                         .arg(sequence.settings.fps));

@@ -49,5 +49,8 @@ build() {
       die "cmake could not configure the build (log: $log)"
     fi
   fi
-  ninja -C "$BUILD_DIR" --quiet "$@" || die "the build failed"
+  local status=0
+  ninja -C "$BUILD_DIR" --quiet "$@" >"$BUILD_DIR/build.log" 2>&1 || status=$?
+  grep -v -e '^ninja: no work to do\.$' -e '^ninja: Entering directory' "$BUILD_DIR/build.log" || true
+  [ "$status" -eq 0 ] || die "the build failed (log: $BUILD_DIR/build.log)"
 }
