@@ -364,13 +364,13 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
   }
   sequence.unknown = reader.unknownFields();
 
-  // Semantic rules only where the types were right, so one mistake is reported once.
-  const bool typesOk = !hasErrors(out);
-  Diagnostics rules = validateSequence(sequence, context);
-  for (auto& d : rules) {
-    if (typesOk || !d.isError()) out.push_back(std::move(d));
-  }
-  if (typesOk && !hasErrors(out)) result.sequence = std::move(sequence);
+  // A field that already has a type error keeps its default value; its rule findings would
+  // only repeat the problem, so they are left out. Every other rule is still reported.
+  std::set<std::string> reported;
+  for (const Diagnostic& d : out) reported.insert(d.path);
+  for (Diagnostic& d : validateSequence(sequence, context))
+    if (!reported.count(d.path)) out.push_back(std::move(d));
+  if (!hasErrors(out)) result.sequence = std::move(sequence);
   return result;
 }
 

@@ -171,6 +171,17 @@ class SequenceValidation : public QObject {
     QCOMPARE(errors, 4);
   }
 
+  void typeErrorsAndRuleErrorsAreReportedTogether() {
+    Json doc = baseDocument();
+    doc["fps"] = "24";
+    doc["shots"][1]["frames"] = 18;
+    doc["shots"][2].erase("id");
+    const LoadResult result = parseSequence(doc.dump());
+    QStringList paths;
+    for (const Diagnostic& d : result.diagnostics) paths << q(d.path);
+    QCOMPARE(paths, (QStringList{"fps", "shots[2].id", "shots[1].frames"}));
+  }
+
   void truncatedFileSaysTruncated() {
     const std::string text = baseDocument().dump(2);
     const LoadResult result = parseSequence(text.substr(0, text.size() / 2));
