@@ -42,7 +42,10 @@ int usage() {
 
 }  // namespace
 
+int runBenchVae(const Args& args);  // bench_vae.cpp
+
 int runBench(const Args& args) {
+  if (!args.empty() && args[0] == "vae") return runBenchVae(args);
   if (args.empty() || args[0] != "dit") return usage();
   std::string preset = "custom-default";
   models::WanConfig config = models::WanConfig::preset("1.3b");

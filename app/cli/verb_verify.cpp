@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <optional>
 
 #include "cli/verbs.h"
 #include "cli/verify_report.h"
@@ -10,6 +11,8 @@ namespace {
 
 const VerifiableComponent kComponents[] = {
     {"Wan DiT", &matchesWanDit, &verifyWanDit},
+    {"Wan VAE", &matchesWanVae, &verifyWanVae, {1e-4, 2e-5}},
+    {"UMT5 text encoder", &matchesUmt5, &verifyUmt5, {2e-5, 1e-5}},
 };
 
 }  // namespace
@@ -17,9 +20,10 @@ const VerifiableComponent kComponents[] = {
 int runVerify(const Args& args) {
   Report report;
   std::vector<std::string> paths;
+  std::optional<double> maxAbs, relL2;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--max-abs" && i + 1 < args.size()) report.tolerance.maxAbs = std::stod(args[++i]);
-    else if (args[i] == "--rel-l2" && i + 1 < args.size()) report.tolerance.relL2 = std::stod(args[++i]);
+    if (args[i] == "--max-abs" && i + 1 < args.size()) maxAbs = std::stod(args[++i]);
+    else if (args[i] == "--rel-l2" && i + 1 < args.size()) relL2 = std::stod(args[++i]);
     else paths.push_back(args[i]);
   }
   if (paths.size() != 2) {
@@ -38,6 +42,9 @@ int runVerify(const Args& args) {
                  source.c_str());
     return 1;
   }
+  report.tolerance = component->tolerance;
+  if (maxAbs) report.tolerance.maxAbs = *maxAbs;
+  if (relL2) report.tolerance.relL2 = *relL2;
   std::printf("component: %s (%s)\ntolerance: max-abs %.1e, rel-L2 %.1e\n", component->name, source.c_str(),
               report.tolerance.maxAbs, report.tolerance.relL2);
   component->verify(weights, *file, report);

@@ -51,9 +51,14 @@ struct VerifiableComponent {
   // True when the IO file's metadata `source` or the weights say this is the component.
   bool (*matches)(const io::WeightSet& weights, const std::string& source);
   void (*verify)(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+  Tolerance tolerance{};  // the component's default (golden README §6); --max-abs / --rel-l2 override
 };
 
 bool matchesWanDit(const io::WeightSet& weights, const std::string& source);
 void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesWanVae(const io::WeightSet& weights, const std::string& source);
+void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesUmt5(const io::WeightSet& weights, const std::string& source);
+void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 
 }  // namespace shotchain::cli

@@ -1,0 +1,179 @@
+// shotchain bench vae: Wan VAE decode time and peak memory, full vs tiled, with the estimate.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+
+#include "cli/verbs.h"
+#include "models/vae_peak_meter.h"
+#include "models/wan_vae.h"
+#include "models/wan_vae_memory.h"
+
+namespace shotchain::cli {
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: shotchain bench vae [--config tiny|wan21|custom] [--dim N] [--frames N] [--size WxH]\n"
+               "                           [--tiled] [--tile N] [--overlap N] [--repeats N]\n"
+               "                           [--dtype float32|bfloat16] [--json]\n"
+               "  --frames: pixel frames, 4k+1 (default 5); --size: pixels, multiples of 8 (default 64x64)\n"
+               "  --tiled: also decode tiled; tile (latent pixels) from the memory estimate for half the\n"
+               "           full decode's estimate unless --tile is given (overlap: tile/4, at least 2)\n");
+  return 2;
+}
+
+double seconds(const std::function<void()>& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Run {
+  std::string mode;
+  models::WanVaeTiling tiling;
+  double median = 0, best = 0;
+  std::uint64_t peak = 0;
+  models::WanVaeDecodeMemory estimate;
+};
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
+}  // namespace
+
+int runBenchVae(const Args& args) {
+  models::VaePeakMeter::install();  // before any tensor of the run exists
+  std::string preset = "wan21";
+  models::WanVaeConfig config = models::WanVaeConfig::preset("wan21");
+  std::int64_t frames = 5, width = 64, height = 64, tile = 0, overlap = -1;
+  int repeats = 3;
+  bool json = false, withTiled = false;
+  at::ScalarType dtype = at::kFloat;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--config") {
+      preset = next();
+      if (preset != "custom") config = models::WanVaeConfig::preset(preset);
+    } else if (a == "--dim") {
+      config.dim = std::stoll(next());
+      preset = "custom";
+    } else if (a == "--frames") frames = std::stoll(next());
+    else if (a == "--size") {
+      const std::string size = next();
+      const std::size_t x = size.find('x');
+      if (x == std::string::npos) throw std::invalid_argument("--size: WxH, e.g. 832x480");
+      width = std::stoll(size.substr(0, x));
+      height = std::stoll(size.substr(x + 1));
+    } else if (a == "--tiled") withTiled = true;
+    else if (a == "--tile") {
+      tile = std::stoll(next());
+      withTiled = true;
+    } else if (a == "--overlap") overlap = std::stoll(next());
+    else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
+    else if (a == "--json") json = true;
+    else if (a == "--dtype") {
+      const std::string name = next();
+      if (name == "float32") dtype = at::kFloat;
+      else if (name == "bfloat16") dtype = at::kBFloat16;
+      else throw std::invalid_argument("--dtype: float32 or bfloat16");
+    } else return usage();
+  }
+  config.check();
+  const std::int64_t s = config.spatialFactor();
+  if (width <= 0 || height <= 0 || width % s != 0 || height % s != 0)
+    throw std::invalid_argument("--size: width and height must be positive multiples of " + std::to_string(s));
+  const std::int64_t latentFrames = config.latentFrames(frames);  // throws for T ≠ 4k+1
+  const std::int64_t lh = height / s, lw = width / s;
+
+  const models::WanVae vae = models::WanVae::random(config, 42, {dtype});
+  const at::Tensor latent = at::randn({config.zDim, latentFrames, lh, lw}, at::detail::createCPUGenerator(7));
+
+  std::vector<Run> runs;
+  runs.push_back({"full", {}, 0, 0, 0, {}});
+  if (withTiled) {
+    models::WanVaeTiling tiling;
+    if (tile > 0) {
+      tiling = {tile, overlap >= 0 ? overlap : std::max<std::int64_t>(2, tile / 4)};
+    } else {
+      const auto full = models::estimateWanVaeDecode(config, latentFrames, lh, lw, dtype);
+      tiling = models::chooseWanVaeTiling(config, latentFrames, lh, lw, dtype, full.totalBytes() / 2);
+      if (!tiling.enabled() || tiling.tile >= std::max(lh, lw)) {  // the full decode fits: tile anyway, half size
+        const std::int64_t half = std::max<std::int64_t>(2, std::max(lh, lw) / 2);
+        tiling = {half, std::min<std::int64_t>(2, half - 1)};
+      }
+      if (overlap >= 0) tiling.overlap = overlap;
+    }
+    runs.push_back({"tiled", tiling, 0, 0, 0, {}});
+  }
+
+  for (Run& run : runs) {
+    models::WanVaeDecodeOptions options;
+    options.tiling = run.tiling;
+    run.estimate = models::estimateWanVaeDecode(config, latentFrames, lh, lw, dtype, run.tiling);
+    (void)vae.decode(latent, options);  // warm-up
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+      const std::uint64_t base = models::VaePeakMeter::current();
+      models::VaePeakMeter::resetPeak();
+      times.push_back(seconds([&] { (void)vae.decode(latent, options); }));
+      run.peak = std::max(run.peak, models::VaePeakMeter::peak() - base);
+    }
+    std::sort(times.begin(), times.end());
+    run.median = times[times.size() / 2];
+    run.best = times.front();
+  }
+
+  const char* dtypeName = dtype == at::kFloat ? "float32" : "bfloat16";
+  if (json) {
+    std::printf("{\"config\": %s, \"preset\": \"%s\", \"variant\": \"%s\", \"frames\": %lld, \"latent_frames\": %lld, "
+                "\"width\": %lld, \"height\": %lld, \"dtype\": \"%s\", \"device\": \"cpu\", \"threads\": %d, "
+                "\"repeats\": %d, \"weight_bytes\": %llu, \"peak_method\": \"counting CPU allocator\", \"runs\": [",
+                config.toJson().c_str(), preset.c_str(), config.variant().c_str(), static_cast<long long>(frames),
+                static_cast<long long>(latentFrames), static_cast<long long>(width), static_cast<long long>(height),
+                dtypeName, at::get_num_threads(), repeats, static_cast<unsigned long long>(vae.weightBytes()));
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const Run& r = runs[i];
+      std::printf("%s{\"mode\": \"%s\", \"tile\": %lld, \"overlap\": %lld, \"decode_s\": %.6f, \"best_s\": %.6f, "
+                  "\"peak_bytes\": %llu, \"estimate_bytes\": %llu, \"estimate_cache_bytes\": %llu, "
+                  "\"estimate_activation_bytes\": %llu, \"estimate_clip_bytes\": %llu, \"estimate_ratio\": %.4f}",
+                  i ? ", " : "", r.mode.c_str(), static_cast<long long>(r.tiling.tile),
+                  static_cast<long long>(r.tiling.overlap), r.median, r.best, static_cast<unsigned long long>(r.peak),
+                  static_cast<unsigned long long>(r.estimate.totalBytes()),
+                  static_cast<unsigned long long>(r.estimate.cacheBytes),
+                  static_cast<unsigned long long>(r.estimate.activationBytes),
+                  static_cast<unsigned long long>(r.estimate.clipBytes),
+                  r.peak ? static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) : 0.0);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("vae: %s (dim %lld, z %lld), %lld frames %lldx%lld (latent %lldx%lldx%lld), %s, cpu, %d threads\n",
+              config.variant().c_str(), static_cast<long long>(config.dim), static_cast<long long>(config.zDim),
+              static_cast<long long>(frames), static_cast<long long>(width), static_cast<long long>(height),
+              static_cast<long long>(latentFrames), static_cast<long long>(lh), static_cast<long long>(lw), dtypeName,
+              at::get_num_threads());
+  std::printf("weights: %.1f MiB; peak = live libtorch CPU bytes above the weights (counting allocator)\n",
+              mib(vae.weightBytes()));
+  for (const Run& r : runs) {
+    std::string label = r.mode;
+    if (r.tiling.enabled()) label += " (tile " + std::to_string(r.tiling.tile) + ", overlap " + std::to_string(r.tiling.overlap) + ")";
+    std::printf("%-28s decode %.3f s median of %d | peak %.1f MiB | estimate %.1f MiB (%+.1f%%; caches %.1f, activations %.1f, clip %.1f)\n",
+                label.c_str(), r.median, repeats, mib(r.peak), mib(r.estimate.totalBytes()),
+                r.peak ? 100.0 * (static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) - 1) : 0.0,
+                mib(r.estimate.cacheBytes), mib(r.estimate.activationBytes), mib(r.estimate.clipBytes));
+  }
+  return 0;
+}
+
+}  // namespace shotchain::cli

@@ -1,0 +1,553 @@
+#include "models/wan_vae.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "io/safetensors_header.h"
+#include "io/weight_set.h"
+#include "models/wan_vae_memory.h"
+
+namespace shotchain::models {
+namespace {
+
+using Kind = WanVaeBlock::Kind;
+
+struct Conv {
+  at::Tensor weight, bias;
+};
+
+struct Norm {
+  at::Tensor gamma;  // [1, C, 1, 1, 1] (or [1, C, 1, 1] inside attention)
+  double scale = 1;  // √C
+};
+
+struct Block {
+  Kind kind = Kind::Residual;
+  // Residual
+  Norm norm1, norm2;
+  Conv conv1, conv2, shortcut;
+  int slot1 = -1, slot2 = -1;
+  // Attention
+  Norm attnNorm;
+  Conv qkv, proj;
+  // Resample
+  Conv spatial, time;
+  int timeSlot = -1;  // causal cache of upsample3d's time_conv / last frame of downsample3d
+  int flag = -1;      // "first chunk done" of a temporal resample
+};
+
+struct Coder {
+  Conv conv1;
+  int conv1Slot = -1;
+  std::vector<Block> blocks;
+  Norm headNorm;
+  Conv head;
+  int headSlot = -1;
+  int slots = 0;
+  int flags = 0;
+};
+
+// Everything carried from one chunk to the next (wan21.md §2.5): the last two input frames of
+// every k3 causal conv (zero frames where the clip has fewer), and the first-chunk flags.
+struct Caches {
+  std::vector<at::Tensor> frames;
+  std::vector<char> firstDone;
+  explicit Caches(const Coder& coder)
+      : frames(static_cast<std::size_t>(coder.slots)), firstDone(static_cast<std::size_t>(coder.flags), 0) {}
+  at::Tensor& slot(int i) { return frames[static_cast<std::size_t>(i)]; }
+  bool first(int i) {
+    char& done = firstDone[static_cast<std::size_t>(i)];
+    const bool wasFirst = done == 0;
+    done = 1;
+    return wasFirst;
+  }
+};
+
+// F.normalize(x, dim=1) · √C · γ written into `out`, then SiLU, in the reference's operation order.
+void normSiluInto(at::Tensor out, const at::Tensor& x, const Norm& norm, bool silu = true) {
+  const std::array<std::int64_t, 1> channelDim{1};
+  const at::Tensor denom = at::norm(x, 2, at::IntArrayRef(channelDim), true).clamp_min_(1e-12);
+  at::div_out(out, x, denom);
+  out.mul_(norm.scale).mul_(norm.gamma);
+  if (silu) at::silu_(out);
+}
+
+// The input of a k3 causal conv: [2 cached (or zero) frames, body], body written by `fill`.
+// The cache becomes the last two frames of that sequence.
+template <typename Fill>
+at::Tensor cachedInput(at::Tensor& cache, std::int64_t channels, const at::Tensor& like, Fill&& fill) {
+  std::vector<std::int64_t> sizes = like.sizes().vec();
+  const std::int64_t t = sizes[2];
+  sizes[1] = channels;
+  sizes[2] = t + 2;
+  at::Tensor padded = at::empty(sizes, like.options());
+  fill(padded.narrow(2, 2, t));
+  at::Tensor head = padded.narrow(2, 0, 2);
+  if (cache.defined()) head.copy_(cache);
+  else head.zero_();
+  cache = padded.narrow(2, t, 2).clone();
+  return padded;
+}
+
+at::Tensor conv3(const at::Tensor& padded, const Conv& conv) {
+  // Time already padded; k3 spatial convs pad 1, the (3,1,1) time convs 0.
+  const std::int64_t ph = conv.weight.size(3) / 2, pw = conv.weight.size(4) / 2;
+  return at::conv3d(padded, conv.weight, conv.bias, {1, 1, 1}, {0, ph, pw});
+}
+
+at::Tensor residual(const Block& b, at::Tensor x, Caches& caches) {
+  const at::Tensor h = b.shortcut.weight.defined() ? at::conv3d(x, b.shortcut.weight, b.shortcut.bias) : x;
+  at::Tensor p = cachedInput(caches.slot(b.slot1), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, b.norm1); });
+  x.reset();
+  at::Tensor y = conv3(p, b.conv1);
+  p.reset();
+  p = cachedInput(caches.slot(b.slot2), y.size(1), y, [&](at::Tensor body) { normSiluInto(body, y, b.norm2); });
+  y.reset();
+  y = conv3(p, b.conv2);
+  p.reset();
+  return y.add_(h);
+}
+
+// Single-head self-attention over each frame's h·w positions (no caching).
+at::Tensor attention(const Block& b, const at::Tensor& x) {
+  const std::int64_t c = x.size(1), t = x.size(2), hh = x.size(3), ww = x.size(4);
+  at::Tensor out = at::empty_like(x);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c));
+  for (std::int64_t f = 0; f < t; ++f) {
+    const at::Tensor xf = x.select(2, f);  // [1, C, h, w]
+    at::Tensor normed = at::empty(xf.sizes(), xf.options());
+    normSiluInto(normed, xf, b.attnNorm, false);
+    const at::Tensor qkv = at::conv2d(normed, b.qkv.weight, b.qkv.bias).view({3 * c, hh * ww}).t().contiguous();
+    normed.reset();
+    const at::Tensor q = qkv.narrow(1, 0, c), k = qkv.narrow(1, c, c), v = qkv.narrow(1, 2 * c, c);
+    const at::Tensor weights = at::softmax(at::matmul(q, k.t()).mul_(scale), -1);
+    const at::Tensor attended = at::matmul(weights, v).t().reshape({1, c, hh, ww});
+    out.select(2, f).copy_(at::conv2d(attended, b.proj.weight, b.proj.bias).add_(xf));
+  }
+  return out;
+}
+
+// Nearest ×2 then the 3×3 conv, frame by frame (the ×4-sized upsampled frame never exists for a whole chunk).
+at::Tensor upsampleSpatial(const Block& b, const at::Tensor& x) {
+  const std::int64_t t = x.size(2), hh = 2 * x.size(3), ww = 2 * x.size(4);
+  at::Tensor out = at::empty({x.size(0), b.spatial.weight.size(0), t, hh, ww}, x.options());
+  for (std::int64_t f = 0; f < t; ++f) {
+    const std::array<std::int64_t, 2> size{hh, ww};
+    at::Tensor up = at::upsample_nearest2d(x.select(2, f), at::IntArrayRef(size));
+    out.select(2, f).copy_(at::conv2d(up, b.spatial.weight, b.spatial.bias, {1, 1}, {1, 1}));
+  }
+  return out;
+}
+
+at::Tensor upsample(const Block& b, at::Tensor x, Caches& caches) {
+  if (b.kind == Kind::Upsample3d && !caches.first(b.flag)) {
+    const std::int64_t c = x.size(1), t = x.size(2);
+    at::Tensor p = cachedInput(caches.slot(b.timeSlot), c, x, [&](at::Tensor body) { body.copy_(x); });
+    const auto sizes = x.sizes().vec();
+    x.reset();
+    at::Tensor y = conv3(p, b.time);  // [B, 2C, t, h, w]
+    p.reset();
+    // Output channels [0, C) become frame 2i, [C, 2C) frame 2i+1.
+    x = y.view({sizes[0], 2, c, t, sizes[3], sizes[4]}).permute({0, 2, 3, 1, 4, 5}).reshape({sizes[0], c, 2 * t, sizes[3], sizes[4]});
+  }
+  return upsampleSpatial(b, x);
+}
+
+at::Tensor downsample(const Block& b, at::Tensor x, Caches& caches) {
+  const std::int64_t t = x.size(2);
+  std::vector<at::Tensor> frames;
+  for (std::int64_t f = 0; f < t; ++f)
+    frames.push_back(at::conv2d(at::constant_pad_nd(x.select(2, f), {0, 1, 0, 1}), b.spatial.weight, b.spatial.bias, {2, 2}));
+  x = at::stack(frames, 2);
+  frames.clear();
+  if (b.kind != Kind::Downsample3d) return x;
+  at::Tensor& last = caches.slot(b.timeSlot);
+  if (caches.first(b.flag)) {  // first chunk: passes unchanged
+    last = x.narrow(2, t - 1, 1).clone();
+    return x;
+  }
+  at::Tensor input = at::cat({last, x}, 2);
+  last = x.narrow(2, t - 1, 1).clone();
+  x.reset();
+  return at::conv3d(input, b.time.weight, b.time.bias, {2, 1, 1});
+}
+
+at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
+  at::Tensor p = cachedInput(caches.slot(coder.conv1Slot), x.size(1), x, [&](at::Tensor body) { body.copy_(x); });
+  x = conv3(p, coder.conv1);
+  p.reset();
+  for (const Block& b : coder.blocks) {
+    switch (b.kind) {
+      case Kind::Residual: x = residual(b, std::move(x), caches); break;
+      case Kind::Attention: x = attention(b, x); break;
+      case Kind::Upsample2d:
+      case Kind::Upsample3d: x = upsample(b, std::move(x), caches); break;
+      case Kind::Downsample2d:
+      case Kind::Downsample3d: x = downsample(b, std::move(x), caches); break;
+    }
+  }
+  p = cachedInput(caches.slot(coder.headSlot), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, coder.headNorm); });
+  x.reset();
+  return conv3(p, coder.head);
+}
+
+// Tile starts along one axis: tiles of `tile` with at least `overlap` shared, the last flush with the end.
+std::vector<std::int64_t> tileStarts(std::int64_t length, std::int64_t tile, std::int64_t overlap) {
+  if (length <= tile) return {0};
+  const std::int64_t stride = std::max<std::int64_t>(1, tile - overlap);
+  std::vector<std::int64_t> starts;
+  for (std::int64_t s = 0;; s += stride) {
+    if (s + tile >= length) {
+      starts.push_back(length - tile);
+      break;
+    }
+    starts.push_back(s);
+  }
+  return starts;
+}
+
+// Linear ramp weights (0, 1] over `ramp` pixels at the sides that border another tile.
+at::Tensor ramp1d(std::int64_t length, std::int64_t ramp, bool rampStart, bool rampEnd, const at::TensorOptions& options) {
+  at::Tensor w = at::ones({length}, options);
+  ramp = std::min(ramp, length);
+  if (ramp <= 0) return w;
+  const at::Tensor up = at::arange(1, ramp + 1, options).div_(static_cast<double>(ramp + 1));
+  if (rampStart) w.narrow(0, 0, ramp).mul_(up);
+  if (rampEnd) w.narrow(0, length - ramp, ramp).mul_(up.flip({0}));
+  return w;
+}
+
+}  // namespace
+
+struct WanVae::Impl {
+  WanVaeConfig config;
+  at::ScalarType compute = at::kFloat;
+  at::Device device = at::kCPU;
+  std::map<std::string, at::Tensor> params;
+  Coder encoder, decoder;
+  Conv quant, postQuant;  // top-level conv1 (2z→2z) and conv2 (z→z)
+  at::Tensor mean, invStd;  // [1, z, 1, 1, 1] float32; identity for z ≠ 16
+
+  const at::Tensor& get(const std::string& name) const { return params.at(name); }
+  Conv conv(const std::string& name) const { return {get(name + ".weight"), get(name + ".bias")}; }
+  Norm norm(const std::string& name, bool fiveD) const {
+    const at::Tensor& g = get(name);
+    return {fiveD ? g.view({1, g.size(0), 1, 1, 1}) : g.view({1, g.size(0), 1, 1}),
+            std::sqrt(static_cast<double>(g.size(0)))};
+  }
+
+  void build(Coder& coder, const std::vector<WanVaeBlock>& layout, const std::string& root) {
+    coder = Coder{};
+    coder.conv1 = conv(root + "conv1");
+    coder.conv1Slot = coder.slots++;
+    for (const WanVaeBlock& spec : layout) {
+      Block b;
+      b.kind = spec.kind;
+      const std::string& p = spec.prefix;
+      switch (spec.kind) {
+        case Kind::Residual:
+          b.norm1 = norm(p + "residual.0.gamma", true);
+          b.conv1 = conv(p + "residual.2");
+          b.norm2 = norm(p + "residual.3.gamma", true);
+          b.conv2 = conv(p + "residual.6");
+          if (spec.in != spec.out) b.shortcut = conv(p + "shortcut");
+          b.slot1 = coder.slots++;
+          b.slot2 = coder.slots++;
+          break;
+        case Kind::Attention:
+          b.attnNorm = norm(p + "norm.gamma", false);
+          b.qkv = conv(p + "to_qkv");
+          b.proj = conv(p + "proj");
+          break;
+        case Kind::Upsample2d:
+        case Kind::Downsample2d: b.spatial = conv(p + "resample.1"); break;
+        case Kind::Upsample3d:
+        case Kind::Downsample3d:
+          b.spatial = conv(p + "resample.1");
+          b.time = conv(p + "time_conv");
+          b.timeSlot = coder.slots++;
+          b.flag = coder.flags++;
+          break;
+      }
+      coder.blocks.push_back(std::move(b));
+    }
+    coder.headNorm = norm(root + "head.0.gamma", true);
+    coder.head = conv(root + "head.2");
+    coder.headSlot = coder.slots++;
+  }
+
+  void resolve() {
+    build(encoder, wanVaeEncoderBlocks(config), "encoder.");
+    build(decoder, wanVaeDecoderBlocks(config), "decoder.");
+    quant = conv("conv1");
+    postQuant = conv("conv2");
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+    if (config.zDim == 16) {
+      const std::vector<double> m(kWanVaeLatentMean.begin(), kWanVaeLatentMean.end());
+      const std::vector<double> s(kWanVaeLatentStd.begin(), kWanVaeLatentStd.end());
+      // As the reference wrapper: float32 tensors of the Python floats, scale = 1/std in float32.
+      mean = at::tensor(m, at::TensorOptions().dtype(at::kDouble)).to(f32).view({1, 16, 1, 1, 1});
+      invStd = at::reciprocal(at::tensor(s, at::TensorOptions().dtype(at::kDouble)).to(f32)).view({1, 16, 1, 1, 1});
+    } else {
+      mean = at::zeros({1, config.zDim, 1, 1, 1}, f32);
+      invStd = at::ones({1, config.zDim, 1, 1, 1}, f32);
+    }
+  }
+
+  // latent [z, T', h, w] or [1, z, T', h, w] → conv2 input space [1, z, T', h, w] in the compute dtype.
+  at::Tensor prepareLatent(const at::Tensor& latent, bool normalised) const {
+    at::Tensor z = latent.dim() == 4 ? latent.unsqueeze(0) : latent;
+    if (z.dim() != 5 || z.size(0) != 1 || z.size(1) != config.zDim || z.size(2) < 1)
+      throw std::invalid_argument("WanVae::decode: latent must be [" + std::to_string(config.zDim) +
+                                  ", T, h, w] (or with a batch of 1), got " + c10::str(latent.sizes()));
+    z = z.to(device, at::kFloat);
+    if (normalised) z = z / invStd + mean;
+    return at::conv3d(z.to(compute), postQuant.weight, postQuant.bias);
+  }
+
+  at::Tensor finish(at::Tensor frames, bool clamp) const {
+    at::Tensor out = frames.squeeze(0).to(at::kFloat);
+    if (clamp) out = out.clamp(-1.0, 1.0);
+    return out;
+  }
+};
+
+struct WanVaeDecodeStream::State {
+  std::shared_ptr<const WanVae::Impl> impl;
+  WanVaeDecodeOptions options;
+  Caches caches;
+  std::int64_t latentIn = 0, pixelOut = 0;
+  State(std::shared_ptr<const WanVae::Impl> i, const WanVaeDecodeOptions& o)
+      : impl(std::move(i)), options(o), caches(impl->decoder) {}
+};
+
+WanVaeDecodeStream::WanVaeDecodeStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
+WanVaeDecodeStream::~WanVaeDecodeStream() = default;
+WanVaeDecodeStream::WanVaeDecodeStream(WanVaeDecodeStream&&) noexcept = default;
+WanVaeDecodeStream& WanVaeDecodeStream::operator=(WanVaeDecodeStream&&) noexcept = default;
+
+at::Tensor WanVaeDecodeStream::push(const at::Tensor& latentFrame) {
+  at::NoGradGuard noGrad;
+  State& s = *state_;
+  at::Tensor z = latentFrame.dim() == 3 ? latentFrame.unsqueeze(1) : latentFrame;
+  if (z.dim() == 4 && z.size(1) != 1)
+    throw std::invalid_argument("WanVaeDecodeStream::push: one latent frame at a time, got " + c10::str(latentFrame.sizes()));
+  at::Tensor x = s.impl->prepareLatent(z, s.options.normalised);
+  at::Tensor frames = s.impl->finish(runCoder(s.impl->decoder, std::move(x), s.caches), s.options.clamp);
+  ++s.latentIn;
+  s.pixelOut += frames.size(1);
+  return frames;
+}
+
+std::int64_t WanVaeDecodeStream::latentFramesIn() const { return state_->latentIn; }
+std::int64_t WanVaeDecodeStream::pixelFramesOut() const { return state_->pixelOut; }
+
+void WanVaeDecodeStream::reset() {
+  state_->caches = Caches(state_->impl->decoder);
+  state_->latentIn = state_->pixelOut = 0;
+}
+
+WanVae::WanVae(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+WanVae::~WanVae() = default;
+WanVae::WanVae(WanVae&&) noexcept = default;
+WanVae& WanVae::operator=(WanVae&&) noexcept = default;
+
+const WanVaeConfig& WanVae::config() const { return impl_->config; }
+at::ScalarType WanVae::computeDtype() const { return impl_->compute; }
+at::Device WanVae::device() const { return impl_->device; }
+
+std::uint64_t WanVae::weightBytes() const {
+  std::uint64_t total = 0;
+  for (const auto& [name, tensor] : impl_->params) total += static_cast<std::uint64_t>(tensor.nbytes());
+  return total;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> WanVae::namedParameters() const {
+  return {impl_->params.begin(), impl_->params.end()};
+}
+
+WanVae WanVae::load(const io::WeightSet& weights, const WanVaeLoadOptions& options) {
+  const WanVaeDetection detection = detectWanVaeConfig(weights);
+  if (!detection.problems.empty()) {
+    std::string message = weights.label() + ": cannot load as a Wan 2.1 VAE:";
+    for (const std::string& problem : detection.problems) message += " " + problem + ";";
+    message.pop_back();
+    throw std::runtime_error(message);
+  }
+  return load(weights, detection.config, options);
+}
+
+WanVae WanVae::load(const io::WeightSet& weights, const WanVaeConfig& config, const WanVaeLoadOptions& options) {
+  config.check();
+  auto impl = std::make_shared<Impl>();
+  impl->config = config;
+  impl->device = options.device;
+  impl->compute = options.computeDtype.value_or(at::kFloat);
+  std::set<std::string> used;
+  for (const WanVaeParamSpec& spec : wanVaeParameterSpecs(config)) {
+    const io::WeightInfo* info = weights.find(spec.name);
+    if (info == nullptr) throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" is missing");
+    const std::vector<std::uint64_t> expected(spec.shape.begin(), spec.shape.end());
+    if (info->shape != expected)
+      throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" has shape " +
+                               io::formatShape(info->shape) + " but the VAE config needs " + io::formatShape(expected));
+    impl->params[spec.name] = weights.load(spec.name, impl->compute).to(options.device).contiguous();
+    used.insert(spec.name);
+  }
+  for (const io::WeightInfo& info : weights.weights())
+    if (!used.contains(info.name))
+      throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name + "\" (not part of a Wan VAE with config " +
+                               config.toJson() + ")");
+  impl->resolve();
+  return WanVae(std::move(impl));
+}
+
+WanVae WanVae::random(const WanVaeConfig& config, std::uint64_t seed, const WanVaeLoadOptions& options) {
+  config.check();
+  auto impl = std::make_shared<Impl>();
+  impl->config = config;
+  impl->device = options.device;
+  impl->compute = options.computeDtype.value_or(at::kFloat);
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (const WanVaeParamSpec& spec : wanVaeParameterSpecs(config)) {
+    at::Tensor value = at::randn(spec.shape, generator, at::TensorOptions().dtype(at::kFloat));
+    if (spec.name.ends_with(".gamma")) {
+      value.mul_(0.1).add_(1.0);
+    } else if (spec.name.ends_with(".bias")) {
+      value.mul_(0.05);
+    } else {
+      std::int64_t fanIn = 1;
+      for (std::size_t i = 1; i < spec.shape.size(); ++i) fanIn *= spec.shape[i];
+      value.div_(std::sqrt(static_cast<double>(fanIn)));
+      if (spec.name == "decoder.head.2.weight") value.mul_(0.5);
+    }
+    impl->params[spec.name] = value.to(impl->compute).to(options.device).contiguous();
+  }
+  impl->resolve();
+  return WanVae(std::move(impl));
+}
+
+at::Tensor WanVae::encode(const at::Tensor& video, bool normalise) const {
+  at::NoGradGuard noGrad;
+  const Impl& m = *impl_;
+  const WanVaeConfig& c = m.config;
+  at::Tensor x = video.dim() == 4 ? video.unsqueeze(0) : video;
+  if (x.dim() != 5 || x.size(0) != 1 || x.size(1) != 3)
+    throw std::invalid_argument("WanVae::encode: video must be [3, T, H, W] (or with a batch of 1), got " +
+                                c10::str(video.sizes()));
+  const std::int64_t frames = x.size(2), factor = c.temporalFactor(), s = c.spatialFactor();
+  try {
+    (void)c.latentFrames(frames);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(std::string("WanVae::encode: ") + error.what());
+  }
+  if (x.size(3) % s != 0 || x.size(4) % s != 0 || x.size(3) == 0 || x.size(4) == 0)
+    throw std::invalid_argument("WanVae::encode: height and width must be positive multiples of " + std::to_string(s) +
+                                ", got " + std::to_string(x.size(3)) + "x" + std::to_string(x.size(4)));
+  x = x.to(m.device, m.compute);
+  Caches caches(m.encoder);
+  std::vector<at::Tensor> chunks;
+  // Frame 0 alone, then `factor` frames at a time (wan21.md §2.5).
+  for (std::int64_t start = 0; start < frames; start += start == 0 ? 1 : factor) {
+    const std::int64_t length = start == 0 ? 1 : factor;
+    chunks.push_back(runCoder(m.encoder, x.narrow(2, start, length), caches));
+  }
+  const at::Tensor moments = at::conv3d(at::cat(chunks, 2), m.quant.weight, m.quant.bias);
+  at::Tensor mu = moments.narrow(1, 0, c.zDim).to(at::kFloat);
+  if (normalise) mu = (mu - m.mean) * m.invStd;
+  return mu.squeeze(0).contiguous();
+}
+
+WanVaeDecodeStream WanVae::decodeStream(const WanVaeDecodeOptions& options) const {
+  return WanVaeDecodeStream(std::make_unique<WanVaeDecodeStream::State>(impl_, options));
+}
+
+namespace {
+
+// The whole clip, tile after tile (each tile through all frames with its own caches), blended
+// linearly across the overlaps: [3, T, H, W] float32.
+at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeConfig& config, const WanVaeTiling& tiling,
+                       bool clamp) {
+  if (tiling.overlap < 0 || tiling.overlap >= tiling.tile)
+    throw std::invalid_argument("WanVae::decode: tile overlap must be in [0, tile)");
+  const std::int64_t latentT = x.size(2), lh = x.size(3), lw = x.size(4), s = config.spatialFactor();
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(x.device());
+  at::Tensor out = at::zeros({3, config.pixelFrames(latentT), lh * s, lw * s}, f32);
+  at::Tensor weight = at::zeros({1, 1, lh * s, lw * s}, f32);
+  const std::int64_t th = std::min(tiling.tile, lh), tw = std::min(tiling.tile, lw);
+  for (const std::int64_t y0 : tileStarts(lh, tiling.tile, tiling.overlap)) {
+    for (const std::int64_t x0 : tileStarts(lw, tiling.tile, tiling.overlap)) {
+      const at::Tensor mask = at::outer(ramp1d(th * s, tiling.overlap * s, y0 > 0, y0 + th < lh, f32),
+                                        ramp1d(tw * s, tiling.overlap * s, x0 > 0, x0 + tw < lw, f32));
+      weight.narrow(2, y0 * s, th * s).narrow(3, x0 * s, tw * s).add_(mask);
+      Caches caches(decoder);
+      const at::Tensor tileLatent = x.narrow(3, y0, th).narrow(4, x0, tw);
+      for (std::int64_t i = 0, first = 0; i < latentT; ++i) {
+        const at::Tensor decoded = runCoder(decoder, tileLatent.narrow(2, i, 1), caches).squeeze(0).to(at::kFloat);
+        out.narrow(1, first, decoded.size(1)).narrow(2, y0 * s, th * s).narrow(3, x0 * s, tw * s).addcmul_(decoded, mask);
+        first += decoded.size(1);
+      }
+    }
+  }
+  out.div_(weight.squeeze(0));
+  if (clamp) out.clamp_(-1.0, 1.0);
+  return out;
+}
+
+bool tiled(const WanVaeTiling& tiling, const at::Tensor& x) {
+  return tiling.enabled() && (tiling.tile < x.size(3) || tiling.tile < x.size(4));
+}
+
+WanVaeDecodeOptions resolveTiling(WanVaeDecodeOptions options, const WanVaeConfig& config, const at::Tensor& x,
+                                  at::ScalarType dtype, bool wholeClip) {
+  if (!options.tiling.enabled() && options.memoryBudget > 0)
+    options.tiling = chooseWanVaeTiling(config, x.size(2), x.size(3), x.size(4), dtype, options.memoryBudget, wholeClip);
+  return options;
+}
+
+}  // namespace
+
+void WanVae::decode(const at::Tensor& latent, const WanVaeFrameSink& sink, const WanVaeDecodeOptions& requested) const {
+  at::NoGradGuard noGrad;
+  const Impl& m = *impl_;
+  const at::Tensor x = m.prepareLatent(latent, requested.normalised);  // [1, z, T', h, w]
+  const WanVaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, false);
+  const std::int64_t latentT = x.size(2);
+  auto firstFrameOf = [&](std::int64_t i) { return i == 0 ? 0 : m.config.pixelFrames(i); };
+  if (!tiled(options.tiling, x)) {
+    Caches caches(m.decoder);
+    for (std::int64_t i = 0; i < latentT; ++i)
+      sink(m.finish(runCoder(m.decoder, x.narrow(2, i, 1), caches), options.clamp), firstFrameOf(i));
+    return;
+  }
+  const at::Tensor out = decodeTiled(m.decoder, x, m.config, options.tiling, options.clamp);
+  for (std::int64_t i = 0; i < latentT; ++i)
+    sink(out.narrow(1, firstFrameOf(i), i == 0 ? 1 : m.config.temporalFactor()), firstFrameOf(i));
+}
+
+at::Tensor WanVae::decode(const at::Tensor& latent, const WanVaeDecodeOptions& requested) const {
+  at::NoGradGuard noGrad;
+  const Impl& m = *impl_;
+  const at::Tensor x = m.prepareLatent(latent, requested.normalised);
+  const WanVaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, true);
+  if (tiled(options.tiling, x)) return decodeTiled(m.decoder, x, m.config, options.tiling, options.clamp);
+  const std::int64_t s = m.config.spatialFactor();
+  at::Tensor out = at::empty({3, m.config.pixelFrames(x.size(2)), x.size(3) * s, x.size(4) * s},
+                             at::TensorOptions().dtype(at::kFloat).device(m.device));
+  Caches caches(m.decoder);
+  for (std::int64_t i = 0, first = 0; i < x.size(2); ++i) {
+    const at::Tensor frames = m.finish(runCoder(m.decoder, x.narrow(2, i, 1), caches), options.clamp);
+    out.narrow(1, first, frames.size(1)).copy_(frames);
+    first += frames.size(1);
+  }
+  return out;
+}
+
+}  // namespace shotchain::models

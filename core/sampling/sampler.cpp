@@ -1,0 +1,119 @@
+#include "sampling/sampler.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "models/wan_model.h"
+
+namespace shotchain::sampling {
+
+const char* const kWanDefaultNegativePrompt =
+    "色调艳丽，过曝，静态，细节模糊不清，字幕，风格，作品，画作，画面，静止，整体发灰，最差质量，低质量，JPEG压缩残留，"
+    "丑陋的，残缺的，多余的手指，画得不好的手部，画得不好的脸部，畸形的，毁容的，形态畸形的肢体，手指融合，"
+    "静止不动的画面，杂乱的背景，三条腿，背景人很多，倒着走";
+
+std::string effectiveNegativePrompt(std::string_view userNegative) {
+  const auto first = userNegative.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos) return kWanDefaultNegativePrompt;
+  return std::string(userNegative);
+}
+
+Denoiser wanDenoiser(const models::WanModel& model) {
+  return [&model](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+    return model.forwardBatch(x, t, context);
+  };
+}
+
+at::Tensor seededNoise(const std::vector<std::int64_t>& shape, std::uint64_t seed, c10::Device device) {
+  // The CPU generator exists under the same name in libtorch 1.13 and 2.x.
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  at::Tensor noise = at::randn(shape, generator, at::TensorOptions().dtype(at::kFloat).device(at::kCPU));
+  return device.is_cpu() ? noise : noise.to(device);
+}
+
+namespace {
+
+at::Tensor padContext(const at::Tensor& context, std::int64_t length) {
+  if (context.dim() != 2) throw std::invalid_argument("context must be [L, D]");
+  const std::int64_t have = context.size(0);
+  if (have == length) return context;
+  return at::constant_pad_nd(context, {0, 0, 0, length - have}, 0.0);
+}
+
+}  // namespace
+
+at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
+                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance) {
+  const auto tOptions = at::TensorOptions().dtype(at::kLong).device(x.device());
+  if (guidance == 1.0) {
+    const at::Tensor t = at::full({1}, timestep, tOptions);
+    return denoiser(x.unsqueeze(0), t, condContext.to(x.device()).unsqueeze(0))[0];
+  }
+  if (condContext.size(1) != uncondContext.size(1))
+    throw std::invalid_argument("conditional and unconditional contexts differ in width");
+  const std::int64_t length = std::max(condContext.size(0), uncondContext.size(0));
+  const at::Tensor context =
+      at::stack({padContext(condContext, length), padContext(uncondContext, length)}).to(x.device());
+  const at::Tensor batch = x.unsqueeze(0).expand({2, x.size(0), x.size(1), x.size(2), x.size(3)}).contiguous();
+  const at::Tensor t = at::full({2}, timestep, tOptions);
+  const at::Tensor v = denoiser(batch, t, context);
+  const at::Tensor vCond = v[0], vUncond = v[1];
+  // Reference: noise_pred_uncond + guide_scale * (noise_pred_cond - noise_pred_uncond).
+  return vUncond + guidance * (vCond - vUncond);
+}
+
+SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
+                        const at::Tensor& condContext, const at::Tensor& uncondContext, const SamplerOptions& options,
+                        const StepCallback& onStep, const BeforeStepHook& beforeStep, const std::atomic<bool>* cancel,
+                        const at::Tensor& initialLatent) {
+  if (latentShape.size() != 4) throw std::invalid_argument("latent shape must be [C, F, H, W]");
+  SampleResult result;
+  result.schedule = flowMatchingSchedule(options.steps, options.shift, options.schedule);
+  const FlowSchedule& schedule = result.schedule;
+  std::unique_ptr<FlowSolver> solver = makeSolver(options.solver, widenSigmas(schedule.sigmas));
+
+  at::Tensor x;
+  if (initialLatent.defined()) {
+    if (initialLatent.sizes() != at::IntArrayRef(latentShape))
+      throw std::invalid_argument("initial latent does not have the latent shape");
+    x = initialLatent.to(options.device, at::kFloat).clone();
+  } else {
+    // Reference: the noise is x at σ₀ as drawn (not multiplied by σ₀).
+    x = seededNoise(latentShape, options.seed, options.device);
+  }
+  const at::Tensor cond = condContext.to(options.device, at::kFloat);
+  const at::Tensor uncond = uncondContext.defined() ? uncondContext.to(options.device, at::kFloat) : at::Tensor();
+  if (!uncond.defined() && options.guidance != 1.0)
+    throw std::invalid_argument("guidance needs the negative prompt's context");
+
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < schedule.steps(); ++i) {
+    if (cancel != nullptr && cancel->load()) {
+      result.cancelled = true;
+      break;
+    }
+    const auto start = Clock::now();
+    const auto k = static_cast<std::size_t>(i);
+    if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
+    const at::Tensor v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance);
+    x = solver->step(i, x, v);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.stepSeconds.push_back(seconds);
+    result.stepsDone = i + 1;
+    if (onStep) {
+      const StepEvent event{i, schedule.steps(), schedule.sigmas[k + 1], schedule.timesteps[k], x, solver->denoised(),
+                            seconds};
+      if (!onStep(event)) {
+        result.cancelled = i + 1 < schedule.steps();
+        break;
+      }
+    }
+  }
+  result.latent = x;
+  return result;
+}
+
+}  // namespace shotchain::sampling
