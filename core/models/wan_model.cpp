@@ -11,6 +11,7 @@
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
 #include "models/rope.h"
+#include "models/wan_blocks.h"
 
 namespace shotchain::models {
 namespace {
@@ -128,12 +129,7 @@ struct WanModel::Impl {
     }
   }
 
-  at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const {
-    if (!weight.defined()) return x;
-    const at::Tensor xf = x.to(at::kFloat);
-    const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, true) + config.eps);
-    return (normed * weight).to(x.scalar_type());
-  }
+  at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const { return wanRmsNorm(x, weight, config.eps); }
 
   at::Tensor layerNorm(const at::Tensor& x) const {
     return at::layer_norm(x.to(at::kFloat), {config.dim}, {}, {}, config.eps);
@@ -340,13 +336,13 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     const std::string name = "blocks." + std::to_string(i);
     const at::Tensor mod = block.modulation + e0rows;  // [B, 6, dim] float32
     auto row = [&](std::int64_t k) { return mod.narrow(1, k, 1); };
-    at::Tensor z = at::addcmul(row(0), m.layerNorm(x), row(1) + 1.0);
+    at::Tensor z = wanModulate(m.layerNorm(x), row(0), row(1));
     const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths).to(at::kFloat);
     x = at::addcmul(x, selfOut, row(2));
     z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
     const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
     x = x + crossOut;
-    z = at::addcmul(row(3), m.layerNorm(x), row(4) + 1.0);
+    z = wanModulate(m.layerNorm(x), row(3), row(4));
     const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
     x = at::addcmul(x, ffnOut, row(5));
     if (trace) {
@@ -359,7 +355,7 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
 
   // 7. Head (uses e, not e0), float32.
   const at::Tensor headMod = m.headModulation + e.unsqueeze(1);  // [B, 2, dim]
-  const at::Tensor y = m.head(at::addcmul(headMod.narrow(1, 0, 1), m.layerNorm(x), headMod.narrow(1, 1, 1) + 1.0));
+  const at::Tensor y = m.head(wanModulate(m.layerNorm(x), headMod.narrow(1, 0, 1), headMod.narrow(1, 1, 1)));
 
   // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
   std::vector<at::Tensor> outputs;

@@ -10,6 +10,7 @@
 #include "io/weight_set.h"
 #include "models/attention.h"
 #include "models/rope.h"
+#include "models/wan_blocks.h"
 #include "models/wan_model.h"
 #include "test_support.h"
 
@@ -39,6 +40,35 @@ class TestWanBlocks : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  void rmsNormByHand() {
+    // Row [3, 4]: mean of squares 12.5, so x / sqrt(12.5 + eps) · weight.
+    const at::Tensor x = at::tensor({3.0f, 4.0f, 0.0f, 2.0f}).view({2, 2});
+    const at::Tensor weight = at::tensor({2.0f, 0.5f});
+    const double eps = 1e-6;
+    const at::Tensor got = wanRmsNorm(x, weight, eps);
+    const float r0 = 1.0f / std::sqrt(12.5f + 1e-6f), r1 = 1.0f / std::sqrt(2.0f + 1e-6f);
+    const at::Tensor expected = at::tensor({3 * r0 * 2, 4 * r0 * 0.5f, 0.0f, 2 * r1 * 0.5f}).view({2, 2});
+    QVERIFY2(at::allclose(got, expected, 1e-6, 1e-6), c10::str(got).c_str());
+    // bf16 in, bf16 out, computed in float32.
+    QCOMPARE(wanRmsNorm(x.to(at::kBFloat16), weight, eps).scalar_type(), at::kBFloat16);
+    // No weight: qk_norm off, the input passes through.
+    QVERIFY(wanRmsNorm(x, at::Tensor(), eps).is_same(x));
+  }
+
+  void modulationByHand() {
+    const at::Tensor normed = at::tensor({1.0f, 2.0f, -1.0f}).view({1, 1, 3});
+    const at::Tensor shift = at::tensor({0.5f, -1.0f, 0.0f}).view({1, 1, 3});
+    const at::Tensor scale = at::tensor({1.0f, 0.0f, -0.5f}).view({1, 1, 3});
+    // normed · (1 + scale) + shift = [1·2 + 0.5, 2·1 − 1, −1·0.5 + 0]
+    const at::Tensor expected = at::tensor({2.5f, 1.0f, -0.5f}).view({1, 1, 3});
+    QVERIFY(at::equal(wanModulate(normed, shift, scale), expected));
+    // Rows broadcast over tokens: [B, 1, dim] modulation against [B, L, dim] streams.
+    const at::Tensor stream = at::ones({2, 5, 3});
+    const at::Tensor out = wanModulate(stream, at::zeros({2, 1, 3}), at::full({2, 1, 3}, 2.0f));
+    QCOMPARE(out.sizes().vec(), (std::vector<std::int64_t>{2, 5, 3}));
+    QVERIFY(at::equal(out, at::full({2, 5, 3}, 3.0f)));
+  }
+
   void ropeSplit() {
     QVERIFY((ropeAxisPairs(128) == std::array<std::int64_t, 3>{22, 21, 21}));
     QVERIFY((ropeAxisPairs(32) == std::array<std::int64_t, 3>{6, 5, 5}));
