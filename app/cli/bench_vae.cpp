@@ -12,7 +12,7 @@
 #include <ATen/Parallel.h>
 
 #include "cli/verbs.h"
-#include "models/vae_peak_meter.h"
+#include "memory/counting_cpu_allocator.h"
 #include "models/wan_vae.h"
 #include "models/wan_vae_memory.h"
 
@@ -49,7 +49,7 @@ double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0;
 }  // namespace
 
 int runBenchVae(const Args& args) {
-  models::VaePeakMeter::install();  // before any tensor of the run exists
+  installCountingCpuAllocator();  // before any tensor of the run exists
   std::string preset = "wan21";
   models::WanVaeConfig config = models::WanVaeConfig::preset("wan21");
   std::int64_t frames = 5, width = 64, height = 64, tile = 0, overlap = -1;
@@ -124,10 +124,10 @@ int runBenchVae(const Args& args) {
     (void)vae.decode(latent, options);  // warm-up
     std::vector<double> times;
     for (int r = 0; r < repeats; ++r) {
-      const std::uint64_t base = models::VaePeakMeter::current();
-      models::VaePeakMeter::resetPeak();
+      const std::uint64_t base = cpuAllocationStats().allocated;
+      resetCpuPeak();
       times.push_back(seconds([&] { (void)vae.decode(latent, options); }));
-      run.peak = std::max(run.peak, models::VaePeakMeter::peak() - base);
+      run.peak = std::max(run.peak, cpuAllocationStats().peak - base);
     }
     std::sort(times.begin(), times.end());
     run.median = times[times.size() / 2];

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
@@ -21,10 +22,10 @@ std::atomic<std::uint64_t> gAllocations{0};
 std::atomic<std::uint64_t> gFailures{0};
 std::atomic<bool> gInstalled{false};
 
-struct Block {
-  void* data;
-  std::size_t bytes;
-};
+// Sizes of live blocks by address. The DataPtr's context must be the data pointer itself,
+// because libtorch's raw_allocate() asserts it (oneDNN scratch goes through that path).
+std::mutex gSizesMutex;
+std::unordered_map<void*, std::size_t> gSizes;
 
 void raisePeak(std::uint64_t value) {
   std::uint64_t peak = gPeak.load(std::memory_order_relaxed);
@@ -32,16 +33,33 @@ void raisePeak(std::uint64_t value) {
   }
 }
 
-void release(void* context) {
-  auto* block = static_cast<Block*>(context);
-  gAllocated.fetch_sub(block->bytes, std::memory_order_relaxed);
-  std::free(block->data);
-  delete block;
+void release(void* data) {
+  if (!data) return;
+  std::size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(gSizesMutex);
+    const auto it = gSizes.find(data);
+    if (it != gSizes.end()) {
+      bytes = it->second;
+      gSizes.erase(it);
+    }
+  }
+  gAllocated.fetch_sub(bytes, std::memory_order_relaxed);
+  std::free(data);
 }
+
+// libtorch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define SHOTCHAIN_ALLOCATE_CONST
+#define SHOTCHAIN_HAS_COPY_DATA 1
+#else
+#define SHOTCHAIN_ALLOCATE_CONST const
+#define SHOTCHAIN_HAS_COPY_DATA 0
+#endif
 
 class CountingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(std::size_t bytes) const override {
+  c10::DataPtr allocate(std::size_t bytes) SHOTCHAIN_ALLOCATE_CONST override {
     void* data = nullptr;
     if (bytes > 0) {
       if (::posix_memalign(&data, kAlignment, bytes) != 0 || !data) {
@@ -49,13 +67,19 @@ class CountingCpuAllocator final : public c10::Allocator {
         TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", bytes, " bytes");
       }
     }
+    if (data) {
+      std::lock_guard<std::mutex> lock(gSizesMutex);
+      gSizes[data] = bytes;
+    }
     gAllocations.fetch_add(1, std::memory_order_relaxed);
     raisePeak(gAllocated.fetch_add(bytes, std::memory_order_relaxed) + bytes);
-    return {data, new Block{data, bytes}, &release, c10::Device(c10::DeviceType::CPU)};
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
 
-#if TORCH_VERSION_MAJOR >= 2
-  void copy_data(void* dest, const void* src, std::size_t count) const final { std::memcpy(dest, src, count); }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+#if SHOTCHAIN_HAS_COPY_DATA
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 #endif
 };
 

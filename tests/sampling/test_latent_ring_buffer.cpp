@@ -1,15 +1,15 @@
 #include <QTest>
 
 #include <atomic>
-#include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include <ATen/ATen.h>
-#include <c10/core/CPUAllocator.h>
 
 #include "continuity/latent_ring_buffer.h"
 #include "io/safetensors_reader.h"
+#include "memory/counting_cpu_allocator.h"
+#include "memory/memory_probe.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -17,29 +17,6 @@ using namespace shotchain::continuity;
 using shotchain::testing::errorOf;
 
 namespace {
-
-// The memory probe's CPU byte counter: a counting allocator installed as libtorch's CPU
-// allocator (memory.md), counting every byte of tensor storage allocated while installed.
-class CountingAllocator final : public c10::Allocator {
- public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
-  // libtorch 1.13 declares `allocate(size_t) const`; 2.x declares it non-const and adds a pure
-  // `copy_data`. Both spellings are defined (without `override`), so whichever the base class
-  // declares is overridden on every version.
-  c10::DataPtr allocate(std::size_t n) const {
-    bytes += n;
-    return inner_->allocate(n);
-  }
-  c10::DataPtr allocate(std::size_t n) {
-    bytes += n;
-    return inner_->allocate(n);
-  }
-  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
-  mutable std::atomic<std::uint64_t> bytes{0};
-
- private:
-  c10::Allocator* inner_;
-};
 
 at::Tensor latent(std::int64_t frames, float fill = 0.0f) { return at::full({16, frames, 4, 4}, fill); }
 constexpr std::uint64_t kFrameBytes = 16 * 4 * 4 * 4;
@@ -55,19 +32,19 @@ class TestLatentRingBuffer : public QObject {
     const at::Tensor stored = at::randn({16, 5, 4, 4});
     ring.put("shot1", stored);
 
-    c10::Allocator* previous = c10::GetCPUAllocator();
-    CountingAllocator probe(previous);
-    c10::SetCPUAllocator(&probe, /*priority=*/255);
+    const std::unique_ptr<MemoryProbe> probe = makeCpuMemoryProbe();
     // The probe works: a clone is counted.
+    const std::uint64_t beforeClone = probe->sample().allocated;
     const at::Tensor copy = stored.clone();
-    const std::uint64_t cloneBytes = probe.bytes.exchange(0);
+    QCOMPARE(probe->sample().allocated - beforeClone, std::uint64_t{16 * 5 * 4 * 4 * 4});
+    const std::uint64_t live = probe->sample().allocated;
+    const std::uint64_t before = cpuAllocationStats().allocations;
+    probe->markTransfers();
     const std::optional<at::Tensor> view = ring.handoff("shot1");
     const std::optional<at::Tensor> tail = ring.handoffTail("shot1", 1);
-    const std::uint64_t handoffBytes = probe.bytes.load();
-    c10::SetCPUAllocator(previous, /*priority=*/255);
-
-    QCOMPARE(cloneBytes, std::uint64_t{16 * 5 * 4 * 4 * 4});
-    QCOMPARE(handoffBytes, std::uint64_t{0});  // the probe's byte counter stayed at 0
+    QCOMPARE(cpuAllocationStats().allocations, before);  // no tensor storage was allocated
+    QCOMPARE(probe->sample().allocated, live);
+    QCOMPARE(probe->sample().transferredBytes, std::uint64_t{0});
     QVERIFY(view && tail);
     QVERIFY(view->storage().is_alias_of(stored.storage()));
     QCOMPARE(view->data_ptr(), stored.data_ptr());
