@@ -22,7 +22,8 @@ const Verb kVerbs[] = {
      &shotchain::cli::runInspect},
     {"verify", "verify WEIGHTS IO", "run the component an IO file names and compare with its outputs; exit 0 within tolerance",
      &shotchain::cli::runVerify},
-    {"bench", "bench dit [OPTIONS]", "time the DiT forward with random weights; FLOP/s vs the measured GEMM rate",
+    {"bench", "bench dit|vae [OPTIONS]",
+     "dit: DiT forward FLOP/s vs the measured GEMM rate; vae: decode time and peak memory, full vs tiled, vs the estimate",
      &shotchain::cli::runBench},
     {"version", "version", "print the version, libtorch and the compute device", &shotchain::cli::runVersion},
 };

@@ -35,6 +35,7 @@ std::pair<std::int64_t, std::int64_t> grid(std::int64_t tokens) {
 
 int usage() {
   std::fprintf(stderr,
+               "usage: shotchain bench vae [OPTIONS]   (shotchain bench vae --help lists them)\n"
                "usage: shotchain bench dit [--config tiny|1.3b|14b] [--dim N] [--layers N] [--heads N] [--ffn N]\n"
                "                           [--tokens N] [--repeats N] [--dtype float32|bfloat16] [--json]\n");
   return 2;
@@ -42,7 +43,6 @@ int usage() {
 
 }  // namespace
 
-int runBenchVae(const Args& args);  // bench_vae.cpp
 
 int runBench(const Args& args) {
   if (!args.empty() && args[0] == "vae") return runBenchVae(args);

@@ -13,5 +13,6 @@ int runVersion(const Args& args);
 int runInspect(const Args& args);
 int runVerify(const Args& args);
 int runBench(const Args& args);
+int runBenchVae(const Args& args);  // "bench vae", dispatched by runBench
 
 }  // namespace shotchain::cli
