@@ -12,40 +12,19 @@
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "raw_safetensors.h"
 #include "test_support.h"
 
 using namespace shotchain;
 using namespace shotchain::io;
 
 using shotchain::testing::errorOf;
+using shotchain::testing::rawSafetensors;
 
 namespace {
 
 float halfBitsToFloat(std::uint16_t bits) {
   return at::from_blob(&bits, {1}, at::kShort).view(at::kHalf).to(at::kFloat).item<float>();
-}
-
-// Raw safetensors file with U8-typed payloads relabelled as another dtype (e.g. F8_E4M3).
-std::string rawFile(const std::vector<std::tuple<std::string, std::string, std::vector<std::int64_t>, std::string>>& tensors,
-                    const std::string& metadata = "") {
-  std::string header = "{";
-  if (!metadata.empty()) header += "\"__metadata__\":" + metadata + ",";
-  std::uint64_t offset = 0;
-  std::string data;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const auto& [name, dtype, shape, bytes] = tensors[i];
-    std::string shapeText = "[";
-    for (std::size_t k = 0; k < shape.size(); ++k) shapeText += (k ? "," : "") + std::to_string(shape[k]);
-    shapeText += "]";
-    header += (i ? "," : "") + std::string("\"") + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shapeText +
-              ",\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes.size()) + "]}";
-    offset += bytes.size();
-    data += bytes;
-  }
-  header += "}";
-  std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xFF));
-  return out + header + data;
 }
 
 std::string floatBytes(std::initializer_list<float> values) {
@@ -104,7 +83,7 @@ class TestWeightSet : public QObject {
   void float8TensorsDecode() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "f8.safetensors";
-    writeBytes(path, rawFile({{"a", "F8_E4M3", {4}, std::string("\x38\x7E\x01\xC0", 4)},
+    writeBytes(path, rawSafetensors({{"a", "F8_E4M3", {4}, std::string("\x38\x7E\x01\xC0", 4)},
                               {"b", "F8_E5M2", {2}, std::string("\x3C\xC0", 2)}}));
     const auto file = SafetensorsFile::open(path);
     const at::Tensor a = file->tensor("a");
@@ -119,7 +98,7 @@ class TestWeightSet : public QObject {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "scaled.safetensors";
     // Prefixed keys, marker, scalar scale of shape [] and an ignored input scale.
-    writeBytes(path, rawFile({{"model.diffusion_model.scaled_fp8", "F8_E4M3", {2}, std::string(2, '\0')},
+    writeBytes(path, rawSafetensors({{"model.diffusion_model.scaled_fp8", "F8_E4M3", {2}, std::string(2, '\0')},
                               {"model.diffusion_model.l.weight", "F8_E4M3", {2, 2}, std::string("\x38\x40\x30\xB8", 4)},
                               {"model.diffusion_model.l.scale_weight", "F32", {}, floatBytes({0.5f})},
                               {"model.diffusion_model.l.scale_input", "F32", {}, floatBytes({3.0f})},
@@ -140,7 +119,7 @@ class TestWeightSet : public QObject {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "rowwise.safetensors";
     const std::string quant = R"({"format":"float8_e4m3fn_rowwise"})";
-    writeBytes(path, rawFile({{"l.weight", "F8_E4M3", {2, 2}, std::string("\x38\x40\x30\xB8", 4)},
+    writeBytes(path, rawSafetensors({{"l.weight", "F8_E4M3", {2, 2}, std::string("\x38\x40\x30\xB8", 4)},
                               {"l.weight_scale", "F32", {2}, floatBytes({2.0f, 10.0f})},
                               {"l.comfy_quant", "U8", {static_cast<std::int64_t>(quant.size())}, quant}}));
     const WeightSet set = WeightSet::open(path);
@@ -152,14 +131,14 @@ class TestWeightSet : public QObject {
   void unknownQuantisationIsRefusedByName() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "nvfp4.safetensors";
-    writeBytes(path, rawFile({{"l.weight", "F8_E4M3", {1, 2}, std::string("\x38\x40", 2)},
+    writeBytes(path, rawSafetensors({{"l.weight", "F8_E4M3", {1, 2}, std::string("\x38\x40", 2)},
                               {"l.weight_scale", "F32", {}, floatBytes({1.0f})}},
                              "{\"_quantization_metadata\":\"{\\\"layers\\\":{\\\"l\\\":{\\\"format\\\":\\\"nvfp4\\\"}}}\"}"));
     const QString message = errorOf([&] { (void)WeightSet::open(path); });
     QVERIFY2(message.contains("nvfp4.safetensors: layer \"l\": quantisation format \"nvfp4\" is not supported"),
              qPrintable(message));
     const auto block = std::filesystem::path(dir.path().toStdString()) / "block.safetensors";
-    writeBytes(block, rawFile({{"l.weight", "F8_E4M3", {2, 2}, std::string(4, '\x38')},
+    writeBytes(block, rawSafetensors({{"l.weight", "F8_E4M3", {2, 2}, std::string(4, '\x38')},
                                {"l.weight_scale", "F32", {2, 2}, floatBytes({1, 1, 1, 1})}}));
     QVERIFY(errorOf([&] { (void)WeightSet::open(block); }).contains("block-wise scales are not supported"));
   }

@@ -17,6 +17,7 @@
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "models/umt5.h"
+#include "raw_safetensors.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -32,30 +33,6 @@ constexpr double kMaxAbs = 2e-5;
 constexpr double kRelL2 = 1e-5;
 
 std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
-
-// A safetensors file written byte by byte, so payloads can carry dtypes libtorch 1.13 lacks (F8_E4M3).
-using RawTensor = std::tuple<std::string, std::string, std::vector<std::int64_t>, std::string>;
-
-std::string rawFile(const std::vector<RawTensor>& tensors) {
-  std::string header = "{";
-  std::uint64_t offset = 0;
-  std::string data;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const auto& [name, dtype, shape, bytes] = tensors[i];
-    std::string shapeText = "[";
-    for (std::size_t k = 0; k < shape.size(); ++k) shapeText += (k ? "," : "") + std::to_string(shape[k]);
-    shapeText += "]";
-    header += (i ? "," : "") + std::string("\"") + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shapeText +
-              ",\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes.size()) + "]}";
-    offset += bytes.size();
-    data += bytes;
-  }
-  header += "}";
-  while (header.size() % 8 != 0) header += ' ';
-  std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((header.size() >> (8 * i)) & 0xFF));
-  return out + header + data;
-}
 
 std::string bytesOf(const at::Tensor& t) {
   const at::Tensor c = t.contiguous();
@@ -262,7 +239,7 @@ class TestUmt5Golden : public QObject {
   // ComfyUI's umt5_xxl_fp8_e4m3fn_scaled layout: HF names, Linear weights as F8_E4M3 with a
   // float32 `scale_weight`, a `scaled_fp8` marker; embedding, norms and bias tables unquantised.
   void scaledFp8LoadsThroughIoLayer() {
-    std::vector<RawTensor> tensors;
+    std::vector<shotchain::testing::RawTensor> tensors;
     tensors.emplace_back("scaled_fp8", "F8_E4M3", std::vector<std::int64_t>{}, std::string(1, '\0'));
     for (const auto& [name, t] : model_->namedParameters()) {
       const std::string stored = umt5StoredName(name, Umt5Naming::HuggingFace);
@@ -277,7 +254,7 @@ class TestUmt5Golden : public QObject {
                            bytesOf(at::tensor({scale}).reshape({})));
     }
     const std::filesystem::path path = dir_.filePath("umt5_tiny_fp8_e4m3fn_scaled.safetensors").toStdString();
-    shotchain::testing::writeFile(path, rawFile(tensors));
+    shotchain::testing::writeFile(path, shotchain::testing::rawSafetensors(tensors));
     const io::WeightSet fp8 = io::WeightSet::open(path);
     QVERIFY2(fp8.quantisation().starts_with("scaled_fp8"), fp8.quantisation().c_str());
     QCOMPARE(fp8.find("encoder.block.0.layer.0.SelfAttention.q.weight")->dtype, io::DType::F8_E4M3);
