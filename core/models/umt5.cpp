@@ -10,6 +10,7 @@
 
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
+#include "models/detection_problems.h"
 
 namespace shotchain::models {
 namespace {
@@ -330,12 +331,7 @@ std::vector<std::pair<std::string, at::Tensor>> Umt5Encoder::namedParameters() c
 
 Umt5Encoder Umt5Encoder::load(const io::WeightSet& weights, const Umt5LoadOptions& options) {
   const Umt5Detection detection = detectUmt5Config(weights);
-  if (!detection.problems.empty()) {
-    std::string message = weights.label() + ": cannot load as a UMT5 text encoder:";
-    for (const std::string& problem : detection.problems) message += " " + problem + ";";
-    message.pop_back();
-    throw std::runtime_error(message);
-  }
+  requireNoDetectionProblems(weights.label(), "a UMT5 text encoder", detection.problems);
   return load(weights, detection.config, options);
 }
 

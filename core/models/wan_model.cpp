@@ -10,6 +10,7 @@
 
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
+#include "models/detection_problems.h"
 #include "models/rope.h"
 #include "models/wan_blocks.h"
 
@@ -172,12 +173,7 @@ std::vector<std::pair<std::string, at::Tensor>> WanModel::namedParameters() cons
 
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
-  if (!detection.problems.empty()) {
-    std::string message = weights.label() + ": cannot load as a Wan 2.1 T2V DiT:";
-    for (const std::string& problem : detection.problems) message += " " + problem + ";";
-    message.pop_back();
-    throw std::runtime_error(message);
-  }
+  requireNoDetectionProblems(weights.label(), "a Wan 2.1 T2V DiT", detection.problems);
   return load(weights, detection.config, options);
 }
 

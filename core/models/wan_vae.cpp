@@ -12,6 +12,7 @@
 
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
+#include "models/detection_problems.h"
 #include "models/wan_vae_memory.h"
 
 namespace shotchain::models {
@@ -375,12 +376,7 @@ std::vector<std::pair<std::string, at::Tensor>> WanVae::namedParameters() const 
 
 WanVae WanVae::load(const io::WeightSet& weights, const WanVaeLoadOptions& options) {
   const WanVaeDetection detection = detectWanVaeConfig(weights);
-  if (!detection.problems.empty()) {
-    std::string message = weights.label() + ": cannot load as a Wan 2.1 VAE:";
-    for (const std::string& problem : detection.problems) message += " " + problem + ";";
-    message.pop_back();
-    throw std::runtime_error(message);
-  }
+  requireNoDetectionProblems(weights.label(), "a Wan 2.1 VAE", detection.problems);
   return load(weights, detection.config, options);
 }
 
