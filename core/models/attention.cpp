@@ -16,19 +16,20 @@ at::Tensor blockedAttention(const at::Tensor& q, const at::Tensor& k, const at::
   // q [Lq, H, d] → [H, Lq, d]; keys and values sliced to the valid length.
   const std::int64_t queries = q.size(0), heads = q.size(1), d = q.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  const at::Tensor qh = q.transpose(0, 1);
+  // Contiguous [H, Lq, d] with the scale folded in (a pass over Lq·d values, not Lq·Lk logits).
+  const at::Tensor qh = q.transpose(0, 1).mul(scale);
   const at::Tensor kt = k.narrow(0, 0, keys).permute({1, 2, 0}).contiguous();  // [H, d, Lk]
   const at::Tensor vh = v.narrow(0, 0, keys).transpose(0, 1).contiguous();      // [H, Lk, d]
   const std::int64_t bytesPerRow = heads * std::max<std::int64_t>(keys, 1) * 4;
   const std::int64_t block = std::clamp<std::int64_t>(maxBlockBytes / bytesPerRow, 1, std::max<std::int64_t>(queries, 1));
+  at::Tensor result = at::empty({heads, queries, d}, q.options());  // [H, Lq, d], transposed once at the end
   for (std::int64_t start = 0; start < queries; start += block) {
     const std::int64_t n = std::min(block, queries - start);
-    const at::Tensor qb = qh.narrow(1, start, n);
-    at::Tensor logits = at::bmm(qb, kt);  // [H, n, Lk]
-    logits.mul_(scale);
-    const at::Tensor probabilities = at::softmax(logits, -1);
-    out.narrow(0, start, n).copy_(at::bmm(probabilities, vh).transpose(0, 1));
+    const at::Tensor probabilities = at::softmax(at::bmm(qh.narrow(1, start, n), kt), -1);  // [H, n, Lk]
+    at::Tensor target = result.narrow(1, start, n);
+    at::bmm_out(target, probabilities, vh);
   }
+  out.copy_(result.transpose(0, 1));
   return out;
 }
 
