@@ -11,6 +11,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
+#include "cli/bench_options.h"
 #include "cli/verbs.h"
 #include "memory/counting_cpu_allocator.h"
 #include "models/wan_vae.h"
@@ -82,12 +83,8 @@ int runBenchVae(const Args& args) {
     } else if (a == "--overlap") overlap = std::stoll(next());
     else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
     else if (a == "--json") json = true;
-    else if (a == "--dtype") {
-      const std::string name = next();
-      if (name == "float32") dtype = at::kFloat;
-      else if (name == "bfloat16") dtype = at::kBFloat16;
-      else throw std::invalid_argument("--dtype: float32 or bfloat16");
-    } else return usage();
+    else if (a == "--dtype") dtype = parseBenchDtype(next());
+    else return usage();
   }
   config.check();
   const std::int64_t s = config.spatialFactor();

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "cli/bench_options.h"
 #include "cli/verbs.h"
 #include "models/attention.h"
 #include "models/wan_model.h"
@@ -70,12 +71,8 @@ int runBench(const Args& args) {
     else if (a == "--tokens") tokens = std::stoll(next());
     else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
     else if (a == "--json") json = true;
-    else if (a == "--dtype") {
-      const std::string name = next();
-      if (name == "float32") dtype = at::kFloat;
-      else if (name == "bfloat16") dtype = at::kBFloat16;
-      else throw std::invalid_argument("--dtype: float32 or bfloat16");
-    } else return usage();
+    else if (a == "--dtype") dtype = parseBenchDtype(next());
+    else return usage();
   }
   config.check();
   const auto [h, w] = grid(tokens);

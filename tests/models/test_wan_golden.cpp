@@ -15,14 +15,13 @@
 using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
+using shotchain::testing::golden;
 
 namespace {
 
 // Golden README §6: DiT outputs and intermediates, float32.
 constexpr double kMaxAbs = 1e-4;
 constexpr double kRelL2 = 1e-5;
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 }  // namespace
 

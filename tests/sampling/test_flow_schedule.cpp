@@ -14,10 +14,9 @@
 using namespace shotchain;
 using namespace shotchain::sampling;
 using shotchain::testing::errorOf;
+using shotchain::testing::golden;
 
 namespace {
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 // Distance in float32 units in the last place (same sign, finite values).
 std::int64_t ulpDistance(float a, float b) {

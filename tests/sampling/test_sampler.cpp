@@ -8,7 +8,7 @@
 
 #include <ATen/ATen.h>
 
-#include "../models/golden_compare.h"
+#include "golden_compare.h"
 #include "io/weight_set.h"
 #include "models/wan_model.h"
 #include "sampling/latent_preview.h"
@@ -19,10 +19,9 @@ using namespace shotchain;
 using namespace shotchain::sampling;
 using shotchain::testing::compareTensors;
 using shotchain::testing::errorOf;
+using shotchain::testing::golden;
 
 namespace {
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 const std::vector<std::int64_t> kShape{16, 3, 8, 8};  // 48 tokens at patch (1, 2, 2)
 

@@ -13,6 +13,8 @@ namespace shotchain::testing {
 
 inline std::filesystem::path sourceDir() { return SHOTCHAIN_SOURCE_DIR; }
 inline std::filesystem::path workflow(const std::string& name) { return sourceDir() / "workflows" / name; }
+// A file of the Wan 2.1 golden reference data (../shared/golden beside the checkout).
+inline std::filesystem::path golden(const std::string& name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 inline std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -11,7 +11,7 @@
 
 #include <ATen/ATen.h>
 
-#include "../models/golden_compare.h"
+#include "golden_compare.h"
 #include "io/fp8.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
@@ -25,14 +25,13 @@ using namespace shotchain::models;
 using shotchain::testing::compareTensors;
 using shotchain::testing::errorOf;
 using shotchain::testing::q;
+using shotchain::testing::golden;
 
 namespace {
 
 // Golden README §6: T5 outputs and intermediates, float32.
 constexpr double kMaxAbs = 2e-5;
 constexpr double kRelL2 = 1e-5;
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 std::string bytesOf(const at::Tensor& t) {
   const at::Tensor c = t.contiguous();

@@ -35,7 +35,7 @@ class TestUmt5Tokenizer : public QObject {
   std::filesystem::path model_;
 
   std::filesystem::path goldenWeights() const {
-    return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / "umt5_tiny.safetensors";
+    return shotchain::testing::golden("umt5_tiny.safetensors");
   }
 
  private Q_SLOTS:

@@ -8,7 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "../models/golden_compare.h"
+#include "golden_compare.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/counting_cpu_allocator.h"
@@ -20,10 +20,9 @@ using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
 using shotchain::testing::errorOf;
+using shotchain::testing::golden;
 
 namespace {
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 // A Wan-shaped VAE small enough for CPU tests but with enough channels that activations, not
 // fixed overheads, dominate the memory figures.

@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "../models/golden_compare.h"
+#include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan_vae.h"
@@ -14,14 +14,13 @@
 using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
+using shotchain::testing::golden;
 
 namespace {
 
 // Golden README §6: VAE encode and decode, float32.
 constexpr double kMaxAbs = 1e-4;
 constexpr double kRelL2 = 2e-5;
-
-std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 }  // namespace
 

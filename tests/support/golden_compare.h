@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include "test_support.h"
+
 namespace shotchain::testing {
 
 struct ErrorFigures {
