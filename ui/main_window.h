@@ -2,51 +2,131 @@
 
 #include <QMainWindow>
 
+#include <functional>
+
+#include "render/render_controller.h"
+
+class QAction;
+class QComboBox;
+class QDockWidget;
 class QLabel;
 class QListWidget;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
 class QTableView;
+class QTimer;
 
 namespace shotchain::ui {
 
+class Autosave;
+class CutTableModel;
+class InspectorPanel;
+class MessageBanner;
+class PreviewPanel;
+class RenderState;
 class SequenceDocument;
 class ShotTableModel;
+class StudioSettings;
+class TimelineView;
+class VramPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  // `deviceDescription` is shown in the status bar ("CPU (2 threads)", a GPU's name).
-  explicit MainWindow(const QString& deviceDescription, QWidget* parent = nullptr);
+  // `deviceDescription` is shown in the toolbar ("CPU (2 threads)", a GPU's name). `renderHook`
+  // adjusts every render's options (tests).
+  explicit MainWindow(const QString& deviceDescription, QWidget* parent = nullptr,
+                      RenderController::OptionsHook renderHook = {});
+  ~MainWindow() override;
 
   SequenceDocument* document() const { return document_; }
   QTableView* shotView() const { return shotView_; }
-  // Loads a sequence file; on failure shows every problem and keeps the current document.
+  TimelineView* timeline() const { return timeline_; }
+  InspectorPanel* inspector() const { return inspector_; }
+  PreviewPanel* preview() const { return preview_; }
+  VramPanel* vramPanel() const { return vram_; }
+  CutTableModel* cutModel() const { return cutModel_; }
+  RenderController* renderController() const { return controller_; }
+  RenderState* renderState() const { return renderState_; }
+  MessageBanner* banner() const { return banner_; }
+  QAction* renderAction() const { return renderAction_; }
+  QAction* stopNowAction() const { return stopNowAction_; }
+  QAction* stopAfterShotAction() const { return stopAfterAction_; }
+  QComboBox* policyBox() const { return policy_; }
+
+  // Loads a sequence file (offering a newer recovery file first); on failure shows every problem
+  // and keeps the current document.
   bool openFile(const QString& path);
   bool save();
   bool saveAs();
+  // Starts a render of the document as it is now; false (with a banner) when it cannot start.
+  bool renderSequence();
+  // Asked whether to use a recovery file; the default asks with a dialog (tests replace it).
+  void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) { recoveryPrompt_ = std::move(prompt); }
+  // At start with no file: offers the untitled document a crash left behind.
+  void offerUntitledRecovery();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
+  void createDocks();
   void createActions();
+  void connectRenderer();
   void newDocument();
   void openWithDialog();
   bool confirmDiscard();
+  bool saveTo(const QString& path);
   void updateTitle();
   void refreshProblems();
-  std::size_t currentRow() const;
+  void updateRecentMenu();
+  void updateRenderActions();
+  void updatePolicyBox();
+  void setSelectedShot(int index);
+  int currentShot() const;
   void addShot();
   void duplicateShot();
   void deleteShot();
   void moveShot(int delta);
   void reportRefusal(const QString& reason);
+  void log(const QString& line);
+  void renderFinished(const render::SequenceFinished& result, bool failed);
+  QString shotLabel(int index) const;
 
+  StudioSettings* settings_;
   SequenceDocument* document_;
+  RenderState* renderState_;
+  RenderController* controller_;
+  Autosave* autosave_;
   ShotTableModel* shotModel_;
+  CutTableModel* cutModel_;
   QTableView* shotView_;
+  TimelineView* timeline_;
+  InspectorPanel* inspector_;
+  PreviewPanel* preview_;
+  VramPanel* vram_;
+  MessageBanner* banner_;
   QListWidget* problems_;
+  QPlainTextEdit* log_;
   QLabel* summary_;
+  QLabel* deviceLabel_;
+  QProgressBar* progress_;
+  QLabel* progressText_;
+  QComboBox* policy_;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+  QAction* renderAction_ = nullptr;
+  QAction* stopNowAction_ = nullptr;
+  QAction* stopAfterAction_ = nullptr;
+  QList<QAction*> shotActions_;
+  QTimer* memoryTimer_;
+  QByteArray defaultState_;
+  std::function<bool(const QString&)> recoveryPrompt_;
+  QString deviceDescription_;
 };
 
 }  // namespace shotchain::ui

@@ -28,6 +28,15 @@ void applyDarkTheme(QApplication& app) {
   for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
     p.setColor(QPalette::Disabled, role, disabled);
   app.setPalette(p);
+  // The one action that matters most stands out; dock titles read as panel headers.
+  app.setStyleSheet(QStringLiteral(
+      "QToolButton#RenderButton { background: #2f7dd1; color: white; font-weight: bold; border-radius: 4px;"
+      "  padding: 4px 14px; margin: 2px 4px; }"
+      "QToolButton#RenderButton:hover { background: #3d8ee6; }"
+      "QToolButton#RenderButton:disabled { background: #3a3a3a; color: #808080; }"
+      "QLabel#DeviceLabel { color: #9cc4ff; border: 1px solid #3d4a5c; border-radius: 4px; padding: 2px 6px; }"
+      "QDockWidget::title { background: #232326; padding: 4px 8px; }"
+      "QToolTip { color: #e0e0e0; background: #1e1e1e; border: 1px solid #444; }"));
 }
 
 }  // namespace shotchain::ui

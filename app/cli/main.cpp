@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/verbs.h"
+#include "cli/verbs_demo.h"
 #include "runtime/torch_runtime.h"
 
 namespace {
@@ -22,9 +23,20 @@ const Verb kVerbs[] = {
      &shotchain::cli::runInspect},
     {"verify", "verify WEIGHTS IO", "run the component an IO file names and compare with its outputs; exit 0 within tolerance",
      &shotchain::cli::runVerify},
-    {"bench", "bench dit|vae [OPTIONS]",
-     "dit: DiT forward FLOP/s vs the measured GEMM rate; vae: decode time and peak memory, full vs tiled, vs the estimate",
+    {"render", "render SEQUENCE [--out DIR] [--policy P] [--budget SIZE] [--device D] [--resume] [--shots A-B] [--json]",
+     "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in DIR (exit codes: README)",
+     &shotchain::cli::runRender},
+    {"bench", "bench dit|vae|residency [OPTIONS]",
+     "dit: DiT forward FLOP/s vs the measured GEMM rate; vae: decode time and peak memory, full vs tiled, vs the estimate;\n"
+     "                     residency: the same sequence under pinned, offload and reload side by side",
      &shotchain::cli::runBench},
+    {"train-demo", "train-demo [--out DIR] [--minutes N] [--seed S]",
+     "train the builtin:demo model (tokenizer, VAE, DiT) on procedural clips", &shotchain::cli::runTrainDemo},
+    {"eval-demo", "eval-demo [--json] [--dir DIR]",
+     "measure the builtin:demo model: prompt following, continuity, VAE PSNR, render time", &shotchain::cli::runEvalDemo},
+    {"plan", "plan SEQUENCE [--budget SIZE] [--policy P] [--json]",
+     "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
+     &shotchain::cli::runPlan},
     {"version", "version", "print the version, libtorch and the compute device", &shotchain::cli::runVersion},
 };
 
@@ -36,6 +48,7 @@ void printUsage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  shotchain::relaunchWithPassiveOpenMp(argv);
   if (argc < 2) {
     printUsage(stderr);
     return 2;

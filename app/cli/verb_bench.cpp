@@ -47,6 +47,7 @@ int usage() {
 
 int runBench(const Args& args) {
   if (!args.empty() && args[0] == "vae") return runBenchVae(args);
+  if (!args.empty() && args[0] == "residency") return runBenchResidency(args);
   if (args.empty() || args[0] != "dit") return usage();
   std::string preset = "custom-default";
   models::WanConfig config = models::WanConfig::preset("1.3b");

@@ -14,5 +14,8 @@ int runInspect(const Args& args);
 int runVerify(const Args& args);
 int runBench(const Args& args);
 int runBenchVae(const Args& args);  // "bench vae", dispatched by runBench
+int runBenchResidency(const Args& args);  // "bench residency", dispatched by runBench
+int runRender(const Args& args);
+int runPlan(const Args& args);
 
 }  // namespace shotchain::cli

@@ -6,6 +6,7 @@
 #include "theme.h"
 
 int main(int argc, char** argv) {
+  shotchain::relaunchWithPassiveOpenMp(argv);
   const shotchain::RuntimeInfo runtime = shotchain::initTorchRuntime();
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ShotChain Studio"));
@@ -16,7 +17,8 @@ int main(int argc, char** argv) {
 
   shotchain::ui::MainWindow window(QString::fromStdString(runtime.device));
   const QStringList args = QApplication::arguments();
-  if (args.size() > 1) window.openFile(args.at(1));
   window.show();
+  if (args.size() > 1) window.openFile(args.at(1));
+  else window.offerUntitledRecovery();
   return QApplication::exec();
 }

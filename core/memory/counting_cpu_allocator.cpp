@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -21,6 +22,20 @@ std::atomic<std::uint64_t> gPeak{0};
 std::atomic<std::uint64_t> gAllocations{0};
 std::atomic<std::uint64_t> gFailures{0};
 std::atomic<bool> gInstalled{false};
+
+std::atomic<bool> gHookSet{false};
+std::mutex gHookMutex;
+std::shared_ptr<const std::function<bool(std::size_t)>> gHook;
+
+bool hookRefuses(std::size_t bytes) {
+  if (!gHookSet.load(std::memory_order_acquire)) return false;
+  std::shared_ptr<const std::function<bool(std::size_t)>> hook;
+  {
+    std::lock_guard<std::mutex> lock(gHookMutex);
+    hook = gHook;
+  }
+  return hook && (*hook)(bytes);
+}
 
 // Sizes of live blocks by address. The DataPtr's context must be the data pointer itself,
 // because libtorch's raw_allocate() asserts it (oneDNN scratch goes through that path).
@@ -62,6 +77,11 @@ class CountingCpuAllocator final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t bytes) SHOTCHAIN_ALLOCATE_CONST override {
     void* data = nullptr;
     if (bytes > 0) {
+      if (hookRefuses(bytes)) {
+        gFailures.fetch_add(1, std::memory_order_relaxed);
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", bytes,
+                         " bytes (refused by the allocation-failure hook)");
+      }
       if (::posix_memalign(&data, kAlignment, bytes) != 0 || !data) {
         gFailures.fetch_add(1, std::memory_order_relaxed);
         TORCH_CHECK_WITH(OutOfMemoryError, false, "CPU out of memory: tried to allocate ", bytes, " bytes");
@@ -101,6 +121,12 @@ bool countingCpuAllocatorInstalled() { return gInstalled.load(); }
 CpuAllocationStats cpuAllocationStats() {
   return {gAllocated.load(std::memory_order_relaxed), gPeak.load(std::memory_order_relaxed),
           gAllocations.load(std::memory_order_relaxed), gFailures.load(std::memory_order_relaxed)};
+}
+
+void setCpuAllocationFailureHook(std::function<bool(std::size_t bytes)> hook) {
+  std::lock_guard<std::mutex> lock(gHookMutex);
+  gHook = hook ? std::make_shared<const std::function<bool(std::size_t)>>(std::move(hook)) : nullptr;
+  gHookSet.store(gHook != nullptr, std::memory_order_release);
 }
 
 void resetCpuPeak() { gPeak.store(gAllocated.load(std::memory_order_relaxed), std::memory_order_relaxed); }

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace shotchain {
 
@@ -17,5 +19,10 @@ void installCountingCpuAllocator();
 bool countingCpuAllocatorInstalled();
 CpuAllocationStats cpuAllocationStats();
 void resetCpuPeak();
+
+// Simulated out-of-memory (tests, budget rehearsals): `hook` sees the size of every CPU tensor
+// allocation; when it returns true the allocation fails as a real one would (c10::OutOfMemoryError,
+// counted in `failures`). The hook must not allocate tensors. An empty function removes it.
+void setCpuAllocationFailureHook(std::function<bool(std::size_t bytes)> hook);
 
 }  // namespace shotchain

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
@@ -374,6 +375,30 @@ Umt5Encoder Umt5Encoder::load(const io::WeightSet& weights, const Umt5Config& co
     if (!used.contains(info.name) && !ignorable(info.name))
       throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name +
                                "\" (not part of a UMT5 encoder with " + std::to_string(config.numLayers) + " layers)");
+  impl->resolve();
+  return Umt5Encoder(std::move(impl));
+}
+
+Umt5Encoder Umt5Encoder::random(const Umt5Config& config, std::uint64_t seed, const Umt5LoadOptions& options) {
+  config.check();
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->device = options.device;
+  impl->compute = options.computeDtype.value_or(at::kFloat);
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (const ParamSpec& spec : parameterSpecs(config)) {
+    at::Tensor value = at::randn(spec.shape, generator, at::TensorOptions().dtype(at::kFloat));
+    const std::string& n = spec.name;
+    if (n.find("norm") != std::string::npos) {
+      value = at::ones(spec.shape, at::TensorOptions().dtype(at::kFloat));
+    } else if (n.find("pos_embedding") != std::string::npos) {
+      value.mul_(0.1);
+    } else if (n != "token_embedding.weight") {
+      value.div_(std::sqrt(static_cast<double>(spec.shape[1])));
+    }
+    const at::ScalarType type = spec.kind == Kind::Matmul ? impl->compute : at::kFloat;
+    impl->params[n] = value.to(type).to(options.device).contiguous();
+  }
   impl->resolve();
   return Umt5Encoder(std::move(impl));
 }

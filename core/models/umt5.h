@@ -92,6 +92,9 @@ class Umt5Encoder {
   // Throws std::runtime_error naming the file and the tensor.
   static Umt5Encoder load(const io::WeightSet& weights, const Umt5LoadOptions& options = {});
   static Umt5Encoder load(const io::WeightSet& weights, const Umt5Config& config, const Umt5LoadOptions& options = {});
+  // Random weights (norms 1, linears scaled by 1/√fan-in, embedding N(0, 1)): the demo model's
+  // frozen text encoder, and shape tests.
+  static Umt5Encoder random(const Umt5Config& config, std::uint64_t seed, const Umt5LoadOptions& options = {});
 
   const Umt5Config& config() const;
   at::ScalarType computeDtype() const;

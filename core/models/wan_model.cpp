@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -85,6 +86,7 @@ struct WanModel::Impl {
   at::ScalarType compute = at::kFloat;
   at::Device device = at::kCPU;
   AttentionImpl attention = AttentionImpl::Auto;
+  bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
   std::map<std::string, at::Tensor> params;
   // Resolved references into params:
   at::Tensor patchWeight, patchBias;
@@ -146,14 +148,23 @@ struct WanModel::Impl {
     const at::Tensor q = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), cos, sin).to(compute);
     const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), cos, sin).to(compute);
     const at::Tensor v = heads(a.v(z));
-    const at::Tensor out = models::attention(q, k, v, keyLengths, attention);
+    const at::Tensor out = trainable && keyLengths.empty() ? differentiableAttention(q, k, v)
+                                                           : models::attention(q, k, v, keyLengths, attention);
     return a.o(out.flatten(2));
+  }
+
+  // Plain softmax attention from out-of-place operations (training), q [B, Lq, H, d], k, v [B, Lk, H, d].
+  static at::Tensor differentiableAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+    const at::Tensor logits = at::matmul(q.transpose(1, 2), k.permute({0, 2, 3, 1})) * scale;  // [B, H, Lq, Lk]
+    return at::matmul(at::softmax(logits, -1), v.transpose(1, 2)).transpose(1, 2);           // [B, Lq, H, d]
   }
 
   at::Tensor crossAttention(const Attention& a, const at::Tensor& z, const at::Tensor& context) const {
     const at::Tensor q = heads(rmsNorm(a.q(z), a.normQ));
     const at::Tensor k = heads(rmsNorm(a.k(context), a.normK));
     const at::Tensor v = heads(a.v(context));
+    if (trainable) return a.o(differentiableAttention(q, k, v).flatten(2));
     return a.o(models::attention(q, k, v, {}, attention).flatten(2));
   }
 };
@@ -170,6 +181,28 @@ void WanModel::setAttention(AttentionImpl impl) { impl_->attention = impl; }
 std::vector<std::pair<std::string, at::Tensor>> WanModel::namedParameters() const {
   return {impl_->params.begin(), impl_->params.end()};
 }
+
+void WanModel::replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer) {
+  std::map<std::string, at::Tensor> replaced;
+  for (const auto& [name, value] : impl_->params) {
+    at::Tensor next = transfer(name, value);
+    if (!next.defined() || next.sizes() != value.sizes() || next.scalar_type() != value.scalar_type())
+      throw std::invalid_argument("replaceParameters: \"" + name + "\" changed shape or dtype");
+    replaced.emplace(name, std::move(next));
+  }
+  impl_->params = std::move(replaced);
+  impl_->device = impl_->params.begin()->second.device();
+  impl_->resolve();
+}
+
+at::Device WanModel::device() const { return impl_->device; }
+
+void WanModel::setTrainable(bool trainable) {
+  for (auto& [name, tensor] : impl_->params) tensor.requires_grad_(trainable);
+  impl_->trainable = trainable;
+}
+
+bool WanModel::trainable() const { return impl_->trainable; }
 
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
@@ -262,7 +295,8 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   if (batch == 0) throw std::invalid_argument("WanModel::forward: empty batch");
   if (contexts.size() != xs.size() || t.numel() != batch)
     throw std::invalid_argument("WanModel::forward: need one timestep and one context per latent");
-  at::NoGradGuard noGrad;
+  std::optional<at::NoGradGuard> noGrad;
+  if (!m.trainable) noGrad.emplace();
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(m.device);
 
   // 1. Patch embedding, per sample, into a padded token batch.

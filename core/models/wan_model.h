@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +49,15 @@ class WanModel {
   void setAttention(AttentionImpl impl);
   // Official names → tensors (in their load dtype).
   std::vector<std::pair<std::string, at::Tensor>> namedParameters() const;
+  // Replaces every parameter by transfer(name, tensor), which must return a tensor of the same
+  // shape and dtype (a copy on another device, or into a reused staging buffer): how the residency
+  // manager offloads the DiT to host memory and brings it back.
+  void replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer);
+  at::Device device() const;
+  // Training: every parameter requires grad and forward builds the autograd graph (out-of-place
+  // attention, no NoGradGuard). Off (the default) is the inference path.
+  void setTrainable(bool trainable);
+  bool trainable() const;
 
   // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps (any dtype,
   // converted to float64 for the sinusoid); context[i] [L_i ≤ text_len, text_dim]. Samples may

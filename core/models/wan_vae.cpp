@@ -10,6 +10,8 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <nlohmann/json.hpp>
+
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
 #include "models/detection_problems.h"
@@ -60,8 +62,11 @@ struct Coder {
 struct Caches {
   std::vector<at::Tensor> frames;
   std::vector<char> firstDone;
-  explicit Caches(const Coder& coder)
-      : frames(static_cast<std::size_t>(coder.slots)), firstDone(static_cast<std::size_t>(coder.flags), 0) {}
+  // Differentiable pass (training): out-of-place operations only, any batch size.
+  bool grad = false;
+  explicit Caches(const Coder& coder, bool differentiable = false)
+      : frames(static_cast<std::size_t>(coder.slots)), firstDone(static_cast<std::size_t>(coder.flags), 0),
+        grad(differentiable) {}
   at::Tensor& slot(int i) { return frames[static_cast<std::size_t>(i)]; }
   bool first(int i) {
     char& done = firstDone[static_cast<std::size_t>(i)];
@@ -97,6 +102,24 @@ at::Tensor cachedInput(at::Tensor& cache, std::int64_t channels, const at::Tenso
   return padded;
 }
 
+// Out-of-place normSiluInto for the differentiable pass.
+at::Tensor normSilu(const at::Tensor& x, const Norm& norm, bool silu = true) {
+  const std::array<std::int64_t, 1> channelDim{1};
+  const at::Tensor denom = at::norm(x, 2, at::IntArrayRef(channelDim), true).clamp_min(1e-12);
+  const at::Tensor y = x / denom * norm.scale * norm.gamma;
+  return silu ? at::silu(y) : y;
+}
+
+// Out-of-place cachedInput: [2 cached (or zero) frames, body]; the cache becomes its last two frames.
+at::Tensor cachedInputGrad(at::Tensor& cache, const at::Tensor& body) {
+  std::vector<std::int64_t> sizes = body.sizes().vec();
+  sizes[2] = 2;
+  const at::Tensor head = cache.defined() ? cache : at::zeros(sizes, body.options());
+  at::Tensor padded = at::cat({head, body}, 2);
+  cache = padded.narrow(2, padded.size(2) - 2, 2);
+  return padded;
+}
+
 at::Tensor conv3(const at::Tensor& padded, const Conv& conv) {
   // Time already padded; k3 spatial convs pad 1, the (3,1,1) time convs 0.
   const std::int64_t ph = conv.weight.size(3) / 2, pw = conv.weight.size(4) / 2;
@@ -105,6 +128,11 @@ at::Tensor conv3(const at::Tensor& padded, const Conv& conv) {
 
 at::Tensor residual(const Block& b, at::Tensor x, Caches& caches) {
   const at::Tensor h = b.shortcut.weight.defined() ? at::conv3d(x, b.shortcut.weight, b.shortcut.bias) : x;
+  if (caches.grad) {
+    at::Tensor y = conv3(cachedInputGrad(caches.slot(b.slot1), normSilu(x, b.norm1)), b.conv1);
+    y = conv3(cachedInputGrad(caches.slot(b.slot2), normSilu(y, b.norm2)), b.conv2);
+    return y + h;
+  }
   at::Tensor p = cachedInput(caches.slot(b.slot1), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, b.norm1); });
   x.reset();
   at::Tensor y = conv3(p, b.conv1);
@@ -114,6 +142,24 @@ at::Tensor residual(const Block& b, at::Tensor x, Caches& caches) {
   y = conv3(p, b.conv2);
   p.reset();
   return y.add_(h);
+}
+
+// attention() for the differentiable pass, any batch size.
+at::Tensor attentionGrad(const Block& b, const at::Tensor& x) {
+  const std::int64_t batch = x.size(0), c = x.size(1), t = x.size(2), hh = x.size(3), ww = x.size(4);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c));
+  std::vector<at::Tensor> frames;
+  for (std::int64_t f = 0; f < t; ++f) {
+    const at::Tensor xf = x.select(2, f);  // [B, C, h, w]
+    const at::Tensor qkv = at::conv2d(normSilu(xf, b.attnNorm, false), b.qkv.weight, b.qkv.bias)
+                               .view({batch, 3 * c, hh * ww})
+                               .transpose(1, 2);  // [B, hw, 3C]
+    const at::Tensor q = qkv.narrow(2, 0, c), k = qkv.narrow(2, c, c), v = qkv.narrow(2, 2 * c, c);
+    const at::Tensor weights = at::softmax(at::matmul(q, k.transpose(1, 2)) * scale, -1);
+    const at::Tensor attended = at::matmul(weights, v).transpose(1, 2).reshape({batch, c, hh, ww});
+    frames.push_back(at::conv2d(attended, b.proj.weight, b.proj.bias) + xf);
+  }
+  return at::stack(frames, 2);
 }
 
 // Single-head self-attention over each frame's h·w positions (no caching).
@@ -136,8 +182,17 @@ at::Tensor attention(const Block& b, const at::Tensor& x) {
 }
 
 // Nearest ×2 then the 3×3 conv, frame by frame (the ×4-sized upsampled frame never exists for a whole chunk).
-at::Tensor upsampleSpatial(const Block& b, const at::Tensor& x) {
+at::Tensor upsampleSpatial(const Block& b, const at::Tensor& x, bool grad) {
   const std::int64_t t = x.size(2), hh = 2 * x.size(3), ww = 2 * x.size(4);
+  if (grad) {
+    std::vector<at::Tensor> frames;
+    for (std::int64_t f = 0; f < t; ++f) {
+      const std::array<std::int64_t, 2> size{hh, ww};
+      const at::Tensor up = at::upsample_nearest2d(x.select(2, f), at::IntArrayRef(size));
+      frames.push_back(at::conv2d(up, b.spatial.weight, b.spatial.bias, {1, 1}, {1, 1}));
+    }
+    return at::stack(frames, 2);
+  }
   at::Tensor out = at::empty({x.size(0), b.spatial.weight.size(0), t, hh, ww}, x.options());
   for (std::int64_t f = 0; f < t; ++f) {
     const std::array<std::int64_t, 2> size{hh, ww};
@@ -150,7 +205,8 @@ at::Tensor upsampleSpatial(const Block& b, const at::Tensor& x) {
 at::Tensor upsample(const Block& b, at::Tensor x, Caches& caches) {
   if (b.kind == Kind::Upsample3d && !caches.first(b.flag)) {
     const std::int64_t c = x.size(1), t = x.size(2);
-    at::Tensor p = cachedInput(caches.slot(b.timeSlot), c, x, [&](at::Tensor body) { body.copy_(x); });
+    at::Tensor p = caches.grad ? cachedInputGrad(caches.slot(b.timeSlot), x)
+                               : cachedInput(caches.slot(b.timeSlot), c, x, [&](at::Tensor body) { body.copy_(x); });
     const auto sizes = x.sizes().vec();
     x.reset();
     at::Tensor y = conv3(p, b.time);  // [B, 2C, t, h, w]
@@ -158,7 +214,7 @@ at::Tensor upsample(const Block& b, at::Tensor x, Caches& caches) {
     // Output channels [0, C) become frame 2i, [C, 2C) frame 2i+1.
     x = y.view({sizes[0], 2, c, t, sizes[3], sizes[4]}).permute({0, 2, 3, 1, 4, 5}).reshape({sizes[0], c, 2 * t, sizes[3], sizes[4]});
   }
-  return upsampleSpatial(b, x);
+  return upsampleSpatial(b, x, caches.grad);
 }
 
 at::Tensor downsample(const Block& b, at::Tensor x, Caches& caches) {
@@ -180,7 +236,23 @@ at::Tensor downsample(const Block& b, at::Tensor x, Caches& caches) {
   return at::conv3d(input, b.time.weight, b.time.bias, {2, 1, 1});
 }
 
+at::Tensor runCoderGrad(const Coder& coder, const at::Tensor& input, Caches& caches) {
+  at::Tensor x = conv3(cachedInputGrad(caches.slot(coder.conv1Slot), input), coder.conv1);
+  for (const Block& b : coder.blocks) {
+    switch (b.kind) {
+      case Kind::Residual: x = residual(b, x, caches); break;
+      case Kind::Attention: x = attentionGrad(b, x); break;
+      case Kind::Upsample2d:
+      case Kind::Upsample3d: x = upsample(b, x, caches); break;
+      case Kind::Downsample2d:
+      case Kind::Downsample3d: x = downsample(b, x, caches); break;
+    }
+  }
+  return conv3(cachedInputGrad(caches.slot(coder.headSlot), normSilu(x, coder.headNorm)), coder.head);
+}
+
 at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
+  if (caches.grad) return runCoderGrad(coder, x, caches);
   at::Tensor p = cachedInput(caches.slot(coder.conv1Slot), x.size(1), x, [&](at::Tensor body) { body.copy_(x); });
   x = conv3(p, coder.conv1);
   p.reset();
@@ -225,7 +297,32 @@ at::Tensor ramp1d(std::int64_t length, std::int64_t ramp, bool rampStart, bool r
   return w;
 }
 
+// A per-channel latent statistic from the metadata: a JSON array of zDim numbers (std > 0), or
+// empty when the key is absent.
+std::vector<double> latentStatistic(const io::WeightSet& weights, const char* key, std::int64_t zDim) {
+  const auto found = weights.metadata().find(key);
+  if (found == weights.metadata().end()) return {};
+  std::vector<double> values;
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(found->second);
+    for (const auto& v : parsed) values.push_back(v.get<double>());
+  } catch (const std::exception& error) {
+    throw std::runtime_error(weights.label() + ": metadata \"" + key + "\" is not a JSON array of numbers (" +
+                             error.what() + ")");
+  }
+  if (static_cast<std::int64_t>(values.size()) != zDim)
+    throw std::runtime_error(weights.label() + ": metadata \"" + key + "\" has " + std::to_string(values.size()) +
+                             " values but z_dim is " + std::to_string(zDim));
+  for (double v : values)
+    if (!std::isfinite(v) || (std::string_view(key) == kWanVaeLatentStdKey && !(v > 0)))
+      throw std::runtime_error(weights.label() + ": metadata \"" + key + "\" has a bad value " + std::to_string(v));
+  return values;
+}
+
 }  // namespace
+
+const char* const kWanVaeLatentMeanKey = "latents_mean";
+const char* const kWanVaeLatentStdKey = "latents_std";
 
 struct WanVae::Impl {
   WanVaeConfig config;
@@ -234,7 +331,9 @@ struct WanVae::Impl {
   std::map<std::string, at::Tensor> params;
   Coder encoder, decoder;
   Conv quant, postQuant;  // top-level conv1 (2z→2z) and conv2 (z→z)
-  at::Tensor mean, invStd;  // [1, z, 1, 1, 1] float32; identity for z ≠ 16
+  at::Tensor mean, invStd;  // [1, z, 1, 1, 1] float32; identity for z ≠ 16 without statistics
+  // Per-channel latent statistics of this VAE family (file metadata); empty = Wan 2.1's for z = 16.
+  std::vector<double> latentMean, latentStd;
 
   const at::Tensor& get(const std::string& name) const { return params.at(name); }
   Conv conv(const std::string& name) const { return {get(name + ".weight"), get(name + ".bias")}; }
@@ -290,7 +389,12 @@ struct WanVae::Impl {
     quant = conv("conv1");
     postQuant = conv("conv2");
     const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
-    if (config.zDim == 16) {
+    const auto z = static_cast<std::size_t>(config.zDim);
+    if (latentMean.size() == z && latentStd.size() == z) {
+      mean = at::tensor(latentMean, at::TensorOptions().dtype(at::kDouble)).to(f32).view({1, config.zDim, 1, 1, 1});
+      invStd = at::reciprocal(at::tensor(latentStd, at::TensorOptions().dtype(at::kDouble)).to(f32))
+                   .view({1, config.zDim, 1, 1, 1});
+    } else if (config.zDim == 16) {
       const std::vector<double> m(kWanVaeLatentMean.begin(), kWanVaeLatentMean.end());
       const std::vector<double> s(kWanVaeLatentStd.begin(), kWanVaeLatentStd.end());
       // As the reference wrapper: float32 tensors of the Python floats, scale = 1/std in float32.
@@ -374,6 +478,62 @@ std::vector<std::pair<std::string, at::Tensor>> WanVae::namedParameters() const 
   return {impl_->params.begin(), impl_->params.end()};
 }
 
+std::vector<double> WanVae::latentMean() const {
+  const at::Tensor m = impl_->mean.to(at::kCPU, at::kDouble).reshape({-1}).contiguous();
+  return {m.data_ptr<double>(), m.data_ptr<double>() + m.numel()};
+}
+
+std::vector<double> WanVae::latentStd() const {
+  const at::Tensor s = impl_->invStd.to(at::kCPU, at::kDouble).reciprocal().reshape({-1}).contiguous();
+  return {s.data_ptr<double>(), s.data_ptr<double>() + s.numel()};
+}
+
+void WanVae::setLatentStatistics(const std::vector<double>& mean, const std::vector<double>& deviation) {
+  const auto z = static_cast<std::size_t>(impl_->config.zDim);
+  if (mean.size() != z || deviation.size() != z)
+    throw std::invalid_argument("WanVae::setLatentStatistics: need " + std::to_string(z) + " means and deviations");
+  auto impl = std::make_shared<Impl>(*impl_);
+  impl->latentMean = mean;
+  impl->latentStd = deviation;
+  impl->resolve();
+  impl_ = std::move(impl);
+}
+
+void WanVae::setTrainable(bool trainable) {
+  auto impl = std::make_shared<Impl>(*impl_);
+  for (auto& [name, tensor] : impl->params) tensor.requires_grad_(trainable);
+  impl->resolve();  // the norm views are taken again, now tracking the parameters
+  impl_ = std::move(impl);
+}
+
+WanVaeMoments WanVae::encodeMoments(const at::Tensor& video) const {
+  const Impl& m = *impl_;
+  const WanVaeConfig& c = m.config;
+  if (video.dim() != 5 || video.size(1) != 3)
+    throw std::invalid_argument("WanVae::encodeMoments: video must be [B, 3, T, H, W], got " + c10::str(video.sizes()));
+  const std::int64_t frames = video.size(2), factor = c.temporalFactor();
+  (void)c.latentFrames(frames);
+  const at::Tensor x = video.to(m.device, m.compute);
+  Caches caches(m.encoder, true);
+  std::vector<at::Tensor> chunks;
+  for (std::int64_t start = 0; start < frames; start += start == 0 ? 1 : factor)
+    chunks.push_back(runCoder(m.encoder, x.narrow(2, start, start == 0 ? 1 : factor), caches));
+  const at::Tensor moments = at::conv3d(at::cat(chunks, 2), m.quant.weight, m.quant.bias).to(at::kFloat);
+  return {moments.narrow(1, 0, c.zDim), moments.narrow(1, c.zDim, c.zDim)};
+}
+
+at::Tensor WanVae::decodeRaw(const at::Tensor& mu) const {
+  const Impl& m = *impl_;
+  if (mu.dim() != 5 || mu.size(1) != m.config.zDim)
+    throw std::invalid_argument("WanVae::decodeRaw: latent must be [B, " + std::to_string(m.config.zDim) +
+                                ", T, h, w], got " + c10::str(mu.sizes()));
+  const at::Tensor x = at::conv3d(mu.to(m.device, m.compute), m.postQuant.weight, m.postQuant.bias);
+  Caches caches(m.decoder, true);
+  std::vector<at::Tensor> chunks;
+  for (std::int64_t i = 0; i < x.size(2); ++i) chunks.push_back(runCoder(m.decoder, x.narrow(2, i, 1), caches));
+  return at::cat(chunks, 2).to(at::kFloat);
+}
+
 WanVae WanVae::load(const io::WeightSet& weights, const WanVaeLoadOptions& options) {
   const WanVaeDetection detection = detectWanVaeConfig(weights);
   requireNoDetectionProblems(weights.label(), "a Wan 2.1 VAE", detection.problems);
@@ -401,6 +561,11 @@ WanVae WanVae::load(const io::WeightSet& weights, const WanVaeConfig& config, co
     if (!used.contains(info.name))
       throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name + "\" (not part of a Wan VAE with config " +
                                config.toJson() + ")");
+  impl->latentMean = latentStatistic(weights, kWanVaeLatentMeanKey, config.zDim);
+  impl->latentStd = latentStatistic(weights, kWanVaeLatentStdKey, config.zDim);
+  if (impl->latentMean.empty() != impl->latentStd.empty())
+    throw std::runtime_error(weights.label() + ": metadata has only one of \"" + kWanVaeLatentMeanKey + "\" and \"" +
+                             kWanVaeLatentStdKey + "\"");
   impl->resolve();
   return WanVae(std::move(impl));
 }

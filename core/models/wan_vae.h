@@ -72,6 +72,16 @@ class WanVaeDecodeStream {
   std::unique_ptr<State> state_;
 };
 
+// Metadata keys of a VAE file holding its family's per-channel latent statistics (JSON arrays of
+// z_dim numbers). Without them: Wan 2.1's values for z_dim 16, identity otherwise.
+extern const char* const kWanVaeLatentMeanKey;  // "latents_mean"
+extern const char* const kWanVaeLatentStdKey;   // "latents_std"
+
+// The encoder's posterior (raw, not normalised): [B, z, T', h, w] each.
+struct WanVaeMoments {
+  at::Tensor mu, logVar;
+};
+
 // The Wan 2.1 causal 3D VAE (wan21.md §2), inference only: encode returns μ only.
 class WanVae {
  public:
@@ -87,6 +97,18 @@ class WanVae {
   at::Device device() const;
   std::uint64_t weightBytes() const;
   std::vector<std::pair<std::string, at::Tensor>> namedParameters() const;
+  // The normalisation: normalised = (μ − mean)/std per channel.
+  std::vector<double> latentMean() const;
+  std::vector<double> latentStd() const;
+  void setLatentStatistics(const std::vector<double>& mean, const std::vector<double>& deviation);
+
+  // Training. setTrainable(true) makes every parameter require grad; encodeMoments and decodeRaw
+  // then build the autograd graph (they follow the caller's grad mode, unlike encode/decode).
+  void setTrainable(bool trainable);
+  // video [B, 3, T, H, W] in [−1, 1], T = 4k+1 → μ and log σ² (chunked and causal as encode()).
+  WanVaeMoments encodeMoments(const at::Tensor& video) const;
+  // Raw μ [B, z, T', h, w] → video [B, 3, 1+4(T'−1), 8h, 8w] float32, unclamped.
+  at::Tensor decodeRaw(const at::Tensor& mu) const;
 
   // video [3, T, H, W] or [1, 3, T, H, W] in [−1, 1]; T = 4k+1 and H, W multiples of 8 (else
   // std::invalid_argument). Chunked as the reference: frame 0 alone, then 4 frames at a time.

@@ -1,5 +1,8 @@
 #include "runtime/torch_runtime.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <thread>
 
 #include <ATen/Parallel.h>
@@ -8,6 +11,13 @@
 #include "runtime/cuda_device.h"
 
 namespace shotchain {
+
+void relaunchWithPassiveOpenMp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  ::execv("/proc/self/exe", argv);  // returns only on failure: then run on with the default policy
+}
+
 
 RuntimeInfo initTorchRuntime() {
   RuntimeInfo info;

@@ -16,4 +16,9 @@ struct RuntimeInfo {
 // machine's cores (libtorch starts with one here) and describes the compute device.
 RuntimeInfo initTorchRuntime();
 
+// libgomp reads OMP_WAIT_POLICY once, when it loads (before main), and by default spins idle
+// threads, which made libtorch ~20x slower on a busy 2-core machine. Call first thing in main():
+// when the variable is unset it sets PASSIVE and executes the program again (once).
+void relaunchWithPassiveOpenMp(char** argv);
+
 }  // namespace shotchain

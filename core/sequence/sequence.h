@@ -55,6 +55,7 @@ struct Continuity {
   int overlapLatents = 1;    // k, for latent_overlap
   double blendRatio = 0.5;   // weight of the handoff against the fallback image, for blend
   std::string fallbackImage; // relative to the sequence file
+  bool anchorColour = false;  // AdaIN of the shot's latent channel statistics toward shot 1's
   UnknownFields unknown;
   bool operator==(const Continuity&) const = default;
 };

@@ -235,6 +235,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
     c.integer("overlap_latents", shot.continuity.overlapLatents);
     c.real("blend_ratio", shot.continuity.blendRatio);
     c.string("fallback_image", shot.continuity.fallbackImage);
+    c.boolean("anchor_colour", shot.continuity.anchorColour);
     shot.continuity.unknown = c.unknownFields();
   }
   shot.unknown = reader.unknownFields();
@@ -304,6 +305,7 @@ Json shotToJson(const Shot& shot) {
   continuity["overlap_latents"] = shot.continuity.overlapLatents;
   continuity["blend_ratio"] = shot.continuity.blendRatio;
   if (!shot.continuity.fallbackImage.empty()) continuity["fallback_image"] = shot.continuity.fallbackImage;
+  if (shot.continuity.anchorColour) continuity["anchor_colour"] = true;
   addUnknown(continuity, shot.continuity.unknown);
   object["continuity"] = continuity;
   object["enabled"] = shot.enabled;
@@ -417,6 +419,8 @@ std::string serializeSequence(const Sequence& sequence) {
   addUnknown(root, sequence.unknown);
   return root.dump(2) + "\n";
 }
+
+std::string serializeShot(const Shot& shot) { return shotToJson(shot).dump(); }
 
 void saveSequenceFile(const Sequence& sequence, const std::filesystem::path& path) {
   writeFileAtomically(path, serializeSequence(sequence));

@@ -27,6 +27,8 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
 LoadResult loadSequenceFile(const std::filesystem::path& path);
 
 std::string serializeSequence(const Sequence& sequence);
+// One shot as the document writes it (JSON object text, compact): for records like shot.json.
+std::string serializeShot(const Shot& shot);
 // Atomic (temporary file + rename); throws FileWriteError naming the file.
 void saveSequenceFile(const Sequence& sequence, const std::filesystem::path& path);
 

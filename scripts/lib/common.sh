@@ -5,9 +5,15 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
 
 # Debian 12 packages. Runtime: Qt 6, libtorch (CPU) with OpenBLAS (without it libtorch falls
-# back to the reference BLAS, ~30x slower), sentencepiece and its spm_train tool.
+# back to the reference BLAS, ~30x slower), sentencepiece and its spm_train tool, libav* for the
+# rendered MP4 (libx264 comes with libavcodec) and ffmpeg (ffprobe, used by the export tests).
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache)
-LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev)
+LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
+              libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
+
+# libgomp spins waiting threads by default; on a busy 2-core machine that made libtorch ~20x
+# slower. It reads the setting when it loads, so it is set here (and by the programs themselves).
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -1,23 +1,16 @@
 #include <QProcess>
 #include <QTest>
 
+#include "cli_run.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
 
 namespace {
 
-struct Run {
-  int exitCode = -1;
-  QString out;
-};
+using Run = CliRun;
 
-Run cli(const QStringList& args) {
-  QProcess process;
-  process.start(SHOTCHAIN_CLI, args);
-  if (!process.waitForFinished(60000)) qFatal("shotchain did not finish");
-  return {process.exitCode(), QString::fromUtf8(process.readAllStandardOutput() + process.readAllStandardError())};
-}
+CliRun cli(const QStringList& args) { return runCli(args, 60000); }
 
 }  // namespace
 

@@ -101,6 +101,30 @@ class SequenceRoundTrip : public QObject {
     QVERIFY(*first.sequence == *second.sequence);
   }
 
+  void anchorColourRoundTripsAndUnknownContinuityKeysStay() {
+    auto doc = nlohmann::ordered_json::parse(readFile(workflow("demo.json")));
+    doc["shots"][1]["continuity"]["anchor_colour"] = true;
+    doc["shots"][1]["continuity"]["anchor_strength"] = 0.5;
+    const LoadResult first = parseSequence(doc.dump());
+    QVERIFY2(first.ok(), formatAll(first.diagnostics).c_str());
+    QVERIFY(first.sequence->shots[1].continuity.anchorColour);
+    QVERIFY(!first.sequence->shots[0].continuity.anchorColour);
+    QVERIFY(!first.sequence->shots[1].continuity.unknown.count("anchor_colour"));
+    const auto saved = nlohmann::ordered_json::parse(serializeSequence(*first.sequence));
+    QVERIFY(saved["shots"][1]["continuity"]["anchor_colour"] == true);
+    QVERIFY(saved["shots"][1]["continuity"]["anchor_strength"] == 0.5);
+    QVERIFY(!saved["shots"][0]["continuity"].contains("anchor_colour"));
+    const LoadResult second = parseSequence(saved.dump());
+    QVERIFY(second.ok());
+    QVERIFY(*first.sequence == *second.sequence);
+
+    doc["shots"][1]["continuity"]["anchor_colour"] = "yes";
+    const LoadResult bad = parseSequence(doc.dump());
+    QVERIFY(!bad.ok());
+    QVERIFY2(formatAll(bad.diagnostics).find("shots[1].continuity.anchor_colour") != std::string::npos,
+             formatAll(bad.diagnostics).c_str());
+  }
+
   void modelFilesAndBudgetRoundTrip() {
     Sequence s;
     s.settings.model.builtin.clear();

@@ -13,22 +13,35 @@ QString SequenceDocument::displayName() const {
   return filePath_.isEmpty() ? QStringLiteral("Untitled") : QFileInfo(filePath_).fileName();
 }
 
-void SequenceDocument::reset(Sequence sequence, const QString& filePath) {
+std::filesystem::path SequenceDocument::baseFolder() const {
+  if (filePath_.isEmpty()) return {};
+  return std::filesystem::path(QFileInfo(filePath_).absolutePath().toStdString());
+}
+
+ValidationContext SequenceDocument::validationContext() const {
+  ValidationContext context;
+  context.baseFolder = baseFolder();
+  return context;
+}
+
+void SequenceDocument::reset(Sequence sequence, const QString& filePath, bool modified) {
   sequence_ = std::move(sequence);
   undoStack_.clear();
   undoStack_.setClean();
+  if (modified) undoStack_.resetClean();  // a recovered document differs from its file until saved
   if (filePath != filePath_) {
     filePath_ = filePath;
     Q_EMIT filePathChanged(filePath_);
   }
+  Q_EMIT replaced();
   Q_EMIT changed();
 }
 
-Diagnostics SequenceDocument::edit(const Edit& edit) {
+Diagnostics SequenceDocument::edit(const Edit& edit, const QString& mergeKey) {
   const QString text = QString::fromStdString(describeEdit(sequence_, edit));
   EditResult result = applyDirect(edit);
   if (!result.ok()) return result.errors;
-  undoStack_.push(new EditCommand(this, edit, std::move(*result.inverse), text));
+  undoStack_.push(new EditCommand(this, edit, std::move(*result.inverse), text, mergeKey));
   return {};
 }
 

@@ -4,13 +4,16 @@
 #include <QString>
 #include <QUndoStack>
 
+#include <filesystem>
+
 #include "sequence/edits.h"
 #include "sequence/sequence.h"
+#include "sequence/validation.h"
 
 namespace shotchain::ui {
 
 // The open sequence: core's document, its file, and the undo stack through which every
-// user edit passes (one core edit = one undo step).
+// user edit passes (one core edit = one undo step; a macro groups several into one).
 class SequenceDocument : public QObject {
   Q_OBJECT
 
@@ -20,13 +23,18 @@ class SequenceDocument : public QObject {
   const Sequence& sequence() const { return sequence_; }
   QString filePath() const { return filePath_; }
   QString displayName() const;
+  // Where the document's relative paths resolve: the sequence file's folder (empty when untitled).
+  std::filesystem::path baseFolder() const;
+  ValidationContext validationContext() const;
   QUndoStack* undoStack() { return &undoStack_; }
   bool isModified() const { return !undoStack_.isClean(); }
 
   // Replaces the whole document (after New/Open); clears the undo history.
-  void reset(Sequence sequence, const QString& filePath);
+  // `modified` marks a recovered document as unsaved.
+  void reset(Sequence sequence, const QString& filePath, bool modified = false);
   // Applies the edit as one undoable step; on refusal nothing changes and the errors say why.
-  Diagnostics edit(const Edit& edit);
+  // Consecutive edits with the same non-empty `mergeKey` fold into one step.
+  Diagnostics edit(const Edit& edit, const QString& mergeKey = {});
   // Atomic; throws FileWriteError (naming the file) and leaves the document modified on failure.
   void saveAs(const QString& filePath);
 
@@ -35,6 +43,8 @@ class SequenceDocument : public QObject {
 
  Q_SIGNALS:
   void changed();
+  // After New/Open/recovery: selections and render state of the old document are void.
+  void replaced();
   void filePathChanged(const QString& path);
 
  private:

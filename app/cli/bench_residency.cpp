@@ -1,0 +1,284 @@
+// `shotchain bench residency`: the same sequence rendered under each residency policy side by side
+// in one run, with the figures of the seed's table (issue 7).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/bench_model_folder.h"
+#include "cli/verbs.h"
+#include "memory/memory_probe.h"
+#include "render/renderer.h"
+#include "sequence/sequence_io.h"
+#include "util/byte_size.h"
+
+namespace shotchain::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Collects the timing of every step and the figures of every cut of one render.
+class BenchObserver : public render::RenderObserver {
+ public:
+  explicit BenchObserver(Clock::time_point start) : start_(start) {}
+
+  void shotStarted(const render::ShotStarted& event) override {
+    shots_.push_back({event.index, -1, -1});
+  }
+  void stepDone(const render::StepDone& event) override {
+    const double now = std::chrono::duration<double>(Clock::now() - start_).count();
+    ShotTimes& shot = shots_.back();
+    if (shot.firstStepStart < 0) shot.firstStepStart = now - event.seconds;
+    shot.lastStepEnd = now;
+  }
+  void cutMeasured(const continuity::CutMetrics& cut) override { cuts_.push_back(cut); }
+
+  // End of shot N's last step → start of shot N+1's first step, for every cut.
+  std::vector<double> interShotOverheads() const {
+    std::vector<double> gaps;
+    for (std::size_t i = 1; i < shots_.size(); ++i)
+      if (shots_[i - 1].lastStepEnd >= 0 && shots_[i].firstStepStart >= 0)
+        gaps.push_back(shots_[i].firstStepStart - shots_[i - 1].lastStepEnd);
+    return gaps;
+  }
+  const std::vector<continuity::CutMetrics>& cuts() const { return cuts_; }
+
+ private:
+  struct ShotTimes {
+    int index;
+    double firstStepStart;
+    double lastStepEnd;
+  };
+  Clock::time_point start_;
+  std::vector<ShotTimes> shots_;
+  std::vector<continuity::CutMetrics> cuts_;
+};
+
+struct PolicyRun {
+  std::string policy;
+  bool ran = false;
+  std::string error;
+  double wallSeconds = 0;
+  std::vector<double> overheads;
+  double medianOverhead = 0;
+  double overheadShare = 0;  // sum of the gaps / wall time
+  double medianHandoffMse = NAN;
+  double medianRoundtripMse = NAN;
+  std::uint64_t peakAllocated = 0;
+  MemorySample last;
+  std::string chosen;
+};
+
+double median(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseDir, const std::filesystem::path& out,
+                    ResidencyPolicy policy, const std::string& device, std::optional<std::uint64_t> budget) {
+  PolicyRun run;
+  run.policy = toString(policy);
+  render::RenderOptions options;
+  options.sequenceDirectory = baseDir;
+  options.outputDirectory = out / run.policy;
+  options.policy = policy;
+  options.budget = budget;
+  options.device = device;
+  options.previews = false;
+  render::Renderer renderer;
+  renderer.probe().resetPeak();
+  renderer.probe().markTransfers();
+  const auto start = Clock::now();
+  BenchObserver observer(start);
+  try {
+    const render::RenderSummary summary = renderer.render(sequence, options, observer);
+    run.ran = summary.finished.completed;
+    if (!run.ran) run.error = summary.warnings.empty() ? "did not complete" : summary.warnings.back().message;
+    run.chosen = toString(summary.plan.chosen);
+  } catch (const std::exception& error) {
+    run.error = error.what();
+    return run;
+  }
+  run.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  run.overheads = observer.interShotOverheads();
+  run.medianOverhead = median(run.overheads);
+  double total = 0;
+  for (const double gap : run.overheads) total += gap;
+  run.overheadShare = run.wallSeconds > 0 ? total / run.wallSeconds : 0;
+  std::vector<double> handoff, roundtrip;
+  for (const continuity::CutMetrics& cut : observer.cuts()) {
+    handoff.push_back(cut.handoffMse.value_or(NAN));
+    roundtrip.push_back(cut.roundtripMse.value_or(NAN));
+  }
+  run.medianHandoffMse = median(handoff);
+  run.medianRoundtripMse = median(roundtrip);
+  run.last = renderer.probe().sample();
+  run.peakAllocated = run.last.peakAllocated;
+  return run;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  if (std::isnan(s)) return "-";
+  std::snprintf(text, sizeof text, s < 0.1 ? "%.1f ms" : "%.3f s", s < 0.1 ? s * 1000 : s);
+  return text;
+}
+
+std::string number(double v, const char* format = "%.3g") {
+  if (std::isnan(v)) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: shotchain bench residency SEQUENCE|--config demo|tiny|1.3b|14b [--shots N] [--steps N]\n"
+               "         [--policies pinned,offload,reload] [--width W] [--height H] [--frames F] [--device D]\n"
+               "         [--budget SIZE] [--out DIR] [--json]\n");
+  return 2;
+}
+
+}  // namespace
+
+int runBenchResidency(const Args& args) {
+  std::string sequencePath, config;
+  BenchSequenceShape shape;
+  std::vector<ResidencyPolicy> policies{ResidencyPolicy::Pinned, ResidencyPolicy::Offload, ResidencyPolicy::Reload};
+  std::string device = "cpu";
+  std::optional<std::uint64_t> budget;
+  std::optional<std::filesystem::path> outArg;
+  bool json = false;
+  try {
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+        return args[++i];
+      };
+      if (a == "--json") json = true;
+      else if (a == "--config") config = next();
+      else if (a == "--shots") shape.shots = std::stoi(next());
+      else if (a == "--steps") shape.steps = std::stoi(next());
+      else if (a == "--width") shape.width = std::stoi(next());
+      else if (a == "--height") shape.height = std::stoi(next());
+      else if (a == "--frames") shape.frames = std::stoi(next());
+      else if (a == "--device") device = next();
+      else if (a == "--out") outArg = next();
+      else if (a == "--budget") {
+        budget = parseByteSize(next());
+        if (!budget) throw std::invalid_argument("--budget: not a size");
+      } else if (a == "--policies") {
+        policies.clear();
+        std::string list = next();
+        for (std::size_t start = 0; start <= list.size();) {
+          const std::size_t comma = std::min(list.find(',', start), list.size());
+          const std::optional<ResidencyPolicy> p = residencyPolicyFromString(list.substr(start, comma - start));
+          if (!p) throw std::invalid_argument("--policies: pinned, offload, reload, auto");
+          policies.push_back(*p);
+          start = comma + 1;
+        }
+      } else if (!a.empty() && a[0] != '-' && sequencePath.empty()) sequencePath = a;
+      else return usage();
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "shotchain bench residency: %s\n", error.what());
+    return usage();
+  }
+  if (sequencePath.empty() == config.empty()) return usage();
+
+  const std::filesystem::path out =
+      outArg ? *outArg : std::filesystem::temp_directory_path() / ("shotchain-bench-residency-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(out);
+  Sequence sequence;
+  std::filesystem::path baseDir;
+  if (!sequencePath.empty()) {
+    const LoadResult loaded = loadSequenceFile(sequencePath);
+    if (!loaded.ok()) {
+      for (const Diagnostic& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.format(sequencePath).c_str());
+      return 1;
+    }
+    sequence = repeatShots(*loaded.sequence, shape);
+    baseDir = std::filesystem::absolute(sequencePath).parent_path();
+  } else {
+    std::fprintf(stderr, "preparing the %s model...\n", config.c_str());
+    sequence = benchSequence(config, shape, out / "models");
+    baseDir = out;
+  }
+
+  std::vector<PolicyRun> runs;
+  for (const ResidencyPolicy policy : policies) {
+    std::fprintf(stderr, "rendering %zu shots under %s...\n", sequence.shots.size(), toString(policy));
+    runs.push_back(runPolicy(sequence, baseDir, out, policy, device, budget));
+    if (!runs.back().error.empty()) std::fprintf(stderr, "  %s: %s\n", toString(policy), runs.back().error.c_str());
+  }
+  if (!outArg) std::filesystem::remove_all(out);
+
+  const PolicyRun* pinned = nullptr;
+  const PolicyRun* reload = nullptr;
+  for (const PolicyRun& run : runs) {
+    if (run.policy == "pinned" && run.ran) pinned = &run;
+    if (run.policy == "reload" && run.ran) reload = &run;
+  }
+  const double reloadRatio = pinned && reload && pinned->medianOverhead > 0 ? reload->medianOverhead / pinned->medianOverhead : NAN;
+
+  if (json) {
+    nlohmann::ordered_json j;
+    j["sequence"] = sequence.settings.name;
+    j["shots"] = sequence.shots.size();
+    j["device"] = device;
+    j["runs"] = nlohmann::ordered_json::array();
+    for (const PolicyRun& run : runs) {
+      j["runs"].push_back({{"policy", run.policy},
+                           {"completed", run.ran},
+                           {"error", run.error},
+                           {"wall_seconds", run.wallSeconds},
+                           {"inter_shot_overhead_seconds", run.overheads},
+                           {"median_inter_shot_overhead_seconds", run.medianOverhead},
+                           {"overhead_share_of_wall", run.overheadShare},
+                           {"median_handoff_mse", std::isnan(run.medianHandoffMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianHandoffMse)},
+                           {"median_roundtrip_mse", std::isnan(run.medianRoundtripMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianRoundtripMse)},
+                           {"peak_allocated", run.peakAllocated},
+                           {"cached_unused_after", run.last.cachedUnused()},
+                           {"inactive_split_after", run.last.inactiveSplit},
+                           {"free_fragmentation_after", run.last.freeFragmentation},
+                           {"bytes_moved", run.last.transferredBytes}});
+    }
+    j["reload_over_pinned_overhead"] = std::isnan(reloadRatio) ? nlohmann::ordered_json() : nlohmann::ordered_json(reloadRatio);
+    j["pinned_overhead_share"] = pinned ? nlohmann::ordered_json(pinned->overheadShare) : nlohmann::ordered_json();
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("\n%s: %zu shots on %s\n\n", sequence.settings.name.c_str(), sequence.shots.size(), device.c_str());
+    std::printf("%-8s %10s %14s %8s %12s %12s %11s %11s %8s %12s\n", "policy", "wall", "inter-shot", "of wall",
+                "handoff MSE", "round-trip", "peak", "cached", "frag", "moved");
+    std::printf("%-8s %10s %14s %8s %12s %12s %11s %11s %8s %12s\n", "", "", "(median)", "", "(latent)", "MSE", "", "after",
+                "after", "between");
+    for (const PolicyRun& run : runs) {
+      if (!run.ran) {
+        std::printf("%-8s %s\n", run.policy.c_str(), run.error.c_str());
+        continue;
+      }
+      std::printf("%-8s %10s %14s %7.2f%% %12s %12s %11s %11s %8.3f %12s\n", run.policy.c_str(),
+                  seconds(run.wallSeconds).c_str(), seconds(run.medianOverhead).c_str(), 100 * run.overheadShare,
+                  number(run.medianHandoffMse).c_str(), number(run.medianRoundtripMse).c_str(),
+                  formatByteSize(run.peakAllocated).c_str(), formatByteSize(run.last.cachedUnused()).c_str(),
+                  run.last.freeFragmentation, formatByteSize(run.last.transferredBytes).c_str());
+    }
+    std::printf("\ninter-shot overhead, reload / pinned: %s (goal ≥ 35.5)\n", number(reloadRatio, "%.1f×").c_str());
+    if (pinned) std::printf("pinned overhead share of wall time: %.2f%% (goal ≤ 1%%)\n", 100 * pinned->overheadShare);
+  }
+  for (const PolicyRun& run : runs)
+    if (!run.ran && run.policy != "offload") return 1;
+  return 0;
+}
+
+}  // namespace shotchain::cli

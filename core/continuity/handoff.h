@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "sampling/sampler.h"
+#include "sequence/sequence.h"
+
+namespace shotchain::models {
+class WanVae;
+}
+
+namespace shotchain::continuity {
+
+// What the previous shot left for the next one.
+struct PreviousShot {
+  // Its final latent [C, F, h, w] as stored in the ring buffer (LatentRingBuffer::handoff: a view).
+  at::Tensor latent;
+  // Its last decoded output frame [3, H, W] in [−1, 1]. Optional: when a mode needs it and it is
+  // undefined, it is decoded from `latent` (a streaming decode of the whole previous latent).
+  at::Tensor lastFrame;
+};
+
+// How a shot starts (continuity.md, one per mode). Slots 0..n−1 of the sampled latent are held at
+// `held` through sampling (re-noised to each step's σ with `noise`) and restored exactly at the end.
+//
+// Frame counts for a shot of `frames` = 1 + 4(F−1) pixel frames (F latent frames):
+// - none, latent, blend, vae_roundtrip: F latent frames sampled; every decoded frame is kept
+//   (outputPixelFrames = frames).
+// - latent_overlap (k = overlap latents): F + k latent frames sampled (slot 0: a 1-frame encode of the
+//   previous shot's last frame; slots 1..k: its last k latents; then F − 1 new latents). Decoding gives
+//   1 + 4(F + k − 1) frames; the first 1 + 4k repeat the previous shot and are dropped, so the shot adds
+//   outputPixelFrames = 4(F − 1) = frames − 1 new frames: its first frame is the previous shot's last.
+struct Conditioning {
+  ContinuityMode mode = ContinuityMode::None;
+  // What the shot was conditioned on: "noise" (nothing held), "handoff", "handoff+fallback_image",
+  // "fallback_image" (blend without a predecessor), "last_frame_encode" (vae_roundtrip),
+  // "last_frame_encode+handoff" (latent_overlap).
+  std::string source = "noise";
+  at::Tensor held;   // [C, n, h, w] clean latents for slots 0..n−1 on the device; undefined: none
+  at::Tensor noise;  // [C, n, h, w] fixed noise re-noising them (CPU-drawn from handoffNoiseSeed)
+  // The previous shot's tail the handoff came from (a view of the ring entry) and what stands for it
+  // in this shot (same frame count, this shot's resolution). Undefined when nothing was handed off.
+  at::Tensor storedTail;
+  at::Tensor conditionedOn;
+  std::vector<std::int64_t> sampleShape;  // the latent shape to sample [C, F', h, w]
+  std::int64_t dropPixelFrames = 0;       // decoded frames to drop at the start
+  std::int64_t outputPixelFrames = 0;     // decoded frames kept
+  bool resampled = false;                 // the tail was resampled to a new resolution
+  std::uint64_t bytesCopied = 0;          // bytes of conditioning materialised outside the ring buffer
+  double seconds = 0;                     // wall time of prepareConditioning
+
+  std::int64_t heldFrames() const { return held.defined() ? held.size(1) : 0; }
+};
+
+// A seed for the held-slot noise, derived from the shot seed (splitmix64), so it is unrelated to the
+// sample noise drawn from the shot seed itself.
+std::uint64_t handoffNoiseSeed(std::uint64_t shotSeed);
+
+// Builds the conditioning of a shot with `settings` (its continuity block; overlapLatents and
+// blendRatio are read for their modes). `previous` may be null (first shot, or nothing stored under
+// the tag): modes then start from noise, except blend with a fallback image, which holds the image's
+// encode alone. `fallbackImage` [3, H, W] in [−1, 1] (optional; resized bicubically when its size
+// differs from the shot's). `latentShape` = the shot's own [C, F, h, w]. A tail of another resolution
+// is resampled in latent space (resampleLatent). Encodes and decodes run on the VAE's device; the
+// result lives on `device`. Throws std::invalid_argument naming the tensor for bad shapes.
+Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::WanVae& vae,
+                                 const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
+                                 std::uint64_t seed, c10::Device device);
+
+// The sampler hook holding the slots: x[:, 0:n] = (1 − σ)·held + σ·noise before every model call
+// (flow matching: x_σ = (1 − σ)·x₀ + σ·ε). Empty function when nothing is held. Keeps its own
+// references to the tensors.
+sampling::BeforeStepHook holdSlotsHook(const Conditioning& conditioning);
+
+// Writes the held latents back into slots 0..n−1 of the sampled latent, exactly (in place).
+void restoreHeldSlots(at::Tensor& latent, const Conditioning& conditioning);
+
+// The decoded frames [3, T, H, W] without the first dropPixelFrames (a view).
+at::Tensor keptFrames(const at::Tensor& decoded, const Conditioning& conditioning);
+
+// MSE between the stored tail and what the shot was conditioned on (over the same frames; a
+// resampled tail is compared at the stored resolution by resampling it back). nullopt when nothing was
+// handed off. Exactly 0 for `latent` at an unchanged resolution.
+std::optional<double> handoffMse(const Conditioning& conditioning);
+
+// The round-trip baseline: decode `tail` [C, n, h, w] alone, encode the result, MSE to the tail.
+double roundtripMse(const models::WanVae& vae, const at::Tensor& tail);
+
+// The previous shot's last output frame [3, H, W], by a streaming decode of its latent.
+at::Tensor decodeLastFrame(const models::WanVae& vae, const at::Tensor& latent);
+
+}  // namespace shotchain::continuity

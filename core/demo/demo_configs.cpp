@@ -1,0 +1,52 @@
+#include "demo/demo_configs.h"
+
+namespace shotchain::demo {
+
+models::WanVaeConfig demoVaeConfig() {
+  models::WanVaeConfig c;
+  c.dim = 8;
+  c.zDim = 16;
+  c.dimMult = {1, 2, 4, 4};
+  c.numResBlocks = 1;
+  c.temporalDownsample = {false, true, true};
+  return c;
+}
+
+models::Umt5Config demoUmt5Config() {
+  models::Umt5Config c;
+  c.vocab = 32;
+  c.dim = 64;
+  c.dimAttn = 64;
+  c.dimFfn = 128;
+  c.numHeads = 2;
+  c.numLayers = 2;
+  c.numBuckets = 32;
+  c.maxDistance = 128;
+  return c;
+}
+
+models::WanConfig demoDitConfig() {
+  models::WanConfig c;
+  c.modelType = "t2v";
+  c.patch = {1, 2, 2};
+  c.textLen = 64;
+  c.inDim = demoVaeConfig().zDim;
+  c.outDim = demoVaeConfig().zDim;
+  c.dim = 128;
+  c.ffnDim = 512;
+  c.freqDim = 256;
+  c.textDim = demoUmt5Config().dim;
+  c.numHeads = 2;
+  c.numLayers = 4;
+  return c;
+}
+
+std::filesystem::path demoResourceDir(const std::filesystem::path& sourceRoot) { return sourceRoot / "resources" / "demo"; }
+
+bool demoWeightsPresent(const std::filesystem::path& dir) {
+  for (const char* name : {kDitFile, kVaeFile, kTextEncoderFile, kTokenizerFile, kLatentRgbFile})
+    if (!std::filesystem::exists(dir / name)) return false;
+  return true;
+}
+
+}  // namespace shotchain::demo

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "demo/demo_generation.h"
+
+namespace shotchain::demo {
+
+struct DemoEvalOptions {
+  std::filesystem::path dir;  // the shipped files
+  int samples = 60;           // held-out clips (seeds ≥ kHeldOutSeedStart): their prompts, one sample each
+  int chains = 8;             // two-shot chains per continuity mode
+  int psnrClips = 24;         // held-out clips for the VAE round trip
+  DemoShotSettings settings;
+  std::function<void(const std::string&)> log;
+};
+
+struct ContinuityResult {
+  std::string mode;
+  double medianRatio = 0;  // centroid jump across the cut / median per-frame centroid motion inside the shots
+  double meanRatio = 0;
+  int measured = 0;        // chains where both frames at the cut had an object
+};
+
+struct DemoEvalReport {
+  int samples = 0;
+  double found = 0;  // fraction of samples with an object in most frames
+  double colourAccuracy = 0, shapeAccuracy = 0, directionAccuracy = 0;
+  std::vector<ContinuityResult> continuity;  // none, latent, latent_overlap, vae_roundtrip
+  double vaePsnr = 0;                        // dB, mean over held-out clips (frames in 0…1)
+  double sequenceSeconds = 0;                // the 4-shot demo story, text + sampling + decode
+  DemoShotSettings settings;
+};
+
+DemoEvalReport evaluateDemo(const DemoEvalOptions& options);
+// One table with the goals beside the figures.
+std::string formatDemoEvalTable(const DemoEvalReport& report);
+std::string demoEvalJson(const DemoEvalReport& report);
+
+// The 4-shot story of workflows/demo.json: one red circle moving right, right, down, down.
+std::vector<std::string> demoStoryPrompts();
+
+}  // namespace shotchain::demo

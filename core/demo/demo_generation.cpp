@@ -1,0 +1,60 @@
+#include "demo/demo_generation.h"
+
+#include <ATen/ATen.h>
+
+#include "continuity/handoff.h"
+#include "demo/demo_configs.h"
+#include "io/weight_set.h"
+#include "models/umt5_text_encoder.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "sampling/sampler.h"
+
+namespace shotchain::demo {
+
+DemoModels::DemoModels() = default;
+DemoModels::~DemoModels() = default;
+DemoModels::DemoModels(DemoModels&&) noexcept = default;
+DemoModels& DemoModels::operator=(DemoModels&&) noexcept = default;
+
+DemoModels DemoModels::load(const std::filesystem::path& dir) {
+  DemoModels m;
+  m.dit = std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(dir / kDitFile)));
+  m.vae = std::make_unique<models::WanVae>(models::WanVae::load(io::WeightSet::open(dir / kVaeFile)));
+  models::Umt5TextEncoderOptions options;
+  options.tokenizer = dir / kTokenizerFile;
+  options.textLen = static_cast<std::size_t>(m.dit->config().textLen);
+  m.text = std::make_unique<models::Umt5TextEncoder>(models::Umt5TextEncoder::load(dir / kTextEncoderFile, options));
+  return m;
+}
+
+DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::uint64_t seed, const DemoShotSettings& s,
+                          const Continuity& handoff, const DemoShot* previous) {
+  const models::WanVaeConfig& vc = m.vae->config();
+  const std::vector<std::int64_t> shape{vc.zDim, vc.latentFrames(s.frames), s.height / vc.spatialFactor(),
+                                        s.width / vc.spatialFactor()};
+  continuity::PreviousShot prev;
+  if (previous) {
+    prev.latent = previous->latent;
+    prev.lastFrame = previous->frames.select(1, previous->frames.size(1) - 1);
+  }
+  const continuity::Conditioning conditioning = continuity::prepareConditioning(
+      handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU);
+  sampling::SamplerOptions options;
+  options.steps = s.steps;
+  options.shift = s.shift;
+  options.guidance = s.guidance;
+  options.seed = seed;
+  const at::Tensor cond = m.text->encode(prompt);
+  const at::Tensor uncond = m.text->encode(sampling::effectiveNegativePrompt(""));
+  sampling::SampleResult result = sampling::sampleFlow(sampling::wanDenoiser(*m.dit), conditioning.sampleShape, cond,
+                                                       uncond, options, {}, continuity::holdSlotsHook(conditioning));
+  continuity::restoreHeldSlots(result.latent, conditioning);
+  DemoShot shot;
+  shot.latent = result.latent;
+  shot.heldLatentFrames = conditioning.heldFrames();
+  shot.frames = continuity::keptFrames(m.vae->decode(result.latent), conditioning).contiguous();
+  return shot;
+}
+
+}  // namespace shotchain::demo

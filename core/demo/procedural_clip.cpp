@@ -1,0 +1,140 @@
+#include "demo/procedural_clip.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include <ATen/ATen.h>
+
+namespace shotchain::demo {
+namespace {
+
+constexpr int kSuper = 4;  // supersampling per axis
+
+bool inside(Shape shape, float dx, float dy, float r) {
+  switch (shape) {
+    case Shape::Circle: return dx * dx + dy * dy <= r * r;
+    case Shape::Square: return std::fabs(dx) <= r * 0.85f && std::fabs(dy) <= r * 0.85f;
+    case Shape::Triangle: {
+      // Upward-pointing isosceles triangle filling the box [−r, r]²: apex (0, −r), base y = r.
+      if (dy > r || dy < -r) return false;
+      const float halfWidth = r * (dy + r) / (2 * r);
+      return std::fabs(dx) <= halfWidth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<NamedColour>& demoColours() {
+  static const std::vector<NamedColour> colours = {
+      {"red", {0.92f, 0.12f, 0.10f}},  {"green", {0.10f, 0.80f, 0.20f}}, {"blue", {0.15f, 0.30f, 0.98f}},
+      {"yellow", {0.95f, 0.88f, 0.10f}}, {"white", {0.95f, 0.95f, 0.95f}}, {"magenta", {0.90f, 0.15f, 0.88f}},
+  };
+  return colours;
+}
+
+const std::vector<NamedColour>& demoBackgrounds() {
+  static const std::vector<NamedColour> backgrounds = {{"black", {0.0f, 0.0f, 0.0f}}, {"gray", {0.42f, 0.42f, 0.42f}}};
+  return backgrounds;
+}
+
+const char* shapeName(Shape shape) {
+  switch (shape) {
+    case Shape::Circle: return "circle";
+    case Shape::Square: return "square";
+    case Shape::Triangle: return "triangle";
+  }
+  return "?";
+}
+
+const char* directionName(Direction direction) {
+  switch (direction) {
+    case Direction::Still: return "still";
+    case Direction::Left: return "left";
+    case Direction::Right: return "right";
+    case Direction::Up: return "up";
+    case Direction::Down: return "down";
+  }
+  return "?";
+}
+
+std::array<float, 2> directionStep(Direction direction) {
+  switch (direction) {
+    case Direction::Still: return {0, 0};
+    case Direction::Left: return {-1, 0};
+    case Direction::Right: return {1, 0};
+    case Direction::Up: return {0, -1};
+    case Direction::Down: return {0, 1};
+  }
+  return {0, 0};
+}
+
+ClipParams randomClipParams(std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + 0x51ED2701ULL);
+  auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+  auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
+  ClipParams p;
+  p.colour = pick(static_cast<int>(demoColours().size()));
+  p.background = pick(static_cast<int>(demoBackgrounds().size()));
+  p.shape = static_cast<Shape>(pick(kShapeCount));
+  p.direction = static_cast<Direction>(pick(kDirectionCount));
+  p.radius = uniform(7.0f, 10.0f);
+  p.speed = p.direction == Direction::Still ? 0.0f : uniform(1.0f, 2.0f);
+  const float travel = p.speed * static_cast<float>(p.frames - 1);
+  const auto [sx, sy] = directionStep(p.direction);
+  // Along the motion: start so that the path stays in frame (it may touch the edge); across: anywhere.
+  auto along = [&](float step, float extent) {
+    const float lo = p.radius, hi = extent - p.radius;
+    if (step > 0) return uniform(lo, std::max(lo + 1, hi - travel));
+    if (step < 0) return uniform(std::min(hi - 1, lo + travel), hi);
+    return uniform(lo, hi);
+  };
+  p.x0 = along(sx, static_cast<float>(p.width));
+  p.y0 = along(sy, static_cast<float>(p.height));
+  return p;
+}
+
+std::string clipPrompt(int colour, Shape shape, Direction direction, int background) {
+  const std::string motion =
+      direction == Direction::Still ? "staying still" : std::string("moving ") + directionName(direction);
+  return std::string("a ") + demoColours().at(static_cast<std::size_t>(colour)).name + " " + shapeName(shape) + " " +
+         motion + " on a " + demoBackgrounds().at(static_cast<std::size_t>(background)).name + " background";
+}
+
+std::string clipPrompt(const ClipParams& p) { return clipPrompt(p.colour, p.shape, p.direction, p.background); }
+
+std::array<float, 2> clipCentre(const ClipParams& p, int frame) {
+  const auto [sx, sy] = directionStep(p.direction);
+  const float d = p.speed * static_cast<float>(frame);
+  return {p.x0 + sx * d, p.y0 + sy * d};
+}
+
+at::Tensor renderClip(const ClipParams& p) {
+  const auto& fg = demoColours().at(static_cast<std::size_t>(p.colour)).rgb;
+  const auto& bg = demoBackgrounds().at(static_cast<std::size_t>(p.background)).rgb;
+  const std::size_t plane = static_cast<std::size_t>(p.width) * static_cast<std::size_t>(p.height);
+  const std::size_t frames = static_cast<std::size_t>(p.frames);
+  std::vector<float> data(3 * frames * plane);
+  for (int f = 0; f < p.frames; ++f) {
+    const auto [cx, cy] = clipCentre(p, f);
+    for (int y = 0; y < p.height; ++y) {
+      for (int x = 0; x < p.width; ++x) {
+        int hits = 0;
+        for (int sy = 0; sy < kSuper; ++sy)
+          for (int sx = 0; sx < kSuper; ++sx) {
+            const float px = static_cast<float>(x) + (static_cast<float>(sx) + 0.5f) / kSuper;
+            const float py = static_cast<float>(y) + (static_cast<float>(sy) + 0.5f) / kSuper;
+            hits += inside(p.shape, px - cx, py - cy, p.radius) ? 1 : 0;
+          }
+        const float a = static_cast<float>(hits) / (kSuper * kSuper);
+        const std::size_t index = static_cast<std::size_t>(f) * plane + static_cast<std::size_t>(y * p.width + x);
+        for (std::size_t c = 0; c < 3; ++c) data[c * frames * plane + index] = 2.0f * (a * fg[c] + (1 - a) * bg[c]) - 1.0f;
+      }
+    }
+  }
+  return at::from_blob(data.data(), {3, p.frames, p.height, p.width}, at::TensorOptions().dtype(at::kFloat)).clone();
+}
+
+}  // namespace shotchain::demo

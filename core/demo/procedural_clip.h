@@ -1,0 +1,56 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace shotchain::demo {
+
+// The demo model's world: one shape of one colour moving in one direction over a plain background.
+enum class Shape { Circle, Square, Triangle };
+enum class Direction { Still, Left, Right, Up, Down };
+
+struct NamedColour {
+  const char* name;
+  std::array<float, 3> rgb;  // 0…1
+};
+
+const std::vector<NamedColour>& demoColours();      // red, green, blue, yellow, white, magenta
+const std::vector<NamedColour>& demoBackgrounds();  // black, gray
+const char* shapeName(Shape shape);
+const char* directionName(Direction direction);
+constexpr int kShapeCount = 3;
+constexpr int kDirectionCount = 5;
+
+struct ClipParams {
+  int colour = 0;       // index into demoColours()
+  int background = 0;   // index into demoBackgrounds()
+  Shape shape = Shape::Circle;
+  Direction direction = Direction::Right;
+  float x0 = 32, y0 = 32;  // centre at frame 0, pixels
+  float speed = 1.5f;      // pixels per frame along the direction (0 when still)
+  float radius = 8;        // half the object's extent, pixels
+  int width = 64, height = 64, frames = 17;
+};
+
+// Deterministic parameters from a seed. Training uses seeds below kHeldOutSeedStart, evaluation
+// seeds from it on.
+constexpr std::uint64_t kHeldOutSeedStart = 1'000'000'000;
+ClipParams randomClipParams(std::uint64_t seed);
+
+// "a red circle moving right on a black background" ("a red circle staying still on …").
+std::string clipPrompt(const ClipParams& params);
+std::string clipPrompt(int colour, Shape shape, Direction direction, int background);
+
+// Object centre at frame `frame`.
+std::array<float, 2> clipCentre(const ClipParams& params, int frame);
+// Unit step (dx, dy) of a direction in image coordinates (y down).
+std::array<float, 2> directionStep(Direction direction);
+
+// The clip as float32 [3, frames, height, width] in [−1, 1] (the VAE's range), anti-aliased.
+at::Tensor renderClip(const ClipParams& params);
+
+}  // namespace shotchain::demo

@@ -1,0 +1,263 @@
+#include "memory/memory_planner.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "memory/device_memory.h"
+#include "models/wan_vae_memory.h"
+#include "util/byte_size.h"
+
+namespace shotchain {
+namespace {
+
+std::string dtypeName(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBFloat16: return "bfloat16";
+    case c10::kHalf: return "float16";
+    case c10::kFloat: return "float32";
+    case c10::kDouble: return "float64";
+    default: return c10::toString(t);
+  }
+}
+
+std::string gib(std::uint64_t bytes) { return formatByteSize(bytes); }
+
+std::string shapeText(const PlanShot& s) {
+  return std::to_string(s.channels) + "×" + std::to_string(s.frames) + "×" + std::to_string(s.height) + "×" +
+         std::to_string(s.width);
+}
+
+struct Decode {
+  std::uint64_t full = 0, tiled = 0;
+  models::WanVaeTiling tiling;
+};
+
+std::int64_t tokensOf(const models::WanConfig& c, const PlanShot& s) {
+  return (s.frames / c.patch[0]) * (s.height / c.patch[1]) * (s.width / c.patch[2]);
+}
+
+// The largest decode over the shots; tiles chosen to fit `tiledBudget` (bytes beyond the weights).
+Decode decodeBytes(const PlanRequest& r, std::uint64_t tiledBudget) {
+  Decode d;
+  for (const PlanShot& s : r.shots) {
+    d.full = std::max(d.full, models::estimateWanVaeDecode(r.vae, s.frames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip)
+                                  .totalBytes());
+    const models::WanVaeTiling tiling =
+        models::chooseWanVaeTiling(r.vae, s.frames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
+    const models::WanVaeTiling used = tiling.enabled() ? tiling : models::WanVaeTiling{};
+    const std::uint64_t bytes =
+        models::estimateWanVaeDecode(r.vae, s.frames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip).totalBytes();
+    if (bytes >= d.tiled) {
+      d.tiled = bytes;
+      if (tiling.enabled()) d.tiling = tiling;
+    }
+  }
+  return d;
+}
+
+std::uint64_t minus(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
+
+const char* policyWord(ResidencyPolicy p) { return toString(p); }
+
+}  // namespace
+
+MemoryPlan planMemory(const PlanRequest& r) {
+  if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
+  MemoryPlan plan;
+  plan.device = r.device;
+  plan.deviceTotal = r.deviceTotal;
+  plan.budget = r.budget;
+  plan.limit = r.budget ? std::min(*r.budget, r.deviceTotal ? r.deviceTotal : *r.budget) : r.deviceTotal;
+  plan.requested = r.policy;
+  plan.margin = r.margin ? *r.margin : std::min<std::uint64_t>(plan.limit / 20, 1ull << 30);
+
+  plan.ditWeights = wanDitWeightBytes(r.dit, r.ditDtype);
+  plan.vaeWeights = wanVaeWeightBytes(r.vae, r.vaeDtype);
+  plan.textEncoderWeights = r.textEncoderWeights;
+  plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
+  plan.ringBufferBytes = r.ringBufferBytes;
+
+  const PlanShot* largest = &r.shots.front();
+  std::uint64_t latentBytes = 0;
+  for (const PlanShot& s : r.shots) {
+    const std::uint64_t a = estimateWanDitActivations(r.dit, r.ditDtype, r.cfgBatch, tokensOf(r.dit, s));
+    if (a > plan.ditActivationPeak) {
+      plan.ditActivationPeak = a;
+      largest = &s;
+    }
+    latentBytes = std::max<std::uint64_t>(latentBytes, static_cast<std::uint64_t>(s.channels * s.frames * s.height * s.width) * 4);
+  }
+  // The sampler's own tensors: latent, noise, the two velocities, the solver's history.
+  plan.ditActivationPeak += 8 * latentBytes;
+
+  const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes;
+  const std::uint64_t usable = minus(plan.limit, plan.margin);
+  const std::uint64_t sampling = resident + plan.ditActivationPeak;
+  // Prompts are encoded before the first step: beside the resident DiT under pinned, before the
+  // DiT is loaded (or while it is on the host) under offload and reload.
+  const std::uint64_t text = plan.textEncoderPeak + resident;
+  const std::uint64_t textWithoutDit = plan.textEncoderPeak + plan.vaeWeights + plan.ringBufferBytes;
+
+  const Decode pinnedDecode = decodeBytes(r, minus(usable, resident));
+  plan.vaeDecodeFull = pinnedDecode.full;
+  plan.peakPinned = std::max({text, sampling, resident + pinnedDecode.full});
+  plan.peakPinnedTiled = std::max({text, sampling, resident + pinnedDecode.tiled});
+
+  const std::uint64_t withoutDit = plan.vaeWeights + plan.ringBufferBytes;
+  const Decode offDecode = decodeBytes(r, minus(usable, withoutDit));
+  const std::uint64_t offFull = std::max({textWithoutDit, sampling, withoutDit + offDecode.full});
+  const std::uint64_t offTiled = std::max({textWithoutDit, sampling, withoutDit + offDecode.tiled});
+
+  auto fits = [&](std::uint64_t peak) { return peak + plan.margin <= plan.limit; };
+  const bool pinnedFull = fits(plan.peakPinned), pinnedTiled = pinnedDecode.tiling.enabled() && fits(plan.peakPinnedTiled);
+  const bool offloadFull = fits(offFull), offloadTiled = offDecode.tiling.enabled() && fits(offTiled);
+
+  // The offload/reload peaks are those of their cheapest decode that fits (the full one otherwise).
+  const bool offUsesTiles = !offloadFull && offloadTiled;
+  plan.peakOffload = plan.peakReload = offUsesTiles ? offTiled : offFull;
+
+  const std::string limitText =
+      gib(plan.limit) + (plan.budget ? " budget" : " of " + plan.device + " memory") + " (margin " + gib(plan.margin) + ")";
+  auto useTiling = [&](const Decode& d) {
+    plan.tiledDecode = true;
+    plan.tile = d.tiling.tile;
+    plan.tileOverlap = d.tiling.overlap;
+    plan.vaeDecodeTiled = d.tiled;
+  };
+  // The fallback tile, for an out-of-memory at an untiled decode.
+  plan.tile = pinnedDecode.tiling.enabled() ? pinnedDecode.tiling.tile : 0;
+  plan.tileOverlap = pinnedDecode.tiling.enabled() ? pinnedDecode.tiling.overlap : 0;
+  plan.vaeDecodeTiled = pinnedDecode.tiled;
+
+  auto whatFits = [&]() -> std::string {
+    if (pinnedFull) return "pinned would fit (" + gib(plan.peakPinned) + ")";
+    if (pinnedTiled)
+      return "pinned with a tiled decode would fit (" + gib(plan.peakPinnedTiled) + ", tile " +
+             std::to_string(pinnedDecode.tiling.tile) + ")";
+    if (offloadFull || offloadTiled) return "offload would fit (" + gib(plan.peakOffload) + ")";
+    return "no policy fits: even offload with the smallest tiles needs " + gib(offTiled + plan.margin);
+  };
+
+  switch (r.policy) {
+    case ResidencyPolicy::Auto:
+      if (pinnedFull) {
+        plan.chosen = ResidencyPolicy::Pinned;
+        plan.fits = true;
+        plan.reason = "auto chose pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) + ") fits the " +
+                      limitText + ".";
+      } else if (pinnedTiled) {
+        plan.chosen = ResidencyPolicy::Pinned;
+        plan.fits = true;
+        useTiling(pinnedDecode);
+        plan.reason = "auto chose pinned with a tiled decode (tile " + std::to_string(plan.tile) + "): the full decode would need " +
+                      gib(plan.peakPinned + plan.margin) + " of the " + limitText + ", tiled it needs " +
+                      gib(plan.peakPinnedTiled + plan.margin) + ".";
+      } else if (offloadFull || offloadTiled) {
+        plan.chosen = ResidencyPolicy::Offload;
+        plan.fits = true;
+        if (offUsesTiles) useTiling(offDecode);
+        plan.reason = "auto chose offload" + std::string(offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : "") +
+                      ": pinned needs " + gib(std::min(plan.peakPinned, plan.peakPinnedTiled) + plan.margin) + " even with a tiled decode, over the " +
+                      limitText + "; moving the DiT to host memory for the decode needs " + gib(plan.peakOffload + plan.margin) + ".";
+      } else {
+        plan.chosen = ResidencyPolicy::Offload;
+        plan.fits = false;
+        if (offDecode.tiling.enabled()) useTiling(offDecode);
+        plan.reason = "nothing fits the " + limitText + ": even offload with a tiled decode needs " + gib(offTiled + plan.margin) +
+                      " (sampling the largest shot alone needs " + gib(sampling + plan.margin) + ").";
+      }
+      break;
+    case ResidencyPolicy::Pinned:
+      plan.chosen = ResidencyPolicy::Pinned;
+      if (pinnedFull) {
+        plan.fits = true;
+        plan.reason = "pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) + ") fits the " + limitText + ".";
+      } else if (pinnedTiled) {
+        plan.fits = true;
+        useTiling(pinnedDecode);
+        plan.reason = "pinned with a tiled decode (tile " + std::to_string(plan.tile) + "): the full decode would need " +
+                      gib(plan.peakPinned + plan.margin) + " of the " + limitText + ".";
+      } else {
+        plan.fits = false;
+        plan.reason = "pinned does not fit: it needs " + gib(plan.peakPinnedTiled + plan.margin) + " even with a tiled decode, over the " +
+                      limitText + "; " + whatFits() + ".";
+      }
+      break;
+    case ResidencyPolicy::Offload:
+    case ResidencyPolicy::Reload: {
+      plan.chosen = r.policy;
+      const std::string name = policyWord(r.policy);
+      if (offloadFull || offloadTiled) {
+        plan.fits = true;
+        if (offUsesTiles) useTiling(offDecode);
+        plan.reason = name + (offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : std::string()) +
+                      ": the DiT leaves the device for the decode; the plan (" + gib(plan.peakOffload) + ") fits the " + limitText + ".";
+      } else {
+        plan.fits = false;
+        if (offDecode.tiling.enabled()) useTiling(offDecode);
+        plan.reason = name + " does not fit: it needs " + gib(offTiled + plan.margin) + " with the smallest tiles, over the " +
+                      limitText + "; no policy fits.";
+      }
+      break;
+    }
+  }
+  if (!plan.tiledDecode && plan.tile == 0 && offDecode.tiling.enabled()) {
+    plan.tile = offDecode.tiling.tile;  // still a fallback tile for an out-of-memory at the decode
+    plan.tileOverlap = offDecode.tiling.overlap;
+  }
+
+  const std::string ditDetail = dtypeName(r.ditDtype) + " matmuls, " +
+                                std::to_string(static_cast<double>(r.dit.parameterCount()) / 1e9).substr(0, 5) + " B parameters (" +
+                                r.dit.variant() + ")";
+  plan.items = {
+      {"text encoder", plan.textEncoderPeak, "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
+      {"dit weights", plan.ditWeights, ditDetail},
+      {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae.parameterCount()) + " parameters"},
+      {"dit activations", plan.ditActivationPeak,
+       "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch)},
+      {"vae decode (full)", plan.vaeDecodeFull, "largest shot, untiled"},
+      {"vae decode (tiled)", plan.vaeDecodeTiled,
+       plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},
+      {"ring buffer", plan.ringBufferBytes, "handoff latents"},
+      {"margin", plan.margin, "allocator slack"},
+  };
+  return plan;
+}
+
+std::string formatPlan(const MemoryPlan& plan) {
+  std::ostringstream out;
+  out << "memory plan for " << plan.device << " (" << formatByteSize(plan.deviceTotal) << ")";
+  if (plan.budget) out << ", budget " << formatByteSize(*plan.budget);
+  out << "\n\n";
+  std::size_t nameWidth = 0, sizeWidth = 0;
+  for (const PlanItem& item : plan.items) {
+    nameWidth = std::max(nameWidth, item.name.size());
+    sizeWidth = std::max(sizeWidth, formatByteSize(item.bytes).size());
+  }
+  auto row = [&](const std::string& name, const std::string& size, const std::string& detail) {
+    out << "  " << name << std::string(nameWidth + 2 - std::min(nameWidth + 1, name.size()), ' ')
+        << std::string(sizeWidth - std::min(sizeWidth, size.size()), ' ') << size << "  " << detail << "\n";
+  };
+  for (const PlanItem& item : plan.items) row(item.name, formatByteSize(item.bytes), item.detail);
+  out << "\n  peak by policy:\n";
+  std::vector<std::pair<std::string, std::uint64_t>> peaks = {{"pinned", plan.peakPinned},
+                                                              {"pinned, tiled decode", plan.peakPinnedTiled},
+                                                              {"offload", plan.peakOffload},
+                                                              {"reload", plan.peakReload}};
+  for (const auto& [name, bytes] : peaks) {
+    nameWidth = std::max(nameWidth, name.size());
+    sizeWidth = std::max(sizeWidth, formatByteSize(bytes).size());
+  }
+  for (const auto& [name, bytes] : peaks)
+    row(name, formatByteSize(bytes), bytes + plan.margin <= plan.limit ? "fits" : "over the limit");
+  out << "\n  limit " << formatByteSize(plan.limit) << (plan.budget ? " (budget)" : " (device)") << "\n";
+  out << "  policy: " << toString(plan.chosen);
+  if (plan.tiledDecode) out << ", tiled decode (tile " << plan.tile << ", overlap " << plan.tileOverlap << ")";
+  out << " (requested " << toString(plan.requested) << "), peak " << formatByteSize(plan.chosenPeak()) << " + margin "
+      << formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
+  out << "  " << plan.reason << "\n";
+  return out.str();
+}
+
+}  // namespace shotchain

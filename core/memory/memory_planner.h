@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <c10/core/ScalarType.h>
+
+#include "memory/memory_plan.h"
+#include "models/wan_config.h"
+#include "models/wan_vae_config.h"
+#include "sequence/sequence.h"
+
+namespace shotchain::models {
+struct ModelFiles;
+}
+
+namespace shotchain {
+
+// One shot's latent as the DiT samples it: [channels, frames, height, width], frames including
+// the overlap frames taken from the previous shot.
+struct PlanShot {
+  std::int64_t channels = 16;
+  std::int64_t frames = 1;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+};
+
+struct PlanRequest {
+  models::WanConfig dit;
+  c10::ScalarType ditDtype = c10::kBFloat16;  // matmul weights; norms and the head stay float32
+  models::WanVaeConfig vae;
+  c10::ScalarType vaeDtype = c10::kFloat;
+  std::uint64_t textEncoderWeights = 0;
+  std::uint64_t textEncoderActivations = 0;
+  std::vector<PlanShot> shots;
+  int cfgBatch = 2;  // classifier-free guidance as one batch-2 forward
+  std::uint64_t ringBufferBytes = 0;
+  bool decodeWholeClip = true;  // the decode keeps the shot's frames as one tensor
+  std::string device = "cpu";
+  std::uint64_t deviceTotal = 0;
+  std::optional<std::uint64_t> budget;
+  std::optional<std::uint64_t> margin;  // default: 5% of the limit, at most 1 GiB
+  ResidencyPolicy policy = ResidencyPolicy::Auto;
+};
+
+// Bytes of the DiT's weights at their load dtype (matmul weights at `dtype`, the rest float32).
+std::uint64_t wanDitWeightBytes(const models::WanConfig& config, c10::ScalarType dtype);
+// Bytes of the VAE's weights (all at `dtype`).
+std::uint64_t wanVaeWeightBytes(const models::WanVaeConfig& config, c10::ScalarType dtype);
+// Peak bytes of live tensors during one DiT forward of `batch` samples of `tokens` tokens each,
+// beyond the weights. Calibrated against the counting CPU allocator (tests/memory).
+std::uint64_t estimateWanDitActivations(const models::WanConfig& config, c10::ScalarType dtype, std::int64_t batch,
+                                        std::int64_t tokens);
+
+// Fills every MemoryPlan field. auto: pinned if it fits, else pinned with a tiled decode, else
+// offload (full, then tiled decode); a requested policy that does not fit gives fits = false and
+// a reason naming the policy that would.
+MemoryPlan planMemory(const PlanRequest& request);
+
+// An aligned table for people (sizes as "1.5 GiB") and a JSON object for tools.
+std::string formatPlan(const MemoryPlan& plan);
+std::string planToJson(const MemoryPlan& plan);
+
+// A plan request for `sequence` from the model files' safetensors headers (no weights are read):
+// DiT/VAE/UMT5 configs and load dtypes, the enabled shots' latent shapes, the ring buffer.
+// device "cpu" or "cuda[:N]"; its total from deviceTotalBytes. Budget and policy: the arguments
+// when set, else the document's. Throws std::runtime_error naming the file.
+PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence& sequence, const std::string& device,
+                                 std::optional<std::uint64_t> budget = std::nullopt,
+                                 std::optional<ResidencyPolicy> policy = std::nullopt);
+
+}  // namespace shotchain

@@ -1,0 +1,188 @@
+#include "models/model_files.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <system_error>
+#include <vector>
+
+#include <unistd.h>
+
+#include "io/weight_set.h"
+#include "models/umt5.h"
+#include "models/wan_config.h"
+#include "models/wan_vae_config.h"
+
+namespace shotchain::models {
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path executableDirectory() {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : exe.parent_path();
+}
+
+bool isDirectory(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
+bool isFile(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error);
+}
+
+fs::path resolveAgainst(const fs::path& base, const std::string& path) {
+  const fs::path p(path);
+  return (p.is_absolute() ? p : base / p).lexically_normal();
+}
+
+// An explicit component file: relative to the folder when there is one (falling back to the
+// sequence folder), else to the sequence folder.
+fs::path explicitFile(const std::string& field, const std::string& path, const fs::path& folder,
+                      const fs::path& sequenceDirectory) {
+  std::vector<fs::path> tried;
+  if (!folder.empty()) tried.push_back(resolveAgainst(folder, path));
+  tried.push_back(resolveAgainst(sequenceDirectory, path));
+  for (const fs::path& candidate : tried)
+    if (isFile(candidate) || isFile(fs::path(candidate.string() + ".index.json"))) return candidate;
+  throw std::runtime_error(field + ": " + tried.front().string() + " does not exist");
+}
+
+bool isWeightsFile(const fs::path& path) {
+  const std::string name = path.filename().string();
+  auto endsWith = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return endsWith(".safetensors") || endsWith(".safetensors.index.json");
+}
+
+// The weights files under the first of `subfolders` of `folder` that exist, sorted by path.
+// A shard "x-00001-of-00002.safetensors" is skipped when its index file is there.
+std::vector<fs::path> weightsFilesUnder(const fs::path& folder, const std::vector<const char*>& subfolders) {
+  std::vector<fs::path> files;
+  for (const char* sub : subfolders) {
+    const fs::path dir = folder / sub;
+    if (!isDirectory(dir)) continue;
+    std::error_code error;
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, error), end;
+         !error && it != end; it.increment(error))
+      if (it->is_regular_file() && isWeightsFile(it->path())) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<fs::path> kept;
+  for (const fs::path& f : files) {
+    const std::string name = f.filename().string();
+    const bool shard = name.find("-of-") != std::string::npos && name.find(".index.json") == std::string::npos;
+    if (shard) {
+      const auto dash = name.rfind('-', name.find("-of-") - 1);
+      const fs::path index = f.parent_path() / (name.substr(0, dash) + ".safetensors.index.json");
+      if (dash != std::string::npos && isFile(index)) continue;
+    }
+    kept.push_back(f);
+  }
+  return kept;
+}
+
+// What a weights file holds, from its header alone ("" when unreadable or not a Wan component).
+struct Identified {
+  std::string kind;     // "dit", "vae", "text_encoder"
+  std::string problem;  // why a file of that kind cannot be used
+};
+
+Identified identify(const fs::path& file) {
+  try {
+    const io::WeightSet weights = io::WeightSet::open(file);
+    const WanDetection dit = detectWanConfig(weights);
+    if (dit.isWanDit) return {"dit", dit.problems.empty() ? "" : dit.problems.front()};
+    const WanVaeDetection vae = detectWanVaeConfig(weights);
+    if (vae.isWanVae) return {"vae", vae.problems.empty() ? "" : vae.problems.front()};
+    const Umt5Detection umt5 = detectUmt5Config(weights);
+    if (umt5.isUmt5) return {"text_encoder", umt5.problems.empty() ? "" : umt5.problems.front()};
+  } catch (const std::exception& error) {
+    return {"", error.what()};
+  }
+  return {};
+}
+
+fs::path detectIn(const fs::path& folder, const std::vector<const char*>& subfolders, const std::string& kind,
+                  const std::string& what, const std::string& field) {
+  std::vector<fs::path> found;
+  std::vector<std::string> rejected;
+  for (const fs::path& file : weightsFilesUnder(folder, subfolders)) {
+    const Identified id = identify(file);
+    if (id.kind == kind && id.problem.empty()) found.push_back(file);
+    else if (id.kind == kind) rejected.push_back(file.filename().string() + " (" + id.problem + ")");
+  }
+  std::string where;
+  for (const char* sub : subfolders) where += (where.empty() ? "" : " or ") + (folder / sub).string();
+  if (found.size() == 1) return found.front();
+  if (found.empty()) {
+    std::string message = "model.folder: no usable " + what + " in " + where;
+    for (const std::string& r : rejected) message += "; " + r;
+    throw std::runtime_error(message + " (name the file in " + field + ")");
+  }
+  std::string names;
+  for (const fs::path& f : found) names += (names.empty() ? "" : ", ") + f.filename().string();
+  throw std::runtime_error("model.folder: several " + what + " files in " + where + ": " + names + "; name one in " +
+                           field);
+}
+
+ModelFiles builtinFiles(const std::string& name) {
+  const fs::path dir = builtinModelDirectory(name);
+  ModelFiles files;
+  files.dit = dir / "dit.safetensors";
+  files.vae = dir / "vae.safetensors";
+  files.textEncoder = dir / "text_encoder.safetensors";
+  if (isFile(dir / "tokenizer.model")) files.tokenizer = dir / "tokenizer.model";
+  if (isFile(dir / "latent_rgb.safetensors")) files.latentRgb = dir / "latent_rgb.safetensors";
+  files.description = "builtin:" + name + " (" + dir.string() + ")";
+  return files;
+}
+
+}  // namespace
+
+fs::path builtinModelDirectory(const std::string& name) {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("SHOTCHAIN_RESOURCE_DIR"); env && *env) candidates.push_back(fs::path(env) / name);
+  if (const fs::path exe = executableDirectory(); !exe.empty())
+    candidates.push_back((exe / ".." / "share" / "shotchain" / name).lexically_normal());
+#ifdef SHOTCHAIN_SOURCE_RESOURCES
+  candidates.push_back(fs::path(SHOTCHAIN_SOURCE_RESOURCES) / name);
+#endif
+  for (const fs::path& candidate : candidates)
+    if (isDirectory(candidate)) return candidate;
+  return candidates.empty() ? fs::path(name) : candidates.back();
+}
+
+ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDirectory) {
+  if (model.isBuiltin()) {
+    if (model.builtin != "demo")
+      throw std::runtime_error("model: \"builtin:" + model.builtin + "\" is not a built-in model (the only one is builtin:demo)");
+    return builtinFiles(model.builtin);
+  }
+  fs::path folder;
+  if (!model.folder.empty()) {
+    folder = resolveAgainst(sequenceDirectory, model.folder);
+    if (!isDirectory(folder)) throw std::runtime_error("model.folder: " + folder.string() + " is not a folder");
+  }
+  auto component = [&](const std::string& field, const std::string& path, const std::vector<const char*>& subfolders,
+                       const std::string& kind, const std::string& what) -> fs::path {
+    if (!path.empty()) return explicitFile(field, path, folder, sequenceDirectory);
+    if (folder.empty()) throw std::runtime_error(field + ": missing: give a \"folder\" or all of dit, vae and text_encoder");
+    return detectIn(folder, subfolders, kind, what, field);
+  };
+  ModelFiles files;
+  files.dit = component("model.dit", model.dit, {"diffusion_models", "unet"}, "dit", "Wan 2.1 T2V DiT");
+  files.vae = component("model.vae", model.vae, {"vae"}, "vae", "Wan 2.1 VAE");
+  files.textEncoder =
+      component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "UMT5 text encoder");
+  if (!model.tokenizer.empty()) files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);
+  files.description = folder.empty() ? "files named in the sequence" : "models folder " + folder.string();
+  return files;
+}
+
+}  // namespace shotchain::models

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <c10/core/Device.h>
+
+#include "models/model_files.h"
+#include "models/umt5_text_encoder.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "sampling/latent_preview.h"
+
+namespace shotchain::render {
+
+// The loaded model set a Renderer keeps between renders (the immutable context): the DiT and the
+// VAE on the device, the preview factors, and where they came from. The text encoder is loaded
+// for each render's prompts and released before the first DiT step, so it is not kept here.
+struct ModelContext {
+  models::ModelFiles files;
+  std::string fingerprint;  // digest of every model file's header: part of every shot key
+  c10::Device device = c10::kCPU;
+  std::optional<models::WanModel> dit;  // empty while released (policy reload)
+  std::optional<models::WanVae> vae;
+  sampling::LatentRgbFactors preview;   // no channels: previews off
+  double loadSeconds = 0;
+};
+
+// Fingerprint of the files (headers only; cheap). Throws std::runtime_error naming the file.
+std::string modelFingerprint(const models::ModelFiles& files);
+// Loads the VAE, the preview factors and (withDit) the DiT onto `device`.
+std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit);
+models::WanModel loadDit(const models::ModelFiles& files, c10::Device device);
+models::Umt5TextEncoder loadTextEncoder(const models::ModelFiles& files, c10::Device device);
+
+}  // namespace shotchain::render

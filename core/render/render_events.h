@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "continuity/cut_metrics.h"
+#include "memory/memory_plan.h"
+#include "memory/memory_sample.h"
+
+namespace shotchain::render {
+
+// An 8-bit RGB image, rows top to bottom, 3 bytes per pixel, no padding. Events carry frames in
+// this form so that observers (the studio, the file writers) never touch a tensor.
+struct RgbFrame {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> rgb;
+  bool empty() const { return rgb.empty(); }
+};
+
+struct ShotStarted {
+  int index = 0;  // position in the sequence (0-based)
+  int count = 0;  // shots in the sequence
+  std::string id;
+  std::string name;
+  std::string key;  // hash of everything that affects this shot's result
+  int steps = 0;
+  int frames = 0;   // pixel frames this shot will write
+  bool reused = false;  // its result on disk is current; nothing is sampled
+};
+
+struct StepDone {
+  int shotIndex = 0;
+  int step = 0;   // 1-based: steps completed
+  int steps = 0;
+  double sigma = 0;
+  double seconds = 0;  // wall time of this step
+  RgbFrame preview;    // latent preview of the middle latent frame (latent resolution); empty when off
+};
+
+struct FramesDecoded {
+  int shotIndex = 0;
+  int firstFrame = 0;  // index of frames[0] within the shot's written frames
+  int shotFrames = 0;  // frames the shot writes in all
+  std::vector<RgbFrame> frames;
+};
+
+struct ShotFinished {
+  int index = 0;
+  std::string id;
+  std::string key;
+  bool reused = false;
+  int framesWritten = 0;
+  double sampleSeconds = 0;
+  double decodeSeconds = 0;
+  double seconds = 0;
+  std::string directory;  // shots/<NN>-<id> inside the output folder
+};
+
+struct SequenceFinished {
+  bool completed = false;  // every requested shot is done
+  bool cancelled = false;
+  int shotsRendered = 0;
+  int shotsReused = 0;
+  double seconds = 0;
+  std::string outputDirectory;
+};
+
+struct RenderWarning {
+  int shotIndex = -1;  // −1: the whole sequence
+  std::string kind;    // "fallback", "plan", "output", …
+  std::string message; // one sentence a user can act on
+};
+
+struct RenderFailure {
+  int shotIndex = -1;
+  std::string message;
+};
+
+// What a render reports while it runs. Called on the render thread; an observer that feeds a GUI
+// must hand events over to its own thread. Every method has an empty default.
+class RenderObserver {
+ public:
+  virtual ~RenderObserver() = default;
+  virtual void planReady(const MemoryPlan&) {}
+  virtual void shotStarted(const ShotStarted&) {}
+  virtual void stepDone(const StepDone&) {}
+  virtual void framesDecoded(const FramesDecoded&) {}
+  virtual void cutMeasured(const continuity::CutMetrics&) {}
+  // At the start, at every cut (cutIndex = index of the shot about to start) and at the end (−1).
+  virtual void memorySampled(int /*cutIndex*/, const MemorySample&) {}
+  virtual void shotFinished(const ShotFinished&) {}
+  virtual void sequenceFinished(const SequenceFinished&) {}
+  virtual void warning(const RenderWarning&) {}
+  virtual void failed(const RenderFailure&) {}
+};
+
+}  // namespace shotchain::render

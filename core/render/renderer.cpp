@@ -1,0 +1,269 @@
+#include "render/renderer.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include <ATen/ATen.h>
+
+#include "continuity/latent_ring_buffer.h"
+#include "memory/device_memory.h"
+#include "memory/memory_planner.h"
+#include "memory/memory_probe.h"
+#include "memory/residency_manager.h"
+#include "render/device_choice.h"
+#include "render/model_context.h"
+#include "render/output_layout.h"
+#include "render/render_report.h"
+#include "render/shot_key.h"
+#include "render/shot_pass.h"
+#include "render/shot_record.h"
+#include "sampling/sampler.h"
+#include "sequence/sequence_io.h"
+#include "sequence/validation.h"
+#include "util/atomic_file.h"
+
+namespace shotchain::render {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void requireWritableFolder(const std::filesystem::path& out) {
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error) throw RenderError("output", out.string() + ": cannot create the output folder: " + error.message());
+  const std::filesystem::path probe = out / ".shotchain-write-test";
+  try {
+    writeFileAtomically(probe, "ok");
+  } catch (const std::exception& e) {
+    throw RenderError("output", out.string() + ": the output folder is not writable: " + e.what());
+  }
+  std::filesystem::remove(probe, error);
+}
+
+// Decoding shot N beside the sampling of N+1 needs the DiT's activations and the decode's at once.
+bool overlapFits(const MemoryPlan& plan) {
+  if (plan.chosen != ResidencyPolicy::Pinned) return false;
+  const std::uint64_t decode = plan.tiledDecode ? plan.vaeDecodeTiled : plan.vaeDecodeFull;
+  const std::uint64_t both = plan.ditWeights + plan.vaeWeights + plan.ditActivationPeak + decode + plan.ringBufferBytes + plan.margin;
+  return plan.limit == 0 || both <= plan.limit;
+}
+
+MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c10::Device device, ResidencyPolicy policy,
+                   std::optional<std::uint64_t> budget) {
+  try {
+    return planMemory(planRequestFromFiles(files, sequence, device.str(), budget, policy));
+  } catch (const std::exception& e) {
+    throw RenderError("model", e.what());
+  }
+}
+
+}  // namespace
+
+struct Renderer::Impl {
+  std::unique_ptr<MemoryProbe> probe = makeCpuMemoryProbe();
+  std::string probeDevice = "cpu";
+  std::unique_ptr<ModelContext> models;
+  std::atomic<int> stop{static_cast<int>(StopRequest::None)};
+  std::atomic<bool> cancelNow{false};
+
+  struct Prepared {
+    models::ModelFiles files;
+    std::string fingerprint;
+    c10::Device device = c10::kCPU;
+    std::vector<std::string> keys;
+    int first = 0;
+    int last = -1;
+    ResidencyPolicy policy = ResidencyPolicy::Auto;
+    std::optional<std::uint64_t> budget;
+  };
+
+  Prepared prepare(const Sequence& sequence, const RenderOptions& options) {
+    const Diagnostics diagnostics = validateSequence(sequence, {options.sequenceDirectory});
+    for (const Diagnostic& d : diagnostics)
+      if (d.isError()) throw RenderError(d.path, "the sequence is not valid: " + formatAll(diagnostics));
+    Prepared prepared;
+    prepared.device = chooseDevice(options.device);
+    const int count = static_cast<int>(sequence.shots.size());
+    prepared.first = options.firstShot;
+    prepared.last = options.lastShot < 0 ? count - 1 : options.lastShot;
+    if (prepared.first < 0 || prepared.last >= count || prepared.first > prepared.last)
+      throw RenderError("shots", "the shot range " + std::to_string(prepared.first + 1) + "-" +
+                                     std::to_string(prepared.last + 1) + " is not within 1-" + std::to_string(count));
+    try {
+      prepared.files = models::resolveModelFiles(sequence.settings.model, options.sequenceDirectory);
+      prepared.fingerprint = modelFingerprint(prepared.files);
+    } catch (const std::exception& e) {
+      throw RenderError("model", e.what());
+    }
+    prepared.keys = shotKeys(sequence, prepared.fingerprint, options.sequenceDirectory);
+    prepared.policy = options.policy.value_or(sequence.settings.policy);
+    prepared.budget = options.budget ? options.budget : sequence.settings.memoryBudgetBytes;
+    return prepared;
+  }
+
+  void ensureProbe(c10::Device device) {
+    if (device.is_cuda() && probeDevice != device.str()) {
+      probe = makeDeviceMemoryProbe(device.str());
+      probeDevice = device.str();
+    }
+  }
+
+  // The DiT is loaded up front only when it stays resident; otherwise the residency manager loads it
+  // at the first shot, after the text encoder has been released.
+  void ensureModels(const Prepared& prepared, bool withDit) {
+    if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device) return;
+    models.reset();
+    try {
+      models = loadModelContext(prepared.files, prepared.device, withDit);
+    } catch (const std::exception& e) {
+      throw RenderError("model", e.what());
+    }
+  }
+};
+
+Renderer::Renderer() : impl_(std::make_unique<Impl>()) {}
+Renderer::~Renderer() = default;
+
+void Renderer::requestStop(StopRequest request) {
+  impl_->stop.store(static_cast<int>(request));
+  if (request == StopRequest::Now) impl_->cancelNow.store(true);
+}
+
+MemoryProbe& Renderer::probe() { return *impl_->probe; }
+
+MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
+  const Impl::Prepared prepared = impl_->prepare(sequence, options);
+  return planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
+}
+
+RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& options, RenderObserver& observer) {
+  Impl& impl = *impl_;
+  const auto renderStart = Clock::now();
+  impl.stop.store(static_cast<int>(StopRequest::None));
+  impl.cancelNow.store(false);
+
+  const Impl::Prepared prepared = impl.prepare(sequence, options);
+  requireWritableFolder(options.outputDirectory);
+
+  RenderSummary summary;
+  summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
+  if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
+  observer.planReady(summary.plan);
+
+  const auto loadStart = Clock::now();
+  impl.ensureProbe(prepared.device);
+  summary.allocatorTuning = applyAllocatorTuning(sequence.settings.allocatorTuning).message;
+  impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
+  summary.modelLoadSeconds = secondsSince(loadStart);
+
+  std::optional<ResidencyManager> residency;
+  try {
+    residency.emplace(summary.plan, *impl.probe, impl.models->dit,
+                      [&prepared] { return loadDit(prepared.files, prepared.device); }, prepared.device.str());
+  } catch (const BudgetError& error) {
+    throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
+  }
+  const bool overlap = options.overlapDecode && overlapFits(summary.plan);
+  ShotPass pass(sequence, options, *impl.models, *impl.probe, observer, impl.cancelNow, summary, *residency, overlap);
+
+  // Decide which shots are current on disk.
+  std::vector<int> toRender, reused;
+  for (int i = prepared.first; i <= prepared.last; ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled) continue;
+    const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
+    const std::optional<ShotRecord> record = options.reuse ? readShotRecord(dir) : std::nullopt;
+    const bool current = record && record->key == prepared.keys[static_cast<std::size_t>(i)] &&
+                         (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && readShotTail(dir, c10::kCPU).has_value();
+    (current ? reused : toRender).push_back(i);
+  }
+  // Shots before the range that hand off into it come from disk.
+  pass.loadPredecessorsBefore(prepared.first, prepared.keys);
+
+  // Every prompt first, then the text encoder is released before the first DiT step.
+  {
+    const auto encodeStart = Clock::now();
+    std::set<std::string> prompts;
+    for (const int i : toRender) {
+      const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+      prompts.insert(shot.prompt);
+      prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
+    }
+    if (!prompts.empty()) {
+      models::Umt5TextEncoder encoder = [&] {
+        try {
+          return loadTextEncoder(prepared.files, prepared.device);
+        } catch (const std::exception& e) {
+          throw RenderError("model.text_encoder", e.what());
+        }
+      }();
+      residency->reserve("text encoder", summary.plan.textEncoderPeak);
+      for (const std::string& prompt : prompts) pass.contexts()[prompt] = encoder.encode(prompt);
+      encoder.unload();
+      residency->release("text encoder");
+    }
+    summary.textEncodeSeconds = secondsSince(encodeStart);
+  }
+
+  const int count = static_cast<int>(sequence.shots.size());
+  int lastEnabled = prepared.last;
+  while (lastEnabled > prepared.first && !sequence.shots[static_cast<std::size_t>(lastEnabled)].enabled) --lastEnabled;
+  bool failed = false;
+  for (int i = prepared.first; i <= prepared.last && !failed; ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled) continue;
+    if (impl.stop.load() != static_cast<int>(StopRequest::None)) {
+      summary.finished.cancelled = true;
+      break;
+    }
+    const MemorySample sample = impl.probe->sample();
+    summary.memory.emplace_back(i, sample);
+    observer.memorySampled(i, sample);
+    const bool isReused = std::find(reused.begin(), reused.end(), i) != reused.end();
+    try {
+      const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
+      if (isReused) {
+        pass.reuse(i, key, count);
+        ++summary.finished.shotsReused;
+      } else if (pass.render(i, key, count, i == lastEnabled).cancelled) {
+        summary.finished.cancelled = true;
+        break;
+      } else {
+        ++summary.finished.shotsRendered;
+      }
+    } catch (const std::exception& e) {
+      failed = true;
+      const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what()};
+      observer.failed(failure);
+      summary.warnings.push_back({i, "failure", failure.message});
+    }
+  }
+
+  try {
+    pass.finishPending();
+  } catch (const std::exception& e) {
+    failed = true;
+    const RenderFailure failure{-1, e.what()};
+    observer.failed(failure);
+    summary.warnings.push_back({-1, "failure", failure.message});
+  }
+  residency->finish();
+  summary.ditLoads = residency->stats().loads;
+  summary.ditLoadSeconds = residency->stats().loadSeconds;
+  summary.ditOffloads = residency->stats().offloads;
+  summary.decodeOverlapped = overlap;
+  const MemorySample endSample = impl.probe->sample();
+  summary.memory.emplace_back(-1, endSample);
+  observer.memorySampled(-1, endSample);
+  summary.finished.completed = !failed && !summary.finished.cancelled;
+  summary.finished.seconds = secondsSince(renderStart);
+  summary.finished.outputDirectory = options.outputDirectory.string();
+  writeRenderReport(options.outputDirectory, sequence, summary);
+  observer.sequenceFinished(summary.finished);
+  return summary;
+}
+
+}  // namespace shotchain::render

@@ -1,0 +1,100 @@
+#include "render/shot_key.h"
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace shotchain::render {
+namespace {
+
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t hash) {
+  for (const unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::string readAll(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot be read");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+std::string digestHex(std::string_view bytes) {
+  const std::uint64_t a = fnv1a(bytes, 0xcbf29ce484222325ull);
+  const std::uint64_t b = fnv1a(bytes, a ^ 0x9e3779b97f4a7c15ull);
+  std::array<char, 33> text{};
+  std::snprintf(text.data(), text.size(), "%016llx%016llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b));
+  return text.data();
+}
+
+std::string fileFingerprint(const std::filesystem::path& path) {
+  if (path.extension() != ".safetensors") return digestHex(readAll(path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot be read");
+  std::array<unsigned char, 8> lengthBytes{};
+  in.read(reinterpret_cast<char*>(lengthBytes.data()), lengthBytes.size());
+  std::uint64_t headerLength = 0;
+  for (int i = 7; i >= 0; --i) headerLength = (headerLength << 8) | lengthBytes[static_cast<std::size_t>(i)];
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!in || error || headerLength > size) throw std::runtime_error(path.string() + ": not a safetensors file");
+  std::string header(static_cast<std::size_t>(headerLength), '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header.size()));
+  if (!in) throw std::runtime_error(path.string() + ": the header is truncated");
+  return digestHex(header + ":" + std::to_string(size));
+}
+
+std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& modelFingerprint,
+                                  const std::filesystem::path& sequenceDirectory) {
+  const SamplerDefaults& defaults = sequence.settings.sampler;
+  std::vector<std::string> keys;
+  keys.reserve(sequence.shots.size());
+  std::map<std::string, std::string> lastKeyByTag;
+  std::string firstKey;
+  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
+    const Shot& shot = sequence.shots[i];
+    const Continuity& c = shot.continuity;
+    nlohmann::ordered_json j;
+    j["model"] = modelFingerprint;
+    j["prompt"] = shot.prompt;
+    j["negative"] = shot.negativePrompt;
+    j["size"] = {shot.width, shot.height, shot.frames};
+    j["seed"] = shot.seed;
+    j["steps"] = shot.steps.value_or(defaults.steps);
+    j["guidance"] = shot.guidance.value_or(defaults.guidance);
+    j["shift"] = shot.shift.value_or(defaults.shift);
+    j["solver"] = toString(defaults.solver);
+    j["mode"] = toString(c.mode);
+    j["enabled"] = shot.enabled;
+    if (c.mode == ContinuityMode::LatentOverlap) j["overlap"] = c.overlapLatents;
+    if (c.mode == ContinuityMode::Blend) {
+      j["blend"] = c.blendRatio;
+      if (!c.fallbackImage.empty()) {
+        const std::filesystem::path image = sequenceDirectory / c.fallbackImage;
+        std::error_code error;
+        j["fallback"] = std::filesystem::exists(image, error) ? digestHex(readAll(image)) : "missing:" + c.fallbackImage;
+      }
+    }
+    if (const auto before = lastKeyByTag.find(c.tag); usesHandoff(c.mode) && before != lastKeyByTag.end())
+      j["after"] = before->second;
+    if (c.anchorColour && !firstKey.empty()) j["anchor"] = firstKey;
+    keys.push_back(digestHex(j.dump()));
+    if (shot.enabled) {
+      lastKeyByTag[c.tag] = keys.back();
+      if (firstKey.empty()) firstKey = keys.back();
+    }
+  }
+  return keys;
+}
+
+}  // namespace shotchain::render

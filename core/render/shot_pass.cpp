@@ -1,0 +1,412 @@
+#include "render/shot_pass.h"
+
+#include <chrono>
+#include <deque>
+#include <future>
+#include <mutex>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include "continuity/cut_measures.h"
+#include "continuity/handoff.h"
+#include "continuity/latent_ops.h"
+#include "memory/decode_fallback.h"
+#include "memory/memory_probe.h"
+#include "render/frame_conversion.h"
+#include "render/output_layout.h"
+#include "render/shot_record.h"
+#include "sampling/latent_preview.h"
+#include "sampling/sampler.h"
+#include "sequence/sequence_io.h"
+
+namespace shotchain::render {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+sampling::SolverKind solverOf(Solver solver) {
+  return solver == Solver::Euler ? sampling::SolverKind::Euler : sampling::SolverKind::UniPC;
+}
+
+RgbFrame previewOf(const at::Tensor& denoised, const sampling::LatentRgbFactors& factors) {
+  if (factors.channels() != denoised.size(0)) return {};
+  const std::int64_t middle = denoised.size(1) / 2;
+  const at::Tensor rgb = sampling::latentToRgb8(denoised.narrow(1, middle, 1), factors);  // [1, h, w, 3]
+  return rgb8ToFrame(rgb[0]);
+}
+
+// Modes whose conditioning reads the previous shot's decoded last frame.
+bool needsLastFrame(ContinuityMode mode) {
+  return mode == ContinuityMode::LatentOverlap || mode == ContinuityMode::VaeRoundtrip;
+}
+
+}  // namespace
+
+// One shot's decode and measurements, run on a worker thread (or inline). Its frame events queue up
+// until the render thread delivers them.
+class DecodeJob {
+ public:
+  int index = 0;
+  std::string shotId;
+  std::string key;
+  std::filesystem::path directory;
+  at::Tensor latent;
+  continuity::Conditioning conditioning;
+  std::shared_ptr<ShotLegacy> self, previous, first;
+  at::Tensor previousTail;
+  ShotRecord record;
+  bool lastShot = false;
+
+  // Results.
+  at::Tensor video;  // kept frames [3, T, H, W] on the CPU
+  std::optional<continuity::ShotStats> stats;
+  std::optional<continuity::CutMetrics> cut;
+  std::vector<MemoryFallback> fallbacks;
+  double decodeSeconds = 0;
+  int framesWritten = 0;
+  std::exception_ptr error;
+
+  void run(const models::WanVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
+    const auto start = Clock::now();
+    try {
+      std::vector<at::Tensor> kept;
+      const std::int64_t drop = conditioning.dropPixelFrames;
+      auto sink = [&](const at::Tensor& frames, std::int64_t firstFrame) {
+        const std::int64_t n = frames.size(1);
+        const std::int64_t skip = std::clamp<std::int64_t>(drop - firstFrame, 0, n);
+        if (skip == n) return;
+        const at::Tensor keep = frames.narrow(1, skip, n - skip).to(at::kCPU);
+        kept.push_back(keep);
+        FramesDecoded event;
+        event.shotIndex = index;
+        event.firstFrame = framesWritten;
+        event.shotFrames = shotFrames;
+        event.frames = videoToFrames(keep);
+        framesWritten += static_cast<int>(event.frames.size());
+        std::lock_guard lock(mutex_);
+        events_.push_back(std::move(event));
+      };
+      const DecodeOutcome decoded = decodeWithFallback(vae, latent, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
+        if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
+          kept.clear();
+          framesWritten = 0;
+        }
+        sink(f, offset);
+      });
+      fallbacks = decoded.fallbacks;
+      video = at::cat(kept, 1);
+      stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
+      if (previous && previous->stats) {
+        continuity::CutInputs inputs;
+        inputs.fromIndex = previous->index;
+        inputs.toIndex = index;
+        inputs.fromShotId = previous->id;
+        inputs.toShotId = shotId;
+        inputs.mode = conditioning.mode;
+        inputs.previous = &*previous->stats;
+        inputs.next = &*stats;
+        inputs.first = first && first != self && first->stats ? &*first->stats : nullptr;
+        inputs.previousTail = previousTail;
+        inputs.previousLastFrame = previous->lastFrame;
+        inputs.nextLatent = latent;
+        inputs.nextFrames = video;
+        inputs.conditioning = &conditioning;
+        inputs.vae = &vae;
+        cut = continuity::measureCut(inputs);
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+    decodeSeconds = secondsSince(start);
+  }
+
+  void start(const models::WanVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
+    if (!overlap) {
+      run(vae, plan, device, shotFrames);
+      std::promise<void> done;
+      done.set_value();
+      finished_ = done.get_future();
+      return;
+    }
+    finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames] {
+      // One intra-op thread: the render thread keeps sampling beside this decode.
+      const int threads = at::get_num_threads();
+      at::set_num_threads(1);
+      run(vae, plan, device, shotFrames);
+      at::set_num_threads(threads);
+    });
+  }
+
+  bool done() const { return finished_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  void wait() { finished_.wait(); }
+  std::deque<FramesDecoded> takeEvents() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(events_, {});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<FramesDecoded> events_;
+  std::future<void> finished_;
+};
+
+ShotPass::ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
+                   RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
+                   bool overlapDecode)
+    : sequence_(sequence),
+      options_(options),
+      models_(models),
+      probe_(probe),
+      observer_(observer),
+      cancel_(cancel),
+      summary_(summary),
+      residency_(residency),
+      overlapDecode_(overlapDecode) {}
+
+ShotPass::~ShotPass() {
+  if (pending_) pending_->wait();
+}
+
+at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
+  const Continuity& c = shot.continuity;
+  if (c.mode != ContinuityMode::Blend || c.fallbackImage.empty()) return {};
+  const std::filesystem::path path = options_.sequenceDirectory / c.fallbackImage;
+  if (!options_.loadImage)
+    throw std::runtime_error(path.string() + ": fallback images need an image reader (continuity.fallback_image)");
+  return frameToTensor(options_.loadImage(path));
+}
+
+void ShotPass::pump(bool wait) {
+  if (!pending_) return;
+  if (wait) pending_->wait();
+  for (FramesDecoded& event : pending_->takeEvents()) observer_.framesDecoded(event);
+  if (!pending_->done()) return;
+  std::unique_ptr<DecodeJob> job = std::move(pending_);
+  for (FramesDecoded& event : job->takeEvents()) observer_.framesDecoded(event);
+  finalize(*job);
+}
+
+void ShotPass::finishPending() { pump(true); }
+
+void ShotPass::finalize(DecodeJob& job) {
+  if (job.error) {
+    try {
+      std::rethrow_exception(job.error);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("decoding shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): " + e.what());
+    }
+  }
+  for (const MemoryFallback& fallback : job.fallbacks) {
+    const RenderWarning warning{job.index, "fallback", fallback.message};
+    summary_.warnings.push_back(warning);
+    observer_.warning(warning);
+    job.record.fallbacks.push_back(fallback.message);
+  }
+  ShotRecord& record = job.record;
+  record.framesWritten = job.framesWritten;
+  record.decodeSeconds = job.decodeSeconds;
+  record.statsJson = continuity::shotStatsToJson(*job.stats);
+  if (job.cut) {
+    record.cutIn = *job.cut;
+    summary_.cuts.push_back(*job.cut);
+    observer_.cutMeasured(*job.cut);
+  }
+  const at::Tensor lastFrame = job.video.select(1, job.video.size(1) - 1).contiguous();
+  job.self->lastFrame = lastFrame;
+  job.self->stats = job.stats;
+  writeShotTail(job.directory, {job.latent, lastFrame, job.key});
+  record.seconds += job.decodeSeconds;
+  writeShotRecord(job.directory, record);
+  residency_.afterShot(job.index, !job.lastShot);
+
+  ShotFinished finished;
+  finished.index = job.index;
+  finished.id = job.shotId;
+  finished.key = job.key;
+  finished.framesWritten = job.framesWritten;
+  finished.sampleSeconds = record.sampleSeconds;
+  finished.decodeSeconds = job.decodeSeconds;
+  finished.seconds = record.seconds;
+  finished.directory = job.directory.string();
+  summary_.shots.push_back(finished);
+  observer_.shotFinished(finished);
+}
+
+ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool lastShot) {
+  const auto shotStart = Clock::now();
+  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const SamplerDefaults& defaults = sequence_.settings.sampler;
+  const std::filesystem::path dir = shotDirectory(options_.outputDirectory, index, shot.id);
+  const models::WanVae& vae = *models_.vae;
+  const std::int64_t spatial = vae.config().spatialFactor();
+
+  std::shared_ptr<ShotLegacy> previous;
+  if (usesHandoff(shot.continuity.mode))
+    if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) previous = found->second;
+  if (previous && needsLastFrame(shot.continuity.mode)) pump(true);
+
+  residency_.beforeShot(index);
+  const models::WanModel& dit = residency_.dit();
+  const std::vector<std::int64_t> shape{dit.config().inDim, shot.latentFrames(), shot.height / spatial, shot.width / spatial};
+  continuity::PreviousShot handed;
+  at::Tensor previousTail;
+  if (previous) {
+    handed.latent = *ring_.handoff(shot.continuity.tag);
+    handed.lastFrame = previous->lastFrame;
+    previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
+  }
+  continuity::Conditioning conditioning = continuity::prepareConditioning(
+      shot.continuity, previous ? &handed : nullptr, vae, fallbackImage(shot), shape, shot.seed, models_.device);
+
+  ShotStarted started;
+  started.index = index;
+  started.count = count;
+  started.id = shot.id;
+  started.name = shot.name;
+  started.key = key;
+  started.steps = shot.steps.value_or(defaults.steps);
+  started.frames = static_cast<int>(conditioning.outputPixelFrames);
+  std::filesystem::remove_all(dir);
+  observer_.shotStarted(started);
+
+  sampling::SamplerOptions sampler;
+  sampler.steps = started.steps;
+  sampler.shift = shot.shift.value_or(defaults.shift);
+  sampler.guidance = shot.guidance.value_or(defaults.guidance);
+  sampler.solver = solverOf(defaults.solver);
+  sampler.seed = shot.seed;
+  sampler.device = models_.device;
+
+  const auto sampleStart = Clock::now();
+  const at::Tensor& cond = contexts_.at(shot.prompt);
+  const at::Tensor& uncond = contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+  auto onStep = [&](const sampling::StepEvent& event) {
+    StepDone done;
+    done.shotIndex = index;
+    done.step = event.step + 1;
+    done.steps = event.steps;
+    done.sigma = event.sigma;
+    done.seconds = event.seconds;
+    if (options_.previews) done.preview = previewOf(event.denoised, models_.preview);
+    observer_.stepDone(done);
+    pump(false);
+    return !cancel_.load();
+  };
+  sampling::SampleResult result = sampling::sampleFlow(sampling::wanDenoiser(dit), conditioning.sampleShape, cond, uncond,
+                                                       sampler, onStep, continuity::holdSlotsHook(conditioning), &cancel_);
+  if (result.cancelled) {
+    pump(true);
+    return {true};
+  }
+  at::Tensor latent = result.latent;
+  continuity::restoreHeldSlots(latent, conditioning);
+  if (shot.continuity.anchorColour && first_ && first_->stats)
+    latent = continuity::anchorChannelStats(latent, first_->stats->latent, conditioning.heldFrames());
+  const double sampleSeconds = secondsSince(sampleStart);
+  pump(true);  // the previous shot's decode must be done before this one starts
+
+  ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
+  auto self = std::make_shared<ShotLegacy>();
+  self->index = index;
+  self->id = shot.id;
+  self->key = key;
+  tags_[shot.continuity.tag] = self;
+  if (!first_) first_ = self;
+  residency_.beforeDecode(index, !lastShot);
+
+  auto job = std::make_unique<DecodeJob>();
+  job->index = index;
+  job->shotId = shot.id;
+  job->key = key;
+  job->directory = dir;
+  job->latent = latent;
+  job->conditioning = std::move(conditioning);
+  job->self = self;
+  job->previous = previous;
+  job->first = first_;
+  job->previousTail = previousTail;
+  job->lastShot = lastShot;
+  ShotRecord& record = job->record;
+  record.index = index;
+  record.id = shot.id;
+  record.name = shot.name;
+  record.key = key;
+  record.settingsJson = serializeShot(shot);
+  record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
+  record.sampleSeconds = sampleSeconds;
+  record.stepSeconds = result.stepSeconds;
+  record.seconds = secondsSince(shotStart);
+  const bool overlap = overlapDecode_ && !lastShot && residency_.policy() == ResidencyPolicy::Pinned;
+  pending_ = std::move(job);
+  pending_->start(vae, summary_.plan, models_.device.str(), started.frames, overlap);
+  if (!overlap) pump(true);
+  return {};
+}
+
+void ShotPass::adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
+                     const std::string& statsJson, const std::string& source) {
+  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
+  auto legacy = std::make_shared<ShotLegacy>();
+  legacy->index = index;
+  legacy->id = shot.id;
+  legacy->key = key;
+  legacy->lastFrame = lastFrame;
+  if (!statsJson.empty()) legacy->stats = continuity::shotStatsFromJson(statsJson, source);
+  tags_[shot.continuity.tag] = legacy;
+  if (!first_) first_ = legacy;
+}
+
+void ShotPass::reuse(int index, const std::string& key, int count) {
+  pump(true);
+  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const std::filesystem::path dir = shotDirectory(options_.outputDirectory, index, shot.id);
+  const std::optional<ShotRecord> record = readShotRecord(dir);
+  const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
+  if (!record || !tail) throw std::runtime_error(dir.string() + ": the finished shot could not be read back");
+
+  ShotStarted started;
+  started.index = index;
+  started.count = count;
+  started.id = shot.id;
+  started.name = shot.name;
+  started.key = key;
+  started.frames = record->framesWritten;
+  started.reused = true;
+  observer_.shotStarted(started);
+
+  adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
+  if (record->cutIn) {
+    summary_.cuts.push_back(*record->cutIn);
+    observer_.cutMeasured(*record->cutIn);
+  }
+
+  ShotFinished finished;
+  finished.index = index;
+  finished.id = shot.id;
+  finished.key = key;
+  finished.reused = true;
+  finished.framesWritten = record->framesWritten;
+  finished.sampleSeconds = record->sampleSeconds;
+  finished.decodeSeconds = record->decodeSeconds;
+  finished.seconds = record->seconds;
+  finished.directory = dir.string();
+  summary_.shots.push_back(finished);
+  observer_.shotFinished(finished);
+}
+
+void ShotPass::loadPredecessorsBefore(int first, const std::vector<std::string>& keys) {
+  for (int i = 0; i < first; ++i) {
+    const Shot& shot = sequence_.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled) continue;
+    const std::filesystem::path dir = shotDirectory(options_.outputDirectory, i, shot.id);
+    const std::optional<ShotRecord> record = readShotRecord(dir);
+    const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
+    if (!record || !tail || record->key != keys[static_cast<std::size_t>(i)]) continue;
+    adopt(i, record->key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
+  }
+}
+
+}  // namespace shotchain::render

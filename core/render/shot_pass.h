@@ -1,0 +1,81 @@
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "continuity/latent_ring_buffer.h"
+#include "continuity/shot_stats.h"
+#include "memory/residency_manager.h"
+#include "render/model_context.h"
+#include "render/renderer.h"
+
+namespace shotchain::render {
+
+struct ShotOutcome {
+  bool cancelled = false;
+};
+
+// What a finished shot leaves for the shots after it (and for the "vs shot 1" figures). The frame
+// and statistics arrive when its decode is done; a later shot keeps its own reference, so the tag
+// can move on to a newer shot meanwhile.
+struct ShotLegacy {
+  int index = -1;
+  std::string id;
+  std::string key;
+  at::Tensor lastFrame;  // [3, H, W] float32, −1…1
+  std::optional<continuity::ShotStats> stats;
+};
+
+class DecodeJob;
+
+// The per-render state of Renderer::render and the steps of one shot: sample (holding the handoff)
+// → restore → store the tail in the ring buffer → decode (on a worker thread, overlapped with the
+// next shot's sampling when allowed) → measure the cut → write the tail and shot.json. Every event
+// is delivered on the render thread.
+class ShotPass {
+ public:
+  ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
+           RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
+           bool overlapDecode);
+  ~ShotPass();
+
+  std::map<std::string, at::Tensor>& contexts() { return contexts_; }  // prompt → [L, D]
+
+  ShotOutcome render(int index, const std::string& key, int count, bool lastShot);
+  void reuse(int index, const std::string& key, int count);
+  // Fills the ring buffer and the tags from the records on disk of enabled shots before `first`.
+  void loadPredecessorsBefore(int first, const std::vector<std::string>& keys);
+  // Waits for a decode still running and delivers its events (always call before the render ends).
+  void finishPending();
+
+ private:
+  void pump(bool wait);
+  void finalize(DecodeJob& job);
+  void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
+             const std::string& statsJson, const std::string& source);
+  at::Tensor fallbackImage(const Shot& shot) const;
+
+  const Sequence& sequence_;
+  const RenderOptions& options_;
+  ModelContext& models_;
+  MemoryProbe& probe_;
+  RenderObserver& observer_;
+  std::atomic<bool>& cancel_;
+  RenderSummary& summary_;
+  ResidencyManager& residency_;
+  bool overlapDecode_;
+
+  std::map<std::string, at::Tensor> contexts_;
+  continuity::LatentRingBuffer ring_{{64, std::uint64_t{8} << 30}};
+  std::map<std::string, std::shared_ptr<ShotLegacy>> tags_;
+  std::shared_ptr<ShotLegacy> first_;  // shot 1 of this render (rendered or re-used)
+  std::unique_ptr<DecodeJob> pending_;
+};
+
+}  // namespace shotchain::render

@@ -1,0 +1,109 @@
+#include "render/shot_record.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "io/safetensors_writer.h"
+#include "io/weight_set.h"
+#include "render/cut_metrics_json.h"
+#include "render/output_layout.h"
+#include "util/atomic_file.h"
+
+namespace shotchain::render {
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* kRecordFormat = "shotchain.shot/1";
+constexpr const char* kTailFormat = "shotchain-shot-tail-v1";
+
+}  // namespace
+
+void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& record) {
+  Json json;
+  json["format"] = kRecordFormat;
+  json["index"] = record.index;
+  json["id"] = record.id;
+  json["name"] = record.name;
+  json["key"] = record.key;
+  json["settings"] = Json::parse(record.settingsJson);
+  json["frames_written"] = record.framesWritten;
+  json["frames_dropped"] = record.framesDropped;
+  json["timings"] = {{"sample_seconds", record.sampleSeconds},
+                     {"decode_seconds", record.decodeSeconds},
+                     {"seconds", record.seconds},
+                     {"step_seconds", record.stepSeconds}};
+  json["cut_in"] = record.cutIn ? cutMetricsToJson(*record.cutIn) : Json(nullptr);
+  json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
+  json["fallbacks"] = record.fallbacks;
+  std::filesystem::create_directories(shotDir);
+  writeFileAtomically(shotRecordPath(shotDir), json.dump(2) + "\n");
+}
+
+std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
+  std::ifstream in(shotRecordPath(shotDir), std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  try {
+    const Json json = Json::parse(text);
+    if (json.value("format", std::string()) != kRecordFormat) return std::nullopt;
+    ShotRecord record;
+    record.index = json.at("index").get<int>();
+    record.id = json.at("id").get<std::string>();
+    record.name = json.value("name", std::string());
+    record.key = json.at("key").get<std::string>();
+    record.settingsJson = json.at("settings").dump();
+    record.framesWritten = json.at("frames_written").get<int>();
+    record.framesDropped = json.value("frames_dropped", 0);
+    const Json& timings = json.at("timings");
+    record.sampleSeconds = timings.value("sample_seconds", 0.0);
+    record.decodeSeconds = timings.value("decode_seconds", 0.0);
+    record.seconds = timings.value("seconds", 0.0);
+    record.stepSeconds = timings.value("step_seconds", std::vector<double>());
+    if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
+    if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
+    record.fallbacks = json.value("fallbacks", std::vector<std::string>());
+    return record;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void writeShotTail(const std::filesystem::path& shotDir, const ShotTail& tail) {
+  std::filesystem::create_directories(shotDir);
+  io::saveSafetensors(tailLatentPath(shotDir),
+                      {{"tail_latent", tail.latent.to(at::kCPU, at::kFloat).contiguous()},
+                       {"last_frame", tail.lastFrame.to(at::kCPU, at::kFloat).contiguous()}},
+                      {{"format", kTailFormat}, {"key", tail.key}});
+}
+
+std::optional<ShotTail> readShotTail(const std::filesystem::path& shotDir, c10::Device device) {
+  const std::filesystem::path path = tailLatentPath(shotDir);
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return std::nullopt;
+  try {
+    const io::WeightSet weights = io::WeightSet::open(path);
+    const auto& metadata = weights.metadata();
+    const auto format = metadata.find("format");
+    if (format == metadata.end() || format->second != kTailFormat) return std::nullopt;
+    ShotTail tail;
+    tail.latent = weights.load("tail_latent", at::kFloat).to(device).clone();
+    tail.lastFrame = weights.load("last_frame", at::kFloat).to(device).clone();
+    const auto key = metadata.find("key");
+    tail.key = key == metadata.end() ? std::string() : key->second;
+    return tail;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool framesComplete(const std::filesystem::path& shotDir, int count) {
+  std::error_code error;
+  for (int i = 0; i < count; ++i)
+    if (!std::filesystem::is_regular_file(framePath(shotDir, i), error)) return false;
+  return count > 0;
+}
+
+}  // namespace shotchain::render

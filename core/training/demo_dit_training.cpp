@@ -1,0 +1,92 @@
+#include "training/demo_dit_training.h"
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "models/wan_model.h"
+#include "training/adamw_optimizer.h"
+#include "training/flow_matching.h"
+
+namespace shotchain::training {
+
+DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& data, const DitTrainingOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  at::Generator g = at::detail::createCPUGenerator(o.seed);
+  model.setTrainable(true);
+  const auto named = model.namedParameters();
+  std::vector<at::Tensor> parameters;
+  std::vector<std::pair<std::string, at::Tensor>> ema;
+  for (const auto& [name, tensor] : named) {
+    parameters.push_back(tensor);
+    ema.emplace_back(name, tensor.detach().clone());
+  }
+  AdamWOptimizer optimizer(parameters, o.learningRate, o.weightDecay);
+  const std::int64_t n = data.latents.size(0);
+  const auto longs = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor prompt = at::tensor(std::vector<std::int64_t>(data.prompt.begin(), data.prompt.end()), longs);
+  const at::Tensor unconditional =
+      at::tensor(std::vector<std::int64_t>(data.unconditional.begin(), data.unconditional.end()), longs);
+  std::deque<double> recent;
+  DitTrainingResult result;
+  auto emaUpdate = [&](long step) {
+    const at::NoGradGuard noGrad;
+    const double decay = std::min(o.emaDecay, (1.0 + static_cast<double>(step)) / (10.0 + static_cast<double>(step)));
+    for (std::size_t i = 0; i < parameters.size(); ++i) ema[i].second.mul_(decay).add_(parameters[i].detach(), 1 - decay);
+  };
+  long total = o.steps;
+  for (long step = 0; step < total; ++step) {
+    if (o.maxSeconds > 0 && step == 20) {
+      const long fit = static_cast<long>(o.maxSeconds / (elapsed() / 20.0));
+      if (fit < total) {
+        total = std::max(50L, fit);
+        if (o.log) o.log("dit: " + std::to_string(o.steps) + " steps do not fit the time cap; planning " + std::to_string(total));
+      }
+    }
+    if (o.maxSeconds > 0 && elapsed() > o.maxSeconds) {
+      if (o.log) o.log("dit: time cap reached at step " + std::to_string(step));
+      break;
+    }
+    const at::Tensor index = at::randint(n, {o.batch}, g, longs);
+    const at::Tensor x0 = data.latents.index_select(0, index);
+    at::Tensor rows = prompt.index_select(0, index);
+    const at::Tensor drop = at::rand({o.batch}, g, at::TensorOptions().dtype(at::kDouble)).lt(o.dropout);
+    if (unconditional.numel() > 0) {
+      const at::Tensor pick = unconditional.index_select(0, at::randint(unconditional.numel(), {o.batch}, g, longs));
+      rows = at::where(drop, pick, rows);
+    }
+    const at::Tensor context = data.contexts.index_select(0, rows);
+    const FlowMatchingBatch batch = makeFlowMatchingBatch(x0, o.shift, g);
+    optimizer.zeroGrad();
+    const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
+    const at::Tensor loss = (velocity - batch.target).pow(2).mean();
+    loss.backward();
+    optimizer.clipGradNorm(1.0);
+    optimizer.step(warmupCosine(step, std::min(200L, total / 10), total, o.learningRate));
+    emaUpdate(step);
+    recent.push_back(loss.item<double>());
+    if (recent.size() > 100) recent.pop_front();
+    result.steps = step + 1;
+    if (o.log && (step % 50 == 0 || step + 1 == total)) {
+      char line[160];
+      std::snprintf(line, sizeof line, "dit step %ld/%ld  loss %.4f  (mean of last %zu: %.4f)  %.0f s", step + 1, total,
+                    loss.item<double>(), recent.size(),
+                    std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size()), elapsed());
+      o.log(line);
+    }
+    if (o.checkpoint && o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0) o.checkpoint(step + 1, ema);
+  }
+  model.setTrainable(false);
+  result.finalLoss = recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+  result.seconds = elapsed();
+  if (o.checkpoint) o.checkpoint(result.steps, ema);
+  return result;
+}
+
+}  // namespace shotchain::training

@@ -1,0 +1,170 @@
+#include "training/demo_trainer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include <ATen/ATen.h>
+
+#include "demo/demo_configs.h"
+#include "demo/demo_prompts.h"
+#include "demo/demo_weights_io.h"
+#include "demo/procedural_clip.h"
+#include "io/weight_set.h"
+#include "models/umt5.h"
+#include "models/umt5_text_encoder.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "sampling/latent_preview.h"
+#include "sampling/sampler.h"
+
+namespace shotchain::training {
+namespace {
+
+at::Tensor padRows(const at::Tensor& rows, std::int64_t length) {
+  at::Tensor out = at::zeros({length, rows.size(1)}, rows.options());
+  out.narrow(0, 0, std::min(length, rows.size(0))).copy_(rows.narrow(0, 0, std::min(length, rows.size(0))));
+  return out;
+}
+
+std::string format(const char* pattern, double a, double b = 0, double c = 0) {
+  char line[200];
+  std::snprintf(line, sizeof line, pattern, a, b, c);
+  return line;
+}
+
+}  // namespace
+
+DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto log = [&](const std::string& line) {
+    if (o.log) o.log(line);
+  };
+  const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
+  std::filesystem::create_directories(o.outDir);
+  DemoTrainReport report;
+
+  // 1. Tokenizer and the frozen random text encoder.
+  const auto tokenizerPath = o.outDir / demo::kTokenizerFile;
+  const auto textPath = o.outDir / demo::kTextEncoderFile;
+  if (!o.resumeDit) {
+    demo::trainDemoTokenizer(tokenizerPath);
+    demo::saveUmt5(textPath, models::Umt5Encoder::random(demo::demoUmt5Config(), o.seed + 1));
+  }
+  const models::WanConfig ditConfig = demo::demoDitConfig();
+  models::Umt5TextEncoderOptions textOptions;
+  textOptions.tokenizer = tokenizerPath;
+  textOptions.textLen = static_cast<std::size_t>(ditConfig.textLen);
+  const models::Umt5TextEncoder text = models::Umt5TextEncoder::load(textPath, textOptions);
+  const std::vector<std::string> prompts = demo::allDemoPrompts();
+  std::map<std::string, int> promptRow;
+  std::vector<at::Tensor> contexts;
+  for (const std::string& prompt : prompts) {
+    promptRow[prompt] = static_cast<int>(contexts.size());
+    contexts.push_back(padRows(text.encode(prompt), ditConfig.textLen));
+  }
+  DitTrainingData data;
+  for (const std::string& uncond : {std::string(), sampling::effectiveNegativePrompt("")}) {
+    data.unconditional.push_back(static_cast<int>(contexts.size()));
+    contexts.push_back(padRows(text.encode(uncond), ditConfig.textLen));
+  }
+  data.contexts = at::stack(contexts);
+  log("tokenizer and text encoder written (" + std::to_string(prompts.size()) + " prompts)");
+
+  // 2. VAE.
+  const auto vaePath = o.outDir / demo::kVaeFile;
+  models::WanVae vae = o.resumeDit ? models::WanVae::load(io::WeightSet::open(vaePath))
+                                   : models::WanVae::random(demo::demoVaeConfig(), o.seed + 2);
+  VaeTrainingOptions vo;
+  vo.steps = o.vaeSteps;
+  vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops of 1+4 frames cost a quarter of full frames
+  vo.seed = o.seed + 3;
+  vo.maxSeconds = cap > 0 ? 0.3 * cap : 0;
+  vo.log = o.log;
+  vo.checkpointEvery = 200;
+  vo.checkpoint = [&](long) { demo::saveVae(vaePath, vae); };
+  if (!o.resumeDit) {
+    report.vae = trainDemoVae(vae, vo);
+    demo::saveVae(vaePath, vae);
+  }
+  log(format("vae done: %.0f steps, loss %.5f, mse %.5f", static_cast<double>(report.vae.steps), report.vae.finalLoss,
+             report.vae.finalMse));
+
+  // 3. Latents of training clips (raw μ), the family's statistics, the normalised training set.
+  const auto latentStart = Clock::now();
+  std::vector<at::Tensor> latents;
+  std::vector<at::Tensor> pooled;  // RGB on the latent grid, for the preview factors
+  {
+    const at::NoGradGuard noGrad;
+    for (int i = 0; i < o.latentClips; ++i) {
+      if (cap > 0 && !o.resumeDit && i >= 150 && std::chrono::duration<double>(Clock::now() - latentStart).count() > 0.1 * cap) {
+        log("latents: time cap reached after " + std::to_string(i) + " clips");
+        break;
+      }
+      const demo::ClipParams params = demo::randomClipParams(o.seed * 7919 + static_cast<std::uint64_t>(i));
+      const at::Tensor clip = demo::renderClip(params);
+      latents.push_back(vae.encode(clip, false));
+      data.prompt.push_back(promptRow.at(demo::clipPrompt(params)));
+      if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, 4, 8));
+      if (i % 250 == 0) log(format("latents %.0f/%.0f  %.0f s", i, o.latentClips, elapsed()));
+    }
+  }
+  at::Tensor raw = at::stack(latents);  // [N, C, F, h, w]
+  latents.clear();
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const at::Tensor mean = o.resumeDit ? at::tensor(vae.latentMean(), f64) : raw.mean({0, 2, 3, 4}).to(at::kDouble);
+  const at::Tensor deviation =
+      o.resumeDit ? at::tensor(vae.latentStd(), f64) : raw.std({0, 2, 3, 4}).to(at::kDouble).clamp_min(1e-3);
+  report.latentMean.assign(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel());
+  report.latentStd.assign(deviation.data_ptr<double>(), deviation.data_ptr<double>() + deviation.numel());
+  if (!o.resumeDit) {
+    vae.setLatentStatistics(report.latentMean, report.latentStd);
+    demo::saveVae(vaePath, vae);
+  }
+  const std::vector<std::int64_t> channelShape{1, raw.size(1), 1, 1, 1};
+  data.latents = ((raw - mean.to(at::kFloat).view(channelShape)) / deviation.to(at::kFloat).view(channelShape)).contiguous();
+  raw = at::Tensor();
+  report.latentSeconds = std::chrono::duration<double>(Clock::now() - latentStart).count();
+  log(format("latents done: %.0f clips in %.0f s", static_cast<double>(data.latents.size(0)), report.latentSeconds));
+
+  // 4. Latent → RGB preview factors of this VAE.
+  if (!o.resumeDit) {
+    const auto n = static_cast<std::int64_t>(pooled.size());
+    sampling::LatentRgbFactors factors =
+        sampling::fitLatentRgbFactors(data.latents.narrow(0, 0, n), at::stack(pooled));
+    factors.source = "fitted on the builtin:demo VAE (shotchain train-demo)";
+    sampling::saveLatentRgbFactors(o.outDir / demo::kLatentRgbFile, factors);
+    log("latent_rgb factors written");
+  }
+
+  // 5. DiT.
+  const auto ditPath = o.outDir / demo::kDitFile;
+  models::WanModel dit = o.resumeDit ? models::WanModel::load(io::WeightSet::open(ditPath))
+                                     : models::WanModel::random(ditConfig, o.seed + 4);
+  dit.replaceParameters([&](const std::string& name, const at::Tensor& value) {
+    if (o.resumeDit) return value.clone();  // own memory (the file's tensors may be mapped views)
+    if (name.starts_with("head.head.")) return at::zeros_like(value);  // start from a zero velocity
+    if (name.ends_with("modulation")) return value.mul(0.1);
+    return value;
+  });
+  DitTrainingOptions dopt;
+  dopt.steps = o.ditSteps;
+  if (o.resumeDit) dopt.learningRate = 2.5e-4;
+  dopt.seed = o.seed + 5;
+  dopt.shift = demo::kDemoTrainShift;
+  dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;
+  dopt.log = o.log;
+  dopt.checkpointEvery = 250;
+  dopt.checkpoint = [&](long, const std::vector<std::pair<std::string, at::Tensor>>& ema) {
+    demo::saveDit(ditPath, ema, ditConfig);
+  };
+  report.dit = trainDemoDit(dit, data, dopt);
+  report.totalSeconds = elapsed();
+  log(format("dit done: %.0f steps, loss %.4f; total %.0f s", static_cast<double>(report.dit.steps), report.dit.finalLoss,
+             report.totalSeconds));
+  return report;
+}
+
+}  // namespace shotchain::training

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "training/demo_dit_training.h"
+#include "training/demo_vae_training.h"
+
+namespace shotchain::training {
+
+struct DemoTrainOptions {
+  std::filesystem::path outDir;  // receives the five builtin:demo files (demo_configs.h names)
+  std::uint64_t seed = 1;
+  long vaeSteps = 1200;
+  long ditSteps = 4000;
+  int latentClips = 2000;  // training clips encoded once for the DiT
+  double minutes = 0;      // wall-clock cap over all phases (0 = none); weights stay usable when hit
+  // Continue the DiT of outDir (tokenizer, text encoder, VAE and preview factors are kept): the
+  // latents are encoded again with the saved VAE and its statistics.
+  bool resumeDit = false;
+  std::function<void(const std::string&)> log;
+};
+
+struct DemoTrainReport {
+  VaeTrainingResult vae;
+  DitTrainingResult dit;
+  double latentSeconds = 0;
+  double totalSeconds = 0;
+  std::vector<double> latentMean, latentStd;
+};
+
+// The whole recipe: tokenizer (spm_train) → frozen random UMT5 → VAE → latents of training clips
+// (and the family's latent statistics) → latent→RGB factors → DiT (flow matching). Each phase
+// writes its files atomically as soon as they exist; the DiT also every few hundred steps.
+DemoTrainReport trainDemoModel(const DemoTrainOptions& options);
+
+}  // namespace shotchain::training

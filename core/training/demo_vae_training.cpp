@@ -1,0 +1,102 @@
+#include "training/demo_vae_training.h"
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "demo/procedural_clip.h"
+#include "models/wan_vae.h"
+#include "training/adamw_optimizer.h"
+
+namespace shotchain::training {
+namespace {
+
+std::int64_t randomInt(at::Generator& g, std::int64_t bound) {
+  return bound <= 1 ? 0 : at::randint(bound, {1}, g, at::TensorOptions().dtype(at::kLong)).item<std::int64_t>();
+}
+
+// [B, 3, cropFrames, cropSize, cropSize] of random training clips.
+at::Tensor clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
+  std::vector<at::Tensor> crops;
+  for (int b = 0; b < o.batch; ++b) {
+    const auto seed = static_cast<std::uint64_t>(randomInt(g, static_cast<std::int64_t>(demo::kHeldOutSeedStart)));
+    const at::Tensor clip = demo::renderClip(demo::randomClipParams(seed));
+    const std::int64_t t0 = randomInt(g, clip.size(1) - o.cropFrames + 1);
+    const std::int64_t y0 = randomInt(g, (clip.size(2) - o.cropSize) / 8 + 1) * 8;
+    const std::int64_t x0 = randomInt(g, (clip.size(3) - o.cropSize) / 8 + 1) * 8;
+    crops.push_back(clip.narrow(1, t0, o.cropFrames).narrow(2, y0, o.cropSize).narrow(3, x0, o.cropSize));
+  }
+  return at::stack(crops);
+}
+
+}  // namespace
+
+VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  at::Generator g = at::detail::createCPUGenerator(o.seed);
+  vae.setTrainable(true);
+  std::vector<at::Tensor> parameters;
+  for (auto& [name, tensor] : vae.namedParameters()) parameters.push_back(tensor);
+  AdamWOptimizer optimizer(parameters, o.learningRate, 0.0);
+  std::deque<double> recentLoss, recentMse;
+  VaeTrainingResult result;
+  long total = o.steps;
+  for (long step = 0; step < total; ++step) {
+    if (o.maxSeconds > 0 && step == 10) {
+      const long fit = static_cast<long>(o.maxSeconds / (elapsed() / 10.0));
+      if (fit < total) {
+        total = std::max(20L, fit);
+        if (o.log) o.log("vae: " + std::to_string(o.steps) + " steps do not fit the time cap; planning " + std::to_string(total));
+      }
+    }
+    if (o.maxSeconds > 0 && elapsed() > o.maxSeconds) {
+      if (o.log) o.log("vae: time cap reached at step " + std::to_string(step));
+      break;
+    }
+    const at::Tensor video = clipCropBatch(o, g);
+    optimizer.zeroGrad();
+    const models::WanVaeMoments moments = vae.encodeMoments(video);
+    const at::Tensor logVar = moments.logVar.clamp(-30.0, 20.0);
+    const at::Tensor eps = at::randn(moments.mu.sizes(), g, moments.mu.options());
+    const at::Tensor z = moments.mu + at::exp(0.5 * logVar) * eps;
+    const at::Tensor recon = vae.decodeRaw(z);
+    const at::Tensor diff = recon - video;
+    const at::Tensor mse = diff.pow(2).mean();
+    const at::Tensor kl = 0.5 * (moments.mu.pow(2) + logVar.exp() - 1 - logVar).mean();
+    const at::Tensor loss = mse + o.l1Weight * diff.abs().mean() + o.klWeight * kl;
+    loss.backward();
+    optimizer.clipGradNorm(1.0);
+    optimizer.step(warmupCosine(step, 50, total, o.learningRate));
+    recentLoss.push_back(loss.item<double>());
+    recentMse.push_back(mse.item<double>());
+    if (recentLoss.size() > 50) {
+      recentLoss.pop_front();
+      recentMse.pop_front();
+    }
+    result.steps = step + 1;
+    if (o.log && (step % 25 == 0 || step + 1 == total)) {
+      char line[160];
+      const double m = std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
+      std::snprintf(line, sizeof line, "vae step %ld/%ld  loss %.5f  mse %.5f (psnr~%.1f dB)  kl %.3f  %.0f s", step + 1,
+                    total, loss.item<double>(), m, 10 * std::log10(4.0 / std::max(m, 1e-12)), kl.item<double>(), elapsed());
+      o.log(line);
+    }
+    if (o.checkpoint && o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0) {
+      const at::NoGradGuard noGrad;
+      o.checkpoint(step + 1);
+    }
+  }
+  vae.setTrainable(false);
+  result.finalLoss = recentLoss.empty() ? 0 : std::accumulate(recentLoss.begin(), recentLoss.end(), 0.0) / static_cast<double>(recentLoss.size());
+  result.finalMse = recentMse.empty() ? 0 : std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
+  result.seconds = elapsed();
+  return result;
+}
+
+}  // namespace shotchain::training

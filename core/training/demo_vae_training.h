@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace shotchain::models {
+class WanVae;
+}
+
+namespace shotchain::training {
+
+struct VaeTrainingOptions {
+  long steps = 1500;
+  int batch = 4;
+  int cropFrames = 5;   // 1 + 4: one causal chunk after the first frame
+  int cropSize = 64;    // spatial crop (multiple of 8)
+  double learningRate = 1e-3;
+  double klWeight = 1e-6;
+  double l1Weight = 0.2;
+  std::uint64_t seed = 0;
+  double maxSeconds = 0;  // 0 = no time cap; otherwise stop early (weights still usable)
+  long checkpointEvery = 0;
+  std::function<void(long step)> checkpoint;
+  std::function<void(const std::string&)> log;
+};
+
+struct VaeTrainingResult {
+  long steps = 0;
+  double finalLoss = 0;  // mean over the last 50 steps
+  double finalMse = 0;   // reconstruction MSE in [−1, 1] units, last 50 steps
+  double seconds = 0;
+};
+
+// Trains `vae` (made trainable here, left frozen after) to reconstruct random crops of training
+// clips (demo::randomClipParams seeds below kHeldOutSeedStart): MSE + L1 + a small KL on the
+// reparameterised posterior. Deterministic given options.seed.
+VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& options);
+
+}  // namespace shotchain::training

@@ -1,0 +1,53 @@
+#include "export/png_frame.h"
+
+#include <QBuffer>
+#include <QByteArray>
+#include <QImage>
+#include <QImageReader>
+#include <QImageWriter>
+#include <QString>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "util/atomic_file.h"
+
+namespace shotchain::exporting {
+
+void writePngFrame(const render::RgbFrame& frame, const std::filesystem::path& path) {
+  const auto expected = static_cast<std::size_t>(frame.width) * static_cast<std::size_t>(frame.height) * 3;
+  if (frame.width <= 0 || frame.height <= 0 || frame.rgb.size() != expected)
+    throw std::invalid_argument(path.string() + ": cannot save: frame of " + std::to_string(frame.width) + "x" +
+                                std::to_string(frame.height) + " holds " + std::to_string(frame.rgb.size()) +
+                                " bytes, expected " + std::to_string(expected));
+  // Wraps the caller's pixels without copying; rows are tightly packed (3 bytes per pixel).
+  const QImage image(frame.rgb.data(), frame.width, frame.height, frame.width * 3, QImage::Format_RGB888);
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  QImageWriter writer(&buffer, "png");
+  if (!writer.write(image))
+    throw FileWriteError(path.string() + ": cannot save: PNG encoding failed: " + writer.errorString().toStdString());
+  buffer.close();
+  writeFileAtomically(path, std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
+}
+
+render::RgbFrame readPngFrame(const std::filesystem::path& path) {
+  QImageReader reader(QString::fromStdString(path.string()));
+  QImage image = reader.read();
+  if (image.isNull())
+    throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString());
+  image = image.convertToFormat(QImage::Format_RGB888);
+  render::RgbFrame frame;
+  frame.width = image.width();
+  frame.height = image.height();
+  const auto rowBytes = static_cast<std::size_t>(frame.width) * 3;
+  frame.rgb.resize(rowBytes * static_cast<std::size_t>(frame.height));
+  for (int y = 0; y < frame.height; ++y)
+    std::memcpy(frame.rgb.data() + rowBytes * static_cast<std::size_t>(y), image.constScanLine(y), rowBytes);
+  return frame;
+}
+
+}  // namespace shotchain::exporting

@@ -1,0 +1,100 @@
+#include <QTest>
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "demo/demo_prompts.h"
+#include "demo/frame_analysis.h"
+#include "demo/procedural_clip.h"
+#include "runtime/torch_runtime.h"
+
+using namespace shotchain;
+using namespace shotchain::demo;
+
+class TestDemoClips : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { initTorchRuntime(); }
+
+  void generatorIsDeterministic() {
+    for (const std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{7}, kHeldOutSeedStart + 3}) {
+      const ClipParams a = randomClipParams(seed), b = randomClipParams(seed);
+      QCOMPARE(clipPrompt(a), clipPrompt(b));
+      QVERIFY(at::equal(renderClip(a), renderClip(b)));
+    }
+    QVERIFY(!at::equal(renderClip(randomClipParams(1)), renderClip(randomClipParams(2))));
+  }
+
+  void clipShapeAndRange() {
+    const at::Tensor clip = renderClip(randomClipParams(5));
+    QCOMPARE(clip.sizes().vec(), (std::vector<std::int64_t>{3, 17, 64, 64}));
+    QVERIFY(clip.min().item<float>() >= -1.0f && clip.max().item<float>() <= 1.0f);
+  }
+
+  void promptMatchesParameters() {
+    ClipParams p;
+    p.colour = 0;
+    p.shape = Shape::Circle;
+    p.direction = Direction::Right;
+    p.background = 0;
+    QCOMPARE(clipPrompt(p), std::string("a red circle moving right on a black background"));
+    p.colour = 5;
+    p.shape = Shape::Triangle;
+    p.direction = Direction::Still;
+    p.background = 1;
+    QCOMPARE(clipPrompt(p), std::string("a magenta triangle staying still on a gray background"));
+    for (std::uint64_t seed = 0; seed < 50; ++seed) {
+      const ClipParams r = randomClipParams(seed);
+      const std::string prompt = clipPrompt(r);
+      QVERIFY(prompt.find(demoColours()[static_cast<std::size_t>(r.colour)].name) != std::string::npos);
+      QVERIFY(prompt.find(shapeName(r.shape)) != std::string::npos);
+      QVERIFY(prompt.find(r.direction == Direction::Still ? "still" : directionName(r.direction)) != std::string::npos);
+      QCOMPARE(r.speed == 0.0f, r.direction == Direction::Still);
+    }
+    QCOMPARE(allDemoPrompts().size(), std::size_t{6 * 3 * 5 * 2});
+  }
+
+  void motionFollowsDirection() {
+    ClipParams p;
+    p.direction = Direction::Up;
+    p.speed = 2;
+    const auto c0 = clipCentre(p, 0), c16 = clipCentre(p, 16);
+    QCOMPARE(c16[0], c0[0]);
+    QCOMPARE(c16[1], c0[1] - 32.0f);
+  }
+
+  // The detector reads back the generator's ground truth.
+  void detectorFindsGroundTruth() {
+    int colour = 0, shape = 0, direction = 0, single = 0;
+    const int n = 60;
+    for (int i = 0; i < n; ++i) {
+      const ClipParams p = randomClipParams(kHeldOutSeedStart + static_cast<std::uint64_t>(i));
+      const ClipObservation o = analyseClip(renderClip(p));
+      QCOMPARE(o.foundFrames, 17);
+      colour += o.colour == p.colour;
+      shape += o.shape == p.shape;
+      direction += o.direction == p.direction;
+      single += o.singleObjectFrames == 17;
+      auto truth = clipCentre(p, 8);
+      if (p.shape == Shape::Triangle) truth[1] += p.radius / 3;  // the area centroid sits a third below the box centre
+      if (!o.frames[8].touchesBorder) QVERIFY2(std::hypot(o.frames[8].cx - truth[0], o.frames[8].cy - truth[1]) < 1.5f, "centroid");
+    }
+    qInfo("detector on ground truth: colour %d/%d, shape %d/%d, direction %d/%d", colour, n, shape, n, direction, n);
+    QCOMPARE(colour, n);
+    QVERIFY(shape >= n * 9 / 10);
+    QCOMPARE(direction, n);
+    QCOMPARE(single, n);
+  }
+
+  void detectorSeesNothingOnPlainOrNoise() {
+    QVERIFY(!analyseFrame(at::full({3, 64, 64}, -1.0f)).found);
+    const at::Tensor noise = at::rand({3, 64, 64}, at::detail::createCPUGenerator(3)) * 2 - 1;
+    QVERIFY(!analyseFrame(noise).found);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDemoClips)
+#include "test_demo_clips.moc"

@@ -1,0 +1,130 @@
+#include <QTest>
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "demo/demo_configs.h"
+#include "demo/demo_weights_io.h"
+#include "demo/procedural_clip.h"
+#include "io/weight_set.h"
+#include "models/umt5.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "runtime/torch_runtime.h"
+#include "training/adamw_optimizer.h"
+#include "training/flow_matching.h"
+
+using namespace shotchain;
+
+class TestDemoTraining : public QObject {
+  Q_OBJECT
+
+  std::filesystem::path dir_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    initTorchRuntime();
+    dir_ = std::filesystem::temp_directory_path() / ("shotchain_test_demo_training_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void cleanupTestCase() { std::filesystem::remove_all(dir_); }
+
+  // The differentiable VAE path computes what the inference path computes.
+  void vaeTrainingPathMatchesInference() {
+    const models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 3);
+    const at::Tensor clip = demo::renderClip(demo::randomClipParams(4)).narrow(1, 0, 9);
+    const at::NoGradGuard noGrad;
+    const models::WanVaeMoments moments = vae.encodeMoments(clip.unsqueeze(0));
+    const at::Tensor mu = vae.encode(clip, false);
+    QVERIFY(at::allclose(moments.mu.squeeze(0), mu, 1e-4, 1e-5));
+    models::WanVaeDecodeOptions raw;
+    raw.clamp = false;
+    raw.normalised = false;
+    QVERIFY(at::allclose(vae.decodeRaw(mu.unsqueeze(0)).squeeze(0), vae.decode(mu, raw), 1e-4, 1e-5));
+  }
+
+  void vaeGradientsReachEveryParameter() {
+    models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 5);
+    vae.setTrainable(true);
+    const at::Tensor video = demo::renderClip(demo::randomClipParams(6)).narrow(1, 0, 5).unsqueeze(0).repeat({2, 1, 1, 1, 1});
+    const models::WanVaeMoments m = vae.encodeMoments(video);
+    (vae.decodeRaw(m.mu) - video).pow(2).mean().add(m.logVar.mean()).backward();
+    for (const auto& [name, p] : vae.namedParameters()) {
+      QVERIFY2(p.grad().defined(), name.c_str());
+    }
+    vae.setTrainable(false);
+    QVERIFY(!vae.namedParameters().front().second.requires_grad());
+  }
+
+  void ditTrainingPathMatchesInferenceAndLearns() {
+    models::WanConfig c = demo::demoDitConfig();
+    c.numLayers = 1;
+    models::WanModel dit = models::WanModel::random(c, 7);
+    at::Generator g = at::detail::createCPUGenerator(8);
+    const at::Tensor x0 = at::randn({4, 16, 2, 4, 4}, g);
+    const at::Tensor context = at::randn({4, 5, c.textDim}, g);
+    const training::FlowMatchingBatch batch = training::makeFlowMatchingBatch(x0, 3.0, g);
+    QVERIFY(at::allclose(batch.noisy, (1 - batch.sigma.view({4, 1, 1, 1, 1})) * x0 + batch.sigma.view({4, 1, 1, 1, 1}) * (batch.target + x0), 1e-4, 1e-5));
+    const at::Tensor inference = dit.forwardBatch(batch.noisy, batch.timestep, context);
+    dit.setTrainable(true);
+    const at::Tensor trained = dit.forwardBatch(batch.noisy, batch.timestep, context);
+    QVERIFY(trained.requires_grad());
+    QVERIFY(at::allclose(inference, trained.detach(), 1e-4, 1e-5));
+    std::vector<at::Tensor> params;
+    for (const auto& [n, p] : dit.namedParameters()) params.push_back(p);
+    training::AdamWOptimizer optimizer(params, 1e-3, 0.0);
+    double first = 0, last = 0;
+    for (int step = 0; step < 30; ++step) {
+      optimizer.zeroGrad();
+      const at::Tensor loss = (dit.forwardBatch(batch.noisy, batch.timestep, context) - batch.target).pow(2).mean();
+      loss.backward();
+      optimizer.step(1e-3);
+      (step == 0 ? first : last) = loss.item<double>();
+    }
+    qInfo("flow-matching loss on a fixed batch: %.4f → %.4f", first, last);
+    QVERIFY(last < 0.8 * first);
+    dit.setTrainable(false);
+  }
+
+  void shiftedSigmasFollowTheShift() {
+    at::Generator g = at::detail::createCPUGenerator(1);
+    const at::Tensor s1 = training::sampleShiftedSigmas(20000, 1.0, g), s3 = training::sampleShiftedSigmas(20000, 3.0, g);
+    QVERIFY(s1.min().item<float>() >= 0 && s3.max().item<float>() <= 1);
+    QVERIFY(std::abs(s1.mean().item<float>() - 0.5f) < 0.02f);
+    QVERIFY(s3.mean().item<float>() > 0.6f);  // shift > 1 spends more samples at high noise
+  }
+
+  // Saved weights carry their config and the VAE's latent statistics; the real loaders read them.
+  void weightsRoundTripThroughTheLoaders() {
+    models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 9);
+    std::vector<double> mean(16), deviation(16);
+    for (int i = 0; i < 16; ++i) {
+      mean[static_cast<std::size_t>(i)] = 0.1 * i;
+      deviation[static_cast<std::size_t>(i)] = 0.5 + 0.05 * i;
+    }
+    vae.setLatentStatistics(mean, deviation);
+    demo::saveVae(dir_ / "vae.safetensors", vae);
+    const models::WanVae loaded = models::WanVae::load(io::WeightSet::open(dir_ / "vae.safetensors"));
+    QCOMPARE(loaded.config().toJson(), demo::demoVaeConfig().toJson());
+    for (int i = 0; i < 16; ++i) QVERIFY(std::abs(loaded.latentStd()[static_cast<std::size_t>(i)] - deviation[static_cast<std::size_t>(i)]) < 1e-6);
+    const at::Tensor clip = demo::renderClip(demo::randomClipParams(1));
+    const at::Tensor raw = vae.encode(clip, false), normalised = loaded.encode(clip);
+    QVERIFY(at::allclose(normalised.select(0, 3), (raw.select(0, 3) - 0.3) / 0.65, 1e-4, 1e-4));
+
+    const models::WanConfig c = demo::demoDitConfig();
+    demo::saveDit(dir_ / "dit.safetensors", models::WanModel::random(c, 1).namedParameters(), c);
+    QCOMPARE(models::WanModel::load(io::WeightSet::open(dir_ / "dit.safetensors")).config().toJson(), c.toJson());
+
+    demo::saveUmt5(dir_ / "te.safetensors", models::Umt5Encoder::random(demo::demoUmt5Config(), 2));
+    const models::Umt5Encoder te = models::Umt5Encoder::load(io::WeightSet::open(dir_ / "te.safetensors"));
+    QCOMPARE(te.config().dim, demo::demoUmt5Config().dim);
+    QCOMPARE(te.config().numLayers, demo::demoUmt5Config().numLayers);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDemoTraining)
+#include "test_demo_training.moc"

@@ -1,0 +1,82 @@
+#include <QTest>
+
+#include <ATen/ATen.h>
+
+#include "demo/demo_configs.h"
+#include "demo/demo_eval.h"
+#include "demo/demo_generation.h"
+#include "demo/frame_analysis.h"
+#include "io/weight_set.h"
+#include "models/umt5_text_encoder.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "runtime/torch_runtime.h"
+#include "sampling/latent_preview.h"
+#include "sampling/sampler.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::demo;
+
+// The shipped builtin:demo files (resources/demo): load, configs, a short render.
+class TestDemoWeights : public QObject {
+  Q_OBJECT
+
+  std::filesystem::path dir_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    initTorchRuntime();
+    dir_ = demoResourceDir(testing::sourceDir());
+    if (!demoWeightsPresent(dir_)) QSKIP("resources/demo has no trained weights (run shotchain train-demo)");
+  }
+
+  void filesLoadWithTheirConfigs() {
+    const models::WanModel dit = models::WanModel::load(io::WeightSet::open(dir_ / kDitFile));
+    QCOMPARE(dit.config().toJson(), demoDitConfig().toJson());
+    const models::WanVae vae = models::WanVae::load(io::WeightSet::open(dir_ / kVaeFile));
+    QCOMPARE(vae.config().toJson(), demoVaeConfig().toJson());
+    QVERIFY(vae.latentStd() != std::vector<double>(16, 1.0));  // the family's own statistics
+    models::Umt5TextEncoderOptions options;
+    options.tokenizer = dir_ / kTokenizerFile;
+    options.textLen = static_cast<std::size_t>(dit.config().textLen);
+    const models::Umt5TextEncoder text = models::Umt5TextEncoder::load(dir_ / kTextEncoderFile, options);
+    QCOMPARE(text.encoder().config().dim, dit.config().textDim);
+    const at::Tensor context = text.encode("a red circle moving right on a black background");
+    QCOMPARE(context.size(0), std::int64_t{10});  // nine words + EOS
+    QVERIFY(text.encode(sampling::effectiveNegativePrompt("")).size(0) <= dit.config().textLen);
+    const sampling::LatentRgbFactors rgb = sampling::loadLatentRgbFactors(dir_ / kLatentRgbFile);
+    QCOMPARE(rgb.channels(), 16);
+    std::uintmax_t total = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) total += entry.file_size();
+    QVERIFY(total <= 25u * 1024 * 1024);
+  }
+
+  // Not constant, not noise: the detector finds one object in most frames, of the prompt's colour.
+  void shortRenderShowsTheObject() {
+    const DemoModels loaded = DemoModels::load(dir_);
+    DemoShotSettings settings;
+    settings.steps = kDemoSteps;
+    settings.shift = kDemoShift;
+    settings.guidance = kDemoGuidance;
+    int good = 0;
+    const std::vector<std::string> prompts = demoStoryPrompts();
+    for (std::size_t i = 0; i < 2; ++i) {
+      const DemoShot shot = generateDemoShot(loaded, prompts[i], 3 + i, settings);
+      QCOMPARE(shot.frames.sizes().vec(), (std::vector<std::int64_t>{3, 17, 64, 64}));
+      QVERIFY(shot.frames.std().item<float>() > 0.05f);
+      const ClipObservation o = analyseClip(shot.frames);
+      qInfo("\"%s\": object in %d/17 frames (single blob in %d), colour %s", prompts[i].c_str(), o.foundFrames,
+            o.singleObjectFrames, o.colour >= 0 ? demoColours()[static_cast<std::size_t>(o.colour)].name : "?");
+      good += o.singleObjectFrames >= 12 ? 1 : 0;
+    }
+    // The shipped weights are under-trained (issue 8 stays open: a single blob in 3-4 of 17 frames).
+    // Expected to fail until better weights ship; Qt Test reports an unexpected pass as a failure,
+    // so this line must go when they do.
+    QEXPECT_FAIL("", "the shipped demo weights are under-trained (issue 8)", Continue);
+    QVERIFY(good >= 1);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDemoWeights)
+#include "test_demo_weights.moc"

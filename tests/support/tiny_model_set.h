@@ -1,0 +1,66 @@
+#pragma once
+
+// A complete tiny model set on disk (DiT, VAE, text encoder, tokenizer) with random weights, so
+// render tests run the real loaders and the real pipeline without the shipped demo model.
+#include <QProcess>
+#include <QString>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "io/safetensors_writer.h"
+#include "models/umt5.h"
+#include "models/wan_config.h"
+#include "models/wan_model.h"
+#include "models/wan_vae.h"
+#include "sequence/sequence.h"
+#include "test_support.h"
+
+namespace shotchain::testing {
+
+struct TinyModelSet {
+  std::filesystem::path dit, vae, textEncoder, tokenizer;
+
+  // Explicit files for a sequence document (absolute paths).
+  ModelSet modelSet() const {
+    ModelSet model;
+    model.builtin.clear();
+    model.dit = dit.string();
+    model.vae = vae.string();
+    model.textEncoder = textEncoder.string();
+    model.tokenizer = tokenizer.string();
+    return model;
+  }
+};
+
+inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11) {
+  std::filesystem::create_directories(dir);
+  std::string corpus;
+  for (const char* colour : {"red", "green", "blue", "yellow", "white", "magenta"})
+    for (const char* shape : {"circle", "square", "triangle"})
+      for (const char* direction : {"left", "right", "up", "down"})
+        corpus += std::string("a ") + colour + " " + shape + " moving " + direction + " on a black background\n";
+  writeFile(dir / "prompts.txt", corpus);
+  QProcess train;
+  train.setWorkingDirectory(QString::fromStdString(dir.string()));
+  train.start("spm_train", {"--input=prompts.txt", "--model_prefix=tokenizer", "--vocab_size=40", "--model_type=unigram",
+                            "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1", "--minloglevel=2"});
+  if (!train.waitForFinished(60000) || train.exitCode() != 0)
+    throw std::runtime_error("spm_train failed: " + train.readAllStandardError().toStdString());
+
+  TinyModelSet set{dir / "dit.safetensors", dir / "vae.safetensors", dir / "text_encoder.safetensors",
+                   dir / "tokenizer.model"};
+  models::WanConfig dit = models::WanConfig::preset("tiny");
+  dit.textLen = 64;
+  io::saveSafetensors(set.dit, models::WanModel::random(dit, seed).namedParameters(), {{"config", dit.toJson()}});
+  const models::WanVaeConfig vae = models::WanVaeConfig::preset("tiny");
+  io::saveSafetensors(set.vae, models::WanVae::random(vae, seed + 1).namedParameters(), {{"config", vae.toJson()}});
+  models::Umt5Config text = models::Umt5Config::preset("tiny");
+  text.vocab = 40;
+  text.dim = dit.textDim;
+  io::saveSafetensors(set.textEncoder, models::Umt5Encoder::random(text, seed + 2).namedParameters());
+  return set;
+}
+
+}  // namespace shotchain::testing

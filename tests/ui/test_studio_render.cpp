@@ -1,0 +1,187 @@
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileInfo>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+#include <QUndoStack>
+
+#include "document/autosave.h"
+#include "document/sequence_document.h"
+#include "main_window.h"
+#include "monitor/cut_table_model.h"
+#include "render/render_controller.h"
+#include "render/render_state.h"
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+#include "widgets/message_banner.h"
+
+using namespace shotchain;
+using namespace shotchain::ui;
+using namespace shotchain::testing;
+
+class StudioRender : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    qputenv("SHOTCHAIN_NO_DIALOGS", "1");
+  }
+
+  void outputFolderSitsNextToTheSequence() {
+    QCOMPARE(RenderController::outputDirectoryFor("/films/night/demo.json"), QString("/films/night/demo.render"));
+    QTemporaryDir dir;
+    RenderController controller([&dir](render::RenderOptions& options) { options.outputDirectory = dir.filePath("out").toStdString(); });
+    const Sequence sequence = *loadSequenceFile(workflow("demo.json")).sequence;
+    const render::RenderOptions options = controller.optionsFor(sequence, q(workflow("demo.json").string()));
+    QCOMPARE(QString::fromStdString(options.outputDirectory.string()), dir.filePath("out"));
+    QVERIFY(options.reuse);
+    QCOMPARE(QString::fromStdString(options.sequenceDirectory.string()), q(workflow("").parent_path().string()));
+  }
+
+  void theMemoryProbeAnswersFromTheGuiThread() {
+    RenderController controller;
+    QTRY_VERIFY(controller.sampleMemory().has_value());
+    QCOMPARE(controller.sampleMemory()->device, std::string("cpu"));
+  }
+
+  // With today's placeholder renderer a render fails at once; with the real one it completes. Either
+  // way it ends on the worker thread, the GUI keeps processing events meanwhile, the buttons come back,
+  // and a failure lands in the banner.
+  void aRenderEndsAndTheButtonsComeBack() {
+    QTemporaryDir dir;
+    const QString copy = dir.filePath("demo.json");
+    std::string demo = readFile(workflow("demo.json"));
+    const std::size_t steps = demo.find("\"steps\": ");
+    QVERIFY(steps != std::string::npos);
+    demo.replace(steps, demo.find_first_of(",}", steps) - steps, "\"steps\": 3");  // a short render is enough here
+    writeFile(copy.toStdString(), demo);
+    MainWindow window(QStringLiteral("CPU (test)"), nullptr, [](render::RenderOptions& options) { options.previews = true; });
+    QVERIFY(window.openFile(copy));
+    RenderController* controller = window.renderController();
+    QSignalSpy finished(controller, &RenderController::finished);
+    QSignalSpy failed(controller, &RenderController::failed);
+    QSignalSpy frames(controller, &RenderController::framesDecoded);
+    QSignalSpy cuts(controller, &RenderController::cutMeasured);
+    int ticks = 0;
+    QTimer heartbeat;
+    connect(&heartbeat, &QTimer::timeout, [&ticks] { ++ticks; });
+    heartbeat.start(5);
+
+    QVERIFY(window.renderAction()->isEnabled());
+    window.renderAction()->trigger();
+    QVERIFY(controller->isRendering());
+    QVERIFY(!window.renderAction()->isEnabled());
+    QVERIFY(window.stopNowAction()->isEnabled());
+    QVERIFY(finished.wait(120000));
+    QVERIFY(ticks > 0);  // the event loop ran while the worker rendered
+    QVERIFY(!controller->isRendering());
+    QVERIFY(window.renderAction()->isEnabled());
+    QVERIFY(!window.stopNowAction()->isEnabled());
+    QCOMPARE(controller->outputDirectory(), dir.filePath("demo.render"));
+
+    QVERIFY2(!finished.at(0).at(1).toBool(), failed.isEmpty() ? "failed" : qPrintable(failed.at(0).at(1).toString()));
+    QVERIFY(frames.count() > 0);
+    QVERIFY(cuts.count() >= 3);
+    QCOMPARE(window.cutModel()->rowCount(), 3);
+    for (const Shot& shot : window.document()->sequence().shots)
+      QCOMPARE(window.renderState()->status(shot.id).state, ShotState::Done);
+    QVERIFY(QFileInfo::exists(dir.filePath("demo.render/sequence.mp4")));
+    QVERIFY(QFileInfo::exists(dir.filePath("demo.render/report.json")));
+  }
+
+  void eventsUpdateTheWindow() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    RenderController* c = window.renderController();
+    continuity::CutMetrics cut;
+    cut.fromIndex = 0;
+    cut.toIndex = 1;
+    cut.fromShotId = "enter";
+    cut.toShotId = "cross";
+    cut.madRatio = 1.2;
+    Q_EMIT c->cutMeasured(cut);
+    QCOMPARE(window.cutModel()->rowCount(), 1);
+    QVERIFY(window.renderState()->cutInto("cross").has_value());
+
+    Q_EMIT c->failed(2, "out of memory in the decoder", "details here");
+    QVERIFY(!window.banner()->isHidden());
+    QVERIFY(window.banner()->text().contains("Turn"));
+    QVERIFY(window.banner()->details().contains("details here"));
+  }
+
+  void policySelectorIsAnUndoableSettingsEdit() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QComboBox* policy = window.policyBox();
+    QCOMPARE(policy->currentText(), QString("auto"));
+    Q_EMIT policy->activated(policy->findText("offload"));
+    QCOMPARE(window.document()->sequence().settings.policy, ResidencyPolicy::Offload);
+    QCOMPARE(window.document()->undoStack()->count(), 1);
+    window.document()->undoStack()->undo();
+    QCOMPARE(window.document()->sequence().settings.policy, ResidencyPolicy::Auto);
+    QCOMPARE(policy->currentText(), QString("auto"));
+  }
+
+  void autosaveWritesARecoveryFileAndOffersIt() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("night.json");
+    writeFile(path.toStdString(), readFile(workflow("demo.json")));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    file.setFileTime(QDateTime::currentDateTime().addSecs(-60), QFileDevice::FileModificationTime);
+    file.close();
+    {
+      SequenceDocument document;
+      document.reset(*loadSequenceFile(path.toStdString()).sequence, path);
+      Autosave autosave(&document, 20);
+      QVERIFY(!autosave.saveNow());  // nothing unsaved
+      document.edit(SetShotLength{0, 33});
+      QTRY_VERIFY(QFileInfo::exists(Autosave::recoveryPathFor(path)));
+      // The studio "crashes" here: the recovery file stays.
+    }
+    QVERIFY(Autosave::pendingRecovery(path).has_value());
+
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QString offered;
+    window.setRecoveryPrompt([&offered](const QString& recovery) {
+      offered = recovery;
+      return true;
+    });
+    QVERIFY(window.openFile(path));
+    QCOMPARE(offered, Autosave::recoveryPathFor(path));
+    QCOMPARE(window.document()->sequence().shots[0].frames, 33);
+    QVERIFY(window.isWindowModified());
+    QVERIFY(window.save());
+    QVERIFY(!QFileInfo::exists(Autosave::recoveryPathFor(path)));
+    QCOMPARE(loadSequenceFile(path.toStdString()).sequence->shots[0].frames, 33);
+  }
+
+  void theDockLayoutPersists() {
+    QByteArray state;
+    {
+      MainWindow window(QStringLiteral("CPU (test)"));
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QDockWidget* log = window.findChild<QDockWidget*>("LogDock");
+      QVERIFY(log);
+      log->hide();
+      window.close();
+    }
+    MainWindow again(QStringLiteral("CPU (test)"));
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QVERIFY(!again.findChild<QDockWidget*>("LogDock")->isVisible());
+    QVERIFY(again.findChild<QDockWidget*>("TimelineDock")->isVisible());
+  }
+};
+
+QTEST_MAIN(StudioRender)
+#include "test_studio_render.moc"

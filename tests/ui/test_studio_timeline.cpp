@@ -1,0 +1,354 @@
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QMimeData>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+#include <QUrl>
+
+#include "document/sequence_document.h"
+#include "inspector/shot_inspector.h"
+#include "monitor/cut_table_model.h"
+#include "monitor/vram_chart.h"
+#include "monitor/vram_panel.h"
+#include "render/render_state.h"
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+#include "timeline/frame_snapping.h"
+#include "timeline/timeline_view.h"
+
+using namespace shotchain;
+using namespace shotchain::ui;
+using namespace shotchain::testing;
+
+namespace {
+
+std::vector<std::string> ids(const Sequence& sequence) {
+  std::vector<std::string> result;
+  for (const Shot& shot : sequence.shots) result.push_back(shot.id);
+  return result;
+}
+
+// A document on demo.json with the timeline shown at a known size.
+struct Fixture {
+  SequenceDocument document;
+  RenderState state;
+  TimelineView view{&document, &state};
+
+  Fixture() {
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, q(workflow("demo.json").string()));
+    view.resize(900, 150);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.zoomToFit();
+  }
+  QUndoStack* stack() { return document.undoStack(); }
+};
+
+void moveMouse(QWidget* widget, QPoint to, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+  QMouseEvent move(QEvent::MouseMove, to, widget->mapToGlobal(to), Qt::NoButton, Qt::LeftButton, modifiers);
+  QApplication::sendEvent(widget, &move);
+}
+
+// Press, move in a few steps (a ghost follows), release: the way a hand drags.
+void drag(QWidget* widget, QPoint from, QPoint to, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+  QTest::mousePress(widget, Qt::LeftButton, modifiers, from);
+  for (int i = 1; i <= 4; ++i) moveMouse(widget, from + (to - from) * i / 4, modifiers);
+  QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
+}
+
+MemorySample fakeSample(double t, std::uint64_t allocated) {
+  MemorySample s;
+  s.seconds = t;
+  s.device = "cpu";
+  s.deviceTotal = 4ull << 30;
+  s.deviceFree = 3ull << 30;
+  s.allocated = allocated;
+  s.reserved = allocated + (64ull << 20);
+  s.peakAllocated = allocated;
+  s.inactiveSplit = 3ull << 20;
+  s.freeFragmentation = 0.25;
+  return s;
+}
+
+continuity::CutMetrics fakeCut(int to, double mad) {
+  continuity::CutMetrics cut;
+  cut.fromIndex = to - 1;
+  cut.toIndex = to;
+  cut.fromShotId = to == 1 ? "enter" : "cross";
+  cut.toShotId = to == 1 ? "cross" : "turn";
+  cut.mode = "latent";
+  cut.madRatio = mad;
+  cut.psnrCut = 31.5;
+  cut.ssimCut = 0.93;
+  cut.channelMeanDeltaPrev = {0.1, -0.2};
+  return cut;
+}
+
+}  // namespace
+
+class StudioTimeline : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    qputenv("SHOTCHAIN_NO_DIALOGS", "1");
+  }
+
+  void lengthsSnapToFourKPlusOne() {
+    QCOMPARE(snapToValidLength(18), 17);
+    QCOMPARE(snapToValidLength(19), 21);
+    QCOMPARE(snapToValidLength(0), 1);
+    QCOMPARE(trimmedLength(17, 10.2, false, 1025), 29);
+    QCOMPARE(trimmedLength(17, 10.2, true, 1025), 27);
+  }
+
+  void dragReordersAsOneUndoStep() {
+    Fixture f;
+    const QRect first = f.view.blockRect(0);
+    const QRect third = f.view.blockRect(2);
+    drag(&f.view, first.center(), QPoint(third.right() - 5, third.center().y()));
+    QCOMPARE(ids(f.document.sequence()), (std::vector<std::string>{"cross", "turn", "enter", "exit"}));
+    QCOMPARE(f.stack()->count(), 1);
+    QCOMPARE(f.view.selectedIndex(), 2);
+    f.stack()->undo();
+    QCOMPARE(ids(f.document.sequence()), (std::vector<std::string>{"enter", "cross", "turn", "exit"}));
+    f.stack()->redo();
+    QCOMPARE(ids(f.document.sequence()), (std::vector<std::string>{"cross", "turn", "enter", "exit"}));
+  }
+
+  void aClickSelectsWithoutEditing() {
+    Fixture f;
+    QSignalSpy selected(&f.view, &TimelineView::selectionChanged);
+    QTest::mouseClick(&f.view, Qt::LeftButton, {}, f.view.blockRect(1).center());
+    QCOMPARE(f.view.selectedIndex(), 1);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(f.stack()->count(), 0);
+  }
+
+  void trimSnapsRipplesAndIsOneStep() {
+    Fixture f;
+    const QRect block = f.view.blockRect(1);
+    const int startOfThird = f.document.sequence().startFrame(2);
+    const QPoint edge(block.right(), block.center().y());
+    // About +9 frames of pointer travel: the ghost snaps to 4k+1 = 25.
+    drag(&f.view, edge, edge + QPoint(static_cast<int>(9.3 * f.view.pixelsPerFrame()), 0));
+    QCOMPARE(f.document.sequence().shots[1].frames, 25);
+    QCOMPARE(f.document.sequence().startFrame(2), startOfThird + 8);  // ripple
+    QCOMPARE(f.stack()->count(), 1);
+    f.stack()->undo();
+    QCOMPARE(f.document.sequence().shots[1].frames, 17);
+    QCOMPARE(f.document.sequence().startFrame(2), startOfThird);
+  }
+
+  void altBypassesSnappingAndCoreStillDecides() {
+    Fixture f;
+    const QRect block = f.view.blockRect(0);
+    const QPoint edge(block.right(), block.center().y());
+    QSignalSpy status(&f.view, &TimelineView::statusMessage);
+    drag(&f.view, edge, edge + QPoint(static_cast<int>(1.2 * f.view.pixelsPerFrame()), 0), Qt::AltModifier);
+    // 18 frames is not a length Wan renders: core refuses, nothing changes, the reason is reported.
+    QCOMPARE(f.document.sequence().shots[0].frames, 17);
+    QCOMPARE(f.stack()->count(), 0);
+    QCOMPARE(status.count(), 1);
+    QVERIFY(status.at(0).at(0).toString().contains("4k+1"));
+  }
+
+  void droppedImageBecomesFallbackAndSwitchesToBlend() {
+    Fixture f;
+    QTemporaryDir dir;
+    const QString image = dir.filePath("still.png");
+    QImage(8, 8, QImage::Format_RGB888).save(image);
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(image)});
+    const QPoint at = f.view.blockRect(0).center();  // "enter" has continuity none
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&f.view, &enter);
+    QVERIFY(enter.isAccepted());
+    QDragMoveEvent move(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&f.view, &move);
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&f.view, &drop);
+    const Shot& shot = f.document.sequence().shots[0];
+    QCOMPARE(QString::fromStdString(shot.continuity.fallbackImage), image);
+    QCOMPARE(shot.continuity.mode, ContinuityMode::Blend);
+    QCOMPARE(f.stack()->count(), 1);
+    f.stack()->undo();
+    QVERIFY(f.document.sequence().shots[0].continuity.fallbackImage.empty());
+    QCOMPARE(f.document.sequence().shots[0].continuity.mode, ContinuityMode::None);
+
+    // A shot that already takes a handoff keeps its mode.
+    QVERIFY(f.view.setFallbackImage(1, image));
+    QCOMPARE(f.document.sequence().shots[1].continuity.mode, ContinuityMode::Latent);
+  }
+
+  void splitIsOneUndoStep() {
+    Fixture f;
+    QVERIFY(f.view.splitShot(1));
+    QCOMPARE(f.document.sequence().shots.size(), std::size_t(5));
+    QCOMPARE(f.document.sequence().shots[1].frames, 9);
+    QCOMPARE(f.document.sequence().shots[2].frames, 9);
+    QCOMPARE(f.document.sequence().shots[2].continuity.mode, ContinuityMode::Latent);
+    QCOMPARE(f.stack()->count(), 1);
+    f.stack()->undo();
+    QCOMPARE(f.document.sequence().shots.size(), std::size_t(4));
+    QCOMPARE(f.document.sequence().shots[1].frames, 17);
+  }
+
+  void keyboardNudgesMergeIntoOneStep() {
+    Fixture f;
+    f.view.setSelectedIndex(2);
+    f.view.setFocus();
+    QTest::keyClick(&f.view, Qt::Key_Right, Qt::ShiftModifier);
+    QTest::keyClick(&f.view, Qt::Key_Right, Qt::ShiftModifier);
+    QCOMPARE(f.document.sequence().shots[2].frames, 25);
+    QCOMPARE(f.stack()->count(), 1);
+    f.stack()->undo();
+    QCOMPARE(f.document.sequence().shots[2].frames, 17);
+  }
+
+  void ctrlWheelZoomsAroundThePointer() {
+    Fixture f;
+    const double before = f.view.pixelsPerFrame();
+    const QPoint pointer = f.view.blockRect(2).center();
+    const int blockLeft = f.view.blockRect(2).left();
+    QWheelEvent wheel(pointer, f.view.mapToGlobal(pointer), {}, QPoint(0, 120), Qt::NoButton, Qt::ControlModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(&f.view, &wheel);
+    QVERIFY(f.view.pixelsPerFrame() > before);
+    // The frame under the pointer stays under it: the block grows around it.
+    const QRect after = f.view.blockRect(2);
+    QVERIFY(after.left() < blockLeft);
+    QVERIFY(after.contains(pointer));
+    f.view.zoomToFit();
+    QCOMPARE(f.view.pixelsPerFrame(), before);
+  }
+
+  void rulerMovesThePlayhead() {
+    Fixture f;
+    QSignalSpy moved(&f.view, &TimelineView::playheadMoved);
+    const int x = f.view.blockRect(2).left() + 2;
+    QTest::mouseClick(&f.view, Qt::LeftButton, {}, QPoint(x, 8));
+    QCOMPARE(moved.count(), 1);
+    QCOMPARE(f.view.playhead(), f.document.sequence().startFrame(2));
+  }
+
+  void inspectorShowsCoreRefusalInline() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
+    ShotInspector inspector(&document);
+    inspector.setShotIndex(1);
+    auto* frames = qobject_cast<QSpinBox*>(inspector.fieldWidget("frames"));
+    QVERIFY(frames);
+    frames->setValue(18);
+    QVERIFY(inspector.errorText("frames").contains("4k+1"));
+    QCOMPARE(document.sequence().shots[1].frames, 17);
+    QCOMPARE(document.undoStack()->count(), 0);
+    frames->setValue(21);
+    QVERIFY(inspector.errorText("frames").isEmpty());
+    QCOMPARE(document.sequence().shots[1].frames, 21);
+  }
+
+  void typingInAPromptIsOneUndoStep() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
+    ShotInspector inspector(&document);
+    inspector.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+    inspector.setShotIndex(0);
+    auto* prompt = qobject_cast<QPlainTextEdit*>(inspector.fieldWidget("prompt"));
+    prompt->setFocus();
+    prompt->moveCursor(QTextCursor::End);
+    QTest::keyClicks(prompt, ", slowly");
+    QTRY_VERIFY_WITH_TIMEOUT(document.sequence().shots[0].prompt.ends_with(", slowly"), 3000);
+    QTest::keyClicks(prompt, " at dusk");
+    QTRY_VERIFY_WITH_TIMEOUT(document.sequence().shots[0].prompt.ends_with("at dusk"), 3000);
+    QCOMPARE(document.undoStack()->count(), 1);
+    document.undoStack()->undo();
+    QCOMPARE(document.sequence().shots[0].prompt, std::string("a red circle moving right on a black background"));
+  }
+
+  void cutTableModelIsAWellBehavedModel() {
+    CutTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.addCut(fakeCut(1, 1.1));
+    model.addCut(fakeCut(2, 4.2));
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.columnCount(), int(CutTableModel::ColumnCount));
+    QCOMPARE(model.data(model.index(1, CutTableModel::MadRatio)).toString(), QString("4.20"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::MeanDeltaPrev), Qt::ToolTipRole).toString(), QString("0.100, -0.200"));
+    model.addCut(fakeCut(2, 2.0));  // re-measured: the row is replaced
+    QCOMPARE(model.rowCount(), 2);
+    model.clear();
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void monitorPaintsFakeSamples() {
+    VramPanel panel;
+    for (int i = 0; i < 50; ++i) panel.addSample(fakeSample(i * 0.1, (100ull + static_cast<std::uint64_t>(i) * 4) << 20));
+    panel.addCutSample(1, fakeSample(5.0, 300ull << 20));
+    MemoryPlan plan;
+    plan.chosen = ResidencyPolicy::Pinned;
+    plan.fits = true;
+    plan.reason = "everything fits with room to spare";
+    plan.items.push_back({"dit weights", 1ull << 30, "bfloat16"});
+    panel.setPlan(plan);
+    QVERIFY(panel.planText().contains("everything fits"));
+    QCOMPARE(panel.history().markers().size(), 1);
+
+    QImage image(400, 200, QImage::Format_RGB32);
+    image.fill(Qt::magenta);
+    QPainter painter(&image);
+    panel.chart()->paintChart(painter, image.rect());
+    painter.end();
+    QVERIFY(image.pixelColor(2, 2) != QColor(Qt::magenta));
+    // The allocated area is filled near the bottom right of the plot.
+    QColor fill = image.pixelColor(image.width() - 20, image.height() - 22);
+    QVERIFY2(fill.blue() > fill.red(), qPrintable(fill.name()));
+  }
+
+  void editsMakeLaterHandoffShotsDirty() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
+    RenderState state;
+    state.documentChanged(document.sequence());
+    state.renderStarted(document.sequence());
+    for (int i = 0; i < 4; ++i) {
+      render::ShotStarted started;
+      started.index = i;
+      started.id = document.sequence().shots[static_cast<std::size_t>(i)].id;
+      state.shotStarted(started);
+      QVector<QImage> frames(17, QImage(64, 64, QImage::Format_RGB888));
+      state.framesDecoded(i, 0, 17, frames);
+      render::ShotFinished finished;
+      finished.index = i;
+      finished.id = started.id;
+      state.shotFinished(finished);
+    }
+    state.renderFinished();
+    for (const Shot& shot : document.sequence().shots) QCOMPARE(state.status(shot.id).state, ShotState::Done);
+    QTRY_VERIFY(!state.status("exit").lastThumbnail.isNull());
+    QCOMPARE(state.status("exit").lastThumbnail.height(), RenderState::kThumbnailHeight);
+
+    Shot cross = document.sequence().shots[1];
+    cross.prompt = "a blue square";
+    document.edit(SetShot{1, cross});
+    state.documentChanged(document.sequence());
+    QCOMPARE(state.status("enter").state, ShotState::Done);
+    QCOMPARE(state.status("cross").state, ShotState::Dirty);
+    QCOMPARE(state.status("turn").state, ShotState::Dirty);  // takes its handoff from "cross"
+    QCOMPARE(state.status("exit").state, ShotState::Dirty);
+    document.undoStack()->undo();
+    state.documentChanged(document.sequence());
+    QCOMPARE(state.status("turn").state, ShotState::Done);
+  }
+};
+
+QTEST_MAIN(StudioTimeline)
+#include "test_studio_timeline.moc"

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <QMap>
+#include <QWidget>
+
+#include <functional>
+
+#include "sequence/sequence.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace shotchain::ui {
+
+class FieldError;
+class SequenceDocument;
+
+// Edits the sequence settings (shown when no shot is selected): model set, sampler defaults,
+// memory policy, budget and allocator tuning, each change one SetSettings undo step. The render
+// device is a studio setting, not part of the document.
+class SettingsInspector : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SettingsInspector(SequenceDocument* document, QWidget* parent = nullptr);
+
+  void refresh();
+  void setDevice(const QString& device);
+  QString errorText(const QString& field) const;
+
+ Q_SIGNALS:
+  void deviceChanged(const QString& device);
+
+ private:
+  bool commit(const QString& field, const std::function<void(SequenceSettings&)>& change);
+  void updateModelRows();
+  void detectLayout();
+
+  SequenceDocument* document_;
+  QMap<QString, FieldError*> errors_;
+  QLineEdit* name_;
+  QDoubleSpinBox* fps_;
+  QComboBox* source_;
+  QLineEdit* builtin_;
+  QLineEdit* folder_;
+  QLabel* layout_;
+  QLineEdit* dit_;
+  QLineEdit* vae_;
+  QLineEdit* textEncoder_;
+  QLineEdit* tokenizer_;
+  QSpinBox* steps_;
+  QDoubleSpinBox* guidance_;
+  QDoubleSpinBox* shift_;
+  QComboBox* solver_;
+  QComboBox* device_;
+  QDoubleSpinBox* budget_;
+  QComboBox* policy_;
+  QCheckBox* tuning_;
+  QList<QWidget*> builtinRows_, folderRows_, fileRows_;
+};
+
+}  // namespace shotchain::ui

@@ -1,0 +1,375 @@
+#include "inspector/shot_inspector.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QImageReader>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRandomGenerator>
+#include <QSpinBox>
+#include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "document/sequence_document.h"
+#include "inspector/form_helpers.h"
+#include "sequence/validation.h"
+
+namespace shotchain::ui {
+namespace {
+
+struct Preset {
+  const char* label;
+  int width;
+  int height;
+};
+constexpr Preset kPresets[] = {
+    {"832×480 — Wan 480p landscape", 832, 480}, {"480×832 — Wan 480p portrait", 480, 832},
+    {"1280×720 — Wan 720p landscape", 1280, 720}, {"720×1280 — Wan 720p portrait", 720, 1280},
+    {"624×624 — square", 624, 624},              {"64×64 — demo model", 64, 64},
+};
+
+const ContinuityMode kModes[] = {ContinuityMode::None, ContinuityMode::Latent, ContinuityMode::LatentOverlap,
+                                 ContinuityMode::Blend, ContinuityMode::VaeRoundtrip};
+
+QString modeLabel(ContinuityMode mode) {
+  switch (mode) {
+    case ContinuityMode::None: return QObject::tr("none — a fresh start");
+    case ContinuityMode::Latent: return QObject::tr("latent — continue from the last latent frame");
+    case ContinuityMode::LatentOverlap: return QObject::tr("latent overlap — re-use the last k latents");
+    case ContinuityMode::Blend: return QObject::tr("blend — handoff mixed with the fallback image");
+    case ContinuityMode::VaeRoundtrip: return QObject::tr("VAE round trip — through pixels (drifts)");
+  }
+  return {};
+}
+
+template <typename Widget, typename Set>
+void quietly(Widget* widget, Set&& set) {
+  const QSignalBlocker block(widget);
+  set();
+}
+
+}  // namespace
+
+ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      heading_(new QLabel(this)),
+      name_(new QLineEdit(this)),
+      prompt_(new QPlainTextEdit(this)),
+      negative_(new QPlainTextEdit(this)),
+      frames_(new QSpinBox(this)),
+      preset_(new QComboBox(this)),
+      width_(new QSpinBox(this)),
+      height_(new QSpinBox(this)),
+      seed_(new QLineEdit(this)),
+      steps_(new QSpinBox(this)),
+      guidance_(new QDoubleSpinBox(this)),
+      shift_(new QDoubleSpinBox(this)),
+      mode_(new QComboBox(this)),
+      tag_(new QLineEdit(this)),
+      overlap_(new QSpinBox(this)),
+      blend_(new QDoubleSpinBox(this)),
+      fallback_(new QLineEdit(this)),
+      fallbackThumb_(new QLabel(this)),
+      anchor_(new QCheckBox(tr("Pull colours toward shot 1 (AdaIN)"), this)),
+      enabled_(new QCheckBox(tr("Render this shot"), this)) {
+  auto* form = new QFormLayout(this);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->setLabelAlignment(Qt::AlignRight);
+  heading_->setStyleSheet(QStringLiteral("font-size: 120%; font-weight: bold;"));
+  form->addRow(heading_);
+
+  prompt_->setPlaceholderText(tr("What happens in this shot"));
+  negative_->setPlaceholderText(tr("What to avoid (optional)"));
+  for (QPlainTextEdit* editor : {prompt_, negative_}) {
+    editor->setTabChangesFocus(true);
+    editor->setFixedHeight(editor == prompt_ ? 86 : 52);
+  }
+  errors_["name"] = addField(form, tr("Name"), name_);
+  errors_["prompt"] = addField(form, tr("Prompt"), prompt_);
+  errors_["negative_prompt"] = addField(form, tr("Negative"), negative_);
+
+  addSection(form, tr("Picture"));
+  frames_->setRange(1, limits::kMaxFrames);
+  frames_->setSingleStep(4);
+  frames_->setSuffix(tr(" frames"));
+  errors_["frames"] = addField(form, tr("Length"), frames_);
+  for (const Preset& preset : kPresets) preset_->addItem(QString::fromUtf8(preset.label));
+  preset_->addItem(tr("Custom"));
+  errors_["preset"] = addField(form, tr("Resolution"), preset_);
+  auto* size = new QWidget(this);
+  auto* sizeRow = new QHBoxLayout(size);
+  sizeRow->setContentsMargins(0, 0, 0, 0);
+  for (QSpinBox* side : {width_, height_}) {
+    side->setRange(limits::kMinSide, limits::kMaxSide);
+    side->setSingleStep(limits::kSideMultiple);
+    side->setKeyboardTracking(false);
+  }
+  sizeRow->addWidget(width_);
+  sizeRow->addWidget(new QLabel(QStringLiteral("×"), size));
+  sizeRow->addWidget(height_);
+  errors_["size"] = addField(form, QString(), size);
+  auto* seedRow = new QWidget(this);
+  auto* seedLayout = new QHBoxLayout(seedRow);
+  seedLayout->setContentsMargins(0, 0, 0, 0);
+  auto* randomise = new QPushButton(tr("Randomise"), seedRow);
+  seedLayout->addWidget(seed_, 1);
+  seedLayout->addWidget(randomise);
+  randomise->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Fixed);
+  errors_["seed"] = addField(form, tr("Seed"), seedRow);
+
+  addSection(form, tr("Sampler overrides"));
+  steps_->setRange(0, limits::kMaxSteps);
+  guidance_->setRange(0, limits::kMaxGuidance);
+  guidance_->setSingleStep(0.5);
+  shift_->setRange(0, limits::kMaxShift);
+  shift_->setSingleStep(0.5);
+  for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{frames_, steps_, guidance_, shift_, overlap_, blend_})
+    box->setKeyboardTracking(false);
+  errors_["steps"] = addField(form, tr("Steps"), steps_);
+  errors_["guidance"] = addField(form, tr("Guidance"), guidance_);
+  errors_["shift"] = addField(form, tr("Shift"), shift_);
+
+  addSection(form, tr("Continuity"));
+  for (ContinuityMode mode : kModes) mode_->addItem(modeLabel(mode), QString::fromLatin1(toString(mode)));
+  errors_["continuity.mode"] = addField(form, tr("From previous"), mode_);
+  errors_["continuity.tag"] = addField(form, tr("Tag"), tag_);
+  overlap_->setRange(1, 64);
+  overlap_->setSuffix(tr(" latents"));
+  errors_["continuity.overlap_latents"] = addField(form, tr("Overlap k"), overlap_);
+  blend_->setRange(0, 1);
+  blend_->setSingleStep(0.05);
+  errors_["continuity.blend_ratio"] = addField(form, tr("Blend ratio"), blend_);
+  auto* imageRow = new QWidget(this);
+  auto* imageLayout = new QHBoxLayout(imageRow);
+  imageLayout->setContentsMargins(0, 0, 0, 0);
+  auto* browse = new QPushButton(tr("…"), imageRow);
+  browse->setToolTip(tr("Choose a fallback image"));
+  browse->setFixedWidth(28);
+  fallback_->setPlaceholderText(tr("none (drop an image on the shot)"));
+  imageLayout->addWidget(fallback_, 1);
+  imageLayout->addWidget(browse);
+  errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), imageRow);
+  fallbackThumb_->setFixedHeight(64);
+  fallbackThumb_->setVisible(false);
+  form->addRow(QString(), fallbackThumb_);
+  errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
+  errors_["enabled"] = addField(form, QString(), enabled_);
+
+  widgets_ = {{"name", name_},       {"prompt", prompt_},     {"negative_prompt", negative_}, {"frames", frames_},
+              {"width", width_},     {"height", height_},     {"seed", seed_},                {"steps", steps_},
+              {"guidance", guidance_}, {"shift", shift_},     {"mode", mode_},                {"tag", tag_},
+              {"overlap", overlap_}, {"blend", blend_},       {"fallback", fallback_},        {"preset", preset_}};
+
+  connect(name_, &QLineEdit::editingFinished, this, [this] {
+    commit("name", [this](Shot& s) { s.name = name_->text().toStdString(); });
+  });
+  watchTyping(prompt_, "prompt");
+  watchTyping(negative_, "negative_prompt");
+  connect(frames_, &QSpinBox::valueChanged, this, &ShotInspector::commitLength);
+  connect(preset_, &QComboBox::activated, this, [this](int row) {
+    if (row < 0 || row >= static_cast<int>(std::size(kPresets))) return;
+    const Preset& preset = kPresets[row];
+    commit("preset", [&preset](Shot& s) {
+      s.width = preset.width;
+      s.height = preset.height;
+    });
+  });
+  connect(width_, &QSpinBox::valueChanged, this, [this](int v) { commit("size", [v](Shot& s) { s.width = v; }); });
+  connect(height_, &QSpinBox::valueChanged, this, [this](int v) { commit("size", [v](Shot& s) { s.height = v; }); });
+  connect(seed_, &QLineEdit::editingFinished, this, [this] {
+    bool ok = false;
+    const quint64 seed = seed_->text().trimmed().toULongLong(&ok);
+    if (!ok) return errors_["seed"]->show(tr("A seed is a whole number from 0 to 18446744073709551615"));
+    commit("seed", [seed](Shot& s) { s.seed = seed; });
+  });
+  connect(randomise, &QPushButton::clicked, this, [this] {
+    const quint64 seed = QRandomGenerator::global()->bounded(std::numeric_limits<qint64>::max());
+    commit("seed", [seed](Shot& s) { s.seed = seed; });
+  });
+  connect(steps_, &QSpinBox::valueChanged, this, [this](int v) {
+    commit("steps", [v](Shot& s) { s.steps = v == 0 ? std::nullopt : std::optional<int>(v); });
+  });
+  connect(guidance_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("guidance", [v](Shot& s) { s.guidance = v == 0 ? std::nullopt : std::optional<double>(v); });
+  });
+  connect(shift_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("shift", [v](Shot& s) { s.shift = v == 0 ? std::nullopt : std::optional<double>(v); });
+  });
+  connect(mode_, &QComboBox::activated, this, [this](int row) {
+    commit("continuity.mode", [row](Shot& s) { s.continuity.mode = kModes[row]; });
+  });
+  connect(tag_, &QLineEdit::editingFinished, this, [this] {
+    commit("continuity.tag", [this](Shot& s) { s.continuity.tag = tag_->text().trimmed().toStdString(); });
+  });
+  connect(overlap_, &QSpinBox::valueChanged, this, [this](int v) {
+    commit("continuity.overlap_latents", [v](Shot& s) { s.continuity.overlapLatents = v; });
+  });
+  connect(blend_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("continuity.blend_ratio", [v](Shot& s) { s.continuity.blendRatio = v; });
+  });
+  connect(fallback_, &QLineEdit::editingFinished, this, [this] {
+    commit("continuity.fallback_image", [this](Shot& s) { s.continuity.fallbackImage = fallback_->text().trimmed().toStdString(); });
+  });
+  connect(browse, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Fallback image"),
+                                                      QString::fromStdString(document_->baseFolder().string()),
+                                                      tr("Images (*.png *.jpg *.jpeg *.webp *.bmp)"));
+    if (path.isEmpty()) return;
+    QString stored = path;
+    if (!document_->baseFolder().empty()) {
+      const QString relative = QDir(QString::fromStdString(document_->baseFolder().string())).relativeFilePath(path);
+      if (!relative.startsWith(QStringLiteral(".."))) stored = relative;
+    }
+    commit("continuity.fallback_image", [stored](Shot& s) {
+      s.continuity.fallbackImage = stored.toStdString();
+      if (!usesHandoff(s.continuity.mode)) s.continuity.mode = ContinuityMode::Blend;
+    });
+  });
+  connect(anchor_, &QCheckBox::toggled, this, [this](bool on) {
+    commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; });
+  });
+  connect(enabled_, &QCheckBox::toggled, this, [this](bool on) { commit("enabled", [on](Shot& s) { s.enabled = on; }); });
+
+  connect(document_, &SequenceDocument::changed, this, &ShotInspector::refresh);
+  // Long item texts must not make the dock wider than the screen allows.
+  for (QComboBox* box : findChildren<QComboBox*>()) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(10);
+  }
+}
+
+void ShotInspector::watchTyping(QPlainTextEdit* editor, const QString& field) {
+  auto* idle = new QTimer(editor);
+  idle->setSingleShot(true);
+  idle->setInterval(700);
+  connect(editor, &QPlainTextEdit::textChanged, idle, qOverload<>(&QTimer::start));
+  connect(idle, &QTimer::timeout, this, [this, editor, field] { commitText(editor, field); });
+  // A focus change ends a typing session: the next one is a new undo step.
+  connect(qApp, &QApplication::focusChanged, this, [this, editor, idle, field](QWidget* old, QWidget* now) {
+    if (old == editor && now != editor) {
+      idle->stop();
+      commitText(editor, field);
+    }
+    if (now == editor) ++typingSession_;
+  });
+}
+
+void ShotInspector::commitText(QPlainTextEdit* editor, const QString& field) {
+  if (index_ < 0) return;
+  const std::string text = editor->toPlainText().toStdString();
+  const QString key = field + QLatin1Char(':') + QString::number(index_) + QLatin1Char(':') + QString::number(typingSession_);
+  commit(field, [&](Shot& s) { (editor == prompt_ ? s.prompt : s.negativePrompt) = text; }, key);
+}
+
+void ShotInspector::commitLength(int frames) {
+  if (index_ < 0) return;
+  const Diagnostics errors = document_->edit(SetShotLength{static_cast<std::size_t>(index_), frames});
+  errors_["frames"]->show(errors.empty() ? QString() : QString::fromStdString(errors.front().message));
+}
+
+bool ShotInspector::commit(const QString& field, const std::function<void(Shot&)>& change, const QString& mergeKey) {
+  if (index_ < 0 || index_ >= static_cast<int>(document_->sequence().shots.size())) return false;
+  Shot shot = document_->sequence().shots[static_cast<std::size_t>(index_)];
+  change(shot);
+  FieldError* error = errors_.value(field);
+  if (shot == document_->sequence().shots[static_cast<std::size_t>(index_)]) {
+    if (error) error->clear();
+    return true;
+  }
+  const Diagnostics errors = document_->edit(SetShot{static_cast<std::size_t>(index_), shot}, mergeKey);
+  if (error) error->show(errors.empty() ? QString() : QString::fromStdString(errors.front().message));
+  return errors.empty();
+}
+
+void ShotInspector::setShotIndex(int index) {
+  index_ = index;
+  ++typingSession_;
+  for (FieldError* error : std::as_const(errors_)) error->clear();
+  refresh();
+}
+
+QString ShotInspector::errorText(const QString& field) const {
+  const FieldError* error = errors_.value(field);
+  return error ? error->text() : QString();
+}
+
+void ShotInspector::refresh() {
+  const auto& shots = document_->sequence().shots;
+  if (index_ < 0 || index_ >= static_cast<int>(shots.size())) return;
+  const Shot& shot = shots[static_cast<std::size_t>(index_)];
+  const SamplerDefaults& defaults = document_->sequence().settings.sampler;
+  heading_->setText(tr("Shot %1 · %2").arg(index_ + 1).arg(QString::fromStdString(shot.id)));
+  auto setText = [](QLineEdit* edit, const std::string& value) {
+    if (!edit->hasFocus() || !edit->isModified()) quietly(edit, [&] { edit->setText(QString::fromStdString(value)); });
+  };
+  auto setPlain = [](QPlainTextEdit* edit, const std::string& value) {
+    const QString text = QString::fromStdString(value);
+    if (edit->toPlainText() != text && !edit->hasFocus()) quietly(edit, [&] { edit->setPlainText(text); });
+  };
+  setText(name_, shot.name);
+  setPlain(prompt_, shot.prompt);
+  setPlain(negative_, shot.negativePrompt);
+  quietly(frames_, [&] { frames_->setValue(shot.frames); });
+  quietly(width_, [&] { width_->setValue(shot.width); });
+  quietly(height_, [&] { height_->setValue(shot.height); });
+  int preset = static_cast<int>(std::size(kPresets));
+  for (int i = 0; i < static_cast<int>(std::size(kPresets)); ++i)
+    if (kPresets[i].width == shot.width && kPresets[i].height == shot.height) preset = i;
+  quietly(preset_, [&] { preset_->setCurrentIndex(preset); });
+  setText(seed_, std::to_string(shot.seed));
+  steps_->setSpecialValueText(tr("default (%1)").arg(defaults.steps));
+  guidance_->setSpecialValueText(tr("default (%1)").arg(defaults.guidance));
+  shift_->setSpecialValueText(tr("default (%1)").arg(defaults.shift));
+  quietly(steps_, [&] { steps_->setValue(shot.steps.value_or(0)); });
+  quietly(guidance_, [&] { guidance_->setValue(shot.guidance.value_or(0)); });
+  quietly(shift_, [&] { shift_->setValue(shot.shift.value_or(0)); });
+  quietly(mode_, [&] { mode_->setCurrentIndex(static_cast<int>(std::find(std::begin(kModes), std::end(kModes), shot.continuity.mode) - std::begin(kModes))); });
+  setText(tag_, shot.continuity.tag);
+  quietly(overlap_, [&] { overlap_->setValue(shot.continuity.overlapLatents); });
+  quietly(blend_, [&] { blend_->setValue(shot.continuity.blendRatio); });
+  overlap_->setEnabled(shot.continuity.mode == ContinuityMode::LatentOverlap);
+  blend_->setEnabled(shot.continuity.mode == ContinuityMode::Blend);
+  setText(fallback_, shot.continuity.fallbackImage);
+  quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
+  quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
+  showFallbackThumbnail(QString::fromStdString(shot.continuity.fallbackImage));
+}
+
+// Decoded and scaled on the thread pool; a stale result (the shot changed meanwhile) is dropped.
+void ShotInspector::showFallbackThumbnail(const QString& path) {
+  if (path.isEmpty()) {
+    fallbackThumb_->clear();
+    fallbackThumb_->setVisible(false);
+    return;
+  }
+  const QString absolute = QFileInfo(path).isAbsolute()
+                               ? path
+                               : QDir(QString::fromStdString(document_->baseFolder().string())).filePath(path);
+  auto* watcher = new QFutureWatcher<QImage>(this);
+  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, path] {
+    watcher->deleteLater();
+    if (fallback_->text() != path) return;
+    const QImage image = watcher->result();
+    fallbackThumb_->setVisible(true);
+    if (image.isNull()) fallbackThumb_->setText(tr("(cannot read the image)"));
+    else fallbackThumb_->setPixmap(QPixmap::fromImage(image));
+  });
+  watcher->setFuture(QtConcurrent::run([absolute] {
+    QImageReader reader(absolute);
+    const QImage image = reader.read();
+    return image.isNull() ? image : image.scaledToHeight(64, Qt::SmoothTransformation);
+  }));
+}
+
+}  // namespace shotchain::ui

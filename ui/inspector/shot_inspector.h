@@ -1,0 +1,77 @@
+#pragma once
+
+#include <QMap>
+#include <QWidget>
+
+#include <functional>
+
+#include "sequence/sequence.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+class QTimer;
+
+namespace shotchain::ui {
+
+class FieldError;
+class SequenceDocument;
+
+// Edits one shot. Each field commits through the document's undo stack when its edit is finished
+// (typing in a prompt merges into one step); a value core refuses stays in the field with core's
+// message under it and changes nothing.
+class ShotInspector : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ShotInspector(SequenceDocument* document, QWidget* parent = nullptr);
+
+  void setShotIndex(int index);
+  int shotIndex() const { return index_; }
+  // Re-reads the shot (after an edit or undo); fields being typed in are left alone.
+  void refresh();
+  // The inline error of `field` ("frames", "seed", …), for tests.
+  QString errorText(const QString& field) const;
+  QWidget* fieldWidget(const QString& field) const { return widgets_.value(field); }
+
+ private:
+  // Applies `change` to a copy of the shot and commits it; shows core's refusal under `field`.
+  bool commit(const QString& field, const std::function<void(Shot&)>& change, const QString& mergeKey = {});
+  void commitLength(int frames);
+  void commitText(QPlainTextEdit* editor, const QString& field);
+  void watchTyping(QPlainTextEdit* editor, const QString& field);
+  void showFallbackThumbnail(const QString& path);
+
+  SequenceDocument* document_;
+  int index_ = -1;
+  int typingSession_ = 0;
+  QMap<QString, FieldError*> errors_;
+  QMap<QString, QWidget*> widgets_;
+
+  QLabel* heading_;
+  QLineEdit* name_;
+  QPlainTextEdit* prompt_;
+  QPlainTextEdit* negative_;
+  QSpinBox* frames_;
+  QComboBox* preset_;
+  QSpinBox* width_;
+  QSpinBox* height_;
+  QLineEdit* seed_;
+  QSpinBox* steps_;
+  QDoubleSpinBox* guidance_;
+  QDoubleSpinBox* shift_;
+  QComboBox* mode_;
+  QLineEdit* tag_;
+  QSpinBox* overlap_;
+  QDoubleSpinBox* blend_;
+  QLineEdit* fallback_;
+  QLabel* fallbackThumb_;
+  QCheckBox* anchor_;
+  QCheckBox* enabled_;
+};
+
+}  // namespace shotchain::ui

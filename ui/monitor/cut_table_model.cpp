@@ -1,0 +1,118 @@
+#include "monitor/cut_table_model.h"
+
+#include <QColor>
+#include <QStringList>
+
+#include <cmath>
+
+namespace shotchain::ui {
+namespace {
+
+QVariant figure(const std::optional<double>& value, int decimals) {
+  if (!value) return QStringLiteral("—");
+  if (std::isinf(*value)) return QStringLiteral("∞");
+  return QString::number(*value, 'f', decimals);
+}
+
+QString vector(const std::vector<double>& values) {
+  QStringList parts;
+  for (double v : values) parts << QString::number(v, 'f', 3);
+  return parts.isEmpty() ? QStringLiteral("—") : parts.join(QStringLiteral(", "));
+}
+
+}  // namespace
+
+CutTableModel::CutTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CutTableModel::setCuts(std::vector<continuity::CutMetrics> cuts) {
+  beginResetModel();
+  cuts_ = std::move(cuts);
+  endResetModel();
+}
+
+void CutTableModel::addCut(const continuity::CutMetrics& cut) {
+  for (std::size_t i = 0; i < cuts_.size(); ++i) {
+    if (cuts_[i].toIndex == cut.toIndex && cuts_[i].fromIndex == cut.fromIndex) {
+      cuts_[i] = cut;
+      Q_EMIT dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
+      return;
+    }
+  }
+  const int row = static_cast<int>(cuts_.size());
+  beginInsertRows({}, row, row);
+  cuts_.push_back(cut);
+  endInsertRows();
+}
+
+void CutTableModel::clear() { setCuts({}); }
+
+int CutTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(cuts_.size()); }
+int CutTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant CutTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const continuity::CutMetrics& c = cuts_[static_cast<std::size_t>(index.row())];
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case Cut: return QStringLiteral("%1 → %2").arg(QString::fromStdString(c.fromShotId), QString::fromStdString(c.toShotId));
+      case Mode: return QString::fromStdString(c.mode);
+      case MadRatio: return figure(c.madRatio, 2);
+      case PsnrCut: return figure(c.psnrCut, 1);
+      case PsnrWithin: return figure(c.psnrWithinMedian, 1);
+      case SsimCut: return figure(c.ssimCut, 3);
+      case SsimWithin: return figure(c.ssimWithinMedian, 3);
+      case DeltaEPrev: return figure(c.deltaEPrev, 2);
+      case DeltaEFirst: return figure(c.deltaEFirst, 2);
+      case HandoffMse: return figure(c.handoffMse, 6);
+      case LatentStepRatio: return figure(c.latentStepRatio, 2);
+      case MeanDeltaPrev: return QString::number(c.meanAbsChannelMeanDeltaPrev, 'f', 4);
+      case LogStdDeltaPrev: return QString::number(c.meanAbsChannelLogStdDeltaPrev, 'f', 4);
+      case MeanDeltaFirst: return QString::number(c.meanAbsChannelMeanDeltaFirst, 'f', 4);
+      case LogStdDeltaFirst: return QString::number(c.meanAbsChannelLogStdDeltaFirst, 'f', 4);
+      case RoundtripMse: return figure(c.roundtripMse, 6);
+      case HandoffBytes: return QVariant::fromValue(static_cast<qulonglong>(c.handoffBytesCopied));
+      case HandoffSeconds: return QString::number(c.handoffSeconds * 1000, 'f', 2);
+      default: return {};
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    switch (index.column()) {
+      case MeanDeltaPrev: return vector(c.channelMeanDeltaPrev);
+      case LogStdDeltaPrev: return vector(c.channelLogStdDeltaPrev);
+      case MeanDeltaFirst: return vector(c.channelMeanDeltaFirst);
+      case LogStdDeltaFirst: return vector(c.channelLogStdDeltaFirst);
+      default: return {};
+    }
+  }
+  if (role == Qt::ForegroundRole && index.column() == MadRatio && c.madRatio) {
+    if (*c.madRatio > 3) return QColor(0xe8, 0x4a, 0x4a);
+    if (*c.madRatio > 1.5) return QColor(0xf0, 0xb0, 0x3c);
+    return QColor(0x4c, 0xc3, 0x6a);
+  }
+  if (role == Qt::TextAlignmentRole && index.column() > Mode) return int(Qt::AlignRight | Qt::AlignVCenter);
+  return {};
+}
+
+QVariant CutTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation == Qt::Vertical) return role == Qt::DisplayRole ? QVariant(section + 1) : QVariant();
+  static const char* const names[] = {"Cut", "Mode", "MAD ratio", "PSNR cut (dB)", "PSNR within (dB)", "SSIM cut",
+                                      "SSIM within", "ΔE prev", "ΔE first", "Handoff MSE", "Latent step ratio",
+                                      "|Δmean| prev", "|Δlog σ| prev", "|Δmean| first", "|Δlog σ| first",
+                                      "Round-trip MSE", "Handoff bytes", "Handoff ms"};
+  static const char* const tips[] = {
+      "From shot → to shot", "Continuity mode of the later shot",
+      "Mean absolute difference across the cut over the median inside the shots: ≈1 seamless, >3 reads as a cut",
+      "Luma PSNR between the last frame and the next shot's first", "Median PSNR between neighbouring frames inside the shots",
+      "SSIM across the cut", "Median SSIM inside the shots", "Mean Lab colour difference to the previous shot",
+      "Mean Lab colour difference to shot 1", "Stored tail vs what the next shot was conditioned on",
+      "Latent change across the cut over the median change inside the shots",
+      "Mean over channels of |mean(N+1) − mean(N)|", "Mean over channels of |log std(N+1) − log std(N)|",
+      "As above, against shot 1", "As above, against shot 1", "Decode → encode of the tail (the drift vae_roundtrip costs)",
+      "Bytes copied for the handoff (0: a view)", "Wall time of the handoff"};
+  if (section < 0 || section >= ColumnCount) return {};
+  if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
+  if (role == Qt::ToolTipRole) return QString::fromUtf8(tips[section]);
+  return {};
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,106 @@
+#include "monitor/vram_panel.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include "monitor/vram_chart.h"
+#include "util/byte_size.h"
+
+namespace shotchain::ui {
+namespace {
+
+QString bytes(std::uint64_t value) { return QString::fromStdString(formatByteSize(value)); }
+
+}  // namespace
+
+VramPanel::VramPanel(QWidget* parent)
+    : QWidget(parent),
+      chart_(new VramChart(&history_, this)),
+      title_(new QLabel(this)),
+      figures_(new QLabel(this)),
+      moved_(new QLabel(this)),
+      plan_(new QLabel(this)) {
+  title_->setStyleSheet(QStringLiteral("font-weight: bold;"));
+  for (QLabel* label : {figures_, moved_, plan_}) {
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  }
+  plan_->setText(tr("<i>The memory plan appears when a render starts.</i>"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  layout->addWidget(title_);
+  layout->addWidget(chart_, 1);
+  layout->addWidget(figures_);
+  layout->addWidget(moved_);
+  layout->addWidget(plan_);
+  setHostMemory(true);
+}
+
+void VramPanel::setHostMemory(bool host) {
+  host_ = host;
+  chart_->setHostMemory(host);
+  title_->setText(host ? tr("Host memory (CPU render)") : tr("GPU memory"));
+}
+
+void VramPanel::addSample(const MemorySample& sample) {
+  history_.add(sample);
+  chart_->update();
+  updateFigures();
+}
+
+void VramPanel::addCutSample(int cutIndex, const MemorySample& sample) {
+  if (cutIndex > 0) {
+    history_.addMarker(sample.seconds, tr("cut %1").arg(cutIndex));
+    movedPerCut_ << tr("→%1: %2").arg(cutIndex + 1).arg(bytes(sample.transferredBytes));
+  } else if (cutIndex < 0) {
+    history_.addMarker(sample.seconds, tr("end"));
+  } else {
+    history_.addMarker(sample.seconds, tr("start"));
+  }
+  addSample(sample);
+  moved_->setText(movedPerCut_.isEmpty() ? QString()
+                                         : tr("Bytes moved host↔device before each shot: %1").arg(movedPerCut_.join(QStringLiteral(", "))));
+}
+
+void VramPanel::updateFigures() {
+  if (history_.empty()) return;
+  const MemorySample& s = history_.latest();
+  figures_->setText(tr("<table cellspacing=2>"
+                       "<tr><td><span style='color:#3d8ed8'>■</span> allocated</td><td align=right>%1</td>"
+                       "<td>&nbsp;&nbsp;peak</td><td align=right>%2</td></tr>"
+                       "<tr><td><span style='color:#f0b03c'>■</span> reserved</td><td align=right>%3</td>"
+                       "<td>&nbsp;&nbsp;%4 free / total</td><td align=right>%5 / %6</td></tr>"
+                       "<tr><td>cached unused</td><td align=right>%7</td><td>&nbsp;&nbsp;inactive split</td><td align=right>%8</td></tr>"
+                       "<tr><td>free fragmentation</td><td align=right>%9</td><td>&nbsp;&nbsp;retries / OOM</td><td align=right>%10 / %11</td></tr>"
+                       "</table>")
+                        .arg(bytes(s.allocated), bytes(history_.peakAllocated()), bytes(s.reserved),
+                             host_ ? tr("host") : tr("device"), bytes(s.deviceFree), bytes(s.deviceTotal),
+                             bytes(s.cachedUnused()), bytes(s.inactiveSplit))
+                        .arg(QStringLiteral("%1 %").arg(s.freeFragmentation * 100, 0, 'f', 1))
+                        .arg(s.allocRetries)
+                        .arg(s.outOfMemoryEvents));
+}
+
+void VramPanel::setPlan(const MemoryPlan& plan) {
+  QString items;
+  for (const PlanItem& item : plan.items)
+    items += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td style='color:#909090'>%3</td></tr>")
+                 .arg(QString::fromStdString(item.name).toHtmlEscaped(), bytes(item.bytes),
+                      QString::fromStdString(item.detail).toHtmlEscaped());
+  plan_->setText(tr("<b>Plan:</b> <span style='color:%1'>%2</span> (asked: %3)%4, peak %5 of %6<br>%7"
+                    "<table cellspacing=2>%8</table>")
+                     .arg(plan.fits ? QStringLiteral("#4cc36a") : QStringLiteral("#e84a4a"),
+                          QString::fromLatin1(toString(plan.chosen)), QString::fromLatin1(toString(plan.requested)),
+                          plan.tiledDecode ? tr(", tiled decode") : QString(), bytes(plan.chosenPeak()), bytes(plan.limit),
+                          QString::fromStdString(plan.reason).toHtmlEscaped(), items));
+}
+
+QString VramPanel::planText() const { return plan_->text(); }
+
+void VramPanel::clearRun() {
+  movedPerCut_.clear();
+  moved_->clear();
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <QWidget>
+
+#include "memory/memory_plan.h"
+#include "memory/memory_sample.h"
+#include "monitor/memory_history.h"
+
+class QLabel;
+
+namespace shotchain::ui {
+
+class VramChart;
+
+// The memory dock: the live chart, the current figures (allocated, reserved, peak, the three
+// fragmentation figures, bytes moved at each cut) and the plan the renderer chose, with its reason.
+class VramPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit VramPanel(QWidget* parent = nullptr);
+
+  void addSample(const MemorySample& sample);
+  // A sample the renderer took at a cut (cutIndex = the shot about to start; −1 at the end).
+  void addCutSample(int cutIndex, const MemorySample& sample);
+  void setPlan(const MemoryPlan& plan);
+  void clearRun();
+  // On a CPU device the figures are host memory and say so.
+  void setHostMemory(bool host);
+
+  const MemoryHistory& history() const { return history_; }
+  VramChart* chart() const { return chart_; }
+  QString planText() const;
+
+ private:
+  void updateFigures();
+
+  MemoryHistory history_;
+  VramChart* chart_;
+  QLabel* title_;
+  QLabel* figures_;
+  QLabel* moved_;
+  QLabel* plan_;
+  QStringList movedPerCut_;
+  bool host_ = true;
+};
+
+}  // namespace shotchain::ui

@@ -1,0 +1,154 @@
+#include "preview/preview_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+#include "document/sequence_document.h"
+#include "preview/frame_view.h"
+#include "render/render_state.h"
+
+namespace shotchain::ui {
+
+PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      state_(state),
+      view_(new FrameView(this)),
+      play_(new QToolButton(this)),
+      scope_(new QComboBox(this)),
+      position_(new QLabel(this)),
+      timer_(new QTimer(this)) {
+  play_->setText(tr("▶ Play"));
+  play_->setToolTip(tr("Play / pause (Space)"));
+  play_->setAutoRaise(true);
+  auto* back = new QToolButton(this);
+  back->setText(tr("◀|"));
+  back->setToolTip(tr("Previous frame (,)"));
+  back->setAutoRaise(true);
+  auto* forward = new QToolButton(this);
+  forward->setText(tr("|▶"));
+  forward->setToolTip(tr("Next frame (.)"));
+  forward->setAutoRaise(true);
+  scope_->addItems({tr("Whole sequence"), tr("Selected shot")});
+  position_->setMinimumWidth(220);
+
+  auto* controls = new QHBoxLayout;
+  controls->setContentsMargins(6, 2, 6, 4);
+  controls->addWidget(back);
+  controls->addWidget(play_);
+  controls->addWidget(forward);
+  controls->addSpacing(8);
+  controls->addWidget(scope_);
+  controls->addStretch();
+  controls->addWidget(position_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addLayout(controls);
+
+  connect(play_, &QToolButton::clicked, this, &PreviewPanel::togglePlay);
+  connect(back, &QToolButton::clicked, this, [this] { stepFrame(-1); });
+  connect(forward, &QToolButton::clicked, this, [this] { stepFrame(1); });
+  connect(timer_, &QTimer::timeout, this, &PreviewPanel::advance);
+  connect(state_, &RenderState::framesChanged, this, [this] {
+    if (!live_) showFrameAt(frame_);
+  });
+  connect(document_, &SequenceDocument::replaced, this, [this] {
+    timer_->stop();
+    play_->setText(tr("▶ Play"));
+    showFrameAt(0);
+  });
+  showFrameAt(0);
+}
+
+bool PreviewPanel::isPlaying() const { return timer_->isActive(); }
+
+void PreviewPanel::showFrameAt(int sequenceFrame) {
+  frame_ = sequenceFrame;
+  const Sequence& sequence = document_->sequence();
+  const int total = sequence.totalFrames();
+  if (sequence.shots.empty()) {
+    position_->clear();
+    if (!live_) view_->setMessage(tr("An empty sequence. Add a shot to begin."));
+    return;
+  }
+  std::size_t index = 0;
+  while (index + 1 < sequence.shots.size() && sequence.startFrame(index + 1) <= sequenceFrame) ++index;
+  const Shot& shot = sequence.shots[index];
+  const int local = sequenceFrame - sequence.startFrame(index);
+  const double fps = sequence.settings.fps > 0 ? sequence.settings.fps : 16;
+  position_->setText(tr("%1 · frame %2/%3 · %4 s")
+                         .arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+                         .arg(local + 1)
+                         .arg(shot.frames)
+                         .arg(sequenceFrame / fps, 0, 'f', 2));
+  if (live_) return;
+  const QVector<QImage> frames = state_->frames(shot.id);
+  if (local >= 0 && local < frames.size() && !frames[local].isNull()) {
+    view_->setFrame(frames[local], tr("%1 · %2/%3").arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+                                       .arg(local + 1)
+                                       .arg(shot.frames));
+  } else {
+    view_->setMessage(tr("%1 is not rendered yet.\n\nPress Render sequence (Ctrl+R): the latent preview of every "
+                         "step shows here, then the decoded frames.\nFrame %2 of %3.")
+                          .arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+                          .arg(sequenceFrame + 1)
+                          .arg(total));
+  }
+}
+
+void PreviewPanel::showLive(const QImage& image, const QString& caption) {
+  if (!live_ || image.isNull()) return;
+  view_->setFrame(image, caption);
+}
+
+void PreviewPanel::setLive(bool live) {
+  live_ = live;
+  if (live) {
+    timer_->stop();
+    play_->setText(tr("▶ Play"));
+  } else {
+    showFrameAt(frame_);
+  }
+}
+
+void PreviewPanel::togglePlay() {
+  if (timer_->isActive()) {
+    timer_->stop();
+    play_->setText(tr("▶ Play"));
+    return;
+  }
+  const double fps = document_->sequence().settings.fps > 0 ? document_->sequence().settings.fps : 16;
+  timer_->start(static_cast<int>(std::lround(1000.0 / fps)));
+  play_->setText(tr("❚❚ Pause"));
+}
+
+void PreviewPanel::stepFrame(int delta) {
+  const int total = document_->sequence().totalFrames();
+  if (total <= 0) return;
+  Q_EMIT playheadRequested(std::clamp(frame_ + delta, 0, total - 1));
+}
+
+void PreviewPanel::advance() {
+  const Sequence& sequence = document_->sequence();
+  const int total = sequence.totalFrames();
+  if (total <= 0) return;
+  int first = 0, last = total - 1;
+  if (scope_->currentIndex() == 1 && selected_ >= 0 && selected_ < static_cast<int>(sequence.shots.size())) {
+    first = sequence.startFrame(static_cast<std::size_t>(selected_));
+    last = first + sequence.shots[static_cast<std::size_t>(selected_)].frames - 1;
+  }
+  int next = frame_ + 1;
+  if (next > last || next < first) next = first;  // loop
+  Q_EMIT playheadRequested(next);
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,130 @@
+#include "render/render_controller.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+#include "memory/memory_probe.h"
+#include "render/render_worker.h"
+
+namespace shotchain::ui {
+namespace {
+
+void registerEventTypes() {
+  qRegisterMetaType<MemoryPlan>();
+  qRegisterMetaType<MemorySample>();
+  qRegisterMetaType<continuity::CutMetrics>();
+  qRegisterMetaType<render::ShotStarted>();
+  qRegisterMetaType<render::ShotFinished>();
+  qRegisterMetaType<render::SequenceFinished>();
+  qRegisterMetaType<render::RenderWarning>();
+  qRegisterMetaType<render::RenderOptions>();
+  qRegisterMetaType<Sequence>();
+  qRegisterMetaType<QVector<QImage>>();
+}
+
+}  // namespace
+
+RenderController::RenderController(OptionsHook hook, QObject* parent)
+    : QObject(parent), hook_(std::move(hook)), worker_(new RenderWorker) {
+  registerEventTypes();
+  thread_.setObjectName(QStringLiteral("render"));
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+
+  connect(worker_, &RenderWorker::planReady, this, &RenderController::planReady);
+  connect(worker_, &RenderWorker::shotStarted, this, &RenderController::onShotStarted);
+  connect(worker_, &RenderWorker::stepDone, this, &RenderController::onStepDone);
+  connect(worker_, &RenderWorker::framesDecoded, this, &RenderController::framesDecoded);
+  connect(worker_, &RenderWorker::cutMeasured, this, &RenderController::cutMeasured);
+  connect(worker_, &RenderWorker::memorySampled, this, &RenderController::memorySampled);
+  connect(worker_, &RenderWorker::shotFinished, this, &RenderController::shotFinished);
+  connect(worker_, &RenderWorker::warning, this, &RenderController::warning);
+  connect(worker_, &RenderWorker::failed, this, [this](int shot, const QString& message, const QString& details) {
+    failedThisRender_ = true;
+    Q_EMIT failed(shot, message, details);
+  });
+  connect(worker_, &RenderWorker::finished, this, &RenderController::onFinished);
+
+  thread_.start();
+  QMetaObject::invokeMethod(worker_, &RenderWorker::initialise, Qt::QueuedConnection);
+}
+
+RenderController::~RenderController() {
+  if (render::Renderer* renderer = worker_->renderer()) renderer->requestStop(render::StopRequest::Now);
+  thread_.quit();
+  thread_.wait();
+}
+
+QString RenderController::outputDirectoryFor(const QString& sequencePath) {
+  if (sequencePath.isEmpty())
+    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+           QStringLiteral("/untitled.render");
+  const QFileInfo info(sequencePath);
+  return info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".render"));
+}
+
+render::RenderOptions RenderController::optionsFor(const Sequence&, const QString& sequencePath) const {
+  render::RenderOptions options;
+  options.outputDirectory = outputDirectoryFor(sequencePath).toStdString();
+  if (!sequencePath.isEmpty()) options.sequenceDirectory = QFileInfo(sequencePath).absolutePath().toStdString();
+  options.device = device_.toStdString();
+  options.reuse = true;
+  options.previews = true;
+  if (hook_) hook_(options);
+  return options;
+}
+
+bool RenderController::start(const Sequence& sequence, const QString& sequencePath) {
+  if (rendering_) return false;
+  const render::RenderOptions options = optionsFor(sequence, sequencePath);
+  outputDirectory_ = QString::fromStdString(options.outputDirectory.string());
+  rendering_ = true;
+  failedThisRender_ = false;
+  shotCount_ = static_cast<int>(sequence.shots.size());
+  shotsLeft_ = shotCount_;
+  stepsPerShot_ = sequence.settings.sampler.steps;
+  stepSecondsTotal_ = 0;
+  stepsTimed_ = 0;
+  Q_EMIT renderingChanged(true);
+  QMetaObject::invokeMethod(worker_, "render", Qt::QueuedConnection, Q_ARG(shotchain::Sequence, sequence),
+                            Q_ARG(shotchain::render::RenderOptions, options));
+  return true;
+}
+
+void RenderController::stop(render::StopRequest request) {
+  if (render::Renderer* renderer = worker_->renderer()) renderer->requestStop(request);
+}
+
+std::optional<MemorySample> RenderController::sampleMemory() const {
+  render::Renderer* renderer = worker_->renderer();
+  if (renderer == nullptr) return std::nullopt;
+  return renderer->probe().sample();
+}
+
+void RenderController::previewShown() { worker_->previewTaken(); }
+
+void RenderController::onShotStarted(const render::ShotStarted& shot) {
+  shotCount_ = shot.count;
+  shotsLeft_ = shot.count - shot.index - 1;
+  if (shot.steps > 0) stepsPerShot_ = shot.steps;
+  Q_EMIT shotStarted(shot);
+  Q_EMIT progress(shot.index, shot.count, 0, shot.steps, -1);
+}
+
+void RenderController::onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview) {
+  stepSecondsTotal_ += seconds;
+  ++stepsTimed_;
+  const double mean = stepSecondsTotal_ / stepsTimed_;
+  const double eta = mean * ((steps - step) + static_cast<double>(shotsLeft_) * stepsPerShot_);
+  Q_EMIT stepDone(shotIndex, step, steps, preview);
+  Q_EMIT progress(shotIndex, shotCount_, step, steps, eta);
+}
+
+void RenderController::onFinished(const render::SequenceFinished& result) {
+  rendering_ = false;
+  Q_EMIT finished(result, failedThisRender_);
+  Q_EMIT renderingChanged(false);
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <QElapsedTimer>
+#include <QImage>
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <QVector>
+
+#include <functional>
+#include <optional>
+
+#include "render/render_event_types.h"
+
+namespace shotchain::ui {
+
+class RenderWorker;
+
+// The studio's one way to render. Owns a long-lived worker thread that owns the Renderer (so the
+// model stays loaded between renders); the GUI thread only posts requests and receives queued
+// signals, so it never blocks and never runs a tensor op.
+class RenderController : public QObject {
+  Q_OBJECT
+
+ public:
+  // Applied to the options of every render after the defaults (tests point the output elsewhere,
+  // turn previews off, pick a shot range…).
+  using OptionsHook = std::function<void(render::RenderOptions&)>;
+
+  explicit RenderController(OptionsHook hook = {}, QObject* parent = nullptr);
+  ~RenderController() override;
+
+  // "<folder of the sequence>/<name>.render"; for an untitled sequence a folder under AppLocalData.
+  static QString outputDirectoryFor(const QString& sequencePath);
+  render::RenderOptions optionsFor(const Sequence& sequence, const QString& sequencePath) const;
+
+  void setDevice(const QString& device) { device_ = device; }
+  QString device() const { return device_; }
+  bool isRendering() const { return rendering_; }
+  QString outputDirectory() const { return outputDirectory_; }
+
+  // Starts a render of a copy of `sequence`; false when one is already running.
+  bool start(const Sequence& sequence, const QString& sequencePath);
+  // Thread-safe and non-blocking; Now stops at the next step, AfterShot once the current shot is written.
+  void stop(render::StopRequest request);
+  // The renderer's memory probe (cheap; reads counters). Empty until the worker thread is up.
+  std::optional<MemorySample> sampleMemory() const;
+  // Tell the worker the last step preview was shown, so it may send the next one.
+  void previewShown();
+
+ Q_SIGNALS:
+  void renderingChanged(bool rendering);
+  void planReady(const shotchain::MemoryPlan& plan);
+  void shotStarted(const shotchain::render::ShotStarted& shot);
+  void stepDone(int shotIndex, int step, int steps, const QImage& preview);
+  // Shot `shotIndex` of `shotCount`, step of steps, estimated seconds left (negative: unknown).
+  void progress(int shotIndex, int shotCount, int step, int steps, double etaSeconds);
+  void framesDecoded(int shotIndex, int firstFrame, int shotFrames, const QVector<QImage>& frames);
+  void cutMeasured(const shotchain::continuity::CutMetrics& cut);
+  void memorySampled(int cutIndex, const shotchain::MemorySample& sample);
+  void shotFinished(const shotchain::render::ShotFinished& shot);
+  void warning(const shotchain::render::RenderWarning& warning);
+  void failed(int shotIndex, const QString& message, const QString& details);
+  void finished(const shotchain::render::SequenceFinished& result, bool failed);
+
+ private:
+  void onShotStarted(const render::ShotStarted& shot);
+  void onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview);
+  void onFinished(const render::SequenceFinished& result);
+
+  OptionsHook hook_;
+  QString device_ = QStringLiteral("cpu");
+  QThread thread_;
+  RenderWorker* worker_;
+  bool rendering_ = false;
+  bool failedThisRender_ = false;
+  QString outputDirectory_;
+  // For the ETA: shots still to sample after the current one, and the mean step time.
+  int shotCount_ = 0;
+  int shotsLeft_ = 0;
+  int stepsPerShot_ = 0;
+  double stepSecondsTotal_ = 0;
+  int stepsTimed_ = 0;
+};
+
+}  // namespace shotchain::ui

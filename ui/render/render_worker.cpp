@@ -1,0 +1,104 @@
+#include "render/render_worker.h"
+
+#include <exception>
+
+#include "export/frame_file_writer.h"
+#include "export/png_frame.h"
+#include "export/sequence_outputs.h"
+#include "export/shot_paths.h"
+
+namespace shotchain::ui {
+
+class RenderWorker::Observer : public render::RenderObserver {
+ public:
+  explicit Observer(RenderWorker& worker) : worker_(worker) {}
+
+  void planReady(const MemoryPlan& plan) override { Q_EMIT worker_.planReady(plan); }
+  void shotStarted(const render::ShotStarted& shot) override { Q_EMIT worker_.shotStarted(shot); }
+  void stepDone(const render::StepDone& step) override {
+    QImage preview;
+    if (!step.preview.empty() && !worker_.previewPending_.exchange(true)) preview = toImage(step.preview);
+    Q_EMIT worker_.stepDone(step.shotIndex, step.step, step.steps, step.seconds, preview);
+  }
+  void framesDecoded(const render::FramesDecoded& decoded) override {
+    QVector<QImage> frames;
+    frames.reserve(static_cast<qsizetype>(decoded.frames.size()));
+    for (const auto& frame : decoded.frames) frames.push_back(toImage(frame));
+    Q_EMIT worker_.framesDecoded(decoded.shotIndex, decoded.firstFrame, decoded.shotFrames, frames);
+  }
+  void cutMeasured(const continuity::CutMetrics& cut) override { Q_EMIT worker_.cutMeasured(cut); }
+  void memorySampled(int cutIndex, const MemorySample& sample) override {
+    Q_EMIT worker_.memorySampled(cutIndex, sample);
+  }
+  void shotFinished(const render::ShotFinished& shot) override {
+    if (shot.reused) sendFramesFromDisk(shot);
+    Q_EMIT worker_.shotFinished(shot);
+  }
+  void sequenceFinished(const render::SequenceFinished& result) override {
+    finished_ = true;
+    result_ = result;
+  }
+  void warning(const render::RenderWarning& w) override { Q_EMIT worker_.warning(w); }
+  void failed(const render::RenderFailure& failure) override {
+    failedReported_ = true;
+    Q_EMIT worker_.failed(failure.shotIndex, QString::fromStdString(failure.message), {});
+  }
+
+  bool finished_ = false;
+  bool failedReported_ = false;
+  render::SequenceFinished result_;
+
+ private:
+  // A shot re-used from an earlier render streams no frames: read them back so the preview has them.
+  void sendFramesFromDisk(const render::ShotFinished& shot) {
+    QVector<QImage> frames;
+    for (int f = 1; f <= shot.framesWritten; ++f) {
+      QImage image(QString::fromStdString(exporting::frameFile(shot.directory, f).string()));
+      if (image.isNull()) break;
+      frames.push_back(image.convertToFormat(QImage::Format_RGB888));
+    }
+    if (!frames.isEmpty()) Q_EMIT worker_.framesDecoded(shot.index, 0, shot.framesWritten, frames);
+  }
+
+  RenderWorker& worker_;
+};
+
+RenderWorker::RenderWorker() = default;
+RenderWorker::~RenderWorker() { renderer_.store(nullptr); }
+
+void RenderWorker::initialise() {
+  if (owned_) return;
+  owned_ = std::make_unique<render::Renderer>();
+  renderer_.store(owned_.get());
+  Q_EMIT ready();
+}
+
+void RenderWorker::render(const Sequence& sequence, const render::RenderOptions& options) {
+  initialise();
+  previewPending_.store(false);
+  Observer observer(*this);
+  exporting::FrameFileWriter writer(options.outputDirectory, &observer);
+  render::RenderOptions withReader = options;
+  if (!withReader.loadImage) withReader.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
+  try {
+    render::RenderSummary summary = owned_->render(sequence, withReader, writer);
+    if (!observer.finished_) observer.result_ = summary.finished;
+    if (summary.finished.completed) {
+      const exporting::FinalizedOutputs outputs =
+          exporting::finalizeOutputs(exporting::describeOutputs(sequence, summary, options.outputDirectory));
+      for (const std::string& message : outputs.warnings) Q_EMIT warning(render::RenderWarning{-1, "output", message});
+    }
+  } catch (const render::RenderError& error) {
+    const QString field = QString::fromStdString(error.field());
+    Q_EMIT failed(-1, QString::fromUtf8(error.what()),
+                  field.isEmpty() ? QString() : tr("Field or option at fault: %1").arg(field));
+    observer.result_ = {};
+  } catch (const std::exception& error) {
+    Q_EMIT failed(-1, QString::fromUtf8(error.what()), {});
+    observer.result_ = {};
+  }
+  observer.result_.outputDirectory = options.outputDirectory.string();
+  Q_EMIT finished(observer.result_);
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,44 @@
+#include "studio_settings.h"
+
+#include <QFileInfo>
+#include <QSettings>
+#include <QStandardPaths>
+
+namespace shotchain::ui {
+
+StudioSettings::StudioSettings()
+    : settings_(std::make_unique<QSettings>(
+          QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral("/studio.ini"),
+          QSettings::IniFormat)) {}
+
+StudioSettings::~StudioSettings() = default;
+
+QStringList StudioSettings::recentFiles() const { return settings_->value(QStringLiteral("recentFiles")).toStringList(); }
+
+void StudioSettings::addRecentFile(const QString& path) {
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  QStringList files = recentFiles();
+  files.removeAll(absolute);
+  files.prepend(absolute);
+  while (files.size() > kMaxRecentFiles) files.removeLast();
+  settings_->setValue(QStringLiteral("recentFiles"), files);
+}
+
+void StudioSettings::removeRecentFile(const QString& path) {
+  QStringList files = recentFiles();
+  files.removeAll(path);
+  settings_->setValue(QStringLiteral("recentFiles"), files);
+}
+
+QByteArray StudioSettings::windowGeometry() const { return settings_->value(QStringLiteral("window/geometry")).toByteArray(); }
+QByteArray StudioSettings::windowState() const { return settings_->value(QStringLiteral("window/state")).toByteArray(); }
+
+void StudioSettings::setWindowLayout(const QByteArray& geometry, const QByteArray& state) {
+  settings_->setValue(QStringLiteral("window/geometry"), geometry);
+  settings_->setValue(QStringLiteral("window/state"), state);
+}
+
+QString StudioSettings::device() const { return settings_->value(QStringLiteral("render/device")).toString(); }
+void StudioSettings::setDevice(const QString& device) { settings_->setValue(QStringLiteral("render/device"), device); }
+
+}  // namespace shotchain::ui

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+class QSettings;
+
+namespace shotchain::ui {
+
+// The studio's own preferences (not the document's): recent files, window layout, render device.
+// One typed wrapper over QSettings; the file lives in AppConfigLocation (tests enable
+// QStandardPaths' test mode to keep it out of the user's home).
+class StudioSettings {
+ public:
+  static constexpr int kMaxRecentFiles = 8;
+
+  StudioSettings();
+  ~StudioSettings();
+
+  QStringList recentFiles() const;
+  void addRecentFile(const QString& path);
+  void removeRecentFile(const QString& path);
+
+  QByteArray windowGeometry() const;
+  QByteArray windowState() const;
+  void setWindowLayout(const QByteArray& geometry, const QByteArray& state);
+
+  // "cpu", "cuda", "cuda:N"; empty until the user picked one.
+  QString device() const;
+  void setDevice(const QString& device);
+
+ private:
+  std::unique_ptr<QSettings> settings_;
+};
+
+}  // namespace shotchain::ui

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <QRect>
+#include <QString>
+#include <QWidget>
+
+#include <vector>
+
+namespace shotchain::ui {
+
+class RenderState;
+class SequenceDocument;
+
+// The magnetic single track: one block per shot, width ∝ frames. Reorder by dragging a block,
+// trim by dragging its right edge (both show a ghost and change the document once, on release),
+// drop an image on a block for its fallback image, Ctrl+wheel zooms around the pointer, the
+// ruler moves the playhead. Every change is one undo step on the document's stack.
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kRulerHeight = 22;
+  static constexpr int kTrackTop = 30;
+  static constexpr int kTrackHeight = 100;
+  static constexpr int kMargin = 12;
+  static constexpr int kEdgeGrip = 6;
+
+  TimelineView(SequenceDocument* document, RenderState* state, QWidget* parent = nullptr);
+
+  int selectedIndex() const { return selected_; }
+  void setSelectedIndex(int index);
+  int playhead() const { return playhead_; }
+  void setPlayhead(int frame);
+
+  double pixelsPerFrame() const { return pixelsPerFrame_; }
+  // Zooms keeping the frame under `anchorX` (widget coordinates) where it is.
+  void setPixelsPerFrame(double ppf, int anchorX);
+  void zoomToFit();
+  int scrollX() const { return scrollX_; }
+  void setScrollX(int x);
+  int contentWidth() const;
+
+  // Block of shot `index` in widget coordinates (for tests and tooltips).
+  QRect blockRect(int index) const;
+  int indexAt(const QPoint& pos) const;
+
+  // Edits, each one undo step; false (with statusMessage) when core refused.
+  bool nudgeLength(int index, int deltaFrames);
+  bool splitShot(int index);
+  bool setFallbackImage(int index, const QString& imagePath);
+
+  QSize sizeHint() const override { return {800, kTrackTop + kTrackHeight + 12}; }
+  QSize minimumSizeHint() const override { return {200, kTrackTop + kTrackHeight + 12}; }
+
+ Q_SIGNALS:
+  void selectionChanged(int index);
+  void playheadMoved(int frame);
+  void viewChanged();
+  void statusMessage(const QString& message);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  bool event(QEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dragMoveEvent(QDragMoveEvent* event) override;
+  void dragLeaveEvent(QDragLeaveEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  struct Span {
+    int start = 0;
+    int frames = 0;
+  };
+  enum class Gesture { None, Pending, Reorder, Trim, Scrub };
+
+  std::vector<Span> spans() const;  // with the trim ghost applied (ripple)
+  double xOfFrame(double frame) const;
+  double frameAtX(double x) const;
+  int reorderTarget(int pointerX) const;
+  int cutAt(const QPoint& pos) const;
+  int edgeAt(const QPoint& pos) const;
+  QString cutTooltip(int toIndex) const;
+  void paintRuler(QPainter& p);
+  void paintBlock(QPainter& p, int index, const QRectF& rect, bool ghost);
+  void paintCut(QPainter& p, int toIndex, double x);
+  void clampScroll();
+  void documentChanged();
+
+  SequenceDocument* document_;
+  RenderState* state_;
+  int selected_ = -1;
+  int playhead_ = 0;
+  double pixelsPerFrame_ = 6;
+  int scrollX_ = 0;
+  bool fitOnNextResize_ = true;
+
+  Gesture gesture_ = Gesture::None;
+  int gestureIndex_ = -1;
+  QPoint pressPos_;
+  int pointerX_ = 0;
+  int ghostFrames_ = 0;
+  int dropHover_ = -1;
+};
+
+}  // namespace shotchain::ui
