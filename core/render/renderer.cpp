@@ -177,7 +177,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = options.reuse ? readShotRecord(dir) : std::nullopt;
     const bool current = record && record->key == prepared.keys[static_cast<std::size_t>(i)] &&
-                         (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && readShotTail(dir, c10::kCPU).has_value();
+                         (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir);
     (current ? reused : toRender).push_back(i);
   }
   // Shots before the range that hand off into it come from disk.

@@ -99,6 +99,19 @@ std::optional<ShotTail> readShotTail(const std::filesystem::path& shotDir, c10::
   }
 }
 
+bool shotTailPresent(const std::filesystem::path& shotDir) {
+  std::error_code error;
+  if (!std::filesystem::exists(tailLatentPath(shotDir), error)) return false;
+  try {
+    const io::WeightSet weights = io::WeightSet::open(tailLatentPath(shotDir));
+    const auto format = weights.metadata().find("format");
+    return format != weights.metadata().end() && format->second == kTailFormat && weights.find("tail_latent") != nullptr &&
+           weights.find("last_frame") != nullptr;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 bool framesComplete(const std::filesystem::path& shotDir, int count) {
   std::error_code error;
   for (int i = 0; i < count; ++i)

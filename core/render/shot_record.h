@@ -45,6 +45,8 @@ struct ShotTail {
 };
 void writeShotTail(const std::filesystem::path& shotDir, const ShotTail& tail);
 std::optional<ShotTail> readShotTail(const std::filesystem::path& shotDir, c10::Device device);
+// True when the tail file is there and of this format (reads its header only, no tensor data).
+bool shotTailPresent(const std::filesystem::path& shotDir);
 
 // True when frames/000001.png … frames/<count>.png all exist.
 bool framesComplete(const std::filesystem::path& shotDir, int count);
