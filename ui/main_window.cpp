@@ -296,7 +296,7 @@ void MainWindow::createActions() {
 
   QAction* addShotAction = add(shotMenu, tr("&Add Shot"), QKeySequence(Qt::CTRL | Qt::Key_T), [this] { addShot(); });
   QAction* duplicate = add(shotMenu, tr("D&uplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] { duplicateShot(); });
-  QAction* split = add(shotMenu, tr("S&plit in Two"), QKeySequence(Qt::CTRL | Qt::Key_K), [this] {
+  QAction* split = add(shotMenu, tr("S&plit at Playhead"), QKeySequence(Qt::CTRL | Qt::Key_K), [this] {
     timeline_->splitShot(currentShot());
   });
   QAction* remove = add(shotMenu, tr("&Delete"), QKeySequence::Delete, [this] { deleteShot(); });

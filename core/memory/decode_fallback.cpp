@@ -16,17 +16,9 @@ std::string describe(const models::WanVaeTiling& t) {
   return "tiled decode (tile " + std::to_string(t.tile) + ", overlap " + std::to_string(t.overlap) + ")";
 }
 
-std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 models::WanVaeTiling tilingOf(std::int64_t tile) { return {tile, std::min(tile / 2, std::max<std::int64_t>(2, tile / 4))}; }
 
 }  // namespace
-
-bool isOutOfMemory(const std::exception& error) {
-  if (dynamic_cast<const c10::OutOfMemoryError*>(&error)) return true;
-  const std::string what = error.what();
-  return dynamic_cast<const c10::Error*>(&error) && what.find("out of memory") != std::string::npos;
-}
 
 DecodeOutcome decodeWithFallback(const models::WanVae& vae, const at::Tensor& latent, models::WanVaeDecodeOptions options,
                                  const MemoryPlan& plan, const std::string& device, int shotIndex,
@@ -43,7 +35,7 @@ DecodeOutcome decodeWithFallback(const models::WanVae& vae, const at::Tensor& la
       return outcome;
     } catch (const std::exception& e) {
       if (!isOutOfMemory(e)) throw;
-      error = firstLine(e.what());
+      error = firstLineOf(e.what());
     }
     // Outside the handler: the failed attempt's tensors went with its frames; return the cache.
     emptyDeviceCache(device);

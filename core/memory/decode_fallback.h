@@ -7,6 +7,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "memory/memory_plan.h"
+#include "memory/out_of_memory.h"
 #include "models/wan_vae.h"
 
 namespace shotchain {
@@ -26,9 +27,6 @@ struct DecodeOutcome {
   models::WanVaeTiling tiling;    // the tiling of the decode that succeeded
   std::vector<MemoryFallback> fallbacks;
 };
-
-// c10::OutOfMemoryError, or a c10 error whose message says "out of memory" (CUDA error 2).
-bool isOutOfMemory(const std::exception& error);
 
 // WanVae::decode with the plan's tiling (options.tiling when set, else the plan's tile when the plan
 // decodes tiled). On out-of-memory: the failed attempt's tensors are released (outside the handler),

@@ -46,6 +46,7 @@ struct MemoryPlan {
   ResidencyPolicy requested = ResidencyPolicy::Auto;
   ResidencyPolicy chosen = ResidencyPolicy::Pinned;
   bool tiledDecode = false;           // the chosen plan decodes in tiles
+  bool splitGuidance = false;         // guidance as two batch-1 DiT calls per step (batch 2 did not fit)
   bool fits = false;                  // the chosen plan fits `limit`
   std::string reason;                 // one sentence: why this policy (or why nothing fits)
   std::uint64_t chosenPeak() const;

@@ -31,6 +31,7 @@ std::string planToJson(const MemoryPlan& plan) {
   j["requested"] = toString(plan.requested);
   j["chosen"] = toString(plan.chosen);
   j["tiled_decode"] = plan.tiledDecode;
+  j["split_guidance"] = plan.splitGuidance;
   j["chosen_peak"] = plan.chosenPeak();
   j["fits"] = plan.fits;
   j["reason"] = plan.reason;

@@ -60,10 +60,7 @@ std::uint64_t minus(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0
 
 const char* policyWord(ResidencyPolicy p) { return toString(p); }
 
-}  // namespace
-
-MemoryPlan planMemory(const PlanRequest& r) {
-  if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
+MemoryPlan planWithBatch(const PlanRequest& r) {
   MemoryPlan plan;
   plan.device = r.device;
   plan.deviceTotal = r.deviceTotal;
@@ -225,6 +222,23 @@ MemoryPlan planMemory(const PlanRequest& r) {
   return plan;
 }
 
+}  // namespace
+
+MemoryPlan planMemory(const PlanRequest& r) {
+  if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
+  MemoryPlan plan = planWithBatch(r);
+  if (plan.fits || r.cfgBatch < 2) return plan;
+  PlanRequest split = r;
+  split.cfgBatch = 1;
+  MemoryPlan alternative = planWithBatch(split);
+  if (!alternative.fits) return plan;
+  alternative.splitGuidance = true;
+  alternative.reason = "guidance as one batch-2 DiT call does not fit (sampling the largest shot needs " +
+                       gib(plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes + plan.ditActivationPeak + plan.margin) +
+                       "), so it runs as two batch-1 calls per step (about twice the sampling time); " + alternative.reason;
+  return alternative;
+}
+
 std::string formatPlan(const MemoryPlan& plan) {
   std::ostringstream out;
   out << "memory plan for " << plan.device << " (" << formatByteSize(plan.deviceTotal) << ")";
@@ -254,6 +268,7 @@ std::string formatPlan(const MemoryPlan& plan) {
   out << "\n  limit " << formatByteSize(plan.limit) << (plan.budget ? " (budget)" : " (device)") << "\n";
   out << "  policy: " << toString(plan.chosen);
   if (plan.tiledDecode) out << ", tiled decode (tile " << plan.tile << ", overlap " << plan.tileOverlap << ")";
+  if (plan.splitGuidance) out << ", guidance split into two batch-1 calls";
   out << " (requested " << toString(plan.requested) << "), peak " << formatByteSize(plan.chosenPeak()) << " + margin "
       << formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
   out << "  " << plan.reason << "\n";

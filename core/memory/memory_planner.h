@@ -56,7 +56,8 @@ std::uint64_t estimateWanDitActivations(const models::WanConfig& config, c10::Sc
 
 // Fills every MemoryPlan field. auto: pinned if it fits, else pinned with a tiled decode, else
 // offload (full, then tiled decode); a requested policy that does not fit gives fits = false and
-// a reason naming the policy that would.
+// a reason naming the policy that would. When nothing fits with guidance as one batch-2 call, the
+// same ladder is tried with two batch-1 calls per step (splitGuidance, about twice the sampling time).
 MemoryPlan planMemory(const PlanRequest& request);
 
 // An aligned table for people (sizes as "1.5 GiB") and a JSON object for tools.

@@ -12,6 +12,7 @@
 #include "continuity/handoff.h"
 #include "continuity/latent_ops.h"
 #include "memory/decode_fallback.h"
+#include "memory/device_memory.h"
 #include "memory/memory_probe.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
@@ -40,6 +41,20 @@ RgbFrame previewOf(const at::Tensor& denoised, const sampling::LatentRgbFactors&
 // Modes whose conditioning reads the previous shot's decoded last frame.
 bool needsLastFrame(ContinuityMode mode) {
   return mode == ContinuityMode::LatentOverlap || mode == ContinuityMode::VaeRoundtrip;
+}
+
+MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& result) {
+  MemoryFallback fallback;
+  fallback.shotIndex = shotIndex;
+  fallback.stage = "sampling";
+  fallback.failed = "guidance as one batch-2 call";
+  fallback.chosen = "guidance as two batch-1 calls";
+  fallback.error = result.outOfMemoryError;
+  fallback.message = "shot " + std::to_string(shotIndex + 1) + ": out of memory at sampling step " +
+                     std::to_string(result.guidanceSplitAtStep + 1) +
+                     "; the cache was emptied and guidance now runs as two batch-1 calls (about half the "
+                     "activation peak) from that step on (" + result.outOfMemoryError + ")";
+  return fallback;
 }
 
 }  // namespace
@@ -95,7 +110,7 @@ class DecodeJob {
         }
         sink(f, offset);
       });
-      fallbacks = decoded.fallbacks;
+      fallbacks.insert(fallbacks.end(), decoded.fallbacks.begin(), decoded.fallbacks.end());
       video = at::cat(kept, 1);
       stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
       if (previous && previous->stats) {
@@ -278,6 +293,8 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   sampler.solver = solverOf(defaults.solver);
   sampler.seed = shot.seed;
   sampler.device = models_.device;
+  sampler.splitGuidance = summary_.plan.splitGuidance;
+  sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
 
   const auto sampleStart = Clock::now();
   const at::Tensor& cond = contexts_.at(shot.prompt);
@@ -328,6 +345,7 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   job->first = first_;
   job->previousTail = previousTail;
   job->lastShot = lastShot;
+  if (result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(index, result));
   ShotRecord& record = job->record;
   record.index = index;
   record.id = shot.id;

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "memory/out_of_memory.h"
 #include "models/wan_model.h"
 
 namespace shotchain::sampling {
@@ -46,11 +47,18 @@ at::Tensor padContext(const at::Tensor& context, std::int64_t length) {
 }  // namespace
 
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
-                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance) {
+                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                          bool split) {
   const auto tOptions = at::TensorOptions().dtype(at::kLong).device(x.device());
-  if (guidance == 1.0) {
+  auto single = [&](const at::Tensor& context) {
     const at::Tensor t = at::full({1}, timestep, tOptions);
-    return denoiser(x.unsqueeze(0), t, condContext.to(x.device()).unsqueeze(0))[0];
+    return denoiser(x.unsqueeze(0), t, context.to(x.device()).unsqueeze(0))[0];
+  };
+  if (guidance == 1.0) return single(condContext);
+  if (split) {
+    const at::Tensor vCond = single(condContext);
+    const at::Tensor vUncond = single(uncondContext);
+    return vUncond + guidance * (vCond - vUncond);
   }
   if (condContext.size(1) != uncondContext.size(1))
     throw std::invalid_argument("conditional and unconditional contexts differ in width");
@@ -90,6 +98,7 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     throw std::invalid_argument("guidance needs the negative prompt's context");
 
   using Clock = std::chrono::steady_clock;
+  bool split = options.splitGuidance;
   for (int i = 0; i < schedule.steps(); ++i) {
     if (cancel != nullptr && cancel->load()) {
       result.cancelled = true;
@@ -98,7 +107,19 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const auto start = Clock::now();
     const auto k = static_cast<std::size_t>(i);
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
-    const at::Tensor v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance);
+    at::Tensor v;
+    try {
+      v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, split);
+    } catch (const std::exception& error) {
+      if (split || options.guidance == 1.0 || !options.onOutOfMemory || !isOutOfMemory(error)) throw;
+      result.guidanceSplitAtStep = i;
+      result.outOfMemoryError = firstLineOf(error.what());
+    }
+    if (!v.defined()) {  // outside the handler, so the failed call's tensors are gone
+      options.onOutOfMemory();
+      split = true;
+      v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, split);
+    }
     x = solver->step(i, x, v);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.stepSeconds.push_back(seconds);

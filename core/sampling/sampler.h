@@ -38,9 +38,11 @@ at::Tensor seededNoise(const std::vector<std::int64_t>& shape, std::uint64_t see
 // Classifier-free guidance, one forward of batch 2 (cond first, uncond second):
 // v = v_uncond + g·(v_cond − v_uncond). x [C, F, H, W]; contexts [L_c, D] and [L_u, D] are
 // zero-padded to a common length (the DiT zero-pads context to text_len without a mask, so
-// this is exact). guidance == 1 runs the conditional branch alone (batch 1).
+// this is exact). guidance == 1 runs the conditional branch alone (batch 1). `split`: two
+// batch-1 calls instead (the reference's way; about half the activation peak).
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
-                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance);
+                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                          bool split = false);
 
 struct StepEvent {
   int step = 0;            // 0-based index of the step just taken
@@ -65,6 +67,10 @@ struct SamplerOptions {
   ScheduleKind schedule = ScheduleKind::UniPC;
   std::uint64_t seed = 0;
   c10::Device device = c10::kCPU;
+  bool splitGuidance = false;  // two batch-1 model calls per step instead of one batch-2 call
+  // When set, an out-of-memory in a batch-2 step calls it (to return the device cache), switches to
+  // split guidance and retries that step; SampleResult records it. Unset: the error propagates.
+  std::function<void()> onOutOfMemory;
 };
 
 struct SampleResult {
@@ -73,6 +79,8 @@ struct SampleResult {
   int stepsDone = 0;
   FlowSchedule schedule;
   std::vector<double> stepSeconds;
+  int guidanceSplitAtStep = -1;  // the step whose batch-2 call ran out of memory (−1: none did)
+  std::string outOfMemoryError;  // its message, first line
 };
 
 // Text-to-video sampling (wan21.md §4.7 step 2): seeded CPU noise of `latentShape`

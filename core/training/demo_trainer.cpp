@@ -79,9 +79,9 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
                                    : models::WanVae::random(demo::demoVaeConfig(), o.seed + 2);
   VaeTrainingOptions vo;
   vo.steps = o.vaeSteps;
-  vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops of 1+4 frames cost a quarter of full frames
+  vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops cost a quarter of full frames
   vo.seed = o.seed + 3;
-  vo.maxSeconds = cap > 0 ? 0.3 * cap : 0;
+  vo.maxSeconds = cap > 0 ? 0.35 * cap : 0;
   vo.log = o.log;
   vo.checkpointEvery = 200;
   vo.checkpoint = [&](long) { demo::saveVae(vaePath, vae); };

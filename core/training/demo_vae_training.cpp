@@ -1,6 +1,9 @@
 #include "training/demo_vae_training.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <numeric>
@@ -24,10 +27,21 @@ at::Tensor clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
   std::vector<at::Tensor> crops;
   for (int b = 0; b < o.batch; ++b) {
     const auto seed = static_cast<std::uint64_t>(randomInt(g, static_cast<std::int64_t>(demo::kHeldOutSeedStart)));
-    const at::Tensor clip = demo::renderClip(demo::randomClipParams(seed));
+    const demo::ClipParams params = demo::randomClipParams(seed);
+    const at::Tensor clip = demo::renderClip(params);
     const std::int64_t t0 = randomInt(g, clip.size(1) - o.cropFrames + 1);
-    const std::int64_t y0 = randomInt(g, (clip.size(2) - o.cropSize) / 8 + 1) * 8;
-    const std::int64_t x0 = randomInt(g, (clip.size(3) - o.cropSize) / 8 + 1) * 8;
+    const std::int64_t slotsY = (clip.size(2) - o.cropSize) / 8 + 1, slotsX = (clip.size(3) - o.cropSize) / 8 + 1;
+    std::int64_t y0 = randomInt(g, slotsY) * 8;
+    std::int64_t x0 = randomInt(g, slotsX) * 8;
+    if (at::rand({1}, g, at::TensorOptions().dtype(at::kDouble)).item<double>() < o.objectCrops) {
+      // The crop on the 8-pixel grid nearest to centring the object at the chunk's middle frame.
+      const std::array<float, 2> centre = demo::clipCentre(params, static_cast<int>(t0 + o.cropFrames / 2));
+      auto slot = [&](float c, std::int64_t slots) {
+        return std::clamp(static_cast<std::int64_t>(std::lround((c - static_cast<float>(o.cropSize) / 2) / 8)), std::int64_t{0}, slots - 1) * 8;
+      };
+      x0 = slot(centre[0], slotsX);
+      y0 = slot(centre[1], slotsY);
+    }
     crops.push_back(clip.narrow(1, t0, o.cropFrames).narrow(2, y0, o.cropSize).narrow(3, x0, o.cropSize));
   }
   return at::stack(crops);

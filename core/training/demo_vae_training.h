@@ -13,8 +13,9 @@ namespace shotchain::training {
 struct VaeTrainingOptions {
   long steps = 1500;
   int batch = 4;
-  int cropFrames = 5;   // 1 + 4: one causal chunk after the first frame
+  int cropFrames = 9;   // 1 + 4 + 4: with fewer, the causal cache between chunks is never trained
   int cropSize = 64;    // spatial crop (multiple of 8)
+  double objectCrops = 0.75;  // share of crops placed around the object (edges are what is hard to learn)
   double learningRate = 1e-3;
   double klWeight = 1e-6;
   double l1Weight = 0.2;

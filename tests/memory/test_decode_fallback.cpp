@@ -8,6 +8,7 @@
 #include "models/wan_vae.h"
 #include "models/wan_vae_memory.h"
 #include "runtime/torch_runtime.h"
+#include "simulated_device.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -16,16 +17,6 @@ using namespace shotchain::testing;
 namespace {
 
 constexpr std::int64_t kFrames = 3, kSide = 16;
-
-// Refuses any CPU allocation that would take live tensor bytes above base + cap, like a device of
-// that size; removed when it goes out of scope.
-struct SimulatedDevice {
-  SimulatedDevice(std::uint64_t cap) {
-    const std::uint64_t limit = cpuAllocationStats().allocated + cap;
-    setCpuAllocationFailureHook([limit](std::size_t bytes) { return cpuAllocationStats().allocated + bytes > limit; });
-  }
-  ~SimulatedDevice() { setCpuAllocationFailureHook({}); }
-};
 
 std::uint64_t estimate(const models::WanVae& vae, const models::WanVaeTiling& tiling) {
   return models::estimateWanVaeDecode(vae.config(), kFrames, kSide, kSide, at::kFloat, tiling).totalBytes();

@@ -171,6 +171,34 @@ class MemoryPlanTest : public QObject {
     QVERIFY2(plan.reason.find("nothing fits") != std::string::npos, plan.reason.c_str());
   }
 
+  // Sampling itself (DiT activations of CFG batch 2) over the budget: the plan halves the batch.
+  void guidanceSplitsWhenBatchTwoDoesNotFit() {
+    PlanRequest r = wan13bRequest();
+    r.textEncoderWeights = 1 * GiB;
+    r.textEncoderActivations = 0;
+    PlanRequest one = r;
+    one.cfgBatch = 1;
+    const MemoryPlan batch1 = planMemory(one);
+    const MemoryPlan batch2 = planMemory(r);
+    QVERIFY(!batch1.splitGuidance && !batch2.splitGuidance);
+    QVERIFY(batch1.ditActivationPeak < batch2.ditActivationPeak);
+    const std::uint64_t resident = batch1.ditWeights + batch1.vaeWeights + batch1.ringBufferBytes;
+    r.budget = resident + batch1.ditActivationPeak + r.margin.value();  // sampling at batch 1 just fits, at batch 2 not
+    one.budget = r.budget;
+    QVERIFY2(planMemory(one).fits, "the decode must fit in tiles at this budget");
+    const MemoryPlan plan = planMemory(r);
+    QVERIFY2(plan.fits && plan.splitGuidance, plan.reason.c_str());
+    QCOMPARE(plan.ditActivationPeak, batch1.ditActivationPeak);
+    QVERIFY2(plan.reason.find("two batch-1 calls") != std::string::npos, plan.reason.c_str());
+    QVERIFY(plan.chosenPeak() + plan.margin <= *r.budget);
+    QVERIFY(formatPlan(plan).find("guidance split into two batch-1 calls") != std::string::npos);
+    QCOMPARE(nlohmann::json::parse(planToJson(plan))["split_guidance"].get<bool>(), true);
+
+    r.budget = plan.ditWeights;  // nothing fits either way: the batch-2 plan's refusal is kept
+    const MemoryPlan none = planMemory(r);
+    QVERIFY(!none.fits && !none.splitGuidance);
+  }
+
   void formatAndJsonCarryTheDecision() {
     PlanRequest r = wan13bRequest();
     r.budget = 16 * GiB;

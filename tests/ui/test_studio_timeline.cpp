@@ -12,6 +12,7 @@
 #include <QUrl>
 
 #include "document/sequence_document.h"
+#include "export/shot_paths.h"
 #include "inspector/shot_inspector.h"
 #include "monitor/cut_table_model.h"
 #include "monitor/vram_chart.h"
@@ -201,6 +202,20 @@ class StudioTimeline : public QObject {
     QCOMPARE(f.document.sequence().shots[1].frames, 17);
   }
 
+  void splitCutsAtThePlayhead() {
+    Fixture f;
+    const int start = f.document.sequence().startFrame(1);
+    f.view.setPlayhead(start + 5);  // nearest 4k+1 boundary: 4 frames in
+    QVERIFY(f.view.splitShot(1));
+    QCOMPARE(f.document.sequence().shots[1].frames, 5);
+    QCOMPARE(f.document.sequence().shots[2].frames, 13);
+    f.stack()->undo();
+    f.view.setPlayhead(start + 16);  // near the end: the first part keeps all but one block
+    QVERIFY(f.view.splitShot(1));
+    QCOMPARE(f.document.sequence().shots[1].frames, 13);
+    QCOMPARE(f.document.sequence().shots[2].frames, 5);
+  }
+
   void keyboardNudgesMergeIntoOneStep() {
     Fixture f;
     f.view.setSelectedIndex(2);
@@ -313,6 +328,12 @@ class StudioTimeline : public QObject {
     QVERIFY2(fill.blue() > fill.red(), qPrintable(fill.name()));
   }
 
+  void chartLabelsCloseTogetherDoNotOverlap() {
+    // Labels 40 px wide, cuts 10 px apart; row 0 is free right of the legend (x ≥ 100).
+    const std::vector<int> rows = stackLabels({{50, 40}, {110, 40}, {120, 40}, {130, 40}, {140, 40}, {200, 40}}, 3, 100);
+    QCOMPARE(rows, (std::vector<int>{1, 0, 1, 2, -1, 0}));
+  }
+
   void editsMakeLaterHandoffShotsDirty() {
     SequenceDocument document;
     document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
@@ -347,6 +368,52 @@ class StudioTimeline : public QObject {
     document.undoStack()->undo();
     state.documentChanged(document.sequence());
     QCOMPARE(state.status("turn").state, ShotState::Done);
+  }
+
+  // Frames beyond the cache are dropped, least recently shown first, and read back from the PNGs.
+  void droppedFramesComeBackFromDisk() {
+    QTemporaryDir out;
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
+    RenderState state;
+    state.documentChanged(document.sequence());
+    state.renderStarted(document.sequence());
+    const qint64 shotBytes = 17 * QImage(64, 64, QImage::Format_RGB888).sizeInBytes();
+    state.setFrameCacheBytes(2 * shotBytes);
+    std::vector<std::string> ids;
+    for (int i = 0; i < 4; ++i) {
+      render::ShotStarted started;
+      started.index = i;
+      started.id = document.sequence().shots[static_cast<std::size_t>(i)].id;
+      ids.push_back(started.id);
+      state.shotStarted(started);
+      const std::filesystem::path shotDir = exporting::shotDirectory(out.path().toStdString(), i, started.id);
+      std::filesystem::create_directories(exporting::framesDirectory(shotDir));
+      QVector<QImage> frames;
+      for (int f = 0; f < 17; ++f) {
+        QImage frame(64, 64, QImage::Format_RGB888);
+        frame.fill(QColor(60 * i, 10 * f, 200));
+        QVERIFY(frame.save(QString::fromStdString(exporting::frameFile(shotDir, f + 1).string())));
+        frames.push_back(frame);
+      }
+      state.framesDecoded(i, 0, 17, frames);
+      render::ShotFinished finished;
+      finished.index = i;
+      finished.id = started.id;
+      finished.framesWritten = 17;
+      finished.directory = shotDir.string();
+      state.shotFinished(finished);
+      QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
+    }
+    QVERIFY(!state.framesInMemory(ids[0]) && !state.framesInMemory(ids[1]));
+    QVERIFY(state.framesInMemory(ids[2]) && state.framesInMemory(ids[3]));
+
+    const QVector<QImage> back = state.frames(ids[0]);
+    QCOMPARE(back.size(), 17);
+    QCOMPARE(back[5].pixelColor(7, 7), QColor(0, 50, 200));
+    QVERIFY(state.framesInMemory(ids[0]));
+    QVERIFY(!state.framesInMemory(ids[2]));  // now the least recently shown
+    QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
   }
 };
 

@@ -1,5 +1,8 @@
 #include "monitor/vram_chart.h"
 
+#include <algorithm>
+
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
 
@@ -7,6 +10,22 @@
 #include "util/byte_size.h"
 
 namespace shotchain::ui {
+
+std::vector<int> stackLabels(const std::vector<LabelSpan>& labels, int rows, double firstRowFrom) {
+  std::vector<double> freeFrom(static_cast<std::size_t>(std::max(rows, 0)), -1e300);
+  if (!freeFrom.empty()) freeFrom[0] = firstRowFrom;
+  std::vector<int> out;
+  for (const LabelSpan& label : labels) {
+    const auto row = std::find_if(freeFrom.begin(), freeFrom.end(), [&](double from) { return label.left >= from; });
+    if (row == freeFrom.end()) {
+      out.push_back(-1);
+      continue;
+    }
+    *row = label.left + label.width + 4;
+    out.push_back(static_cast<int>(row - freeFrom.begin()));
+  }
+  return out;
+}
 
 VramChart::VramChart(const MemoryHistory* history, QWidget* parent) : QWidget(parent), history_(history) {
   setAttribute(Qt::WA_OpaquePaintEvent);
@@ -81,11 +100,21 @@ void VramChart::paintChart(QPainter& p, const QRect& area) const {
   p.drawLine(QPointF(plot.left(), peakY), QPointF(plot.right(), peakY));
   p.drawText(QPointF(plot.right() - 60, peakY - 3), tr("peak"));
 
+  const QFontMetricsF metrics(p.font());
+  std::vector<LabelSpan> spans;
+  std::vector<QString> labels;
   for (const auto& marker : history_->markers()) {
-    const double x = xOf(marker.seconds);
-    p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 1));
+    spans.push_back({xOf(marker.seconds) + 2, metrics.horizontalAdvance(marker.label)});
+    labels.push_back(marker.label);
+  }
+  const double legendRight = plot.left() + 70 + metrics.horizontalAdvance(tr("reserved")) + 4;
+  const std::vector<int> rows = stackLabels(spans, 3, legendRight);
+  p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 1));
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const double x = spans[i].left - 2;
     p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
-    p.drawText(QPointF(x + 2, plot.top() + 10), marker.label);
+    if (rows[i] < 0) continue;  // no free row: the line stays, the label is left out
+    p.drawText(QPointF(spans[i].left, plot.top() + 10 + metrics.height() * rows[i]), labels[i]);
   }
 
   // Legend.

@@ -3,6 +3,8 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "export/shot_paths.h"
+
 namespace shotchain::ui {
 
 const char* toString(ShotState state) {
@@ -24,8 +26,50 @@ ShotStatus RenderState::status(const std::string& shotId) const {
 }
 
 QVector<QImage> RenderState::frames(const std::string& shotId) const {
-  const auto it = frames_.find(shotId);
-  return it == frames_.end() ? QVector<QImage>{} : it->second;
+  auto it = frames_.find(shotId);
+  if (it == frames_.end()) {
+    const auto disk = onDisk_.find(shotId);
+    if (disk == onDisk_.end()) return {};
+    QVector<QImage> loaded;
+    for (int f = 1; f <= disk->second.count; ++f) {
+      QImage image(QString::fromStdString(exporting::frameFile(disk->second.directory, f).string()));
+      if (image.isNull()) return {};  // the folder changed since: nothing to show
+      loaded.push_back(image.convertToFormat(QImage::Format_RGB888));
+    }
+    it = frames_.emplace(shotId, std::move(loaded)).first;
+  }
+  touch(shotId);
+  const QVector<QImage> result = it->second;
+  dropFramesBeyondCache(shotId);
+  return result;
+}
+
+void RenderState::setFrameCacheBytes(qint64 bytes) {
+  frameCacheBytes_ = bytes;
+  dropFramesBeyondCache({});
+}
+
+qint64 RenderState::cachedFrameBytes() const {
+  qint64 total = 0;
+  for (const auto& [id, frames] : frames_)
+    for (const QImage& frame : frames) total += frame.sizeInBytes();
+  return total;
+}
+
+void RenderState::touch(const std::string& shotId) const { lastUse_[shotId] = ++useClock_; }
+
+void RenderState::dropFramesBeyondCache(const std::string& keep) const {
+  qint64 total = cachedFrameBytes();
+  while (total > frameCacheBytes_) {
+    const std::string* oldest = nullptr;
+    for (const auto& [id, frames] : frames_) {
+      if (id == keep || onDisk_.count(id) == 0) continue;  // frames not on disk yet cannot be dropped
+      if (!oldest || lastUse_[id] < lastUse_[*oldest]) oldest = &id;
+    }
+    if (!oldest) return;
+    for (const QImage& frame : frames_[*oldest]) total -= frame.sizeInBytes();
+    frames_.erase(*oldest);
+  }
 }
 
 std::optional<continuity::CutMetrics> RenderState::cutInto(const std::string& toShotId) const {
@@ -81,6 +125,8 @@ void RenderState::clear() {
   status_.clear();
   rendered_.clear();
   frames_.clear();
+  lastUse_.clear();
+  onDisk_.clear();
   cuts_.clear();
   Q_EMIT changed();
 }
@@ -103,7 +149,10 @@ void RenderState::shotStarted(const render::ShotStarted& shot) {
   ShotStatus& status = status_[shot.id];
   status.state = shot.reused ? ShotState::Done : ShotState::Rendering;
   status.progress = 0;
-  if (!shot.reused) frames_.erase(shot.id);
+  if (!shot.reused) {
+    frames_.erase(shot.id);
+    onDisk_.erase(shot.id);
+  }
   Q_EMIT changed();
 }
 
@@ -122,6 +171,8 @@ void RenderState::framesDecoded(int shotIndex, int firstFrame, int shotFrames, c
   for (qsizetype i = 0; i < frames.size(); ++i) stored[firstFrame + i] = frames[i];
   if (firstFrame == 0) makeThumbnail(id, frames.front(), true);
   if (firstFrame + frames.size() >= shotFrames) makeThumbnail(id, frames.back(), false);
+  touch(id);
+  dropFramesBeyondCache(id);
   Q_EMIT framesChanged(QString::fromStdString(id));
 }
 
@@ -157,6 +208,8 @@ void RenderState::shotFinished(const render::ShotFinished& shot) {
     snap.settingsKey = settingsKey(rendering_.settings);
     rendered_[id] = snap;
   }
+  if (!shot.directory.empty() && shot.framesWritten > 0) onDisk_[id] = {shot.directory, shot.framesWritten};
+  dropFramesBeyondCache(id);
   ShotStatus& status = status_[id];
   status.state = ShotState::Done;
   status.progress = 1;

@@ -31,11 +31,18 @@ class RenderState : public QObject {
 
  public:
   static constexpr int kThumbnailHeight = 40;
+  static constexpr qint64 kDefaultFrameCacheBytes = qint64{1} << 30;
 
   explicit RenderState(QObject* parent = nullptr);
 
   ShotStatus status(const std::string& shotId) const;
+  // A shot's decoded frames: from memory, or read back from the render's PNGs when they were dropped.
   QVector<QImage> frames(const std::string& shotId) const;
+  // Decoded frames kept in memory. Beyond this the least recently shown finished shots are dropped
+  // (their PNGs stay on disk); the shot being decoded is always kept.
+  void setFrameCacheBytes(qint64 bytes);
+  qint64 cachedFrameBytes() const;
+  bool framesInMemory(const std::string& shotId) const { return frames_.count(shotId) > 0; }
   // The cut that ends in `toShotId`, once measured.
   std::optional<continuity::CutMetrics> cutInto(const std::string& toShotId) const;
   std::vector<continuity::CutMetrics> cuts() const;
@@ -65,7 +72,13 @@ class RenderState : public QObject {
     std::string previousId;
     std::string settingsKey;
   };
+  struct FramesOnDisk {
+    std::string directory;  // shots/<NN>-<id> of the render that wrote them
+    int count = 0;
+  };
   std::string idAt(int shotIndex) const;
+  void touch(const std::string& shotId) const;
+  void dropFramesBeyondCache(const std::string& keep) const;
   void makeThumbnail(const std::string& shotId, const QImage& frame, bool first);
   static std::string settingsKey(const SequenceSettings& settings);
 
@@ -73,7 +86,12 @@ class RenderState : public QObject {
   Sequence rendering_;
   std::map<std::string, ShotStatus> status_;
   std::map<std::string, Snapshot> rendered_;
-  std::map<std::string, QVector<QImage>> frames_;
+  // The frame cache: filled from the render, refilled from disk by frames() (hence mutable).
+  mutable std::map<std::string, QVector<QImage>> frames_;
+  mutable std::map<std::string, std::uint64_t> lastUse_;
+  mutable std::uint64_t useClock_ = 0;
+  std::map<std::string, FramesOnDisk> onDisk_;
+  qint64 frameCacheBytes_ = kDefaultFrameCacheBytes;
   std::map<std::string, continuity::CutMetrics> cuts_;
   int generation_ = 0;  // thumbnails made for an older document are dropped
 };

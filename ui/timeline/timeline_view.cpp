@@ -597,7 +597,8 @@ bool TimelineView::nudgeLength(int index, int deltaFrames) {
 }
 
 // Two shots whose lengths add up to the original plus one (both stay 4k+1); the second continues
-// from the first through a latent handoff. One undo step.
+// from the first through a latent handoff. The cut goes at the 4k+1 boundary nearest the playhead
+// when the playhead is inside the shot, else in the middle. One undo step.
 bool TimelineView::splitShot(int index) {
   if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
   const Shot original = document_->sequence().shots[static_cast<std::size_t>(index)];
@@ -607,8 +608,10 @@ bool TimelineView::splitShot(int index) {
                              .arg(QString::fromStdString(original.name.empty() ? original.id : original.name)));
     return false;
   }
-  const int first = 4 * (k / 2) + 1;
-  const int second = 4 * (k - k / 2) + 1;
+  const int offset = playhead_ - document_->sequence().startFrame(static_cast<std::size_t>(index));
+  const int headBlocks = offset > 0 && offset < original.frames ? std::clamp((offset + 2) / 4, 1, k - 1) : k / 2;
+  const int first = 4 * headBlocks + 1;
+  const int second = 4 * (k - headBlocks) + 1;
   Shot tail = original;
   tail.id = document_->sequence().unusedShotId();
   tail.name = (original.name.empty() ? original.id : original.name) + " (2)";

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+
+#include "memory/counting_cpu_allocator.h"
+
+namespace shotchain::testing {
+
+// Refuses any CPU allocation that would take live tensor bytes above base + cap, like a device of
+// that size; removed when it goes out of scope. Needs the counting CPU allocator (a CPU probe).
+struct SimulatedDevice {
+  explicit SimulatedDevice(std::uint64_t cap) {
+    const std::uint64_t limit = cpuAllocationStats().allocated + cap;
+    setCpuAllocationFailureHook([limit](std::size_t bytes) { return cpuAllocationStats().allocated + bytes > limit; });
+  }
+  SimulatedDevice(const SimulatedDevice&) = delete;
+  SimulatedDevice& operator=(const SimulatedDevice&) = delete;
+  ~SimulatedDevice() { setCpuAllocationFailureHook({}); }
+};
+
+}  // namespace shotchain::testing
