@@ -13,7 +13,7 @@ namespace shotchain::training {
 struct VaeTrainingOptions {
   long steps = 1500;
   int batch = 4;
-  int cropFrames = 9;   // 1 + 4 + 4: with fewer, the causal cache between chunks is never trained
+  int cropFrames = 17;  // the whole clip: trained on fewer chunks, the causal cache drifts in later ones
   int cropSize = 64;    // spatial crop (multiple of 8)
   double objectCrops = 0.75;  // share of crops placed around the object (edges are what is hard to learn)
   double learningRate = 1e-3;
