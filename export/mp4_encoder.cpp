@@ -20,20 +20,13 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include "export/libav_handles.h"
+
 namespace shotchain::exporting {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CodecContextDeleter {
-  void operator()(AVCodecContext* context) const { avcodec_free_context(&context); }
-};
-struct FrameDeleter {
-  void operator()(AVFrame* frame) const { av_frame_free(&frame); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* packet) const { av_packet_free(&packet); }
-};
 struct ScalerDeleter {
   void operator()(SwsContext* scaler) const { sws_freeContext(scaler); }
 };
@@ -43,13 +36,6 @@ struct OutputDeleter {
     avformat_free_context(format);
   }
 };
-using CodecContext = std::unique_ptr<AVCodecContext, CodecContextDeleter>;
-
-std::string avError(int code) {
-  char text[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(code, text, sizeof text);
-  return text;
-}
 
 class Failure {
  public:
@@ -212,8 +198,8 @@ Mp4Encoding encodeSequenceMp4(const std::vector<fs::path>& pngFrames, double fps
   av_dict_free(&muxerOptions);
   if (status < 0) fail("cannot write the MP4 header: " + avError(status));
 
-  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
-  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  Frame frame(av_frame_alloc());
+  Packet packet(av_packet_alloc());
   if (!frame || !packet) fail("out of memory");
   frame->format = AV_PIX_FMT_YUV420P;
   frame->width = canvas.width();

@@ -9,27 +9,14 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "export/libav_handles.h"
+
 namespace shotchain::exporting {
 namespace {
 
 struct InputDeleter {
   void operator()(AVFormatContext* format) const { avformat_close_input(&format); }
 };
-struct CodecContextDeleter {
-  void operator()(AVCodecContext* context) const { avcodec_free_context(&context); }
-};
-struct FrameDeleter {
-  void operator()(AVFrame* frame) const { av_frame_free(&frame); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* packet) const { av_packet_free(&packet); }
-};
-
-std::string avError(int code) {
-  char text[AV_ERROR_MAX_STRING_SIZE] = {};
-  av_strerror(code, text, sizeof text);
-  return text;
-}
 
 }  // namespace
 
@@ -61,9 +48,9 @@ VideoProbe probeVideo(const std::filesystem::path& path) {
 
   const AVCodec* decoder = avcodec_find_decoder(parameters->codec_id);
   if (!decoder) fail("no decoder for " + probe.codec);
-  std::unique_ptr<AVCodecContext, CodecContextDeleter> context(avcodec_alloc_context3(decoder));
-  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
-  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  CodecContext context(avcodec_alloc_context3(decoder));
+  Frame frame(av_frame_alloc());
+  Packet packet(av_packet_alloc());
   if (!context || !frame || !packet) fail("out of memory");
   status = avcodec_parameters_to_context(context.get(), parameters);
   if (status >= 0) status = avcodec_open2(context.get(), decoder, nullptr);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "export/shot_paths.h"
+
 namespace shotchain::ui {
 
 QImage toImage(const render::RgbFrame& frame) {
@@ -12,6 +14,16 @@ QImage toImage(const render::RgbFrame& frame) {
   for (int y = 0; y < frame.height; ++y)
     std::memcpy(image.scanLine(y), frame.rgb.data() + rowBytes * static_cast<std::size_t>(y), rowBytes);
   return image;
+}
+
+QVector<QImage> readShotFrames(const std::string& shotDirectory, int count) {
+  QVector<QImage> frames;
+  for (int f = 1; f <= count; ++f) {
+    QImage image(QString::fromStdString(exporting::frameFile(shotDirectory, f).string()));
+    if (image.isNull()) break;
+    frames.push_back(image.convertToFormat(QImage::Format_RGB888));
+  }
+  return frames;
 }
 
 }  // namespace shotchain::ui

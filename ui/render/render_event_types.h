@@ -2,6 +2,9 @@
 
 #include <QImage>
 #include <QMetaType>
+#include <QVector>
+
+#include <string>
 
 #include "render/render_events.h"
 #include "render/renderer.h"
@@ -10,6 +13,10 @@ namespace shotchain::ui {
 
 // A deep copy of a renderer frame as an image the GUI thread may own.
 QImage toImage(const render::RgbFrame& frame);
+
+// Frames 1…count of a finished shot read back from its PNGs (shots/<NN>-<id>), up to the first
+// one that cannot be read.
+QVector<QImage> readShotFrames(const std::string& shotDirectory, int count);
 
 }  // namespace shotchain::ui
 

@@ -3,7 +3,6 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "export/shot_paths.h"
 
 namespace shotchain::ui {
 
@@ -30,12 +29,8 @@ QVector<QImage> RenderState::frames(const std::string& shotId) const {
   if (it == frames_.end()) {
     const auto disk = onDisk_.find(shotId);
     if (disk == onDisk_.end()) return {};
-    QVector<QImage> loaded;
-    for (int f = 1; f <= disk->second.count; ++f) {
-      QImage image(QString::fromStdString(exporting::frameFile(disk->second.directory, f).string()));
-      if (image.isNull()) return {};  // the folder changed since: nothing to show
-      loaded.push_back(image.convertToFormat(QImage::Format_RGB888));
-    }
+    QVector<QImage> loaded = readShotFrames(disk->second.directory, disk->second.count);
+    if (loaded.size() != disk->second.count) return {};  // the folder changed since: nothing to show
     it = frames_.emplace(shotId, std::move(loaded)).first;
   }
   touch(shotId);

@@ -5,7 +5,6 @@
 #include "export/frame_file_writer.h"
 #include "export/png_frame.h"
 #include "export/sequence_outputs.h"
-#include "export/shot_paths.h"
 
 namespace shotchain::ui {
 
@@ -51,12 +50,7 @@ class RenderWorker::Observer : public render::RenderObserver {
  private:
   // A shot re-used from an earlier render streams no frames: read them back so the preview has them.
   void sendFramesFromDisk(const render::ShotFinished& shot) {
-    QVector<QImage> frames;
-    for (int f = 1; f <= shot.framesWritten; ++f) {
-      QImage image(QString::fromStdString(exporting::frameFile(shot.directory, f).string()));
-      if (image.isNull()) break;
-      frames.push_back(image.convertToFormat(QImage::Format_RGB888));
-    }
+    const QVector<QImage> frames = readShotFrames(shot.directory, shot.framesWritten);
     if (!frames.isEmpty()) Q_EMIT worker_.framesDecoded(shot.index, 0, shot.framesWritten, frames);
   }
 
