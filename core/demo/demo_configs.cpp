@@ -29,7 +29,7 @@ models::WanConfig demoDitConfig() {
   models::WanConfig c;
   c.modelType = "t2v";
   c.patch = {1, 2, 2};
-  c.textLen = 64;
+  c.textLen = 16;  // prompts are at most 10 tokens; fewer padding keys for the cross-attention to ignore
   c.inDim = demoVaeConfig().zDim;
   c.outDim = demoVaeConfig().zDim;
   c.dim = 128;

@@ -16,6 +16,12 @@
 namespace shotchain::demo {
 namespace {
 
+void tally(AttributeAccuracy& a, const ClipObservation& o, const ClipParams& p, double weight) {
+  a.colour += (o.colour == p.colour) * weight;
+  a.shape += (o.shape == p.shape) * weight;
+  a.direction += (o.direction == p.direction) * weight;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -116,14 +122,20 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   {
     const at::NoGradGuard noGrad;
     double total = 0;
+    const double share = 1.0 / std::max(1, o.psnrClips);
     for (int i = 0; i < o.psnrClips; ++i) {
-      const at::Tensor clip = renderClip(randomClipParams(kHeldOutSeedStart + 500'000 + static_cast<std::uint64_t>(i)));
+      const ClipParams params = randomClipParams(kHeldOutSeedStart + 500'000 + static_cast<std::uint64_t>(i));
+      const at::Tensor clip = renderClip(params);
       const at::Tensor recon = loaded.vae->decode(loaded.vae->encode(clip));
       const double mse = ((recon - clip) * 0.5).pow(2).mean().item<double>();
       total += 10 * std::log10(1.0 / std::max(mse, 1e-12));
+      tally(report.sourceClips, analyseClip(clip), params, share);
+      tally(report.vaeRoundTrips, analyseClip(recon), params, share);
     }
     report.vaePsnr = total / std::max(1, o.psnrClips);
   }
+
+  report.promptReliance = measurePromptReliance(loaded, 24, {0.4, 0.7, 0.9});
 
   // The 4-shot story with latent handoff.
   {
@@ -146,14 +158,14 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
   std::string out;
   char line[200];
   auto row = [&](const char* what, const std::string& value, const char* goal, bool ok) {
-    std::snprintf(line, sizeof line, "| %-46s | %-12s | %-11s | %-4s |\n", what, value.c_str(), goal, ok ? "ok" : "MISS");
+    std::snprintf(line, sizeof line, "| %-46s | %-18s | %-11s | %-4s |\n", what, value.c_str(), goal, ok ? "ok" : "MISS");
     out += line;
   };
   std::snprintf(line, sizeof line, "builtin:demo eval — %d held-out samples, %d steps, shift %.1f, guidance %.1f\n", r.samples,
                 r.settings.steps, r.settings.shift, r.settings.guidance);
   out += line;
-  out += "| measure                                        | value        | goal        |      |\n";
-  out += "|------------------------------------------------|--------------|-------------|------|\n";
+  out += "| measure                                        | value              | goal        |      |\n";
+  out += "|------------------------------------------------|--------------------|-------------|------|\n";
   row("object found (most frames)", fmt("%.0f%%", 100 * r.found), "-", true);
   row("colour accuracy", fmt("%.0f%%", 100 * r.colourAccuracy), ">= 90%", r.colourAccuracy >= 0.9);
   row("shape accuracy", fmt("%.0f%%", 100 * r.shapeAccuracy), ">= 70%", r.shapeAccuracy >= 0.7);
@@ -165,11 +177,33 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
         gated ? "<= 2" : (c.mode == "none" ? "report, >=5" : "report"), !gated || (c.measured > 0 && c.medianRatio <= 2.0));
   }
   row("VAE reconstruction PSNR (held-out)", fmt("%.1f dB", r.vaePsnr), ">= 30 dB", r.vaePsnr >= 30);
+  auto ceiling = [&](const char* what, const AttributeAccuracy& a) {
+    const std::string value = fmt("%.0f", 100 * a.colour) + "/" + fmt("%.0f", 100 * a.shape) + "/" + fmt("%.0f%%", 100 * a.direction);
+    row(what, value, "report", true);
+  };
+  ceiling("analyser on held-out clips (col/shape/dir)", r.sourceClips);
+  ceiling("analyser on their VAE round trips", r.vaeRoundTrips);
+  for (const PromptReliance& p : r.promptReliance) {
+    char what[64], value[64];
+    std::snprintf(what, sizeof what, "sigma %.1f: DiT loss %.3f, + wrong col/shp/dir", p.sigma, p.loss);
+    std::snprintf(value, sizeof value, "+%.3f/%.3f/%.3f", p.colourGap, p.shapeGap, p.directionGap);
+    row(what, value, "report", true);
+  }
   row("4-shot demo sequence render", fmt("%.1f s", r.sequenceSeconds), "< 30 s", r.sequenceSeconds < 30);
   return out;
 }
 
+namespace {
+nlohmann::json accuracyJson(const AttributeAccuracy& a) {
+  return {{"colour_accuracy", a.colour}, {"shape_accuracy", a.shape}, {"direction_accuracy", a.direction}};
+}
+}  // namespace
+
 std::string demoEvalJson(const DemoEvalReport& r) {
+  nlohmann::json reliance = nlohmann::json::array();
+  for (const PromptReliance& p : r.promptReliance)
+    reliance.push_back({{"sigma", p.sigma}, {"loss", p.loss}, {"wrong_colour", p.colourGap}, {"wrong_shape", p.shapeGap},
+                        {"wrong_direction", p.directionGap}});
   nlohmann::json continuity = nlohmann::json::array();
   for (const ContinuityResult& c : r.continuity)
     continuity.push_back({{"mode", c.mode}, {"median_ratio", c.medianRatio}, {"mean_ratio", c.meanRatio}, {"chains", c.measured}});
@@ -180,6 +214,9 @@ std::string demoEvalJson(const DemoEvalReport& r) {
                                {"direction_accuracy", r.directionAccuracy},
                                {"continuity", continuity},
                                {"vae_psnr_db", r.vaePsnr},
+                               {"source_clips", accuracyJson(r.sourceClips)},
+                               {"vae_round_trips", accuracyJson(r.vaeRoundTrips)},
+                               {"prompt_reliance", reliance},
                                {"sequence_seconds", r.sequenceSeconds},
                                {"steps", r.settings.steps},
                                {"shift", r.settings.shift},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "demo/demo_generation.h"
+#include "demo/prompt_reliance.h"
 
 namespace shotchain::demo {
 
@@ -25,12 +26,21 @@ struct ContinuityResult {
   int measured = 0;        // chains where both frames at the cut had an object
 };
 
+// How often the frame analyser names a clip's colour, shape and direction correctly.
+struct AttributeAccuracy {
+  double colour = 0, shape = 0, direction = 0;
+};
+
 struct DemoEvalReport {
   int samples = 0;
   double found = 0;  // fraction of samples with an object in most frames
   double colourAccuracy = 0, shapeAccuracy = 0, directionAccuracy = 0;
   std::vector<ContinuityResult> continuity;  // none, latent, latent_overlap, vae_roundtrip
   double vaePsnr = 0;                        // dB, mean over held-out clips (frames in 0…1)
+  // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on
+  // their VAE round trips (what a DiT that produced the clips' exact latents would score).
+  AttributeAccuracy sourceClips, vaeRoundTrips;
+  std::vector<PromptReliance> promptReliance;  // at σ 0.4, 0.7, 0.9
   double sequenceSeconds = 0;                // the 4-shot demo story, text + sampling + decode
   DemoShotSettings settings;
 };

@@ -137,4 +137,10 @@ at::Tensor renderClip(const ClipParams& p) {
   return at::from_blob(data.data(), {3, p.frames, p.height, p.width}, at::TensorOptions().dtype(at::kFloat)).clone();
 }
 
+at::Tensor objectMask(const at::Tensor& clip, const ClipParams& params) {
+  const auto& bg = demoBackgrounds()[static_cast<std::size_t>(params.background)].rgb;
+  const at::Tensor background = at::tensor(std::vector<float>{bg[0], bg[1], bg[2]}).mul(2).sub(1).view({3, 1, 1, 1});
+  return (clip - background).abs().amax(0, true).gt(0.05).to(at::kFloat);
+}
+
 }  // namespace shotchain::demo

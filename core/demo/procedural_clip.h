@@ -52,5 +52,8 @@ std::array<float, 2> directionStep(Direction direction);
 
 // The clip as float32 [3, frames, height, width] in [−1, 1] (the VAE's range), anti-aliased.
 at::Tensor renderClip(const ClipParams& params);
+// [1, frames, height, width] float32: 1 where `clip` (renderClip's, or a crop of it) differs from
+// the params' background by more than 0.05 in some channel (the object and its anti-aliased edge).
+at::Tensor objectMask(const at::Tensor& clip, const ClipParams& params);
 
 }  // namespace shotchain::demo

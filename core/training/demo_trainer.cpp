@@ -80,6 +80,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   VaeTrainingOptions vo;
   vo.steps = o.vaeSteps;
   vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops cost a quarter of full frames
+  vo.objectWeight = 4;
   vo.seed = o.seed + 3;
   vo.maxSeconds = cap > 0 ? 0.35 * cap : 0;
   vo.log = o.log;
@@ -151,7 +152,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   });
   DitTrainingOptions dopt;
   dopt.steps = o.ditSteps;
-  if (o.resumeDit) dopt.learningRate = 2.5e-4;
+  dopt.learningRate = o.resumeDit ? 2.5e-4 : 1e-3;
   dopt.seed = o.seed + 5;
   dopt.shift = demo::kDemoTrainShift;
   dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;

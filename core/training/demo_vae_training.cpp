@@ -22,9 +22,14 @@ std::int64_t randomInt(at::Generator& g, std::int64_t bound) {
   return bound <= 1 ? 0 : at::randint(bound, {1}, g, at::TensorOptions().dtype(at::kLong)).item<std::int64_t>();
 }
 
-// [B, 3, cropFrames, cropSize, cropSize] of random training clips.
-at::Tensor clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
-  std::vector<at::Tensor> crops;
+struct CropBatch {
+  at::Tensor video;   // [B, 3, cropFrames, cropSize, cropSize]
+  at::Tensor object;  // [B, 1, cropFrames, cropSize, cropSize], 1 where the pixel differs from the background
+};
+
+// Random crops of training clips.
+CropBatch clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
+  std::vector<at::Tensor> crops, objects;
   for (int b = 0; b < o.batch; ++b) {
     const auto seed = static_cast<std::uint64_t>(randomInt(g, static_cast<std::int64_t>(demo::kHeldOutSeedStart)));
     const demo::ClipParams params = demo::randomClipParams(seed);
@@ -43,8 +48,9 @@ at::Tensor clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
       y0 = slot(centre[1], slotsY);
     }
     crops.push_back(clip.narrow(1, t0, o.cropFrames).narrow(2, y0, o.cropSize).narrow(3, x0, o.cropSize));
+    objects.push_back(demo::objectMask(crops.back(), params));
   }
-  return at::stack(crops);
+  return {at::stack(crops), at::stack(objects)};
 }
 
 }  // namespace
@@ -73,7 +79,8 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
       if (o.log) o.log("vae: time cap reached at step " + std::to_string(step));
       break;
     }
-    const at::Tensor video = clipCropBatch(o, g);
+    const CropBatch crops = clipCropBatch(o, g);
+    const at::Tensor& video = crops.video;
     optimizer.zeroGrad();
     const models::WanVaeMoments moments = vae.encodeMoments(video);
     const at::Tensor logVar = moments.logVar.clamp(-30.0, 20.0);
@@ -83,7 +90,9 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
     const at::Tensor diff = recon - video;
     const at::Tensor mse = diff.pow(2).mean();
     const at::Tensor kl = 0.5 * (moments.mu.pow(2) + logVar.exp() - 1 - logVar).mean();
-    const at::Tensor loss = mse + o.l1Weight * diff.abs().mean() + o.klWeight * kl;
+    const at::Tensor weight = crops.object * o.objectWeight + 1;
+    const at::Tensor weighted = (diff.pow(2) + o.l1Weight * diff.abs()).mul(weight).mean() / weight.mean();
+    const at::Tensor loss = weighted + o.klWeight * kl;
     loss.backward();
     optimizer.clipGradNorm(1.0);
     optimizer.step(warmupCosine(step, 50, total, o.learningRate));

@@ -19,6 +19,9 @@ struct VaeTrainingOptions {
   double learningRate = 1e-3;
   double klWeight = 1e-6;
   double l1Weight = 0.2;
+  // Extra loss weight on the object's pixels: unweighted, the background dominates and the VAE
+  // learns the objects' colours late (green and blue came back as one cyan).
+  double objectWeight = 0.0;
   std::uint64_t seed = 0;
   double maxSeconds = 0;  // 0 = no time cap; otherwise stop early (weights still usable)
   long checkpointEvery = 0;

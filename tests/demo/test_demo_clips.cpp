@@ -34,6 +34,27 @@ class TestDemoClips : public QObject {
     QVERIFY(clip.min().item<float>() >= -1.0f && clip.max().item<float>() <= 1.0f);
   }
 
+  void objectMaskCoversTheObjectOnly() {
+    ClipParams p;
+    p.colour = 1;      // green
+    p.background = 1;  // gray: every channel differs from the object
+    p.shape = Shape::Square;
+    p.direction = Direction::Still;
+    p.speed = 0;
+    p.radius = 10;  // a square of side 2 · 0.85 · radius = 17 pixels
+    p.x0 = 20;
+    p.y0 = 40;
+    const at::Tensor clip = renderClip(p);
+    const at::Tensor mask = objectMask(clip, p);
+    QCOMPARE(mask.sizes().vec(), (std::vector<std::int64_t>{1, 17, 64, 64}));
+    const double area = mask.select(1, 0).sum().item<double>();
+    QVERIFY2(area >= 16 * 16 && area <= 19 * 19, std::to_string(area).c_str());  // the square and its anti-aliased edge
+    QCOMPARE(mask.select(1, 16)[0][40][20].item<float>(), 1.0f);
+    QCOMPARE(mask.select(1, 16)[0][10][50].item<float>(), 0.0f);
+    p.background = 0;  // the same clip against black: the gray background counts as object
+    QVERIFY(objectMask(clip, p).mean().item<double>() > 0.9);
+  }
+
   void promptMatchesParameters() {
     ClipParams p;
     p.colour = 0;
