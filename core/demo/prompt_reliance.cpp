@@ -8,18 +8,14 @@
 #include "models/umt5_text_encoder.h"
 #include "models/wan_model.h"
 #include "models/wan_vae.h"
+#include "sampling/sampler.h"
 
 namespace shotchain::demo {
 
 std::vector<PromptReliance> measurePromptReliance(const DemoModels& m, int clips, const std::vector<double>& sigmas) {
   const at::NoGradGuard noGrad;
   const std::int64_t textLen = m.dit->config().textLen;
-  auto context = [&](const ClipParams& p) {
-    const at::Tensor rows = m.text->encode(clipPrompt(p));
-    at::Tensor padded = at::zeros({textLen, rows.size(1)}, rows.options());
-    padded.narrow(0, 0, rows.size(0)).copy_(rows);
-    return padded;
-  };
+  auto context = [&](const ClipParams& p) { return sampling::padContext(m.text->encode(clipPrompt(p)), textLen); };
   std::vector<at::Tensor> latents, contexts;
   for (int i = 0; i < clips; ++i) {
     const ClipParams p = randomClipParams(kHeldOutSeedStart + 2000 + static_cast<std::uint64_t>(i));

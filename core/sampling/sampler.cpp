@@ -35,16 +35,12 @@ at::Tensor seededNoise(const std::vector<std::int64_t>& shape, std::uint64_t see
   return device.is_cpu() ? noise : noise.to(device);
 }
 
-namespace {
-
 at::Tensor padContext(const at::Tensor& context, std::int64_t length) {
   if (context.dim() != 2) throw std::invalid_argument("context must be [L, D]");
   const std::int64_t have = context.size(0);
   if (have == length) return context;
   return at::constant_pad_nd(context, {0, 0, 0, length - have}, 0.0);
 }
-
-}  // namespace
 
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
                           const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,

@@ -36,6 +36,9 @@ std::string effectiveNegativePrompt(std::string_view userNegative);
 at::Tensor seededNoise(const std::vector<std::int64_t>& shape, std::uint64_t seed, c10::Device device = c10::kCPU);
 
 // Classifier-free guidance, one forward of batch 2 (cond first, uncond second):
+// A text context [L, D] with zero rows appended up to `length` (what the DiT does up to text_len).
+at::Tensor padContext(const at::Tensor& context, std::int64_t length);
+
 // v = v_uncond + g·(v_cond − v_uncond). x [C, F, H, W]; contexts [L_c, D] and [L_u, D] are
 // zero-padded to a common length (the DiT zero-pads context to text_len without a mask, so
 // this is exact). guidance == 1 runs the conditional branch alone (batch 1). `split`: two

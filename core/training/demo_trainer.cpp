@@ -21,12 +21,6 @@
 namespace shotchain::training {
 namespace {
 
-at::Tensor padRows(const at::Tensor& rows, std::int64_t length) {
-  at::Tensor out = at::zeros({length, rows.size(1)}, rows.options());
-  out.narrow(0, 0, std::min(length, rows.size(0))).copy_(rows.narrow(0, 0, std::min(length, rows.size(0))));
-  return out;
-}
-
 std::string format(const char* pattern, double a, double b = 0, double c = 0) {
   char line[200];
   std::snprintf(line, sizeof line, pattern, a, b, c);
@@ -63,12 +57,12 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   std::vector<at::Tensor> contexts;
   for (const std::string& prompt : prompts) {
     promptRow[prompt] = static_cast<int>(contexts.size());
-    contexts.push_back(padRows(text.encode(prompt), ditConfig.textLen));
+    contexts.push_back(sampling::padContext(text.encode(prompt), ditConfig.textLen));
   }
   DitTrainingData data;
   for (const std::string& uncond : {std::string(), sampling::effectiveNegativePrompt("")}) {
     data.unconditional.push_back(static_cast<int>(contexts.size()));
-    contexts.push_back(padRows(text.encode(uncond), ditConfig.textLen));
+    contexts.push_back(sampling::padContext(text.encode(uncond), ditConfig.textLen));
   }
   data.contexts = at::stack(contexts);
   log("tokenizer and text encoder written (" + std::to_string(prompts.size()) + " prompts)");
