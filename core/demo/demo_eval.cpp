@@ -133,6 +133,7 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
       tally(report.vaeRoundTrips, analyseClip(recon), params, share);
     }
     report.vaePsnr = total / std::max(1, o.psnrClips);
+    report.vaeHandoff = measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000);
   }
 
   report.promptReliance = measurePromptReliance(loaded, 24, {0.4, 0.7, 0.9});
@@ -181,6 +182,11 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
     const std::string value = fmt("%.0f", 100 * a.colour) + "/" + fmt("%.0f", 100 * a.shape) + "/" + fmt("%.0f%%", 100 * a.direction);
     row(what, value, "report", true);
   };
+  row("VAE handoff decode px: median/mean, lost",
+      fmt("%.1f", r.vaeHandoff.medianPixels) + "/" + fmt("%.1f", r.vaeHandoff.meanPixels) + ", " +
+          std::to_string(r.vaeHandoff.lost) + "/" +
+          std::to_string(r.vaeHandoff.clips),
+      "report", true);
   ceiling("analyser on held-out clips (col/shape/dir)", r.sourceClips);
   ceiling("analyser on their VAE round trips", r.vaeRoundTrips);
   for (const PromptReliance& p : r.promptReliance) {
@@ -214,6 +220,10 @@ std::string demoEvalJson(const DemoEvalReport& r) {
                                {"direction_accuracy", r.directionAccuracy},
                                {"continuity", continuity},
                                {"vae_psnr_db", r.vaePsnr},
+                               {"vae_handoff", {{"median_px", r.vaeHandoff.medianPixels},
+                                                {"mean_px", r.vaeHandoff.meanPixels},
+                                                {"lost", r.vaeHandoff.lost},
+                                                {"clips", r.vaeHandoff.clips}}},
                                {"source_clips", accuracyJson(r.sourceClips)},
                                {"vae_round_trips", accuracyJson(r.vaeRoundTrips)},
                                {"prompt_reliance", reliance},

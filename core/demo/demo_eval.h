@@ -7,6 +7,7 @@
 
 #include "demo/demo_generation.h"
 #include "demo/prompt_reliance.h"
+#include "demo/vae_handoff.h"
 
 namespace shotchain::demo {
 
@@ -40,6 +41,7 @@ struct DemoEvalReport {
   // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on
   // their VAE round trips (what a DiT that produced the clips' exact latents would score).
   AttributeAccuracy sourceClips, vaeRoundTrips;
+  VaeHandoffError vaeHandoff;
   std::vector<PromptReliance> promptReliance;  // at σ 0.4, 0.7, 0.9
   double sequenceSeconds = 0;                // the 4-shot demo story, text + sampling + decode
   DemoShotSettings settings;

@@ -11,6 +11,7 @@
 #include "models/wan_model.h"
 #include "training/adamw_optimizer.h"
 #include "training/flow_matching.h"
+#include "training/step_plan.h"
 
 namespace shotchain::training {
 
@@ -40,15 +41,12 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const double decay = std::min(o.emaDecay, (1.0 + static_cast<double>(step)) / (10.0 + static_cast<double>(step)));
     for (std::size_t i = 0; i < parameters.size(); ++i) ema[i].second.mul_(decay).add_(parameters[i].detach(), 1 - decay);
   };
-  long total = o.steps;
-  for (long step = 0; step < total; ++step) {
-    if (o.maxSeconds > 0 && step == 20) {
-      const long fit = static_cast<long>(o.maxSeconds / (elapsed() / 20.0));
-      if (fit < total) {
-        total = std::max(50L, fit);
-        if (o.log) o.log("dit: " + std::to_string(o.steps) + " steps do not fit the time cap; planning " + std::to_string(total));
-      }
-    }
+  StepPlan plan(o.steps, o.maxSeconds, 20, 500, 50);
+  for (long step = 0; step < plan.total(); ++step) {
+    const bool replanned = plan.update(step, elapsed());
+    const long total = plan.total();
+    if (replanned && o.log)
+      o.log("dit: planning " + std::to_string(total) + " of " + std::to_string(o.steps) + " steps in the time cap");
     if (o.maxSeconds > 0 && elapsed() > o.maxSeconds) {
       if (o.log) o.log("dit: time cap reached at step " + std::to_string(step));
       break;

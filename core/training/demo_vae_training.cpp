@@ -14,6 +14,7 @@
 #include "demo/procedural_clip.h"
 #include "models/wan_vae.h"
 #include "training/adamw_optimizer.h"
+#include "training/step_plan.h"
 
 namespace shotchain::training {
 namespace {
@@ -64,17 +65,15 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
   std::vector<at::Tensor> parameters;
   for (auto& [name, tensor] : vae.namedParameters()) parameters.push_back(tensor);
   AdamWOptimizer optimizer(parameters, o.learningRate, 0.0);
-  std::deque<double> recentLoss, recentMse;
+  std::deque<double> recentLoss, recentMse, recentHandoff;
   VaeTrainingResult result;
-  long total = o.steps;
-  for (long step = 0; step < total; ++step) {
-    if (o.maxSeconds > 0 && step == 10) {
-      const long fit = static_cast<long>(o.maxSeconds / (elapsed() / 10.0));
-      if (fit < total) {
-        total = std::max(20L, fit);
-        if (o.log) o.log("vae: " + std::to_string(o.steps) + " steps do not fit the time cap; planning " + std::to_string(total));
-      }
-    }
+  StepPlan plan(o.steps, o.maxSeconds, 10, 200, 20);
+  const std::int64_t temporal = vae.config().temporalFactor();
+  for (long step = 0; step < plan.total(); ++step) {
+    const bool replanned = plan.update(step, elapsed());
+    const long total = plan.total();
+    if (replanned && o.log)
+      o.log("vae: planning " + std::to_string(total) + " of " + std::to_string(o.steps) + " steps in the time cap");
     if (o.maxSeconds > 0 && elapsed() > o.maxSeconds) {
       if (o.log) o.log("vae: time cap reached at step " + std::to_string(step));
       break;
@@ -92,22 +91,36 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
     const at::Tensor kl = 0.5 * (moments.mu.pow(2) + logVar.exp() - 1 - logVar).mean();
     const at::Tensor weight = crops.object * o.objectWeight + 1;
     const at::Tensor weighted = (diff.pow(2) + o.l1Weight * diff.abs()).mul(weight).mean() / weight.mean();
-    const at::Tensor loss = weighted + o.klWeight * kl;
+    // The handoff path: one chunk's latent decoded alone as a first frame must give that chunk's last frame.
+    at::Tensor handoff = at::zeros({}, diff.options());
+    if (o.handoffWeight > 0 && z.size(2) > 1) {
+      const std::int64_t k = 1 + randomInt(g, z.size(2) - 1);
+      const std::int64_t frame = std::min(k * temporal, video.size(2) - 1);
+      const at::Tensor first = vae.decodeRaw(z.narrow(2, k, 1).contiguous());
+      const at::Tensor d = first - video.narrow(2, frame, 1);
+      const at::Tensor w = crops.object.narrow(2, frame, 1) * o.objectWeight + 1;
+      handoff = (d.pow(2) + o.l1Weight * d.abs()).mul(w).mean() / w.mean();
+    }
+    const at::Tensor loss = weighted + o.handoffWeight * handoff + o.klWeight * kl;
     loss.backward();
     optimizer.clipGradNorm(1.0);
     optimizer.step(warmupCosine(step, 50, total, o.learningRate));
     recentLoss.push_back(loss.item<double>());
     recentMse.push_back(mse.item<double>());
+    recentHandoff.push_back(handoff.item<double>());
     if (recentLoss.size() > 50) {
       recentLoss.pop_front();
       recentMse.pop_front();
+      recentHandoff.pop_front();
     }
     result.steps = step + 1;
     if (o.log && (step % 25 == 0 || step + 1 == total)) {
-      char line[160];
+      char line[200];
       const double m = std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
-      std::snprintf(line, sizeof line, "vae step %ld/%ld  loss %.5f  mse %.5f (psnr~%.1f dB)  kl %.3f  %.0f s", step + 1,
-                    total, loss.item<double>(), m, 10 * std::log10(4.0 / std::max(m, 1e-12)), kl.item<double>(), elapsed());
+      const double h = std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) / static_cast<double>(recentHandoff.size());
+      std::snprintf(line, sizeof line, "vae step %ld/%ld  loss %.5f  mse %.5f (psnr~%.1f dB)  handoff %.5f  kl %.3f  %.0f s",
+                    step + 1, total, loss.item<double>(), m, 10 * std::log10(4.0 / std::max(m, 1e-12)), h,
+                    kl.item<double>(), elapsed());
       o.log(line);
     }
     if (o.checkpoint && o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0) {
@@ -118,6 +131,7 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
   vae.setTrainable(false);
   result.finalLoss = recentLoss.empty() ? 0 : std::accumulate(recentLoss.begin(), recentLoss.end(), 0.0) / static_cast<double>(recentLoss.size());
   result.finalMse = recentMse.empty() ? 0 : std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
+  result.finalHandoff = recentHandoff.empty() ? 0 : std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) / static_cast<double>(recentHandoff.size());
   result.seconds = elapsed();
   return result;
 }

@@ -16,7 +16,9 @@
 #include "models/wan_vae.h"
 #include "runtime/torch_runtime.h"
 #include "training/adamw_optimizer.h"
+#include "training/demo_vae_training.h"
 #include "training/flow_matching.h"
+#include "training/step_plan.h"
 
 using namespace shotchain;
 
@@ -45,6 +47,30 @@ class TestDemoTraining : public QObject {
     raw.clamp = false;
     raw.normalised = false;
     QVERIFY(at::allclose(vae.decodeRaw(mu.unsqueeze(0)).squeeze(0), vae.decode(mu, raw), 1e-4, 1e-5));
+  }
+
+  // The handoff term (a chunk latent decoded alone as a first frame) is part of the loss: with it,
+  // one step from the same weights and batch moves the VAE elsewhere, and it is reported.
+  void vaeHandoffTermChangesTheStep() {
+    auto oneStep = [](double handoffWeight) {
+      models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 7);
+      training::VaeTrainingOptions o;
+      o.steps = 1;
+      o.batch = 1;
+      o.cropSize = 16;
+      o.objectWeight = 4;
+      o.handoffWeight = handoffWeight;
+      o.seed = 2;
+      const training::VaeTrainingResult r = training::trainDemoVae(vae, o);
+      return std::make_pair(r.finalHandoff, vae.namedParameters().back().second.clone());
+    };
+    const auto [without, weightsWithout] = oneStep(0);
+    const auto [with, weightsWith] = oneStep(1);
+    const auto [withAgain, weightsWithAgain] = oneStep(1);
+    QCOMPARE(without, 0.0);
+    QVERIFY(with > 0);
+    QVERIFY(!at::equal(weightsWithout, weightsWith));
+    QVERIFY(at::equal(weightsWith, weightsWithAgain));  // deterministic
   }
 
   void vaeGradientsReachEveryParameter() {
@@ -96,6 +122,36 @@ class TestDemoTraining : public QObject {
     QVERIFY(s1.min().item<float>() >= 0 && s3.max().item<float>() <= 1);
     QVERIFY(std::abs(s1.mean().item<float>() - 0.5f) < 0.02f);
     QVERIFY(s3.mean().item<float>() > 0.6f);  // shift > 1 spends more samples at high noise
+  }
+
+  // The cap plans from the first steps' pace and re-plans once the pace settles, up or down,
+  // never past the request.
+  void stepPlanFitsTheCap() {
+    training::StepPlan uncapped(1000, 0, 10, 200, 20);
+    QVERIFY(!uncapped.update(10, 50.0));
+    QCOMPARE(uncapped.total(), 1000L);
+
+    training::StepPlan plan(100000, 1000, 10, 200, 20);
+    QVERIFY(!plan.update(5, 10.0));
+    QVERIFY(plan.update(10, 20.0));  // 2 s per step so far: 500 fit
+    QCOMPARE(plan.total(), 500L);
+    QVERIFY(plan.update(200, 210.0));  // 1 s per step since: 200 + 790
+    QCOMPARE(plan.total(), 990L);
+    QVERIFY(!plan.update(300, 1000.0));  // only two checks
+    QCOMPARE(plan.total(), 990L);
+
+    training::StepPlan slower(100000, 1000, 10, 200, 20);
+    slower.update(10, 10.0);
+    QCOMPARE(slower.total(), 1000L);
+    slower.update(200, 960.0);  // 5 s per step since: only 8 more fit
+    QCOMPARE(slower.total(), 208L);
+
+    training::StepPlan small(300, 1000, 10, 200, 20);
+    small.update(10, 1.0);
+    QCOMPARE(small.total(), 300L);  // the request, not the 10000 that would fit
+    training::StepPlan late(100000, 100, 10, 200, 20);
+    late.update(10, 99.0);
+    QCOMPARE(late.total(), 20L);  // the minimum
   }
 
   // Saved weights carry their config and the VAE's latent statistics; the real loaders read them.

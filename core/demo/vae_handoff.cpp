@@ -1,0 +1,43 @@
+#include "demo/vae_handoff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "demo/frame_analysis.h"
+#include "demo/procedural_clip.h"
+#include "models/wan_vae.h"
+
+namespace shotchain::demo {
+
+VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed) {
+  const at::NoGradGuard noGrad;
+  VaeHandoffError result;
+  std::vector<double> errors;
+  for (int i = 0; i < clips; ++i) {
+    const at::Tensor clip = renderClip(randomClipParams(firstSeed + static_cast<std::uint64_t>(i)));
+    const at::Tensor latent = vae.encode(clip);
+    const at::Tensor decoded = vae.decode(latent);
+    const FrameObservation last = analyseFrame(decoded.select(1, decoded.size(1) - 1));
+    if (!last.found) continue;
+    ++result.clips;
+    const at::Tensor alone = vae.decode(latent.narrow(1, latent.size(1) - 1, 1).contiguous());
+    const FrameObservation first = analyseFrame(alone.select(1, 0));
+    if (!first.found) {
+      ++result.lost;
+      continue;
+    }
+    errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
+  }
+  if (!errors.empty()) {
+    for (double e : errors) result.meanPixels += e / static_cast<double>(errors.size());
+    const auto middle = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
+    std::nth_element(errors.begin(), middle, errors.end());
+    result.medianPixels = *middle;
+  }
+  return result;
+}
+
+}  // namespace shotchain::demo
