@@ -12,6 +12,7 @@
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
 #include "models/wan_vae.h"
+#include "util/median.h"
 
 namespace shotchain::demo {
 namespace {
@@ -20,13 +21,6 @@ void tally(AttributeAccuracy& a, const ClipObservation& o, const ClipParams& p, 
   a.colour += (o.colour == p.colour) * weight;
   a.shape += (o.shape == p.shape) * weight;
   a.direction += (o.direction == p.direction) * weight;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string fmt(const char* pattern, double value) {
@@ -47,7 +41,7 @@ std::optional<double> cutRatio(const DemoShot& a, const DemoShot& b) {
       if (o->frames[i].found && o->frames[i - 1].found)
         steps.push_back(std::hypot(o->frames[i].cx - o->frames[i - 1].cx, o->frames[i].cy - o->frames[i - 1].cy));
   const double jump = std::hypot(first.cx - last.cx, first.cy - last.cy);
-  const double within = std::max(median(steps), 0.25);
+  const double within = std::max(util::median(steps), 0.25);
   return jump / within;
 }
 
@@ -112,7 +106,7 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
     ContinuityResult result;
     result.mode = name;
     result.measured = static_cast<int>(ratios.size());
-    result.medianRatio = median(ratios);
+    result.medianRatio = util::median(ratios);
     for (double r : ratios) result.meanRatio += r / std::max<std::size_t>(1, ratios.size());
     log(std::string("continuity ") + name + ": median ratio " + fmt("%.2f", result.medianRatio));
     report.continuity.push_back(result);

@@ -1,6 +1,5 @@
 #include "demo/vae_handoff.h"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -9,6 +8,7 @@
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
 #include "models/wan_vae.h"
+#include "util/median.h"
 
 namespace shotchain::demo {
 
@@ -31,12 +31,8 @@ VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uin
     }
     errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
   }
-  if (!errors.empty()) {
-    for (double e : errors) result.meanPixels += e / static_cast<double>(errors.size());
-    const auto middle = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
-    std::nth_element(errors.begin(), middle, errors.end());
-    result.medianPixels = *middle;
-  }
+  for (double e : errors) result.meanPixels += e / static_cast<double>(errors.size());
+  result.medianPixels = util::median(errors);
   return result;
 }
 
