@@ -104,7 +104,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
       const at::Tensor clip = demo::renderClip(params);
       latents.push_back(vae.encode(clip, false));
       data.prompt.push_back(promptRow.at(demo::clipPrompt(params)));
-      if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, 4, 8));
+      if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, static_cast<int>(vae.config().temporalFactor()),
+                                                                                    static_cast<int>(vae.config().spatialFactor())));
       if (i % 250 == 0) log(format("latents %.0f/%.0f  %.0f s", i, o.latentClips, elapsed()));
     }
   }
