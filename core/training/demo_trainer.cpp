@@ -47,7 +47,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     demo::trainDemoTokenizer(tokenizerPath);
     demo::saveUmt5(textPath, models::Umt5Encoder::random(demo::demoUmt5Config(), o.seed + 1));
   }
-  const models::WanConfig ditConfig = demo::demoDitConfig();
+  const models::WanConfig& ditConfig = o.ditConfig;
   models::Umt5TextEncoderOptions textOptions;
   textOptions.tokenizer = tokenizerPath;
   textOptions.textLen = static_cast<std::size_t>(ditConfig.textLen);
@@ -70,7 +70,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   // 2. VAE.
   const auto vaePath = o.outDir / demo::kVaeFile;
   models::WanVae vae = o.resumeDit ? models::WanVae::load(io::WeightSet::open(vaePath))
-                                   : models::WanVae::random(demo::demoVaeConfig(), o.seed + 2);
+                                   : models::WanVae::random(o.vaeConfig, o.seed + 2);
   VaeTrainingOptions vo;
   vo.steps = o.vaeSteps;
   vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops cost a quarter of full frames
@@ -93,6 +93,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   const auto latentStart = Clock::now();
   std::vector<at::Tensor> latents;
   std::vector<at::Tensor> pooled;  // RGB on the latent grid, for the preview factors
+  const int temporalFactor = static_cast<int>(vae.config().temporalFactor());
+  const int spatialFactor = static_cast<int>(vae.config().spatialFactor());
   {
     const at::NoGradGuard noGrad;
     for (int i = 0; i < o.latentClips; ++i) {
@@ -104,8 +106,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
       const at::Tensor clip = demo::renderClip(params);
       latents.push_back(vae.encode(clip, false));
       data.prompt.push_back(promptRow.at(demo::clipPrompt(params)));
-      if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, static_cast<int>(vae.config().temporalFactor()),
-                                                                                    static_cast<int>(vae.config().spatialFactor())));
+      if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, temporalFactor, spatialFactor));
       if (i % 250 == 0) log(format("latents %.0f/%.0f  %.0f s", i, o.latentClips, elapsed()));
     }
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "demo/demo_configs.h"
 #include "training/demo_dit_training.h"
 #include "training/demo_vae_training.h"
 
@@ -21,6 +22,9 @@ struct DemoTrainOptions {
   // Continue the DiT of outDir (tokenizer, text encoder, VAE and preview factors are kept): the
   // latents are encoded again with the saved VAE and its statistics.
   bool resumeDit = false;
+  // The sizes to train (a resumed run keeps the saved VAE's); the DiT's in/out channels must be the VAE's z_dim.
+  models::WanVaeConfig vaeConfig = demo::demoVaeConfig();
+  models::WanConfig ditConfig = demo::demoDitConfig();
   std::function<void(const std::string&)> log;
 };
 

@@ -8,6 +8,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "demo/demo_configs.h"
+#include "demo/demo_generation.h"
+#include "demo/demo_prompts.h"
 #include "demo/demo_weights_io.h"
 #include "demo/procedural_clip.h"
 #include "io/weight_set.h"
@@ -16,6 +18,7 @@
 #include "models/wan_vae.h"
 #include "runtime/torch_runtime.h"
 #include "training/adamw_optimizer.h"
+#include "training/demo_trainer.h"
 #include "training/demo_vae_training.h"
 #include "training/flow_matching.h"
 #include "training/step_plan.h"
@@ -179,6 +182,27 @@ class TestDemoTraining : public QObject {
     const models::Umt5Encoder te = models::Umt5Encoder::load(io::WeightSet::open(dir_ / "te.safetensors"));
     QCOMPARE(te.config().dim, demo::demoUmt5Config().dim);
     QCOMPARE(te.config().numLayers, demo::demoUmt5Config().numLayers);
+  }
+
+  // The whole recipe, a few steps of each phase, with a VAE of 4× (not 8×) spatial compression: every
+  // phase follows the VAE's own factors, and the written files load and render.
+  void wholeRecipeFollowsTheVaeFactors() {
+    training::DemoTrainOptions o;
+    o.outDir = dir_ / "recipe";
+    o.vaeSteps = 2;
+    o.ditSteps = 2;
+    o.latentClips = 4;
+    o.vaeConfig.dimMult = {1, 2, 4};
+    o.vaeConfig.temporalDownsample = {true, true};
+    o.ditConfig.patch = {1, 4, 4};
+    o.ditConfig.numLayers = 1;
+    training::trainDemoModel(o);
+    const demo::DemoModels loaded = demo::DemoModels::load(o.outDir);
+    QCOMPARE(loaded.vae->config().spatialFactor(), std::int64_t{4});
+    demo::DemoShotSettings settings;
+    settings.steps = 2;
+    const demo::DemoShot shot = demo::generateDemoShot(loaded, demo::allDemoPrompts().front(), 1, settings);
+    QCOMPARE(shot.frames.sizes().vec(), (std::vector<std::int64_t>{3, 17, 64, 64}));
   }
 };
 
