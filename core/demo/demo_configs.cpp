@@ -5,10 +5,10 @@ namespace shotchain::demo {
 models::WanVaeConfig demoVaeConfig() {
   models::WanVaeConfig c;
   c.dim = 8;
-  c.zDim = 16;
-  c.dimMult = {1, 2, 4, 4};
+  c.zDim = 4;             // a 1×4×4 DiT patch then carries 64 values (16 channels: 256, past the DiT's dim 128)
+  c.dimMult = {1, 2, 4};  // 4× spatial (8× blurred the shapes and the object's colour: resources/README.md)
   c.numResBlocks = 1;
-  c.temporalDownsample = {false, true, true};
+  c.temporalDownsample = {true, true};
   return c;
 }
 
@@ -28,7 +28,7 @@ models::Umt5Config demoUmt5Config() {
 models::WanConfig demoDitConfig() {
   models::WanConfig c;
   c.modelType = "t2v";
-  c.patch = {1, 2, 2};
+  c.patch = {1, 4, 4};  // 16×16 latents → 4×4 tokens a frame, 80 in all
   c.textLen = 16;  // prompts are at most 10 tokens; fewer padding keys for the cross-attention to ignore
   c.inDim = demoVaeConfig().zDim;
   c.outDim = demoVaeConfig().zDim;

@@ -94,7 +94,7 @@ class TestDemoTraining : public QObject {
     c.numLayers = 1;
     models::WanModel dit = models::WanModel::random(c, 7);
     at::Generator g = at::detail::createCPUGenerator(8);
-    const at::Tensor x0 = at::randn({4, 16, 2, 4, 4}, g);
+    const at::Tensor x0 = at::randn({4, c.inDim, 2, 8, 8}, g);
     const at::Tensor context = at::randn({4, 5, c.textDim}, g);
     const training::FlowMatchingBatch batch = training::makeFlowMatchingBatch(x0, 3.0, g);
     QVERIFY(at::allclose(batch.noisy, (1 - batch.sigma.view({4, 1, 1, 1, 1})) * x0 + batch.sigma.view({4, 1, 1, 1, 1}) * (batch.target + x0), 1e-4, 1e-5));
@@ -160,8 +160,9 @@ class TestDemoTraining : public QObject {
   // Saved weights carry their config and the VAE's latent statistics; the real loaders read them.
   void weightsRoundTripThroughTheLoaders() {
     models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 9);
-    std::vector<double> mean(16), deviation(16);
-    for (int i = 0; i < 16; ++i) {
+    const int channels = static_cast<int>(vae.config().zDim);
+    std::vector<double> mean(static_cast<std::size_t>(channels)), deviation(static_cast<std::size_t>(channels));
+    for (int i = 0; i < channels; ++i) {
       mean[static_cast<std::size_t>(i)] = 0.1 * i;
       deviation[static_cast<std::size_t>(i)] = 0.5 + 0.05 * i;
     }
@@ -169,7 +170,7 @@ class TestDemoTraining : public QObject {
     demo::saveVae(dir_ / "vae.safetensors", vae);
     const models::WanVae loaded = models::WanVae::load(io::WeightSet::open(dir_ / "vae.safetensors"));
     QCOMPARE(loaded.config().toJson(), demo::demoVaeConfig().toJson());
-    for (int i = 0; i < 16; ++i) QVERIFY(std::abs(loaded.latentStd()[static_cast<std::size_t>(i)] - deviation[static_cast<std::size_t>(i)]) < 1e-6);
+    for (int i = 0; i < channels; ++i) QVERIFY(std::abs(loaded.latentStd()[static_cast<std::size_t>(i)] - deviation[static_cast<std::size_t>(i)]) < 1e-6);
     const at::Tensor clip = demo::renderClip(demo::randomClipParams(1));
     const at::Tensor raw = vae.encode(clip, false), normalised = loaded.encode(clip);
     QVERIFY(at::allclose(normalised.select(0, 3), (raw.select(0, 3) - 0.3) / 0.65, 1e-4, 1e-4));
@@ -184,21 +185,26 @@ class TestDemoTraining : public QObject {
     QCOMPARE(te.config().numLayers, demo::demoUmt5Config().numLayers);
   }
 
-  // The whole recipe, a few steps of each phase, with a VAE of 4× (not 8×) spatial compression: every
-  // phase follows the VAE's own factors, and the written files load and render.
+  // The whole recipe, a few steps of each phase, with a VAE of 8× (not the demo's 4×) spatial
+  // compression and 16 latent channels: every phase follows the VAE's own factors, and the written
+  // files load and render.
   void wholeRecipeFollowsTheVaeFactors() {
     training::DemoTrainOptions o;
     o.outDir = dir_ / "recipe";
     o.vaeSteps = 2;
     o.ditSteps = 2;
     o.latentClips = 4;
-    o.vaeConfig.dimMult = {1, 2, 4};
-    o.vaeConfig.temporalDownsample = {true, true};
-    o.ditConfig.patch = {1, 4, 4};
+    o.vaeConfig.dimMult = {1, 2, 4, 4};
+    o.vaeConfig.temporalDownsample = {false, true, true};
+    o.vaeConfig.zDim = 16;
+    o.ditConfig.patch = {1, 2, 2};
+    o.ditConfig.inDim = o.ditConfig.outDim = 16;
     o.ditConfig.numLayers = 1;
+    QVERIFY(o.vaeConfig.spatialFactor() != demo::demoVaeConfig().spatialFactor());
     training::trainDemoModel(o);
     const demo::DemoModels loaded = demo::DemoModels::load(o.outDir);
-    QCOMPARE(loaded.vae->config().spatialFactor(), std::int64_t{4});
+    QCOMPARE(loaded.vae->config().spatialFactor(), std::int64_t{8});
+    QCOMPARE(loaded.vae->config().zDim, std::int64_t{16});
     demo::DemoShotSettings settings;
     settings.steps = 2;
     const demo::DemoShot shot = demo::generateDemoShot(loaded, demo::allDemoPrompts().front(), 1, settings);
