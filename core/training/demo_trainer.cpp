@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
 
@@ -27,6 +28,21 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0) {
   return line;
 }
 
+// Before any phase runs: a DiT that cannot take this VAE's latents would only fail after the VAE's hour.
+void checkSizesFit(const models::WanVaeConfig& vae, const models::WanConfig& dit) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("train-demo: " + what); };
+  if (dit.inDim != vae.zDim || dit.outDim != vae.zDim)
+    fail("dit in_dim/out_dim " + std::to_string(dit.inDim) + "/" + std::to_string(dit.outDim) +
+         " must equal the VAE's z_dim " + std::to_string(vae.zDim));
+  const demo::ClipParams clip;
+  const std::int64_t grid[3] = {vae.latentFrames(clip.frames), clip.height / vae.spatialFactor(),
+                                clip.width / vae.spatialFactor()};
+  for (int axis = 0; axis < 3; ++axis)
+    if (dit.patch[static_cast<std::size_t>(axis)] < 1 || grid[axis] % dit.patch[static_cast<std::size_t>(axis)] != 0)
+      fail("dit patch_size[" + std::to_string(axis) + "] " + std::to_string(dit.patch[static_cast<std::size_t>(axis)]) +
+           " does not divide the latent grid's " + std::to_string(grid[axis]));
+}
+
 }  // namespace
 
 DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
@@ -37,6 +53,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     if (o.log) o.log(line);
   };
   const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
+  if (!o.resumeDit) checkSizesFit(o.vaeConfig, o.ditConfig);
   std::filesystem::create_directories(o.outDir);
   DemoTrainReport report;
 

@@ -1,6 +1,7 @@
 #include <QTest>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -209,6 +210,27 @@ class TestDemoTraining : public QObject {
     settings.steps = 2;
     const demo::DemoShot shot = demo::generateDemoShot(loaded, demo::allDemoPrompts().front(), 1, settings);
     QCOMPARE(shot.frames.sizes().vec(), (std::vector<std::int64_t>{3, 17, 64, 64}));
+  }
+
+  // Sizes that cannot work together are refused before any phase runs, naming the field; nothing is written.
+  void mismatchedSizesAreRefusedUpFront() {
+    auto refusal = [&](const training::DemoTrainOptions& o) {
+      try {
+        training::trainDemoModel(o);
+      } catch (const std::invalid_argument& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    training::DemoTrainOptions channels;
+    channels.outDir = dir_ / "refused";
+    channels.ditConfig.inDim = channels.ditConfig.outDim = channels.vaeConfig.zDim + 1;
+    QVERIFY2(refusal(channels).find("in_dim/out_dim") != std::string::npos, refusal(channels).c_str());
+    training::DemoTrainOptions patch;
+    patch.outDir = dir_ / "refused";
+    patch.ditConfig.patch = {1, 3, 3};
+    QVERIFY2(refusal(patch).find("patch_size[1] 3") != std::string::npos, refusal(patch).c_str());
+    QVERIFY(!std::filesystem::exists(dir_ / "refused"));
   }
 };
 
