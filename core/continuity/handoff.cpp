@@ -98,6 +98,12 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.held = tailOf(1);
       c.conditionedOn = c.held;
       c.source = "handoff";
+      if (previous->latent.size(1) >= 2) {
+        const at::Tensor& p = previous->latent;
+        const at::Tensor prefix = resampleLatent(p.narrow(1, p.size(1) - 2, 1), h, w);
+        c.decodePrefix = prefix.device() == device ? prefix : prefix.to(device);
+        c.dropPixelFrames = vae.config().temporalFactor();  // the prefix's 1 frame and 3 of slot 0's 4
+      }
       break;
     case ContinuityMode::LatentOverlap: {
       if (!hasPrevious) break;
@@ -143,7 +149,8 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     c.noise = sampling::seededNoise(c.held.sizes().vec(), handoffNoiseSeed(seed), device);
     if (hasPrevious && !aliases(c.held, previous->latent)) c.bytesCopied = c.held.nbytes();
   }
-  c.outputPixelFrames = vae.config().pixelFrames(c.sampleShape[1]) - c.dropPixelFrames;
+  const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : 0;
+  c.outputPixelFrames = vae.config().pixelFrames(c.sampleShape[1] + prefixFrames) - c.dropPixelFrames;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
@@ -160,6 +167,12 @@ sampling::BeforeStepHook holdSlotsHook(const Conditioning& conditioning) {
 void restoreHeldSlots(at::Tensor& latent, const Conditioning& conditioning) {
   if (!conditioning.held.defined()) return;
   latent.narrow(1, 0, conditioning.held.size(1)).copy_(conditioning.held);
+}
+
+at::Tensor decodeInput(const at::Tensor& latent, const Conditioning& conditioning) {
+  if (!conditioning.decodePrefix.defined()) return latent;
+  const at::Tensor shot = latent.dim() == 5 ? latent.squeeze(0) : latent;
+  return at::cat({conditioning.decodePrefix.to(shot.device(), shot.scalar_type()), shot}, 1);
 }
 
 at::Tensor keptFrames(const at::Tensor& decoded, const Conditioning& conditioning) {

@@ -36,6 +36,11 @@ struct PreviousShot {
 //   previous shot's last frame; slots 1..k: its last k latents; then F − 1 new latents). Decoding gives
 //   1 + 4(F + k − 1) frames; the first 1 + 4k repeat the previous shot and are dropped, so the shot adds
 //   outputPixelFrames = 4(F − 1) = frames − 1 new frames: its first frame is the previous shot's last.
+// - latent: the previous shot's latent frame before its tail is decoded ahead of the shot's own
+//   latent (decodePrefix), so the causal VAE decodes the held slot 0 as the 4-frame chunk it was
+//   encoded as, not as a lone first frame (which no VAE is trained on: a wrong background that the
+//   causal cache carried into the next chunks). The prefix's frame and the first 3 of slot 0's are
+//   dropped (dropPixelFrames = 4); every other decoded frame is kept (outputPixelFrames = frames).
 struct Conditioning {
   ContinuityMode mode = ContinuityMode::None;
   // What the shot was conditioned on: "noise" (nothing held), "handoff", "handoff+fallback_image",
@@ -49,6 +54,7 @@ struct Conditioning {
   at::Tensor storedTail;
   at::Tensor conditionedOn;
   std::vector<std::int64_t> sampleShape;  // the latent shape to sample [C, F', h, w]
+  at::Tensor decodePrefix;                // [C, 1, h, w] decoded ahead of the latent, see above
   std::int64_t dropPixelFrames = 0;       // decoded frames to drop at the start
   std::int64_t outputPixelFrames = 0;     // decoded frames kept
   bool resampled = false;                 // the tail was resampled to a new resolution
@@ -81,7 +87,11 @@ sampling::BeforeStepHook holdSlotsHook(const Conditioning& conditioning);
 // Writes the held latents back into slots 0..n−1 of the sampled latent, exactly (in place).
 void restoreHeldSlots(at::Tensor& latent, const Conditioning& conditioning);
 
-// The decoded frames [3, T, H, W] without the first dropPixelFrames (a view).
+// What the VAE decodes for a shot's sampled latent [C, F', h, w]: decodePrefix then the latent, or
+// the latent itself when there is no prefix.
+at::Tensor decodeInput(const at::Tensor& latent, const Conditioning& conditioning);
+
+// The decoded frames [3, T, H, W] (of decodeInput) without the first dropPixelFrames (a view).
 at::Tensor keptFrames(const at::Tensor& decoded, const Conditioning& conditioning);
 
 // MSE between the stored tail and what the shot was conditioned on (over the same frames; a

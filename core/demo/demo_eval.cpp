@@ -127,7 +127,9 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
       tally(report.vaeRoundTrips, analyseClip(recon), params, share);
     }
     report.vaePsnr = total / std::max(1, o.psnrClips);
-    report.vaeHandoff = measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000);
+    report.vaeHandoffAlone = measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000, HandoffDecode::Alone);
+    report.vaeHandoff =
+        measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000, HandoffDecode::AfterPredecessor);
   }
 
   report.promptReliance = measurePromptReliance(loaded, 24, {0.4, 0.7, 0.9});
@@ -176,11 +178,13 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
     const std::string value = fmt("%.0f", 100 * a.colour) + "/" + fmt("%.0f", 100 * a.shape) + "/" + fmt("%.0f%%", 100 * a.direction);
     row(what, value, "report", true);
   };
-  row("VAE handoff decode px: median/mean, lost",
-      fmt("%.1f", r.vaeHandoff.medianPixels) + "/" + fmt("%.1f", r.vaeHandoff.meanPixels) + ", " +
-          std::to_string(r.vaeHandoff.lost) + "/" +
-          std::to_string(r.vaeHandoff.clips),
-      "report", true);
+  auto handoff = [&](const char* what, const VaeHandoffError& e) {
+    row(what, fmt("%.1f", e.medianPixels) + "/" + fmt("%.1f", e.meanPixels) + ", " + std::to_string(e.lost) + "/" +
+                  std::to_string(e.clips),
+        "report", true);
+  };
+  handoff("VAE handoff frame px: median/mean, lost", r.vaeHandoff);
+  handoff("  the same decoded alone (no predecessor)", r.vaeHandoffAlone);
   ceiling("analyser on held-out clips (col/shape/dir)", r.sourceClips);
   ceiling("analyser on their VAE round trips", r.vaeRoundTrips);
   for (const PromptReliance& p : r.promptReliance) {
@@ -196,6 +200,9 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
 namespace {
 nlohmann::json accuracyJson(const AttributeAccuracy& a) {
   return {{"colour_accuracy", a.colour}, {"shape_accuracy", a.shape}, {"direction_accuracy", a.direction}};
+}
+nlohmann::json handoffJson(const VaeHandoffError& e) {
+  return {{"median_px", e.medianPixels}, {"mean_px", e.meanPixels}, {"lost", e.lost}, {"clips", e.clips}};
 }
 }  // namespace
 
@@ -214,10 +221,8 @@ std::string demoEvalJson(const DemoEvalReport& r) {
                                {"direction_accuracy", r.directionAccuracy},
                                {"continuity", continuity},
                                {"vae_psnr_db", r.vaePsnr},
-                               {"vae_handoff", {{"median_px", r.vaeHandoff.medianPixels},
-                                                {"mean_px", r.vaeHandoff.meanPixels},
-                                                {"lost", r.vaeHandoff.lost},
-                                                {"clips", r.vaeHandoff.clips}}},
+                               {"vae_handoff", handoffJson(r.vaeHandoff)},
+                               {"vae_handoff_alone", handoffJson(r.vaeHandoffAlone)},
                                {"source_clips", accuracyJson(r.sourceClips)},
                                {"vae_round_trips", accuracyJson(r.vaeRoundTrips)},
                                {"prompt_reliance", reliance},

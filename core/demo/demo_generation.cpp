@@ -53,7 +53,8 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
   DemoShot shot;
   shot.latent = result.latent;
   shot.heldLatentFrames = conditioning.heldFrames();
-  shot.frames = continuity::keptFrames(m.vae->decode(result.latent), conditioning).contiguous();
+  const at::Tensor decoded = m.vae->decode(continuity::decodeInput(result.latent, conditioning));
+  shot.frames = continuity::keptFrames(decoded, conditioning).contiguous();
   return shot;
 }
 

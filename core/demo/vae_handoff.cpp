@@ -12,7 +12,7 @@
 
 namespace shotchain::demo {
 
-VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed) {
+VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed, HandoffDecode decode) {
   const at::NoGradGuard noGrad;
   VaeHandoffError result;
   std::vector<double> errors;
@@ -23,8 +23,9 @@ VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uin
     const FrameObservation last = analyseFrame(decoded.select(1, decoded.size(1) - 1));
     if (!last.found) continue;
     ++result.clips;
-    const at::Tensor alone = vae.decode(latent.narrow(1, latent.size(1) - 1, 1).contiguous());
-    const FrameObservation first = analyseFrame(alone.select(1, 0));
+    const std::int64_t take = decode == HandoffDecode::Alone ? 1 : 2;
+    const at::Tensor handed = vae.decode(latent.narrow(1, latent.size(1) - take, take).contiguous());
+    const FrameObservation first = analyseFrame(handed.select(1, handed.size(1) - 1));
     if (!first.found) {
       ++result.lost;
       continue;

@@ -9,7 +9,7 @@ class WanVae;
 namespace shotchain::demo {
 
 // The VAE alone on the path `latent` continuity takes at a cut: a held-out clip's last latent
-// decoded alone, as a shot's first frame, against the clip's own decoded last frame (centroid
+// decoded as the next shot's first frame, against the clip's own decoded last frame (centroid
 // distance in pixels). `lost`: no object found in that first frame.
 struct VaeHandoffError {
   double medianPixels = 0;
@@ -18,7 +18,12 @@ struct VaeHandoffError {
   int clips = 0;  // clips whose decoded last frame shows the object
 };
 
+// How the next shot decodes the handed latent: alone, as a lone first frame (a path no VAE is trained
+// on), or after its predecessor latent, as the 4-frame chunk it was encoded as (what the studio does,
+// continuity::Conditioning::decodePrefix), keeping that chunk's last frame.
+enum class HandoffDecode { Alone, AfterPredecessor };
+
 // Over `clips` held-out clips (seeds from `firstSeed`, which must be ≥ kHeldOutSeedStart).
-VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed);
+VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed, HandoffDecode decode);
 
 }  // namespace shotchain::demo

@@ -41,13 +41,14 @@ std::int64_t tokensOf(const models::WanConfig& c, const PlanShot& s) {
 Decode decodeBytes(const PlanRequest& r, std::uint64_t tiledBudget) {
   Decode d;
   for (const PlanShot& s : r.shots) {
-    d.full = std::max(d.full, models::estimateWanVaeDecode(r.vae, s.frames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip)
+    const std::int64_t decodeFrames = s.frames + s.decodePrefixFrames;
+    d.full = std::max(d.full, models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip)
                                   .totalBytes());
     const models::WanVaeTiling tiling =
-        models::chooseWanVaeTiling(r.vae, s.frames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
+        models::chooseWanVaeTiling(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
     const models::WanVaeTiling used = tiling.enabled() ? tiling : models::WanVaeTiling{};
     const std::uint64_t bytes =
-        models::estimateWanVaeDecode(r.vae, s.frames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip).totalBytes();
+        models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip).totalBytes();
     if (bytes >= d.tiled) {
       d.tiled = bytes;
       if (tiling.enabled()) d.tiling = tiling;

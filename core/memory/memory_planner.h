@@ -25,6 +25,7 @@ struct PlanShot {
   std::int64_t frames = 1;
   std::int64_t height = 0;
   std::int64_t width = 0;
+  std::int64_t decodePrefixFrames = 0;  // latent frames decoded ahead of the shot (`latent` continuity)
 };
 
 struct PlanRequest {

@@ -72,6 +72,7 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
     s.channels = r.dit.inDim;
     const int overlap = shot.continuity.mode == ContinuityMode::LatentOverlap ? shot.continuity.overlapLatents : 0;
     s.frames = shot.latentFrames() + overlap;
+    s.decodePrefixFrames = shot.continuity.mode == ContinuityMode::Latent ? 1 : 0;
     s.height = shot.height / spatial;
     s.width = shot.width / spatial;
     r.shots.push_back(s);

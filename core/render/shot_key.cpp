@@ -77,6 +77,7 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     j["mode"] = toString(c.mode);
     j["enabled"] = shot.enabled;
     if (c.mode == ContinuityMode::LatentOverlap) j["overlap"] = c.overlapLatents;
+    if (c.mode == ContinuityMode::Latent) j["decode"] = "after_predecessor";  // frames decoded before it differ
     if (c.mode == ContinuityMode::Blend) {
       j["blend"] = c.blendRatio;
       if (!c.fallbackImage.empty()) {

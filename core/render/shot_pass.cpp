@@ -103,7 +103,8 @@ class DecodeJob {
         std::lock_guard lock(mutex_);
         events_.push_back(std::move(event));
       };
-      const DecodeOutcome decoded = decodeWithFallback(vae, latent, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
+      const at::Tensor input = continuity::decodeInput(latent, conditioning);
+      const DecodeOutcome decoded = decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
         if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
           kept.clear();
           framesWritten = 0;

@@ -21,7 +21,7 @@ struct ShotRecord {
   std::string key;
   std::string settingsJson;  // the shot as the document writes it
   int framesWritten = 0;
-  int framesDropped = 0;     // leading frames left out (latent_overlap repeats)
+  int framesDropped = 0;     // leading decoded frames left out (latent_overlap repeats, latent priming)
   double sampleSeconds = 0;
   double decodeSeconds = 0;
   double seconds = 0;

@@ -77,7 +77,7 @@ class TestHandoffChain : public QObject {
     if (settings.anchorColour && first != nullptr)
       r.latent = anchorChannelStats(r.latent, first->latent, r.conditioning.heldFrames());
     ring.put(settings.tag, r.latent, {{"shot", id}});
-    r.decoded = vae_->decode(r.latent);
+    r.decoded = vae_->decode(decodeInput(r.latent, r.conditioning));
     r.kept = keptFrames(r.decoded, r.conditioning);
     r.stats = computeShotStats(id, r.latent, r.conditioning.heldFrames(), r.kept);
     lastFrame_ = r.kept.select(1, r.kept.size(1) - 1);
@@ -130,7 +130,8 @@ class TestHandoffChain : public QObject {
     QCOMPARE(two.conditioning.heldFrames(), held);
     const std::int64_t latentFrames = mode == ContinuityMode::LatentOverlap ? 3 + 2 : 3;
     QCOMPARE(two.latent.sizes(), at::IntArrayRef({16, latentFrames, 2, 2}));
-    QCOMPARE(two.decoded.size(1), 1 + 4 * (latentFrames - 1));
+    const std::int64_t prefix = mode == ContinuityMode::Latent ? 1 : 0;
+    QCOMPARE(two.decoded.size(1), 1 + 4 * (prefix + latentFrames - 1));
     QCOMPARE(two.kept.size(1), two.conditioning.outputPixelFrames);
     if (mode == ContinuityMode::LatentOverlap) {
       // 1 + 4k repeated frames dropped: the shot adds frames − 1 new frames.
@@ -147,9 +148,18 @@ class TestHandoffChain : public QObject {
       QVERIFY(at::equal(two.latent.narrow(1, 0, 1), vae_->encode(previousLast.unsqueeze(1))));
       QVERIFY(at::equal(two.latent.narrow(1, 1, 2), stored.narrow(1, 1, 2)));
       QCOMPARE(*handoffMse(two.conditioning), 0.0);
+    } else if (mode == ContinuityMode::Latent) {
+      // The tail's predecessor primes the decoder; its frame and 3 of the held slot's 4 are dropped.
+      QVERIFY(at::equal(two.conditioning.decodePrefix, stored.narrow(1, 1, 1)));
+      QCOMPARE(two.conditioning.dropPixelFrames, std::int64_t{4});
+      QCOMPARE(two.kept.size(1), std::int64_t{kFrames});
+      QVERIFY(at::equal(two.kept, two.decoded.narrow(1, 4, kFrames)));
+      // Slot 0 decoded after its predecessor is not the lone first-frame decode.
+      QVERIFY(!at::allclose(two.kept.select(1, 0), vae_->decode(two.latent.narrow(1, 0, 1)).select(1, 0)));
     } else {
       QCOMPARE(two.kept.size(1), std::int64_t{kFrames});
       QCOMPARE(two.conditioning.dropPixelFrames, std::int64_t{0});
+      QVERIFY(!two.conditioning.decodePrefix.defined());
     }
 
     // Held slots restored exactly.
