@@ -141,8 +141,13 @@ class TestDemoTraining : public QObject {
     QCOMPARE(plan.total(), 500L);
     QVERIFY(plan.update(200, 210.0));  // 1 s per step since: 200 + 790
     QCOMPARE(plan.total(), 990L);
-    QVERIFY(!plan.update(300, 1000.0));  // only two checks
+    QVERIFY(!plan.update(300, 310.0));  // between checks
+    QVERIFY(!plan.update(400, 410.0));  // the pace held: 990 still fit
     QCOMPARE(plan.total(), 990L);
+    QVERIFY(plan.update(600, 810.0));  // 2 s per step since 400: 600 + 95, the cosine ends in the cap
+    QCOMPARE(plan.total(), 695L);
+    QVERIFY(!plan.update(800, 811.0));  // past the end of the plan: no growing back
+    QCOMPARE(plan.total(), 695L);
 
     training::StepPlan slower(100000, 1000, 10, 200, 20);
     slower.update(10, 10.0);
