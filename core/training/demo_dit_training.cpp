@@ -14,23 +14,6 @@
 #include "training/step_plan.h"
 
 namespace shotchain::training {
-namespace {
-
-// Mean of `error` [B, C, F, H, W] weighted 1 + weight · min(1, |x0 − background|) per latent cell,
-// the background being each frame's per-channel spatial median.
-at::Tensor weightedByObject(const at::Tensor& error, const at::Tensor& x0, double weight) {
-  at::Tensor w;
-  {
-    const at::NoGradGuard noGrad;
-    const at::Tensor flat = x0.flatten(3);                                 // [B, C, F, H·W]
-    const at::Tensor background = std::get<0>(flat.median(3, true));       // [B, C, F, 1]
-    const at::Tensor deviation = (flat - background).abs().amax(1, true);  // [B, 1, F, H·W]
-    w = (deviation.clamp_max(1.0) * weight + 1).view({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)});
-  }
-  return error.mul(w).mean() / w.mean();
-}
-
-}  // namespace
 
 DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& data, const DitTrainingOptions& o) {
   using Clock = std::chrono::steady_clock;
@@ -80,8 +63,7 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const FlowMatchingBatch batch = makeFlowMatchingBatch(x0, o.shift, g);
     optimizer.zeroGrad();
     const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
-    const at::Tensor error = (velocity - batch.target).pow(2);
-    const at::Tensor loss = o.objectWeight > 0 ? weightedByObject(error, x0, o.objectWeight) : error.mean();
+    const at::Tensor loss = (velocity - batch.target).pow(2).mean();
     loss.backward();
     optimizer.clipGradNorm(1.0);
     optimizer.step(warmupCosine(step, std::min(200L, total / 10), total, o.learningRate));

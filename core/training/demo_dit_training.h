@@ -29,10 +29,6 @@ struct DitTrainingOptions {
   double shift = 3.0;     // shifted-uniform σ
   double dropout = 0.1;   // probability of an unconditional context (classifier-free guidance)
   double emaDecay = 0.999;
-  // Extra loss weight on latent cells that differ from their frame's background (the per-channel
-  // spatial median), by up to this much at one latent std and beyond: the object covers ~6 % of the
-  // cells, so unweighted the loss is mostly background and barely notices its shape and path.
-  double objectWeight = 0.0;
   std::uint64_t seed = 0;
   double maxSeconds = 0;  // 0 = no cap
   long checkpointEvery = 0;
