@@ -127,9 +127,7 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
       tally(report.vaeRoundTrips, analyseClip(recon), params, share);
     }
     report.vaePsnr = total / std::max(1, o.psnrClips);
-    report.vaeHandoffAlone = measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000, HandoffDecode::Alone);
-    report.vaeHandoff =
-        measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000, HandoffDecode::AfterPredecessor);
+    report.vaeHandoff = measureVaeHandoff(*loaded.vae, o.psnrClips, kHeldOutSeedStart + 500'000);
   }
 
   report.promptReliance = measurePromptReliance(loaded, 24, {0.4, 0.7, 0.9});
@@ -183,8 +181,8 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
                   std::to_string(e.clips),
         "report", true);
   };
-  handoff("VAE handoff frame px: median/mean, lost", r.vaeHandoff);
-  handoff("  the same decoded alone (no predecessor)", r.vaeHandoffAlone);
+  handoff("VAE handoff frame px: median/mean, lost", r.vaeHandoff.afterPredecessor);
+  handoff("  the same decoded alone (no predecessor)", r.vaeHandoff.alone);
   ceiling("analyser on held-out clips (col/shape/dir)", r.sourceClips);
   ceiling("analyser on their VAE round trips", r.vaeRoundTrips);
   for (const PromptReliance& p : r.promptReliance) {
@@ -221,8 +219,8 @@ std::string demoEvalJson(const DemoEvalReport& r) {
                                {"direction_accuracy", r.directionAccuracy},
                                {"continuity", continuity},
                                {"vae_psnr_db", r.vaePsnr},
-                               {"vae_handoff", handoffJson(r.vaeHandoff)},
-                               {"vae_handoff_alone", handoffJson(r.vaeHandoffAlone)},
+                               {"vae_handoff", handoffJson(r.vaeHandoff.afterPredecessor)},
+                               {"vae_handoff_alone", handoffJson(r.vaeHandoff.alone)},
                                {"source_clips", accuracyJson(r.sourceClips)},
                                {"vae_round_trips", accuracyJson(r.vaeRoundTrips)},
                                {"prompt_reliance", reliance},

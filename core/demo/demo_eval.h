@@ -41,7 +41,7 @@ struct DemoEvalReport {
   // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on
   // their VAE round trips (what a DiT that produced the clips' exact latents would score).
   AttributeAccuracy sourceClips, vaeRoundTrips;
-  VaeHandoffError vaeHandoffAlone, vaeHandoff;  // the handed latent decoded alone / as the studio does
+  VaeHandoffErrors vaeHandoff;
   std::vector<PromptReliance> promptReliance;  // at σ 0.4, 0.7, 0.9
   double sequenceSeconds = 0;                // the 4-shot demo story, text + sampling + decode
   DemoShotSettings settings;

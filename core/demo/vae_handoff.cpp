@@ -12,28 +12,32 @@
 
 namespace shotchain::demo {
 
-VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed, HandoffDecode decode) {
+VaeHandoffErrors measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed) {
   const at::NoGradGuard noGrad;
-  VaeHandoffError result;
-  std::vector<double> errors;
+  VaeHandoffErrors result;
+  std::vector<double> errorsAlone, errorsAfter;
+  auto tally = [](VaeHandoffError& r, std::vector<double>& errors, const at::Tensor& handed, const FrameObservation& last) {
+    ++r.clips;
+    const FrameObservation first = analyseFrame(handed.select(1, handed.size(1) - 1));
+    if (first.found) errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
+    else ++r.lost;
+  };
   for (int i = 0; i < clips; ++i) {
     const at::Tensor clip = renderClip(randomClipParams(firstSeed + static_cast<std::uint64_t>(i)));
     const at::Tensor latent = vae.encode(clip);
     const at::Tensor decoded = vae.decode(latent);
     const FrameObservation last = analyseFrame(decoded.select(1, decoded.size(1) - 1));
     if (!last.found) continue;
-    ++result.clips;
-    const std::int64_t take = decode == HandoffDecode::Alone ? 1 : 2;
-    const at::Tensor handed = vae.decode(latent.narrow(1, latent.size(1) - take, take).contiguous());
-    const FrameObservation first = analyseFrame(handed.select(1, handed.size(1) - 1));
-    if (!first.found) {
-      ++result.lost;
-      continue;
-    }
-    errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
+    const std::int64_t n = latent.size(1);
+    tally(result.alone, errorsAlone, vae.decode(latent.narrow(1, n - 1, 1).contiguous()), last);
+    tally(result.afterPredecessor, errorsAfter, vae.decode(latent.narrow(1, n - 2, 2).contiguous()), last);
   }
-  for (double e : errors) result.meanPixels += e / static_cast<double>(errors.size());
-  result.medianPixels = util::median(errors);
+  auto summarise = [](VaeHandoffError& r, const std::vector<double>& errors) {
+    for (double e : errors) r.meanPixels += e / static_cast<double>(errors.size());
+    r.medianPixels = util::median(errors);
+  };
+  summarise(result.alone, errorsAlone);
+  summarise(result.afterPredecessor, errorsAfter);
   return result;
 }
 

@@ -18,12 +18,14 @@ struct VaeHandoffError {
   int clips = 0;  // clips whose decoded last frame shows the object
 };
 
-// How the next shot decodes the handed latent: alone, as a lone first frame (a path no VAE is trained
-// on), or after its predecessor latent, as the 4-frame chunk it was encoded as (what the studio does,
-// continuity::Conditioning::decodePrefix), keeping that chunk's last frame.
-enum class HandoffDecode { Alone, AfterPredecessor };
+// Both ways the next shot can decode the handed latent: alone, as a lone first frame (a path no VAE
+// is trained on), or after its predecessor latent, as the 4-frame chunk it was encoded as, keeping
+// that chunk's last frame (what the studio does, continuity::Conditioning::decodePrefix).
+struct VaeHandoffErrors {
+  VaeHandoffError alone, afterPredecessor;
+};
 
 // Over `clips` held-out clips (seeds from `firstSeed`, which must be ≥ kHeldOutSeedStart).
-VaeHandoffError measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed, HandoffDecode decode);
+VaeHandoffErrors measureVaeHandoff(const models::WanVae& vae, int clips, std::uint64_t firstSeed);
 
 }  // namespace shotchain::demo

@@ -20,8 +20,7 @@ bool StepPlan::update(long step, double elapsedSeconds) {
     const double pace = (elapsedSeconds - elapsedAtFirstCheck_) / static_cast<double>(step - firstCheck_);
     const long fit = pace > 0 ? step + static_cast<long>((maxSeconds_ - elapsedSeconds) / pace) : requested_;
     total_ = std::clamp(fit, std::min(std::max(minimum_, step + 1), requested_), requested_);
-  } else if (step > secondCheck_ && secondCheck_ > firstCheck_ && step % secondCheck_ == 0 && step < total_ &&
-             lastCheck_ > 0) {
+  } else if (step > secondCheck_ && secondCheck_ > firstCheck_ && step % secondCheck_ == 0 && step < total_) {
     const double pace = (elapsedSeconds - elapsedAtLastCheck_) / static_cast<double>(step - lastCheck_);
     const long fit = pace > 0 ? step + static_cast<long>((maxSeconds_ - elapsedSeconds) / pace) : total_;
     total_ = std::clamp(fit, std::min(std::max(minimum_, step + 1), total_), total_);

@@ -71,8 +71,9 @@ class TestDemoWeights : public QObject {
   // previous shot left it; decoded alone the shipped VAE loses it in about a third of the clips.
   void handedLatentDecodedAfterItsPredecessorKeepsTheObject() {
     const models::WanVae vae = models::WanVae::load(io::WeightSet::open(dir_ / kVaeFile));
-    const VaeHandoffError after = measureVaeHandoff(vae, 12, kHeldOutSeedStart + 500'000, HandoffDecode::AfterPredecessor);
-    const VaeHandoffError alone = measureVaeHandoff(vae, 12, kHeldOutSeedStart + 500'000, HandoffDecode::Alone);
+    const VaeHandoffErrors measured = measureVaeHandoff(vae, 12, kHeldOutSeedStart + 500'000);
+    const VaeHandoffError& after = measured.afterPredecessor;
+    const VaeHandoffError& alone = measured.alone;
     qInfo("after its predecessor: %.1f/%.1f px, %d of %d lost; alone: %.1f/%.1f px, %d lost", after.medianPixels,
           after.meanPixels, after.lost, after.clips, alone.medianPixels, alone.meanPixels, alone.lost);
     QVERIFY(after.clips >= 10);
