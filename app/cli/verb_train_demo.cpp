@@ -23,10 +23,12 @@ int runTrainDemo(const Args& args) {
     else if (a == "--dit-steps") options.ditSteps = std::stol(value());
     else if (a == "--latent-clips") options.latentClips = std::stoi(value());
     else if (a == "--resume-dit") options.resumeDit = true;
+    else if (a == "--new-dit") options.newDit = true;
     else throw std::invalid_argument("unknown option \"" + a +
                                      "\" (train-demo [--out DIR] [--minutes N] [--seed S] [--vae-steps N] "
-                                     "[--dit-steps N] [--latent-clips N] [--resume-dit])");
+                                     "[--dit-steps N] [--latent-clips N] [--resume-dit | --new-dit])");
   }
+  if (options.resumeDit && options.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
   options.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);

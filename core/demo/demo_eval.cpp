@@ -62,11 +62,17 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
 
   // Prompt following on held-out clips.
   int colour = 0, shape = 0, direction = 0, found = 0;
+  for (const NamedColour& background : demoBackgrounds()) report.byBackground.push_back({background.name, 0, {}});
+  std::vector<ClipParams> sampled;
+  std::vector<ClipObservation> observed;
   for (int i = 0; i < o.samples; ++i) {
     const ClipParams params = randomClipParams(kHeldOutSeedStart + static_cast<std::uint64_t>(i));
     const DemoShot shot = generateDemoShot(loaded, clipPrompt(params), static_cast<std::uint64_t>(1000 + i), o.settings);
     const ClipObservation obs = analyseClip(shot.frames);
+    ++report.byBackground[static_cast<std::size_t>(params.background)].samples;
     if (2 * obs.foundFrames <= static_cast<int>(obs.frames.size())) continue;
+    sampled.push_back(params);
+    observed.push_back(obs);
     ++found;
     colour += obs.colour == params.colour;
     shape += obs.shape == params.shape;
@@ -82,6 +88,10 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   report.colourAccuracy = colour / n;
   report.shapeAccuracy = shape / n;
   report.directionAccuracy = direction / n;
+  for (std::size_t i = 0; i < sampled.size(); ++i) {
+    BackgroundAccuracy& b = report.byBackground[static_cast<std::size_t>(sampled[i].background)];
+    tally(b.accuracy, observed[i], sampled[i], 1.0 / b.samples);
+  }
 
   // Continuity of two-shot chains whose directions differ.
   const Direction moving[4] = {Direction::Right, Direction::Up, Direction::Left, Direction::Down};
@@ -165,6 +175,13 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
   row("colour accuracy", fmt("%.0f%%", 100 * r.colourAccuracy), ">= 90%", r.colourAccuracy >= 0.9);
   row("shape accuracy", fmt("%.0f%%", 100 * r.shapeAccuracy), ">= 70%", r.shapeAccuracy >= 0.7);
   row("direction accuracy", fmt("%.0f%%", 100 * r.directionAccuracy), ">= 85%", r.directionAccuracy >= 0.85);
+  auto triple = [](const AttributeAccuracy& a) {
+    return fmt("%.0f", 100 * a.colour) + "/" + fmt("%.0f", 100 * a.shape) + "/" + fmt("%.0f%%", 100 * a.direction);
+  };
+  for (const BackgroundAccuracy& b : r.byBackground) {
+    const std::string what = "  on " + b.background + " (" + std::to_string(b.samples) + "; col/shape/dir)";
+    row(what.c_str(), triple(b.accuracy), "report", true);
+  }
   for (const ContinuityResult& c : r.continuity) {
     const bool gated = c.mode == "latent" || c.mode == "latent_overlap";
     const std::string what = "cut jump / motion, " + c.mode + " (" + std::to_string(c.measured) + " chains)";
@@ -172,10 +189,7 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
         gated ? "<= 2" : (c.mode == "none" ? "report, >=5" : "report"), !gated || (c.measured > 0 && c.medianRatio <= 2.0));
   }
   row("VAE reconstruction PSNR (held-out)", fmt("%.1f dB", r.vaePsnr), ">= 30 dB", r.vaePsnr >= 30);
-  auto ceiling = [&](const char* what, const AttributeAccuracy& a) {
-    const std::string value = fmt("%.0f", 100 * a.colour) + "/" + fmt("%.0f", 100 * a.shape) + "/" + fmt("%.0f%%", 100 * a.direction);
-    row(what, value, "report", true);
-  };
+  auto ceiling = [&](const char* what, const AttributeAccuracy& a) { row(what, triple(a), "report", true); };
   auto handoff = [&](const char* what, const VaeHandoffError& e) {
     row(what, fmt("%.1f", e.medianPixels) + "/" + fmt("%.1f", e.meanPixels) + ", " + std::to_string(e.lost) + "/" +
                   std::to_string(e.clips),
@@ -209,6 +223,13 @@ std::string demoEvalJson(const DemoEvalReport& r) {
   for (const PromptReliance& p : r.promptReliance)
     reliance.push_back({{"sigma", p.sigma}, {"loss", p.loss}, {"wrong_colour", p.colourGap}, {"wrong_shape", p.shapeGap},
                         {"wrong_direction", p.directionGap}});
+  nlohmann::json byBackground = nlohmann::json::array();
+  for (const BackgroundAccuracy& b : r.byBackground) {
+    nlohmann::json entry = accuracyJson(b.accuracy);
+    entry["background"] = b.background;
+    entry["samples"] = b.samples;
+    byBackground.push_back(entry);
+  }
   nlohmann::json continuity = nlohmann::json::array();
   for (const ContinuityResult& c : r.continuity)
     continuity.push_back({{"mode", c.mode}, {"median_ratio", c.medianRatio}, {"mean_ratio", c.meanRatio}, {"chains", c.measured}});
@@ -217,6 +238,7 @@ std::string demoEvalJson(const DemoEvalReport& r) {
                                {"colour_accuracy", r.colourAccuracy},
                                {"shape_accuracy", r.shapeAccuracy},
                                {"direction_accuracy", r.directionAccuracy},
+                               {"by_background", byBackground},
                                {"continuity", continuity},
                                {"vae_psnr_db", r.vaePsnr},
                                {"vae_handoff", handoffJson(r.vaeHandoff.afterPredecessor)},

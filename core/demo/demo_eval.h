@@ -32,10 +32,18 @@ struct AttributeAccuracy {
   double colour = 0, shape = 0, direction = 0;
 };
 
+// The accuracies over the held-out samples of one background.
+struct BackgroundAccuracy {
+  std::string background;
+  int samples = 0;
+  AttributeAccuracy accuracy;
+};
+
 struct DemoEvalReport {
   int samples = 0;
   double found = 0;  // fraction of samples with an object in most frames
   double colourAccuracy = 0, shapeAccuracy = 0, directionAccuracy = 0;
+  std::vector<BackgroundAccuracy> byBackground;  // demoBackgrounds() order
   std::vector<ContinuityResult> continuity;  // none, latent, latent_overlap, vae_roundtrip
   double vaePsnr = 0;                        // dB, mean over held-out clips (frames in 0…1)
   // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on

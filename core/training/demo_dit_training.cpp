@@ -14,6 +14,13 @@
 #include "training/step_plan.h"
 
 namespace shotchain::training {
+at::Tensor objectLossWeights(const at::Tensor& x0, double weight, double saturation) {
+  const at::NoGradGuard noGrad;
+  const at::Tensor flat = x0.flatten(3);                                 // [B, C, F, H·W]
+  const at::Tensor background = std::get<0>(flat.median(3, true));       // [B, C, F, 1]
+  const at::Tensor deviation = (flat - background).abs().amax(1, true);  // [B, 1, F, H·W]
+  return ((deviation / saturation).clamp_max(1.0) * weight + 1).view({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)});
+}
 
 DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& data, const DitTrainingOptions& o) {
   using Clock = std::chrono::steady_clock;
@@ -63,7 +70,12 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const FlowMatchingBatch batch = makeFlowMatchingBatch(x0, o.shift, g);
     optimizer.zeroGrad();
     const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
-    const at::Tensor loss = (velocity - batch.target).pow(2).mean();
+    const at::Tensor error = (velocity - batch.target).pow(2);
+    at::Tensor loss = error.mean();
+    if (o.objectWeight > 0) {
+      const at::Tensor w = objectLossWeights(x0, o.objectWeight, o.objectSaturation);
+      loss = error.mul(w).mean() / w.mean();
+    }
     loss.backward();
     optimizer.clipGradNorm(1.0);
     optimizer.step(warmupCosine(step, std::min(200L, total / 10), total, o.learningRate));

@@ -53,14 +53,17 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     if (o.log) o.log(line);
   };
   const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
-  if (!o.resumeDit) checkSizesFit(o.vaeConfig, o.ditConfig);
+  const bool keepVae = o.resumeDit || o.newDit;
+  if (!keepVae) checkSizesFit(o.vaeConfig, o.ditConfig);
+  if (o.newDit)
+    checkSizesFit(models::WanVae::load(io::WeightSet::open(o.outDir / demo::kVaeFile)).config(), o.ditConfig);
   std::filesystem::create_directories(o.outDir);
   DemoTrainReport report;
 
   // 1. Tokenizer and the frozen random text encoder.
   const auto tokenizerPath = o.outDir / demo::kTokenizerFile;
   const auto textPath = o.outDir / demo::kTextEncoderFile;
-  if (!o.resumeDit) {
+  if (!keepVae) {
     demo::trainDemoTokenizer(tokenizerPath);
     demo::saveUmt5(textPath, models::Umt5Encoder::random(demo::demoUmt5Config(), o.seed + 1));
   }
@@ -82,11 +85,12 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     contexts.push_back(sampling::padContext(text.encode(uncond), ditConfig.textLen));
   }
   data.contexts = at::stack(contexts);
-  log("tokenizer and text encoder written (" + std::to_string(prompts.size()) + " prompts)");
+  log(std::string(keepVae ? "tokenizer and text encoder kept" : "tokenizer and text encoder written") + " (" +
+      std::to_string(prompts.size()) + " prompts)");
 
   // 2. VAE.
   const auto vaePath = o.outDir / demo::kVaeFile;
-  models::WanVae vae = o.resumeDit ? models::WanVae::load(io::WeightSet::open(vaePath))
+  models::WanVae vae = keepVae ? models::WanVae::load(io::WeightSet::open(vaePath))
                                    : models::WanVae::random(o.vaeConfig, o.seed + 2);
   VaeTrainingOptions vo;
   vo.steps = o.vaeSteps;
@@ -98,13 +102,15 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   vo.log = o.log;
   vo.checkpointEvery = 200;
   vo.checkpoint = [&](long) { demo::saveVae(vaePath, vae); };
-  if (!o.resumeDit) {
+  if (!keepVae) {
     report.vae = trainDemoVae(vae, vo);
     demo::saveVae(vaePath, vae);
+    log(format("vae done: %.0f steps, loss %.5f, mse %.5f", static_cast<double>(report.vae.steps), report.vae.finalLoss,
+               report.vae.finalMse) +
+        format(", handoff %.5f", report.vae.finalHandoff));
+  } else {
+    log("vae kept: " + vaePath.string());
   }
-  log(format("vae done: %.0f steps, loss %.5f, mse %.5f", static_cast<double>(report.vae.steps), report.vae.finalLoss,
-             report.vae.finalMse) +
-      format(", handoff %.5f", report.vae.finalHandoff));
 
   // 3. Latents of training clips (raw μ), the family's statistics, the normalised training set.
   const auto latentStart = Clock::now();
@@ -115,7 +121,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   {
     const at::NoGradGuard noGrad;
     for (int i = 0; i < o.latentClips; ++i) {
-      if (cap > 0 && !o.resumeDit && i >= 150 && std::chrono::duration<double>(Clock::now() - latentStart).count() > 0.1 * cap) {
+      if (cap > 0 && !keepVae && i >= 150 && std::chrono::duration<double>(Clock::now() - latentStart).count() > 0.1 * cap) {
         log("latents: time cap reached after " + std::to_string(i) + " clips");
         break;
       }
@@ -130,12 +136,12 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   at::Tensor raw = at::stack(latents);  // [N, C, F, h, w]
   latents.clear();
   const auto f64 = at::TensorOptions().dtype(at::kDouble);
-  const at::Tensor mean = o.resumeDit ? at::tensor(vae.latentMean(), f64) : raw.mean({0, 2, 3, 4}).to(at::kDouble);
+  const at::Tensor mean = keepVae ? at::tensor(vae.latentMean(), f64) : raw.mean({0, 2, 3, 4}).to(at::kDouble);
   const at::Tensor deviation =
-      o.resumeDit ? at::tensor(vae.latentStd(), f64) : raw.std({0, 2, 3, 4}).to(at::kDouble).clamp_min(1e-3);
+      keepVae ? at::tensor(vae.latentStd(), f64) : raw.std({0, 2, 3, 4}).to(at::kDouble).clamp_min(1e-3);
   report.latentMean.assign(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel());
   report.latentStd.assign(deviation.data_ptr<double>(), deviation.data_ptr<double>() + deviation.numel());
-  if (!o.resumeDit) {
+  if (!keepVae) {
     vae.setLatentStatistics(report.latentMean, report.latentStd);
     demo::saveVae(vaePath, vae);
   }
@@ -146,7 +152,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   log(format("latents done: %.0f clips in %.0f s", static_cast<double>(data.latents.size(0)), report.latentSeconds));
 
   // 4. Latent → RGB preview factors of this VAE.
-  if (!o.resumeDit) {
+  if (!keepVae) {
     const auto n = static_cast<std::int64_t>(pooled.size());
     sampling::LatentRgbFactors factors =
         sampling::fitLatentRgbFactors(data.latents.narrow(0, 0, n), at::stack(pooled));
@@ -170,6 +176,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   dopt.learningRate = o.resumeDit ? 2.5e-4 : 1e-3;
   dopt.seed = o.seed + 5;
   dopt.shift = demo::kDemoTrainShift;
+  dopt.objectWeight = 4;
   dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;
   dopt.log = o.log;
   dopt.checkpointEvery = 250;

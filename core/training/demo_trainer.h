@@ -22,6 +22,8 @@ struct DemoTrainOptions {
   // Continue the DiT of outDir (tokenizer, text encoder, VAE and preview factors are kept): the
   // latents are encoded again with the saved VAE and its statistics.
   bool resumeDit = false;
+  // Train a new DiT (random start, the full recipe) on outDir's tokenizer, text encoder and VAE.
+  bool newDit = false;
   // The sizes to train (a resumed run keeps the saved VAE's); the DiT's in/out channels must be the VAE's z_dim.
   models::WanVaeConfig vaeConfig = demo::demoVaeConfig();
   models::WanConfig ditConfig = demo::demoDitConfig();

@@ -1,6 +1,8 @@
 #include <QTest>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include "models/wan_vae.h"
 #include "runtime/torch_runtime.h"
 #include "training/adamw_optimizer.h"
+#include "training/demo_dit_training.h"
 #include "training/demo_trainer.h"
 #include "training/demo_vae_training.h"
 #include "training/flow_matching.h"
@@ -120,6 +123,21 @@ class TestDemoTraining : public QObject {
     dit.setTrainable(false);
   }
 
+  // Background cells weigh 1, the object's core 1 + weight, a cell half-way to the saturation
+  // 1 + weight / 2; per frame and across channels, whatever the background's level.
+  void objectLossWeightsFollowTheObject() {
+    at::Tensor x0 = at::full({2, 4, 3, 8, 8}, -1.5f);
+    x0.select(0, 1).fill_(0.7f);       // the second clip on another background level
+    x0[0][0][1][2][5] = 0.5f;          // clip 0, frame 1, cell (2, 5): channel 0 two stds off
+    x0[1][3][2][4][4] = 0.7f + 0.25f;  // clip 1, frame 2, cell (4, 4): channel 3 half the saturation off
+    const at::Tensor w = training::objectLossWeights(x0, 4.0, 0.5);
+    QCOMPARE(w.sizes().vec(), (std::vector<std::int64_t>{2, 1, 3, 8, 8}));
+    QCOMPARE(w[0][0][1][2][5].item<float>(), 5.0f);
+    QCOMPARE(w[1][0][2][4][4].item<float>(), 3.0f);
+    QCOMPARE(w.sum().item<float>(), static_cast<float>(w.numel() - 2) + 5.0f + 3.0f);
+    QVERIFY(!w.requires_grad());
+  }
+
   void shiftedSigmasFollowTheShift() {
     at::Generator g = at::detail::createCPUGenerator(1);
     const at::Tensor s1 = training::sampleShiftedSigmas(20000, 1.0, g), s3 = training::sampleShiftedSigmas(20000, 3.0, g);
@@ -215,6 +233,37 @@ class TestDemoTraining : public QObject {
     settings.steps = 2;
     const demo::DemoShot shot = demo::generateDemoShot(loaded, demo::allDemoPrompts().front(), 1, settings);
     QCOMPARE(shot.frames.sizes().vec(), (std::vector<std::int64_t>{3, 17, 64, 64}));
+
+    // A new DiT on those files: the tokenizer, text encoder, VAE and preview factors stay byte for
+    // byte, the DiT is trained again from its random start.
+    auto bytes = [&](const char* name) {
+      std::ifstream in(o.outDir / name, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    const char* kept[] = {demo::kTokenizerFile, demo::kTextEncoderFile, demo::kVaeFile, demo::kLatentRgbFile};
+    std::vector<std::string> before;
+    for (const char* name : kept) before.push_back(bytes(name));
+    const std::string ditBefore = bytes(demo::kDitFile);
+    training::DemoTrainOptions again = o;
+    again.newDit = true;
+    again.ditSteps = 3;
+    const training::DemoTrainReport report = training::trainDemoModel(again);
+    QCOMPARE(report.vae.steps, 0L);
+    QCOMPARE(report.dit.steps, 3L);
+    for (std::size_t i = 0; i < before.size(); ++i) QVERIFY2(bytes(kept[i]) == before[i], kept[i]);
+    QVERIFY(bytes(demo::kDitFile) != ditBefore);
+    QCOMPARE(demo::DemoModels::load(o.outDir).dit->config().toJson(), o.ditConfig.toJson());
+
+    training::DemoTrainOptions unfit = again;
+    unfit.ditConfig = demo::demoDitConfig();  // in_dim 4 against the kept VAE's z_dim 16
+    const std::string ditNow = bytes(demo::kDitFile);
+    try {
+      training::trainDemoModel(unfit);
+      QFAIL("a DiT that does not fit the kept VAE was trained");
+    } catch (const std::invalid_argument& e) {
+      QVERIFY2(std::string(e.what()).find("z_dim 16") != std::string::npos, e.what());
+    }
+    QVERIFY(bytes(demo::kDitFile) == ditNow);
   }
 
   // Sizes that cannot work together are refused before any phase runs, naming the field; nothing is written.

@@ -1,6 +1,7 @@
 #include <QTest>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "demo/demo_configs.h"
 #include "demo/demo_eval.h"
@@ -64,9 +65,6 @@ class TestDemoWeights : public QObject {
              (std::to_string(reliance[0].colourGap) + " vs loss " + std::to_string(reliance[0].loss)).c_str());
   }
 
-  // Not constant, not noise: in the story's first two shots the detector finds the object in most
-  // frames of each, and exactly one object in most frames of the two. (Colour, shape and motion are
-  // eval-demo's job.)
   // The handed latent decoded after its predecessor (what `latent` cuts do) keeps the object where the
   // previous shot left it; decoded alone the shipped VAE loses it in about a third of the clips.
   void handedLatentDecodedAfterItsPredecessorKeepsTheObject() {
@@ -82,6 +80,9 @@ class TestDemoWeights : public QObject {
     QVERIFY(after.lost <= alone.lost);
   }
 
+  // Not constant, not noise: in the story's first two shots the detector finds the object in most
+  // frames of each, and exactly one object in most frames of the two. (Colour, shape and motion are
+  // eval-demo's job.)
   void shortRenderShowsTheObject() {
     const DemoModels loaded = DemoModels::load(dir_);
     DemoShotSettings settings;
@@ -102,6 +103,28 @@ class TestDemoWeights : public QObject {
       frames += static_cast<int>(o.frames.size());
     }
     QVERIFY2(2 * single > frames, qPrintable(QString("one object in %1 of %2 frames").arg(single).arg(frames)));
+  }
+
+  // A small eval-demo: every sample is counted under its background, in the table and the JSON.
+  void evalSplitsTheSamplesByBackground() {
+    DemoEvalOptions options;
+    options.dir = dir_;
+    options.samples = 4;
+    options.chains = 1;
+    options.psnrClips = 2;
+    const DemoEvalReport report = evaluateDemo(options);
+    QCOMPARE(report.byBackground.size(), demoBackgrounds().size());
+    int samples = 0;
+    for (const BackgroundAccuracy& b : report.byBackground) {
+      samples += b.samples;
+      for (double a : {b.accuracy.colour, b.accuracy.shape, b.accuracy.direction}) QVERIFY(a >= 0 && a <= 1);
+    }
+    QCOMPARE(samples, options.samples);
+    const std::string table = formatDemoEvalTable(report);
+    QVERIFY2(table.find("  on black (") != std::string::npos && table.find("  on gray (") != std::string::npos, table.c_str());
+    const nlohmann::json json = nlohmann::json::parse(demoEvalJson(report));
+    QCOMPARE(json.at("by_background").size(), demoBackgrounds().size());
+    QCOMPARE(json.at("by_background").at(0).at("background").get<std::string>(), std::string("black"));
   }
 };
 
