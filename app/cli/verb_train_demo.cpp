@@ -28,7 +28,6 @@ int runTrainDemo(const Args& args) {
                                      "\" (train-demo [--out DIR] [--minutes N] [--seed S] [--vae-steps N] "
                                      "[--dit-steps N] [--latent-clips N] [--resume-dit | --new-dit])");
   }
-  if (options.resumeDit && options.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
   options.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);

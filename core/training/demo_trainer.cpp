@@ -53,6 +53,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     if (o.log) o.log(line);
   };
   const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
+  if (o.resumeDit && o.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
   const bool keepVae = o.resumeDit || o.newDit;
   if (!keepVae) checkSizesFit(o.vaeConfig, o.ditConfig);
   if (o.newDit)

@@ -264,6 +264,11 @@ class TestDemoTraining : public QObject {
       QVERIFY2(std::string(e.what()).find("z_dim 16") != std::string::npos, e.what());
     }
     QVERIFY(bytes(demo::kDitFile) == ditNow);
+
+    training::DemoTrainOptions both = again;
+    both.resumeDit = true;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, training::trainDemoModel(both));
+    QVERIFY(bytes(demo::kDitFile) == ditNow);
   }
 
   // Sizes that cannot work together are refused before any phase runs, naming the field; nothing is written.
