@@ -63,16 +63,14 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   // Prompt following on held-out clips.
   int colour = 0, shape = 0, direction = 0, found = 0;
   for (const NamedColour& background : demoBackgrounds()) report.byBackground.push_back({background.name, 0, {}});
-  std::vector<ClipParams> sampled;
-  std::vector<ClipObservation> observed;
   for (int i = 0; i < o.samples; ++i) {
     const ClipParams params = randomClipParams(kHeldOutSeedStart + static_cast<std::uint64_t>(i));
     const DemoShot shot = generateDemoShot(loaded, clipPrompt(params), static_cast<std::uint64_t>(1000 + i), o.settings);
     const ClipObservation obs = analyseClip(shot.frames);
-    ++report.byBackground[static_cast<std::size_t>(params.background)].samples;
+    BackgroundAccuracy& onBackground = report.byBackground[static_cast<std::size_t>(params.background)];
+    ++onBackground.samples;
     if (2 * obs.foundFrames <= static_cast<int>(obs.frames.size())) continue;
-    sampled.push_back(params);
-    observed.push_back(obs);
+    tally(onBackground.accuracy, obs, params, 1.0);
     ++found;
     colour += obs.colour == params.colour;
     shape += obs.shape == params.shape;
@@ -88,10 +86,8 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   report.colourAccuracy = colour / n;
   report.shapeAccuracy = shape / n;
   report.directionAccuracy = direction / n;
-  for (std::size_t i = 0; i < sampled.size(); ++i) {
-    BackgroundAccuracy& b = report.byBackground[static_cast<std::size_t>(sampled[i].background)];
-    tally(b.accuracy, observed[i], sampled[i], 1.0 / b.samples);
-  }
+  for (BackgroundAccuracy& b : report.byBackground)
+    for (double* a : {&b.accuracy.colour, &b.accuracy.shape, &b.accuracy.direction}) *a /= std::max(1, b.samples);
 
   // Continuity of two-shot chains whose directions differ.
   const Direction moving[4] = {Direction::Right, Direction::Up, Direction::Left, Direction::Down};

@@ -14,6 +14,7 @@
 #include "training/step_plan.h"
 
 namespace shotchain::training {
+
 at::Tensor objectLossWeights(const at::Tensor& x0, double weight, double saturation) {
   const at::NoGradGuard noGrad;
   const at::Tensor flat = x0.flatten(3);                                 // [B, C, F, H·W]

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -56,8 +57,10 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   if (o.resumeDit && o.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
   const bool keepVae = o.resumeDit || o.newDit;
   if (!keepVae) checkSizesFit(o.vaeConfig, o.ditConfig);
-  if (o.newDit)
-    checkSizesFit(models::WanVae::load(io::WeightSet::open(o.outDir / demo::kVaeFile)).config(), o.ditConfig);
+  const auto vaePath = o.outDir / demo::kVaeFile;
+  std::optional<models::WanVae> keptVae;
+  if (keepVae) keptVae.emplace(models::WanVae::load(io::WeightSet::open(vaePath)));
+  if (o.newDit) checkSizesFit(keptVae->config(), o.ditConfig);
   std::filesystem::create_directories(o.outDir);
   DemoTrainReport report;
 
@@ -90,9 +93,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
       std::to_string(prompts.size()) + " prompts)");
 
   // 2. VAE.
-  const auto vaePath = o.outDir / demo::kVaeFile;
-  models::WanVae vae = keepVae ? models::WanVae::load(io::WeightSet::open(vaePath))
-                                   : models::WanVae::random(o.vaeConfig, o.seed + 2);
+  models::WanVae vae = keepVae ? std::move(*keptVae) : models::WanVae::random(o.vaeConfig, o.seed + 2);
+  keptVae.reset();
   VaeTrainingOptions vo;
   vo.steps = o.vaeSteps;
   vo.cropSize = 32;  // the VAE is convolutional: 32×32 crops cost a quarter of full frames
