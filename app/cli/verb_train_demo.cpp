@@ -24,9 +24,10 @@ int runTrainDemo(const Args& args) {
     else if (a == "--latent-clips") options.latentClips = std::stoi(value());
     else if (a == "--resume-dit") options.resumeDit = true;
     else if (a == "--new-dit") options.newDit = true;
+    else if (a == "--shape-weight") options.shapeWeight = std::stod(value());
     else throw std::invalid_argument("unknown option \"" + a +
                                      "\" (train-demo [--out DIR] [--minutes N] [--seed S] [--vae-steps N] "
-                                     "[--dit-steps N] [--latent-clips N] [--resume-dit | --new-dit])");
+                                     "[--dit-steps N] [--latent-clips N] [--shape-weight W] [--resume-dit | --new-dit])");
   }
   options.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());

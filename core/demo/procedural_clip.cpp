@@ -143,4 +143,16 @@ at::Tensor objectMask(const at::Tensor& clip, const ClipParams& params) {
   return (clip - background).abs().amax(0, true).gt(0.05).to(at::kFloat);
 }
 
+at::Tensor shapeDisagreementMask(const ClipParams& params) {
+  at::Tensor any, all;
+  for (int s = 0; s < kShapeCount; ++s) {
+    ClipParams p = params;
+    p.shape = static_cast<Shape>(s);
+    const at::Tensor mask = objectMask(renderClip(p), p);
+    any = any.defined() ? at::maximum(any, mask) : mask;
+    all = all.defined() ? at::minimum(all, mask) : mask;
+  }
+  return any - all;
+}
+
 }  // namespace shotchain::demo

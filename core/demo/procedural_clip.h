@@ -55,5 +55,8 @@ at::Tensor renderClip(const ClipParams& params);
 // [1, frames, height, width] float32: 1 where `clip` (renderClip's, or a crop of it) differs from
 // the params' background by more than 0.05 in some channel (the object and its anti-aliased edge).
 at::Tensor objectMask(const at::Tensor& clip, const ClipParams& params);
+// [1, frames, height, width] float32: 1 where the three shapes drawn with these params (same place,
+// size and motion) do not all agree (some cover the pixel, some not): where the shape word matters.
+at::Tensor shapeDisagreementMask(const ClipParams& params);
 
 }  // namespace shotchain::demo

@@ -23,6 +23,11 @@ at::Tensor objectLossWeights(const at::Tensor& x0, double weight, double saturat
   return ((deviation / saturation).clamp_max(1.0) * weight + 1).view({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)});
 }
 
+at::Tensor shapeLossWeights(const at::Tensor& shapeCells, double weight) {
+  const at::NoGradGuard noGrad;
+  return (shapeCells / 0.25).clamp_max(1.0) * weight;
+}
+
 DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& data, const DitTrainingOptions& o) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -73,8 +78,10 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
     const at::Tensor error = (velocity - batch.target).pow(2);
     at::Tensor loss = error.mean();
-    if (o.objectWeight > 0) {
-      const at::Tensor w = objectLossWeights(x0, o.objectWeight, o.objectSaturation);
+    const bool byShape = o.shapeWeight > 0 && data.shapeCells.defined();
+    if (o.objectWeight > 0 || byShape) {
+      at::Tensor w = objectLossWeights(x0, o.objectWeight, o.objectSaturation);
+      if (byShape) w = w + shapeLossWeights(data.shapeCells.index_select(0, index), o.shapeWeight);
       loss = error.mul(w).mean() / w.mean();
     }
     loss.backward();

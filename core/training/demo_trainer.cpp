@@ -119,6 +119,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   const auto latentStart = Clock::now();
   std::vector<at::Tensor> latents;
   std::vector<at::Tensor> pooled;  // RGB on the latent grid, for the preview factors
+  std::vector<at::Tensor> shapeCells;
   const int temporalFactor = static_cast<int>(vae.config().temporalFactor());
   const int spatialFactor = static_cast<int>(vae.config().spatialFactor());
   {
@@ -132,11 +133,16 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
       const at::Tensor clip = demo::renderClip(params);
       latents.push_back(vae.encode(clip, false));
       data.prompt.push_back(promptRow.at(demo::clipPrompt(params)));
+      if (o.shapeWeight > 0)
+        shapeCells.push_back(
+            sampling::poolVideoToLatentGrid(demo::shapeDisagreementMask(params), temporalFactor, spatialFactor));
       if (pooled.size() < 256) pooled.push_back(sampling::poolVideoToLatentGrid(clip, temporalFactor, spatialFactor));
       if (i % 250 == 0) log(format("latents %.0f/%.0f  %.0f s", i, o.latentClips, elapsed()));
     }
   }
   at::Tensor raw = at::stack(latents);  // [N, C, F, h, w]
+  if (!shapeCells.empty()) data.shapeCells = at::stack(shapeCells);
+  shapeCells.clear();
   latents.clear();
   const auto f64 = at::TensorOptions().dtype(at::kDouble);
   const at::Tensor mean = keepVae ? at::tensor(vae.latentMean(), f64) : raw.mean({0, 2, 3, 4}).to(at::kDouble);
@@ -180,6 +186,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   dopt.seed = o.seed + 5;
   dopt.shift = demo::kDemoTrainShift;
   dopt.objectWeight = 4;
+  dopt.shapeWeight = o.shapeWeight;
   dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;
   dopt.log = o.log;
   dopt.checkpointEvery = 250;

@@ -24,6 +24,9 @@ struct DemoTrainOptions {
   bool resumeDit = false;
   // Train a new DiT (random start, the full recipe) on outDir's tokenizer, text encoder and VAE.
   bool newDit = false;
+  // DitTrainingOptions::shapeWeight of the DiT phase. 0 (the shipped DiT's recipe) skips the
+  // shape-disagreement maps; run 9 tried 8 (resources/README.md).
+  double shapeWeight = 0.0;
   // The sizes to train (a resumed run keeps the saved VAE's); the DiT's in/out channels must be the VAE's z_dim.
   models::WanVaeConfig vaeConfig = demo::demoVaeConfig();
   models::WanConfig ditConfig = demo::demoDitConfig();

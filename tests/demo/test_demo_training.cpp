@@ -138,6 +138,25 @@ class TestDemoTraining : public QObject {
     QVERIFY(!w.requires_grad());
   }
 
+  // Where the shape word matters: off the object's centre and off the background, on its outline.
+  void shapeDisagreementFollowsTheOutline() {
+    demo::ClipParams still;
+    still.direction = demo::Direction::Still;
+    still.speed = 0;
+    still.x0 = still.y0 = 32;
+    still.radius = 8;
+    const at::Tensor mask = demo::shapeDisagreementMask(still);
+    QCOMPARE(mask.sizes().vec(), (std::vector<std::int64_t>{1, 17, 64, 64}));
+    QCOMPARE(mask[0][5][32][32].item<float>(), 0.0f);  // every shape covers the centre
+    QCOMPARE(mask[0][5][2][2].item<float>(), 0.0f);    // none covers the far corner
+    QCOMPARE(mask[0][5][38][38].item<float>(), 1.0f);  // the square's corner, outside the circle
+    QCOMPARE(mask[0][5][24][31].item<float>(), 1.0f);  // above the square's top, inside the circle
+    QVERIFY(at::equal(mask.select(1, 0), mask.select(1, 16)));  // still: the same every frame
+
+    const at::Tensor w = training::shapeLossWeights(at::tensor(std::vector<float>{0, 0.125f, 0.25f, 0.9f}), 8.0);
+    QVERIFY(at::allclose(w, at::tensor(std::vector<float>{0, 4, 8, 8})));
+  }
+
   void shiftedSigmasFollowTheShift() {
     at::Generator g = at::detail::createCPUGenerator(1);
     const at::Tensor s1 = training::sampleShiftedSigmas(20000, 1.0, g), s3 = training::sampleShiftedSigmas(20000, 3.0, g);
@@ -247,6 +266,7 @@ class TestDemoTraining : public QObject {
     training::DemoTrainOptions again = o;
     again.newDit = true;
     again.ditSteps = 3;
+    again.shapeWeight = 8;  // and the DiT phase's shape-disagreement weighting runs
     const training::DemoTrainReport report = training::trainDemoModel(again);
     QCOMPARE(report.vae.steps, 0L);
     QCOMPARE(report.dit.steps, 3L);
