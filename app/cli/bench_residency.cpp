@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_model_folder.h"
+#include "cli/option_values.h"
 #include "cli/verbs.h"
 #include "memory/memory_probe.h"
 #include "render/renderer.h"
@@ -167,11 +168,11 @@ int runBenchResidency(const Args& args) {
       };
       if (a == "--json") json = true;
       else if (a == "--config") config = next();
-      else if (a == "--shots") shape.shots = std::stoi(next());
-      else if (a == "--steps") shape.steps = std::stoi(next());
-      else if (a == "--width") shape.width = std::stoi(next());
-      else if (a == "--height") shape.height = std::stoi(next());
-      else if (a == "--frames") shape.frames = std::stoi(next());
+      else if (a == "--shots") shape.shots = intOption(a, next());
+      else if (a == "--steps") shape.steps = intOption(a, next());
+      else if (a == "--width") shape.width = intOption(a, next());
+      else if (a == "--height") shape.height = intOption(a, next());
+      else if (a == "--frames") shape.frames = intOption(a, next());
       else if (a == "--device") device = next();
       else if (a == "--out") outArg = next();
       else if (a == "--budget") {

@@ -12,6 +12,7 @@
 #include <ATen/Parallel.h>
 
 #include "cli/bench_options.h"
+#include "cli/option_values.h"
 #include "cli/verbs.h"
 #include "memory/counting_cpu_allocator.h"
 #include "models/wan_vae.h"
@@ -67,21 +68,21 @@ int runBenchVae(const Args& args) {
       preset = next();
       if (preset != "custom") config = models::WanVaeConfig::preset(preset);
     } else if (a == "--dim") {
-      config.dim = std::stoll(next());
+      config.dim = int64Option(a, next());
       preset = "custom";
-    } else if (a == "--frames") frames = std::stoll(next());
+    } else if (a == "--frames") frames = int64Option(a, next());
     else if (a == "--size") {
       const std::string size = next();
       const std::size_t x = size.find('x');
       if (x == std::string::npos) throw std::invalid_argument("--size: WxH, e.g. 832x480");
-      width = std::stoll(size.substr(0, x));
-      height = std::stoll(size.substr(x + 1));
+      width = int64Option(a, size.substr(0, x));
+      height = int64Option(a, size.substr(x + 1));
     } else if (a == "--tiled") withTiled = true;
     else if (a == "--tile") {
-      tile = std::stoll(next());
+      tile = int64Option(a, next());
       withTiled = true;
-    } else if (a == "--overlap") overlap = std::stoll(next());
-    else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
+    } else if (a == "--overlap") overlap = int64Option(a, next());
+    else if (a == "--repeats") repeats = std::max(1, intOption(a, next()));
     else if (a == "--json") json = true;
     else if (a == "--dtype") dtype = parseBenchDtype(next());
     else return usage();

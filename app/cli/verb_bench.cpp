@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "cli/option_values.h"
 #include "cli/bench_options.h"
 #include "cli/verbs.h"
 #include "models/attention.h"
@@ -65,12 +66,12 @@ int runBench(const Args& args) {
     if (a == "--config") {
       preset = next();
       config = models::WanConfig::preset(preset);
-    } else if (a == "--dim") config.dim = std::stoll(next());
-    else if (a == "--layers") config.numLayers = std::stoll(next());
-    else if (a == "--heads") config.numHeads = std::stoll(next());
-    else if (a == "--ffn") config.ffnDim = std::stoll(next());
-    else if (a == "--tokens") tokens = std::stoll(next());
-    else if (a == "--repeats") repeats = std::max(1, std::stoi(next()));
+    } else if (a == "--dim") config.dim = int64Option(a, next());
+    else if (a == "--layers") config.numLayers = int64Option(a, next());
+    else if (a == "--heads") config.numHeads = int64Option(a, next());
+    else if (a == "--ffn") config.ffnDim = int64Option(a, next());
+    else if (a == "--tokens") tokens = int64Option(a, next());
+    else if (a == "--repeats") repeats = std::max(1, intOption(a, next()));
     else if (a == "--json") json = true;
     else if (a == "--dtype") dtype = parseBenchDtype(next());
     else return usage();

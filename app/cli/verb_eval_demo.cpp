@@ -2,6 +2,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/option_values.h"
 #include "cli/verbs_demo.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_eval.h"
@@ -23,11 +24,11 @@ int runEvalDemo(const Args& args) {
     };
     if (a == "--json") json = true;
     else if (a == "--dir") options.dir = value();
-    else if (a == "--samples") options.samples = std::stoi(value());
-    else if (a == "--chains") options.chains = std::stoi(value());
-    else if (a == "--steps") options.settings.steps = std::stoi(value());
-    else if (a == "--shift") options.settings.shift = std::stod(value());
-    else if (a == "--guidance") options.settings.guidance = std::stod(value());
+    else if (a == "--samples") options.samples = intOption(a, value());
+    else if (a == "--chains") options.chains = intOption(a, value());
+    else if (a == "--steps") options.settings.steps = intOption(a, value());
+    else if (a == "--shift") options.settings.shift = doubleOption(a, value());
+    else if (a == "--guidance") options.settings.guidance = doubleOption(a, value());
     else throw std::invalid_argument("unknown option \"" + a +
                                      "\" (eval-demo [--json] [--dir DIR] [--samples N] [--chains N] [--steps N] "
                                      "[--shift X] [--guidance X])");

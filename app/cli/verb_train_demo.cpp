@@ -1,7 +1,9 @@
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
+#include "cli/option_values.h"
 #include "cli/verbs_demo.h"
 #include "training/demo_trainer.h"
 
@@ -17,14 +19,18 @@ int runTrainDemo(const Args& args) {
       return args[++i];
     };
     if (a == "--out") options.outDir = value();
-    else if (a == "--minutes") options.minutes = std::stod(value());
-    else if (a == "--seed") options.seed = std::stoull(value());
-    else if (a == "--vae-steps") options.vaeSteps = std::stol(value());
-    else if (a == "--dit-steps") options.ditSteps = std::stol(value());
-    else if (a == "--latent-clips") options.latentClips = std::stoi(value());
+    else if (a == "--minutes") options.minutes = doubleOption(a, value());
+    else if (a == "--seed") {
+      const std::int64_t seed = int64Option(a, value());
+      if (seed < 0) throw std::invalid_argument("--seed: \"" + args[i] + "\" is negative");
+      options.seed = static_cast<std::uint64_t>(seed);
+    }
+    else if (a == "--vae-steps") options.vaeSteps = int64Option(a, value());
+    else if (a == "--dit-steps") options.ditSteps = int64Option(a, value());
+    else if (a == "--latent-clips") options.latentClips = intOption(a, value());
     else if (a == "--resume-dit") options.resumeDit = true;
     else if (a == "--new-dit") options.newDit = true;
-    else if (a == "--shape-weight") options.shapeWeight = std::stod(value());
+    else if (a == "--shape-weight") options.shapeWeight = doubleOption(a, value());
     else throw std::invalid_argument("unknown option \"" + a +
                                      "\" (train-demo [--out DIR] [--minutes N] [--seed S] [--vae-steps N] "
                                      "[--dit-steps N] [--latent-clips N] [--shape-weight W] [--resume-dit | --new-dit])");

@@ -1,6 +1,8 @@
 #include <cstdio>
 #include <optional>
+#include <string>
 
+#include "cli/option_values.h"
 #include "cli/verbs.h"
 #include "cli/verify_report.h"
 #include "io/safetensors_reader.h"
@@ -22,9 +24,10 @@ int runVerify(const Args& args) {
   std::vector<std::string> paths;
   std::optional<double> maxAbs, relL2;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--max-abs" && i + 1 < args.size()) maxAbs = std::stod(args[++i]);
-    else if (args[i] == "--rel-l2" && i + 1 < args.size()) relL2 = std::stod(args[++i]);
-    else paths.push_back(args[i]);
+    const std::string& a = args[i];
+    if (a == "--max-abs" && i + 1 < args.size()) maxAbs = doubleOption(a, args[++i]);
+    else if (a == "--rel-l2" && i + 1 < args.size()) relL2 = doubleOption(a, args[++i]);
+    else paths.push_back(a);
   }
   if (paths.size() != 2) {
     std::fprintf(stderr, "usage: shotchain verify WEIGHTS IO [--max-abs X] [--rel-l2 Y]\n");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <numeric>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -32,6 +33,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  if (o.shapeWeight > 0 && !(data.shapeCells.defined() && data.shapeCells.size(0) == data.latents.size(0)))
+    throw std::invalid_argument("trainDemoDit: shapeWeight needs data.shapeCells, a row for each latent");
   at::Generator g = at::detail::createCPUGenerator(o.seed);
   model.setTrainable(true);
   const auto named = model.namedParameters();
@@ -78,7 +81,7 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
     const at::Tensor error = (velocity - batch.target).pow(2);
     at::Tensor loss = error.mean();
-    const bool byShape = o.shapeWeight > 0 && data.shapeCells.defined();
+    const bool byShape = o.shapeWeight > 0;
     if (o.objectWeight > 0 || byShape) {
       at::Tensor w = objectLossWeights(x0, o.objectWeight, o.objectSaturation);
       if (byShape) w = w + shapeLossWeights(data.shapeCells.index_select(0, index), o.shapeWeight);

@@ -55,6 +55,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   };
   const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
   if (o.resumeDit && o.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
+  if (!(o.shapeWeight >= 0)) throw std::invalid_argument("train-demo: --shape-weight must be 0 or more");
   const bool keepVae = o.resumeDit || o.newDit;
   if (!keepVae) checkSizesFit(o.vaeConfig, o.ditConfig);
   const auto vaePath = o.outDir / demo::kVaeFile;

@@ -1,3 +1,4 @@
+#include <QFileInfo>
 #include <QProcess>
 #include <QTest>
 
@@ -49,6 +50,29 @@ class CliValidate : public QObject {
     const Run help = cli({"help"});
     QCOMPARE(help.exitCode, 0);
     QVERIFY(help.out.contains("validate FILE..."));
+  }
+
+  // A number option given something else is refused before any work, naming the option and the text.
+  void badNumbersNameTheOption() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("never");
+    const struct {
+      QStringList args;
+      QString message;
+    } cases[] = {
+        {{"train-demo", "--out", out, "--shape-weight", "heavy"}, "--shape-weight: \"heavy\" is not a number"},
+        {{"train-demo", "--out", out, "--dit-steps", "12k"}, "--dit-steps: \"12k\" is not a whole number"},
+        {{"train-demo", "--out", out, "--seed", "-3"}, "--seed: \"-3\" is negative"},
+        {{"train-demo", "--out", out, "--minutes", "inf"}, "--minutes: \"inf\" is not a finite number"},
+        {{"eval-demo", "--samples", "x"}, "--samples: \"x\" is not a whole number"},
+        {{"eval-demo", "--chains", "99999999999"}, "--chains: \"99999999999\" is out of range"},
+    };
+    for (const auto& c : cases) {
+      const Run run = cli(c.args);
+      QCOMPARE(run.exitCode, 1);
+      QVERIFY2(run.err.contains(c.message), qPrintable(run.err));
+    }
+    QVERIFY(!QFileInfo::exists(out));
   }
 
   void infoSummarisesTheDemo() {

@@ -309,6 +309,10 @@ class TestDemoTraining : public QObject {
     patch.outDir = dir_ / "refused";
     patch.ditConfig.patch = {1, 3, 3};
     QVERIFY2(refusal(patch).find("patch_size[1] 3") != std::string::npos, refusal(patch).c_str());
+    training::DemoTrainOptions negative;
+    negative.outDir = dir_ / "refused";
+    negative.shapeWeight = -1;
+    QVERIFY2(refusal(negative).find("--shape-weight must be 0 or more") != std::string::npos, refusal(negative).c_str());
     QVERIFY(!std::filesystem::exists(dir_ / "refused"));
   }
 };
