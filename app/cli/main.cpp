@@ -21,7 +21,7 @@ const Verb kVerbs[] = {
     {"info", "info FILE", "summarise a sequence: settings, shots, timing, warnings", &shotchain::cli::runInfo},
     {"inspect", "inspect WEIGHTS", "describe a weights file from its header: family, variant, config, dtypes, problems",
      &shotchain::cli::runInspect},
-    {"verify", "verify WEIGHTS IO", "run the component an IO file names and compare with its outputs; exit 0 within tolerance",
+    {"verify", "verify [WEIGHTS] IO", "run the component an IO file names and compare with its outputs; exit 0 within tolerance",
      &shotchain::cli::runVerify},
     {"render", "render SEQUENCE [--out DIR] [--policy P] [--budget SIZE] [--device D] [--resume] [--shots A-B] [--json]",
      "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in DIR (exit codes: README)",

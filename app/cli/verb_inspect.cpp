@@ -52,8 +52,12 @@ int runInspect(const Args& args) {
 
   const models::WanDetection wan = models::detectWanConfig(weights);
   if (wan.isWanDit) {
-    std::printf("family: wan2.1 DiT (%s)\n", wan.config.modelType.c_str());
+    std::printf("family: wan2.1 DiT (%s): %s\n", wan.config.modelType.c_str(), wan.config.family().c_str());
     std::printf("variant: %s\n", wan.problems.empty() ? wan.config.variant().c_str() : "unknown");
+    std::printf("per-frame timesteps: %s\n",
+                wan.config.takesPerFrameTimesteps()
+                    ? "yes (diffusion forcing: a handed latent continues as a clean prefix)"
+                    : "no (one timestep per clip: continuation across latent cuts is approximate)");
     std::printf("config (from %s): %s\n", wan.configSource.c_str(), wan.config.toJson().c_str());
   } else {
     std::printf("family: unknown\nvariant: unknown\n");

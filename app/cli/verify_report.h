@@ -61,4 +61,8 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
 bool matchesUmt5(const io::WeightSet& weights, const std::string& source);
 void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 
+// IO files that hold no weights (`shotchain verify IO`).
+bool matchesTimestepMatrix(const io::SafetensorsFile& file);
+void verifyTimestepMatrix(const io::SafetensorsFile& file, Report& report);
+
 }  // namespace shotchain::cli

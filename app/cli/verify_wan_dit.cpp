@@ -13,12 +13,22 @@ bool matchesWanDit(const io::WeightSet& weights, const std::string& source) {
   return source.find("model.py") != std::string::npos || models::detectWanConfig(weights).isWanDit;
 }
 
-// DiT io files: "<case>.x/.t/.context/.out", batched "<name>.out<N>" whose inputs the `calls`
-// metadata names (x=[caseA.x, caseB.x]), and "<case>.inter.<module>" intermediates.
+namespace {
+
+std::int64_t scalarOr(const io::SafetensorsFile& file, const std::string& name, std::int64_t fallback) {
+  return file.find(name) ? file.tensor(name).reshape({-1})[0].item<std::int64_t>() : fallback;
+}
+
+}  // namespace
+
+// DiT io files: "<case>.x/.t/.context/.out" (t [1] or per frame [1, F]; optional "<case>.fps" index and
+// "<case>.causal_block_size"), "<case>.t_<v>" → "<case>.out_<v>_t" variants of one case, batched
+// "<name>.out<N>" whose inputs the `calls` metadata names (x=[caseA.x, caseB.x]), and
+// "<case>.inter.<module>" intermediates.
 void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report) {
   const auto& meta = file.header().metadata;
   const auto config = meta.find("config");
-  const models::WanModel model =
+  models::WanModel model =
       config != meta.end() && !weights.metadata().contains("config")
           ? models::WanModel::load(weights, models::WanConfig::fromJson(config->second), {at::kFloat})
           : models::WanModel::load(weights, models::WanLoadOptions{at::kFloat});
@@ -26,15 +36,28 @@ void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file,
   for (const io::TensorEntry& entry : file.header().tensors) {
     if (!endsWith(entry.name, ".x")) continue;
     const std::string c = entry.name.substr(0, entry.name.size() - 2);
-    if (file.find(c + ".t") && file.find(c + ".context")) cases.push_back(c);
+    if (file.find(c + ".context")) cases.push_back(c);
   }
   std::sort(cases.begin(), cases.end());
+  const std::int64_t configuredCausal = model.config().causalBlockSize;
   for (const std::string& c : cases) {
     const bool wantsTrace = std::any_of(file.header().tensors.begin(), file.header().tensors.end(),
                                         [&](const io::TensorEntry& e) { return e.name.starts_with(c + ".inter."); });
+    const std::int64_t fps = scalarOr(file, c + ".fps", 0);
+    model.setCausalBlockSize(scalarOr(file, c + ".causal_block_size", configuredCausal));
+    for (const io::TensorEntry& entry : file.header().tensors) {  // "<case>.t_<variant>" → "<case>.out_<variant>_t"
+      if (!entry.name.starts_with(c + ".t_")) continue;
+      const std::string variant = entry.name.substr(c.size() + 3);
+      const std::string expected = c + ".out_" + variant + "_t";
+      if (!file.find(expected)) continue;
+      const auto out = model.forward({file.tensor(c + ".x")}, file.tensor(entry), {file.tensor(c + ".context")}, nullptr, fps);
+      report.compare(expected, out.at(0), file.tensor(expected));
+    }
+    if (!file.find(c + ".t")) continue;
     models::WanTrace trace;
     const auto out = model.forward({file.tensor(c + ".x")}, file.tensor(c + ".t"), {file.tensor(c + ".context")},
-                                   wantsTrace ? &trace : nullptr);
+                                   wantsTrace ? &trace : nullptr, fps);
+    model.setCausalBlockSize(configuredCausal);
     if (file.find(c + ".out")) report.compare(c + ".out", out.at(0), file.tensor(c + ".out"));
     for (const io::TensorEntry& entry : file.header().tensors) {
       if (!entry.name.starts_with(c + ".inter.")) continue;

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "continuity/continuity_geometry.h"
 #include "continuity/latent_ops.h"
 #include "models/wan_vae.h"
 
@@ -93,18 +94,25 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
   switch (settings.mode) {
     case ContinuityMode::None:
       break;
-    case ContinuityMode::Latent:
+    case ContinuityMode::Latent: {
       if (!hasPrevious) break;
-      c.held = tailOf(1);
+      const ContinuityGeometry geometry = continuityGeometry(settings);
+      c.held = tailOf(geometry.handedTailLatents);
+      const std::int64_t k = c.held.size(1);
       c.conditionedOn = c.held;
+      c.sampleShape[1] = frames + k - 1;
       c.source = "handoff";
-      if (previous->latent.size(1) >= 2) {
-        const at::Tensor& p = previous->latent;
-        const at::Tensor prefix = resampleLatent(p.narrow(1, p.size(1) - 2, 1), h, w);
+      const at::Tensor& p = previous->latent;
+      const std::int64_t temporal = vae.config().temporalFactor();
+      if (p.size(1) > k) {
+        const at::Tensor prefix = resampleLatent(p.narrow(1, p.size(1) - k - 1, 1), h, w);
         c.decodePrefix = prefix.device() == device ? prefix : prefix.to(device);
-        c.dropPixelFrames = vae.config().temporalFactor();  // the prefix's 1 frame and 3 of slot 0's 4
+        c.dropPixelFrames = temporal * k;  // the prefix's 1 frame, the k held slots' but their last frame
+      } else {
+        c.dropPixelFrames = temporal * (k - 1);  // slot 0 decodes alone as 1 frame: keep the last held frame
       }
       break;
+    }
     case ContinuityMode::LatentOverlap: {
       if (!hasPrevious) break;
       const at::Tensor tail = tailOf(std::max(1, settings.overlapLatents));

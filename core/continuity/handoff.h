@@ -36,11 +36,12 @@ struct PreviousShot {
 //   previous shot's last frame; slots 1..k: its last k latents; then F − 1 new latents). Decoding gives
 //   1 + 4(F + k − 1) frames; the first 1 + 4k repeat the previous shot and are dropped, so the shot adds
 //   outputPixelFrames = 4(F − 1) = frames − 1 new frames: its first frame is the previous shot's last.
-// - latent: the previous shot's latent frame before its tail is decoded ahead of the shot's own
-//   latent (decodePrefix), so the causal VAE decodes the held slot 0 as the 4-frame chunk it was
-//   encoded as, not as a lone first frame (which no VAE is trained on: a wrong background that the
-//   causal cache carried into the next chunks). The prefix's frame and the first 3 of slot 0's are
-//   dropped (dropPixelFrames = 4); every other decoded frame is kept (outputPixelFrames = frames).
+// - latent (k = continuity.prefix_frames, default 1): the previous shot's last k latents held at slots
+//   0..k−1, then F − 1 new latents (F + k − 1 sampled). The previous shot's latent frame before them is
+//   decoded ahead of the shot's own latent (decodePrefix), so the causal VAE decodes the held slot 0 as
+//   the 4-frame chunk it was encoded as, not as a lone first frame (which no VAE is trained on: a wrong
+//   background that the causal cache carried into the next chunks). The prefix's frame and the held
+//   slots' frames but the last are dropped (dropPixelFrames = 4k); outputPixelFrames = frames.
 struct Conditioning {
   ContinuityMode mode = ContinuityMode::None;
   // What the shot was conditioned on: "noise" (nothing held), "handoff", "handoff+fallback_image",

@@ -49,6 +49,7 @@ struct MemoryPlan {
   bool splitGuidance = false;         // guidance as two batch-1 DiT calls per step (batch 2 did not fit)
   bool fits = false;                  // the chosen plan fits `limit`
   std::string reason;                 // one sentence: why this policy (or why nothing fits)
+  std::vector<std::string> notes;     // what the user should know beyond memory (one line each)
   std::uint64_t chosenPeak() const;
 };
 

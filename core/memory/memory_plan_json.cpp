@@ -35,6 +35,7 @@ std::string planToJson(const MemoryPlan& plan) {
   j["chosen_peak"] = plan.chosenPeak();
   j["fits"] = plan.fits;
   j["reason"] = plan.reason;
+  if (!plan.notes.empty()) j["notes"] = plan.notes;
   return j.dump(2);
 }
 

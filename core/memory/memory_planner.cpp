@@ -1,9 +1,12 @@
 #include "memory/memory_planner.h"
 
+#include "continuity/continuation_note.h"
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
+#include "continuity/continuation_note.h"
 #include "memory/device_memory.h"
 #include "models/wan_vae_memory.h"
 #include "util/byte_size.h"
@@ -228,12 +231,14 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 MemoryPlan planMemory(const PlanRequest& r) {
   if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
   MemoryPlan plan = planWithBatch(r);
+  if (r.handsOff && !r.dit.takesPerFrameTimesteps()) plan.notes.push_back(continuity::approximateContinuationNote(r.dit));
   if (plan.fits || r.cfgBatch < 2) return plan;
   PlanRequest split = r;
   split.cfgBatch = 1;
   MemoryPlan alternative = planWithBatch(split);
   if (!alternative.fits) return plan;
   alternative.splitGuidance = true;
+  alternative.notes = plan.notes;
   alternative.reason = "guidance as one batch-2 DiT call does not fit (sampling the largest shot needs " +
                        gib(plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes + plan.ditActivationPeak + plan.margin) +
                        "), so it runs as two batch-1 calls per step (about twice the sampling time); " + alternative.reason;
@@ -273,6 +278,7 @@ std::string formatPlan(const MemoryPlan& plan) {
   out << " (requested " << toString(plan.requested) << "), peak " << formatByteSize(plan.chosenPeak()) << " + margin "
       << formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
   out << "  " << plan.reason << "\n";
+  for (const std::string& note : plan.notes) out << "  note: " << note << "\n";
   return out.str();
 }
 

@@ -44,6 +44,7 @@ struct PlanRequest {
   std::optional<std::uint64_t> budget;
   std::optional<std::uint64_t> margin;  // default: 5% of the limit, at most 1 GiB
   ResidencyPolicy policy = ResidencyPolicy::Auto;
+  bool handsOff = false;  // an enabled shot continues from the one before (latent, latent_overlap, blend, vae_roundtrip)
 };
 
 // Bytes of the DiT's weights at their load dtype (matmul weights at `dtype`, the rest float32).

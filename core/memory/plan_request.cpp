@@ -2,6 +2,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "continuity/continuity_geometry.h"
 #include "io/weight_set.h"
 #include "memory/device_memory.h"
 #include "memory/memory_planner.h"
@@ -70,13 +71,14 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
     if (!shot.enabled) continue;
     PlanShot s;
     s.channels = r.dit.inDim;
-    const int overlap = shot.continuity.mode == ContinuityMode::LatentOverlap ? shot.continuity.overlapLatents : 0;
-    s.frames = shot.latentFrames() + overlap;
-    s.decodePrefixFrames = shot.continuity.mode == ContinuityMode::Latent ? 1 : 0;
+    const continuity::ContinuityGeometry geometry = continuity::continuityGeometry(shot.continuity);
+    s.frames = shot.latentFrames() + geometry.extraLatents;
+    s.decodePrefixFrames = geometry.decodePrefixLatents;
     s.height = shot.height / spatial;
     s.width = shot.width / spatial;
     r.shots.push_back(s);
-    const auto frames = static_cast<std::uint64_t>(std::max(1, shot.continuity.overlapLatents));
+    r.handsOff = r.handsOff || usesHandoff(shot.continuity.mode);
+    const auto frames = static_cast<std::uint64_t>(std::max(1, geometry.handedTailLatents));
     auto& slot = ringSlots[shot.continuity.tag];
     slot = std::max(slot, frames * static_cast<std::uint64_t>(s.channels * s.height * s.width) * 4);
   }

@@ -66,4 +66,19 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return out;
 }
 
+at::Tensor blockCausalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, std::int64_t blockTokens,
+                                const AttentionFunction& attend) {
+  if (blockTokens <= 0) throw std::invalid_argument("blockCausalAttention: the block must hold at least one token");
+  const std::int64_t length = q.size(1);
+  if (k.size(1) != length || v.size(1) != length)
+    throw std::invalid_argument("blockCausalAttention: queries, keys and values must be the same tokens");
+  std::vector<at::Tensor> pieces;
+  for (std::int64_t start = 0; start < length; start += blockTokens) {
+    const std::int64_t n = std::min(blockTokens, length - start);
+    const std::int64_t visible = start + n;
+    pieces.push_back(attend(q.narrow(1, start, n), k.narrow(1, 0, visible), v.narrow(1, 0, visible)));
+  }
+  return pieces.size() == 1 ? pieces.front() : at::cat(pieces, 1);
+}
+
 }  // namespace shotchain::models

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -21,5 +22,14 @@ bool sdpaAvailable();
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const std::vector<std::int64_t>& keyLengths = {}, AttentionImpl impl = AttentionImpl::Auto,
                      std::int64_t maxBlockBytes = 256ll << 20);
+
+using AttentionFunction = std::function<at::Tensor(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v)>;
+
+// Block-causal attention (q, k, v [B, L, H, d], tokens in frame-major order) from a full-attention
+// function: the queries of block j (tokens [j·n, (j+1)·n), n = blockTokens; the last block may be
+// shorter) attend to keys [0, (j+1)·n). Exactly the boolean mask block(key) ≤ block(query), without
+// computing the masked logits. Out of place, so it also serves training.
+at::Tensor blockCausalAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, std::int64_t blockTokens,
+                                const AttentionFunction& attend);
 
 }  // namespace shotchain::models

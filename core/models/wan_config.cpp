@@ -34,6 +34,7 @@ std::uint64_t WanConfig::parameterCount() const {
   total += 6 * d * d + 6 * d;                                                // time projection
   const auto headOut = static_cast<std::uint64_t>(outDim * patchVolume());
   total += 2 * d + headOut * d + headOut;                                    // head
+  if (injectSampleInfo) total += 2 * d + linear + 6 * d * d + 6 * d;         // fps embedding and projection
   return total;
 }
 
@@ -49,6 +50,14 @@ std::string WanConfig::variant() const {
   return "custom";
 }
 
+std::string WanConfig::family() const {
+  std::string name = injectSampleInfo   ? "SkyReels-V2 DF"
+                     : diffusionForcing ? "Wan 2.1 T2V (diffusion forcing)"
+                                        : "Wan 2.1 T2V";
+  if (causalBlockSize > 0) name += ", causal, chunk " + std::to_string(causalBlockSize);
+  return name;
+}
+
 void WanConfig::check() const {
   if (modelType != "t2v")
     throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (only t2v)");
@@ -61,6 +70,7 @@ void WanConfig::check() const {
     if (p <= 0) throw std::invalid_argument("patch_size entries must be positive");
   if (ffnDim <= 0 || numLayers < 0 || inDim <= 0 || outDim <= 0 || textDim <= 0 || textLen <= 0)
     throw std::invalid_argument("config sizes must be positive");
+  if (causalBlockSize < 0) throw std::invalid_argument("causal_block_size must be 0 (full attention) or positive");
 }
 
 std::string WanConfig::toJson() const {
@@ -69,6 +79,10 @@ std::string WanConfig::toJson() const {
                {"freq_dim", freqDim},     {"text_dim", textDim},     {"out_dim", outDim},
                {"num_heads", numHeads},   {"num_layers", numLayers}, {"window_size", {-1, -1}},
                {"qk_norm", qkNorm},       {"cross_attn_norm", crossAttnNorm}, {"eps", eps}};
+  // Written only when set, so the configs of Wan 2.1 T2V files stay what they were.
+  if (injectSampleInfo) json["inject_sample_info"] = true;
+  if (causalBlockSize > 0) json["causal_block_size"] = causalBlockSize;
+  if (diffusionForcing) json["diffusion_forcing"] = true;
   return json.dump();
 }
 
@@ -111,8 +125,21 @@ WanConfig WanConfig::fromJson(std::string_view text) {
     if (!json["eps"].is_number()) throw std::invalid_argument("config: \"eps\" must be a number");
     config.eps = json["eps"].get<double>();
   }
-  if (json.contains("qk_norm")) config.qkNorm = json["qk_norm"].get<bool>();
-  if (json.contains("cross_attn_norm")) config.crossAttnNorm = json["cross_attn_norm"].get<bool>();
+  auto flag = [&](const char* key, bool fallback) {
+    if (!json.contains(key)) return fallback;
+    if (!json[key].is_boolean()) throw std::invalid_argument(std::string("config: \"") + key + "\" must be true or false");
+    return json[key].get<bool>();
+  };
+  config.qkNorm = flag("qk_norm", config.qkNorm);
+  config.crossAttnNorm = flag("cross_attn_norm", config.crossAttnNorm);
+  config.injectSampleInfo = flag("inject_sample_info", config.injectSampleInfo);
+  config.diffusionForcing = flag("diffusion_forcing", config.diffusionForcing);
+  if (json.contains("causal_block_size") && !json["causal_block_size"].is_null()) {
+    const Json& block = json["causal_block_size"];
+    if (!block.is_number_integer() || block.get<std::int64_t>() < 0)
+      throw std::invalid_argument("config: \"causal_block_size\" must be a non-negative integer");
+    config.causalBlockSize = block.get<std::int64_t>();
+  }
   return config;
 }
 
@@ -203,6 +230,8 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     c.qkNorm = shapeOf("blocks.0.self_attn.norm_q.weight") != nullptr;
     c.crossAttnNorm = shapeOf("blocks.0.norm3.weight") != nullptr;
   }
+  // The fps embedding is what the key names say of a SkyReels-V2 DF checkpoint, whatever a config claims.
+  if (shapeOf("fps_embedding.weight")) result.config.injectSampleInfo = true;
   if (result.config.inDim == 48) result.problems.push_back("in_dim 48: a Wan 2.2 TI2V model (different family), not supported");
   if (result.config.modelType == "t2v") {
     try {

@@ -29,12 +29,24 @@ struct WanConfig {
   double eps = 1e-6;
   bool qkNorm = true;
   bool crossAttnNorm = true;
+  // SkyReels-V2 DF: an fps embedding added to the block modulation ("inject_sample_info"; detected
+  // from the fps_embedding tensors).
+  bool injectSampleInfo = false;
+  // Block-causal self-attention over blocks of this many (patched) latent frames; 0 = full attention.
+  std::int64_t causalBlockSize = 0;
+  // Trained with one timestep per latent frame (diffusion forcing). Implied by the two above.
+  bool diffusionForcing = false;
 
   std::int64_t headDim() const { return dim / numHeads; }
   std::int64_t patchVolume() const { return patch[0] * patch[1] * patch[2]; }
   std::uint64_t parameterCount() const;
   // "1.3B", "14B", "tiny" (the golden test size) or "custom".
   std::string variant() const;
+  // "Wan 2.1 T2V", "SkyReels-V2 DF", "Wan 2.1 T2V (diffusion forcing)", with ", causal, chunk N" when causal.
+  std::string family() const;
+  // The model was trained to denoise each latent frame at its own timestep, so a clean prefix at
+  // timestep 0 is something it has seen (diffusion forcing). Wan 2.1 T2V was not.
+  bool takesPerFrameTimesteps() const { return diffusionForcing || injectSampleInfo || causalBlockSize > 0; }
   // Throws std::invalid_argument describing the first inconsistency.
   void check() const;
 

@@ -59,6 +59,11 @@ std::vector<ParamSpec> parameterSpecs(const WanConfig& c) {
   }
   specs.push_back({"head.modulation", {1, 2, d}, Kind::Float32});
   linear("head.head", c.outDim * c.patchVolume(), d, Kind::Float32);
+  if (c.injectSampleInfo) {
+    specs.push_back({"fps_embedding.weight", {2, d}, Kind::Float32});
+    linear("fps_projection.0", d, d, Kind::Float32);
+    linear("fps_projection.2", 6 * d, d, Kind::Float32);
+  }
   return specs;
 }
 
@@ -86,12 +91,15 @@ struct WanModel::Impl {
   at::ScalarType compute = at::kFloat;
   at::Device device = at::kCPU;
   AttentionImpl attention = AttentionImpl::Auto;
+  std::int64_t causalBlockSize = 0;  // patched latent frames per causal block; 0: full attention
   bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
   std::map<std::string, at::Tensor> params;
   // Resolved references into params:
   at::Tensor patchWeight, patchBias;
   Linear text0, text2, time0, time2, timeProjection, head;
   at::Tensor headModulation;
+  at::Tensor fpsEmbedding;  // undefined without inject_sample_info
+  Linear fps0, fps2;
   std::vector<Block> blocks;
 
   const at::Tensor& get(const std::string& name) const { return params.at(name); }
@@ -107,6 +115,11 @@ struct WanModel::Impl {
     timeProjection = linear("time_projection.1");
     head = linear("head.head");
     headModulation = get("head.modulation");
+    if (config.injectSampleInfo) {
+      fpsEmbedding = get("fps_embedding.weight");
+      fps0 = linear("fps_projection.0");
+      fps2 = linear("fps_projection.2");
+    }
     blocks.clear();
     for (std::int64_t i = 0; i < config.numLayers; ++i) {
       const std::string p = "blocks." + std::to_string(i) + ".";
@@ -143,14 +156,18 @@ struct WanModel::Impl {
     return x.view({x.size(0), x.size(1), config.numHeads, config.headDim()});
   }
 
+  // causalTokens > 0: block-causal, a query sees the keys up to the end of its block of that many tokens.
   at::Tensor selfAttention(const Attention& a, const at::Tensor& z, const at::Tensor& cos, const at::Tensor& sin,
-                           const std::vector<std::int64_t>& keyLengths) const {
+                           const std::vector<std::int64_t>& keyLengths, std::int64_t causalTokens) const {
     const at::Tensor q = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), cos, sin).to(compute);
     const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), cos, sin).to(compute);
     const at::Tensor v = heads(a.v(z));
-    const at::Tensor out = trainable && keyLengths.empty() ? differentiableAttention(q, k, v)
-                                                           : models::attention(q, k, v, keyLengths, attention);
-    return a.o(out.flatten(2));
+    auto attend = [&](const at::Tensor& qs, const at::Tensor& ks, const at::Tensor& vs) {
+      return trainable && keyLengths.empty() ? differentiableAttention(qs, ks, vs)
+                                             : models::attention(qs, ks, vs, keyLengths, attention);
+    };
+    if (causalTokens <= 0 || causalTokens >= q.size(1)) return a.o(attend(q, k, v).flatten(2));
+    return a.o(blockCausalAttention(q, k, v, causalTokens, attend).flatten(2));
   }
 
   // Plain softmax attention from out-of-place operations (training), q [B, Lq, H, d], k, v [B, Lk, H, d].
@@ -177,6 +194,11 @@ WanModel& WanModel::operator=(WanModel&&) noexcept = default;
 const WanConfig& WanModel::config() const { return impl_->config; }
 at::ScalarType WanModel::computeDtype() const { return impl_->compute; }
 void WanModel::setAttention(AttentionImpl impl) { impl_->attention = impl; }
+
+void WanModel::setCausalBlockSize(std::int64_t frames) {
+  if (frames < 0) throw std::invalid_argument("setCausalBlockSize: the block size must be 0 or positive");
+  impl_->causalBlockSize = frames;
+}
 
 std::vector<std::pair<std::string, at::Tensor>> WanModel::namedParameters() const {
   return {impl_->params.begin(), impl_->params.end()};
@@ -216,6 +238,7 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
   impl->config = config;
   impl->device = options.device;
   impl->attention = options.attention;
+  impl->causalBlockSize = config.causalBlockSize;
   if (options.computeDtype) {
     impl->compute = *options.computeDtype;
   } else if (const io::WeightInfo* probe = weights.find("blocks.0.ffn.0.weight")) {
@@ -254,6 +277,7 @@ WanModel WanModel::random(const WanConfig& config, std::uint64_t seed, const Wan
   impl->config = config;
   impl->device = options.device;
   impl->attention = options.attention;
+  impl->causalBlockSize = config.causalBlockSize;
   impl->compute = options.computeDtype.value_or(at::kFloat);
   at::Generator generator = at::detail::createCPUGenerator(seed);
   for (const ParamSpec& spec : parameterSpecs(config)) {
@@ -287,14 +311,55 @@ at::Tensor wanSinusoidalEmbedding(std::int64_t freqDim, const at::Tensor& t) {
   return at::cat({at::cos(sinusoid), at::sin(sinusoid)}, 1);
 }
 
-std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& t,
-                                          const std::vector<at::Tensor>& contexts, WanTrace* trace) const {
+std::int64_t wanFpsIndex(double fps) { return fps == 16.0 ? 0 : 1; }
+
+namespace {
+
+// Per-frame timesteps [B, F] whose rows are constant are the one-timestep case: [B].
+at::Tensor collapseUniformTimesteps(const at::Tensor& t) {
+  if (t.dim() != 2) return t;
+  const at::Tensor first = t.select(1, 0);
+  return at::equal(t, first.unsqueeze(1).expand_as(t)) ? first.contiguous() : t;
+}
+
+// The adaLN rows of one forward: [B, K, dim] for one timestep per sample, or [B, F, K, dim] per frame.
+// Applied to a token stream [B, L, dim] (L = F·tokensPerFrame) by viewing it per frame.
+struct ModulationRows {
+  at::Tensor rows;
+  bool perFrame = false;
+  std::int64_t frames = 1;
+
+  at::Tensor row(std::int64_t k) const {
+    return perFrame ? rows.select(2, k).unsqueeze(2) : rows.narrow(1, k, 1);  // [B, F, 1, dim] / [B, 1, dim]
+  }
+  at::Tensor framed(const at::Tensor& x) const {
+    return perFrame ? x.view({x.size(0), frames, x.size(1) / frames, x.size(2)}) : x;
+  }
+  at::Tensor tokens(const at::Tensor& x) const {
+    return perFrame ? x.reshape({x.size(0), x.size(1) * x.size(2), x.size(3)}) : x;
+  }
+  at::Tensor modulate(const at::Tensor& normed, std::int64_t shift, std::int64_t scale) const {
+    return tokens(wanModulate(framed(normed), row(shift), row(scale)));
+  }
+  at::Tensor gate(const at::Tensor& x, const at::Tensor& y, std::int64_t k) const {
+    return tokens(at::addcmul(framed(x), framed(y), row(k)));
+  }
+};
+
+}  // namespace
+
+std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& tIn,
+                                          const std::vector<at::Tensor>& contexts, WanTrace* trace,
+                                          std::int64_t fpsIndex) const {
   const Impl& m = *impl_;
   const WanConfig& c = m.config;
   const auto batch = static_cast<std::int64_t>(xs.size());
   if (batch == 0) throw std::invalid_argument("WanModel::forward: empty batch");
-  if (contexts.size() != xs.size() || t.numel() != batch)
-    throw std::invalid_argument("WanModel::forward: need one timestep and one context per latent");
+  const at::Tensor t = collapseUniformTimesteps(tIn);
+  const bool perFrame = t.dim() == 2;
+  if (contexts.size() != xs.size() || (perFrame ? t.size(0) != batch : t.numel() != batch))
+    throw std::invalid_argument("WanModel::forward: need one timestep (or one row of per-frame timesteps) and one "
+                                "context per latent");
   std::optional<at::NoGradGuard> noGrad;
   if (!m.trainable) noGrad.emplace();
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(m.device);
@@ -321,21 +386,37 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   }
   const std::int64_t maxLength = *std::max_element(lengths.begin(), lengths.end());
   const bool ragged = std::any_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l != maxLength; });
+  const std::int64_t causalFrames = m.causalBlockSize;
+  if (ragged && (perFrame || causalFrames > 0))
+    throw std::invalid_argument("WanModel::forward: per-frame timesteps and block-causal attention need latents of one size");
+  if (perFrame && t.size(1) != grids.front().f)
+    throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) + " per-frame timesteps for " +
+                                std::to_string(grids.front().f) + " latent frames");
   at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
   for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
   tokens.clear();
   const std::vector<std::int64_t> keyLengths = ragged ? lengths : std::vector<std::int64_t>{};
+  const std::int64_t causalTokens = causalFrames > 0 ? causalFrames * grids.front().h * grids.front().w : 0;
 
-  // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32.
+  // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32, per sample or per
+  // frame; the fps term (SkyReels-V2 DF) joins the block modulation, not the head's.
+  const std::int64_t frames = perFrame ? t.size(1) : 1;
   const at::Tensor sinusoid = wanSinusoidalEmbedding(c.freqDim, t.to(m.device));
-  const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));
-  const at::Tensor e0 = m.timeProjection(at::silu(e));
+  const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));  // [B·F, dim]
+  const at::Tensor e0 = m.timeProjection(at::silu(e));                       // [B·F, 6·dim]
   if (trace) {
     (*trace)["sinusoidal_t"] = sinusoid;
     (*trace)["time_embedding"] = e;
     (*trace)["time_projection"] = e0;
   }
-  const at::Tensor e0rows = e0.view({batch, 6, c.dim});
+  at::Tensor e0rows = perFrame ? e0.view({batch, frames, 6, c.dim}) : e0.view({batch, 6, c.dim});
+  if (m.fpsEmbedding.defined()) {
+    if (fpsIndex < 0 || fpsIndex >= m.fpsEmbedding.size(0))
+      throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) + " (0: 16 fps, 1: other)");
+    const at::Tensor fps = m.fps2(at::silu(m.fps0(m.fpsEmbedding[fpsIndex].unsqueeze(0))));  // [1, 6·dim]
+    if (trace) (*trace)["fps_projection"] = fps;
+    e0rows = e0rows + (perFrame ? fps.view({1, 1, 6, c.dim}) : fps.view({1, 6, c.dim}));
+  }
 
   // 4. Text embedding over the zero-padded text_len rows (no mask anywhere).
   at::Tensor padded = at::zeros({batch, c.textLen, c.textDim}, f32);
@@ -364,17 +445,17 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
     const Block& block = m.blocks[i];
     const std::string name = "blocks." + std::to_string(i);
-    const at::Tensor mod = block.modulation + e0rows;  // [B, 6, dim] float32
-    auto row = [&](std::int64_t k) { return mod.narrow(1, k, 1); };
-    at::Tensor z = wanModulate(m.layerNorm(x), row(0), row(1));
-    const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths).to(at::kFloat);
-    x = at::addcmul(x, selfOut, row(2));
+    const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + e0rows : block.modulation + e0rows, perFrame,
+                             frames};  // float32
+    at::Tensor z = mod.modulate(m.layerNorm(x), 0, 1);
+    const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens).to(at::kFloat);
+    x = mod.gate(x, selfOut, 2);
     z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
     const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
     x = x + crossOut;
-    z = wanModulate(m.layerNorm(x), row(3), row(4));
+    z = mod.modulate(m.layerNorm(x), 3, 4);
     const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
-    x = at::addcmul(x, ffnOut, row(5));
+    x = mod.gate(x, ffnOut, 5);
     if (trace) {
       (*trace)[name + ".self_attn"] = selfOut;
       (*trace)[name + ".cross_attn"] = crossOut;
@@ -384,8 +465,11 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   }
 
   // 7. Head (uses e, not e0), float32.
-  const at::Tensor headMod = m.headModulation + e.unsqueeze(1);  // [B, 2, dim]
-  const at::Tensor y = m.head(wanModulate(m.layerNorm(x), headMod.narrow(1, 0, 1), headMod.narrow(1, 1, 1)));
+  const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + e.view({batch, frames, 1, c.dim})
+                                        : m.headModulation + e.unsqueeze(1),
+                               perFrame, frames};  // [B, (F,) 2, dim]
+  const at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
+  if (trace) (*trace)["head"] = y;
 
   // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
   std::vector<at::Tensor> outputs;
@@ -400,13 +484,14 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   return outputs;
 }
 
-at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) const {
+at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                                  std::int64_t fpsIndex) const {
   std::vector<at::Tensor> xs, contexts;
   for (std::int64_t b = 0; b < x.size(0); ++b) {
     xs.push_back(x[b]);
     contexts.push_back(context[b]);
   }
-  return at::stack(forward(xs, t, contexts));
+  return at::stack(forward(xs, t, contexts, nullptr, fpsIndex));
 }
 
 double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {

@@ -47,6 +47,9 @@ class WanModel {
   const WanConfig& config() const;
   at::ScalarType computeDtype() const;
   void setAttention(AttentionImpl impl);
+  // Block-causal self-attention over blocks of `frames` patched latent frames (0: full attention), as
+  // the reference's set_ar_attention. Starts at the config's causal_block_size.
+  void setCausalBlockSize(std::int64_t frames);
   // Official names → tensors (in their load dtype).
   std::vector<std::pair<std::string, at::Tensor>> namedParameters() const;
   // Replaces every parameter by transfer(name, tensor), which must return a tensor of the same
@@ -59,15 +62,21 @@ class WanModel {
   void setTrainable(bool trainable);
   bool trainable() const;
 
-  // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps (any dtype,
-  // converted to float64 for the sinusoid); context[i] [L_i ≤ text_len, text_dim]. Samples may
-  // differ in size: the batch is padded and self-attention keys are masked per sample.
+  // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps, or [B, F/p_t] with
+  // one timestep per patched latent frame (diffusion forcing: every token gets its own frame's
+  // modulation; rows whose entries are all equal take the one-timestep path, so they give exactly its
+  // result). Any dtype, converted to float64 for the sinusoid. context[i] [L_i ≤ text_len, text_dim].
+  // Samples may differ in size (the batch is padded and self-attention keys are masked per sample),
+  // except with per-frame timesteps or block-causal attention. fpsIndex feeds the fps embedding of
+  // models that have one (0: 16 fps, 1: any other rate; see wanFpsIndex) and is ignored otherwise.
   // Returns the velocity [out_dim, F, H, W] of each sample, float32.
   std::vector<at::Tensor> forward(const std::vector<at::Tensor>& x, const at::Tensor& t,
-                                  const std::vector<at::Tensor>& context, WanTrace* trace = nullptr) const;
+                                  const std::vector<at::Tensor>& context, WanTrace* trace = nullptr,
+                                  std::int64_t fpsIndex = 0) const;
   // Same-size batch (classifier-free guidance as batch 2): x [B, in_dim, F, H, W],
-  // t [B], context [B, L, text_dim] → [B, out_dim, F, H, W].
-  at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) const;
+  // t [B] or [B, F], context [B, L, text_dim] → [B, out_dim, F, H, W].
+  at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                          std::int64_t fpsIndex = 0) const;
 
   ~WanModel();
   WanModel(WanModel&&) noexcept;
@@ -78,6 +87,9 @@ class WanModel {
   explicit WanModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The fps embedding's index for a frame rate, as SkyReels-V2's pipeline picks it: 0 for 16 fps, else 1.
+std::int64_t wanFpsIndex(double fps);
 
 // The sinusoidal timestep embedding: [cos(t·ω), sin(t·ω)] with ω_j = 10000^(−j/half), float64.
 at::Tensor wanSinusoidalEmbedding(std::int64_t freqDim, const at::Tensor& t);

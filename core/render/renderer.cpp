@@ -152,6 +152,11 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
   observer.planReady(summary.plan);
+  for (const std::string& note : summary.plan.notes) {
+    const RenderWarning warning{-1, "continuity", note};
+    summary.warnings.push_back(warning);
+    observer.warning(warning);
+  }
 
   const auto loadStart = Clock::now();
   impl.ensureProbe(prepared.device);

@@ -78,6 +78,9 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     j["enabled"] = shot.enabled;
     if (c.mode == ContinuityMode::LatentOverlap) j["overlap"] = c.overlapLatents;
     if (c.mode == ContinuityMode::Latent) j["decode"] = "after_predecessor";  // frames decoded before it differ
+    if (c.mode == ContinuityMode::Latent && c.prefixFrames.value_or(1) != 1) j["prefix"] = *c.prefixFrames;
+    if (usesHandoff(c.mode) && c.conditionNoise.value_or(0) != 0) j["condition_noise"] = *c.conditionNoise;
+    if (defaults.arStep.value_or(0) != 0) j["ar_step"] = *defaults.arStep;
     if (c.mode == ContinuityMode::Blend) {
       j["blend"] = c.blendRatio;
       if (!c.fallbackImage.empty()) {

@@ -296,6 +296,17 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   sampler.device = models_.device;
   sampler.splitGuidance = summary_.plan.splitGuidance;
   sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
+  // A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
+  // them re-noised to each step's level (the plan says that continuation is approximate there).
+  const bool perFrame = dit.config().takesPerFrameTimesteps();
+  if (perFrame) {
+    sampling::PerFrameSampling diffusionForcing;
+    diffusionForcing.prefix = conditioning.held;
+    diffusionForcing.conditionNoise = shot.continuity.conditionNoise.value_or(0);
+    diffusionForcing.arStep = defaults.arStep.value_or(0);
+    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, dit.config().causalBlockSize));
+    sampler.perFrame = diffusionForcing;
+  }
 
   const auto sampleStart = Clock::now();
   const at::Tensor& cond = contexts_.at(shot.prompt);
@@ -312,14 +323,16 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
     pump(false);
     return !cancel_.load();
   };
-  sampling::SampleResult result = sampling::sampleFlow(sampling::wanDenoiser(dit), conditioning.sampleShape, cond, uncond,
-                                                       sampler, onStep, continuity::holdSlotsHook(conditioning), &cancel_);
+  const sampling::Denoiser denoiser = sampling::wanDenoiser(dit, models::wanFpsIndex(sequence_.settings.fps));
+  sampling::SampleResult result =
+      sampling::sampleFlow(denoiser, conditioning.sampleShape, cond, uncond, sampler, onStep,
+                           perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning), &cancel_);
   if (result.cancelled) {
     pump(true);
     return {true};
   }
   at::Tensor latent = result.latent;
-  continuity::restoreHeldSlots(latent, conditioning);
+  if (!perFrame) continuity::restoreHeldSlots(latent, conditioning);  // a clean prefix was never touched
   if (shot.continuity.anchorColour && first_ && first_->stats)
     latent = continuity::anchorChannelStats(latent, first_->stats->latent, conditioning.heldFrames());
   const double sampleSeconds = secondsSince(sampleStart);

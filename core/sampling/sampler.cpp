@@ -22,9 +22,9 @@ std::string effectiveNegativePrompt(std::string_view userNegative) {
   return std::string(userNegative);
 }
 
-Denoiser wanDenoiser(const models::WanModel& model) {
-  return [&model](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
-    return model.forwardBatch(x, t, context);
+Denoiser wanDenoiser(const models::WanModel& model, std::int64_t fpsIndex) {
+  return [&model, fpsIndex](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+    return model.forwardBatch(x, t, context, fpsIndex);
   };
 }
 
@@ -42,13 +42,17 @@ at::Tensor padContext(const at::Tensor& context, std::int64_t length) {
   return at::constant_pad_nd(context, {0, 0, 0, length - have}, 0.0);
 }
 
-at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
-                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                          bool split) {
-  const auto tOptions = at::TensorOptions().dtype(at::kLong).device(x.device());
+namespace {
+
+// timesteps: a 0-d tensor (one for the clip) or [F] (one per latent frame); rows() gives n copies.
+at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
+                  const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split) {
+  const at::Tensor steps = timesteps.to(x.device(), at::kLong);
+  const auto rows = [&](std::int64_t n) {
+    return steps.dim() == 0 ? steps.reshape({1}).expand({n}).contiguous() : steps.unsqueeze(0).expand({n, steps.size(0)}).contiguous();
+  };
   auto single = [&](const at::Tensor& context) {
-    const at::Tensor t = at::full({1}, timestep, tOptions);
-    return denoiser(x.unsqueeze(0), t, context.to(x.device()).unsqueeze(0))[0];
+    return denoiser(x.unsqueeze(0), rows(1), context.to(x.device()).unsqueeze(0))[0];
   };
   if (guidance == 1.0) return single(condContext);
   if (split) {
@@ -62,11 +66,44 @@ at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::in
   const at::Tensor context =
       at::stack({padContext(condContext, length), padContext(uncondContext, length)}).to(x.device());
   const at::Tensor batch = x.unsqueeze(0).expand({2, x.size(0), x.size(1), x.size(2), x.size(3)}).contiguous();
-  const at::Tensor t = at::full({2}, timestep, tOptions);
-  const at::Tensor v = denoiser(batch, t, context);
+  const at::Tensor v = denoiser(batch, rows(2), context);
   const at::Tensor vCond = v[0], vUncond = v[1];
   // Reference: noise_pred_uncond + guide_scale * (noise_pred_cond - noise_pred_uncond).
   return vUncond + guidance * (vCond - vUncond);
+}
+
+}  // namespace
+
+at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
+                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                          bool split) {
+  return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split);
+}
+
+at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
+                                  const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                                  bool split) {
+  if (timesteps.dim() != 1 || timesteps.size(0) != x.size(1))
+    throw std::invalid_argument("per-frame timesteps: one per latent frame expected");
+  return guided(denoiser, x, timesteps, condContext, uncondContext, guidance, split);
+}
+
+at::Tensor velocityWithFallback(const std::function<at::Tensor(bool split)>& velocity, const SamplerOptions& options,
+                                int step, bool& split, SampleResult& result) {
+  at::Tensor v;
+  try {
+    v = velocity(split);
+  } catch (const std::exception& error) {
+    if (split || options.guidance == 1.0 || !options.onOutOfMemory || !isOutOfMemory(error)) throw;
+    result.guidanceSplitAtStep = step;
+    result.outOfMemoryError = firstLineOf(error.what());
+  }
+  if (!v.defined()) {  // outside the handler, so the failed call's tensors are gone
+    options.onOutOfMemory();
+    split = true;
+    v = velocity(split);
+  }
+  return v;
 }
 
 SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
@@ -74,6 +111,8 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
                         const StepCallback& onStep, const BeforeStepHook& beforeStep, const std::atomic<bool>* cancel,
                         const at::Tensor& initialLatent) {
   if (latentShape.size() != 4) throw std::invalid_argument("latent shape must be [C, F, H, W]");
+  if (options.perFrame)
+    return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel, initialLatent);
   SampleResult result;
   result.schedule = flowMatchingSchedule(options.steps, options.shift, options.schedule);
   const FlowSchedule& schedule = result.schedule;
@@ -103,19 +142,11 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const auto start = Clock::now();
     const auto k = static_cast<std::size_t>(i);
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
-    at::Tensor v;
-    try {
-      v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, split);
-    } catch (const std::exception& error) {
-      if (split || options.guidance == 1.0 || !options.onOutOfMemory || !isOutOfMemory(error)) throw;
-      result.guidanceSplitAtStep = i;
-      result.outOfMemoryError = firstLineOf(error.what());
-    }
-    if (!v.defined()) {  // outside the handler, so the failed call's tensors are gone
-      options.onOutOfMemory();
-      split = true;
-      v = guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, split);
-    }
+    const at::Tensor v = velocityWithFallback(
+        [&](bool splitCall) {
+          return guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, splitCall);
+        },
+        options, i, split, result);
     x = solver->step(i, x, v);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.stepSeconds.push_back(seconds);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +21,13 @@ class WanModel;
 namespace shotchain::sampling {
 
 // The velocity model seen by the sampler: x [B, C, F, H, W] float32, t [B] int64 model
-// timesteps, context [B, L, D] → velocity [B, C, F, H, W]. Real DiT or analytic test field.
+// timesteps (or [B, F]: one per latent frame, diffusion forcing), context [B, L, D] → velocity
+// [B, C, F, H, W]. Real DiT or analytic test field.
 using Denoiser = std::function<at::Tensor(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context)>;
 
-// The Wan DiT as a Denoiser (WanModel::forwardBatch). The model must outlive the function.
-Denoiser wanDenoiser(const models::WanModel& model);
+// The Wan DiT as a Denoiser (WanModel::forwardBatch, with the fps index of models that have an fps
+// embedding). The model must outlive the function.
+Denoiser wanDenoiser(const models::WanModel& model, std::int64_t fpsIndex = 0);
 
 // The reference's negative prompt when the user leaves it empty (wan21.md §4.3).
 extern const char* const kWanDefaultNegativePrompt;
@@ -46,12 +49,16 @@ at::Tensor padContext(const at::Tensor& context, std::int64_t length);
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
                           const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
                           bool split = false);
+// The same with one timestep per latent frame: timesteps [F] int64.
+at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
+                                  const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                                  bool split = false);
 
 struct StepEvent {
-  int step = 0;            // 0-based index of the step just taken
+  int step = 0;            // 0-based index of the step just taken (an iteration of the matrix, per frame)
   int steps = 0;           // total steps
-  float sigma = 0;         // sigma of `latent` (σ_{step+1}; 0 after the last step)
-  std::int64_t timestep = 0;  // model timestep used by this step
+  float sigma = 0;         // sigma of `latent` (σ_{step+1}; 0 after the last step; per frame: the noisiest frame's)
+  std::int64_t timestep = 0;  // model timestep used by this step (per frame: the largest one updated)
   const at::Tensor& latent;   // the sample after the step [C, F, H, W]
   const at::Tensor& denoised; // the solver's x₀ prediction at this step (for previews)
   double seconds = 0;         // wall time of this step (model + solver)
@@ -61,6 +68,21 @@ using StepCallback = std::function<bool(const StepEvent&)>;
 // Called before each model call with the sample about to be evaluated; may modify it in place
 // (hook for continuity modes that hold a latent slot through sampling).
 using BeforeStepHook = std::function<void(int step, float sigma, at::Tensor& latent)>;
+
+// Diffusion forcing (continuation.md): every latent frame has its own timestep and its own solver
+// history, advanced by the timestep matrix (sampling/timestep_matrix.h). For models trained that
+// way (SkyReels-V2 DF, causal Wan); a model with one timestep per clip never saw it.
+struct PerFrameSampling {
+  // Clean latents [C, n, h, w] that start the shot (a handed-off tail): frames 0..n−1 are fed at
+  // timestep 0 — or at `conditionNoise` — and never updated, so they leave sampling bit-identical.
+  at::Tensor prefix;
+  // SkyReels' addnoise_condition: the prefix is fed as (1 − c/1000)·x + (c/1000)·ε at timestep c
+  // (ε drawn again each iteration from the seed). 0: clean at timestep 0.
+  int conditionNoise = 0;
+  int arStep = 0;           // 0: all generated frames share the schedule; k: each starts k iterations later
+  int baseFrames = 0;       // frames fed to the model at once (a window sliding over a long shot); 0: all
+  int causalBlockSize = 1;  // frames that share one timestep (the model's causal block)
+};
 
 struct SamplerOptions {
   int steps = 50;
@@ -74,6 +96,8 @@ struct SamplerOptions {
   // When set, an out-of-memory in a batch-2 step calls it (to return the device cache), switches to
   // split guidance and retries that step; SampleResult records it. Unset: the error propagates.
   std::function<void()> onOutOfMemory;
+  // Set: diffusion forcing (one timestep per latent frame); unset: one timestep for the clip.
+  std::optional<PerFrameSampling> perFrame;
 };
 
 struct SampleResult {
@@ -89,10 +113,23 @@ struct SampleResult {
 // Text-to-video sampling (wan21.md §4.7 step 2): seeded CPU noise of `latentShape`
 // [C, F, H, W] moved to the device, the schedule, and per step one guided (batch-2) model call
 // and a solver update. `initialLatent`, when defined, replaces the seeded noise (x at σ₀).
-// `cancel` (optional) is polled before every model call.
+// `cancel` (optional) is polled before every model call. With options.perFrame, the iterations
+// are the rows of the diffusion-forcing timestep matrix (sampleDiffusionForcing).
 SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
                         const at::Tensor& condContext, const at::Tensor& uncondContext, const SamplerOptions& options,
                         const StepCallback& onStep = {}, const BeforeStepHook& beforeStep = {},
                         const std::atomic<bool>* cancel = nullptr, const at::Tensor& initialLatent = {});
+
+// One step's guided velocity, velocity(split), with the out-of-memory fallback of SamplerOptions: a batch-2
+// call that runs out of memory returns the cache, switches `split` on for the rest of the shot, retries,
+// and is recorded in `result`.
+at::Tensor velocityWithFallback(const std::function<at::Tensor(bool split)>& velocity, const SamplerOptions& options,
+                                int step, bool& split, SampleResult& result);
+
+// The per-frame loop behind sampleFlow when options.perFrame is set (sampling/diffusion_forcing.cpp).
+SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
+                                    const at::Tensor& condContext, const at::Tensor& uncondContext,
+                                    const SamplerOptions& options, const StepCallback& onStep,
+                                    const std::atomic<bool>* cancel, const at::Tensor& initialLatent);
 
 }  // namespace shotchain::sampling

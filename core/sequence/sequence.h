@@ -45,6 +45,9 @@ struct SamplerDefaults {
   double guidance = 5.0;
   double shift = 5.0;
   Solver solver = Solver::UniPC;
+  // Diffusion forcing on a model with per-frame timesteps: each generated latent frame starts this
+  // many iterations after the one before (0 or unset: all frames share the schedule).
+  std::optional<int> arStep;
   UnknownFields unknown;
   bool operator==(const SamplerDefaults&) const = default;
 };
@@ -56,6 +59,11 @@ struct Continuity {
   double blendRatio = 0.5;   // weight of the handoff against the fallback image, for blend
   std::string fallbackImage; // relative to the sequence file
   bool anchorColour = false;  // AdaIN of the shot's latent channel statistics toward shot 1's
+  // `latent`: how many tail latents of the previous shot start this one (unset: 1).
+  std::optional<int> prefixFrames;
+  // On a model with per-frame timesteps: the handed latents are fed at this timestep with as much
+  // noise (SkyReels' addnoise_condition, 0…999; unset or 0: clean at timestep 0).
+  std::optional<int> conditionNoise;
   UnknownFields unknown;
   bool operator==(const Continuity&) const = default;
 };

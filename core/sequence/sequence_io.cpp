@@ -195,6 +195,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.real("guidance", settings.sampler.guidance);
     reader.real("shift", settings.sampler.shift);
     reader.enumeration("solver", settings.sampler.solver, &solverFromString, "euler, unipc");
+    reader.optionalInteger("ar_step", settings.sampler.arStep);
     settings.sampler.unknown = reader.unknownFields();
   }
   if (const Json* memory = root.object("memory")) {
@@ -236,6 +237,8 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
     c.real("blend_ratio", shot.continuity.blendRatio);
     c.string("fallback_image", shot.continuity.fallbackImage);
     c.boolean("anchor_colour", shot.continuity.anchorColour);
+    c.optionalInteger("prefix_frames", shot.continuity.prefixFrames);
+    c.optionalInteger("condition_noise", shot.continuity.conditionNoise);
     shot.continuity.unknown = c.unknownFields();
   }
   shot.unknown = reader.unknownFields();
@@ -306,6 +309,8 @@ Json shotToJson(const Shot& shot) {
   continuity["blend_ratio"] = shot.continuity.blendRatio;
   if (!shot.continuity.fallbackImage.empty()) continuity["fallback_image"] = shot.continuity.fallbackImage;
   if (shot.continuity.anchorColour) continuity["anchor_colour"] = true;
+  if (shot.continuity.prefixFrames) continuity["prefix_frames"] = *shot.continuity.prefixFrames;
+  if (shot.continuity.conditionNoise) continuity["condition_noise"] = *shot.continuity.conditionNoise;
   addUnknown(continuity, shot.continuity.unknown);
   object["continuity"] = continuity;
   object["enabled"] = shot.enabled;
@@ -405,6 +410,7 @@ std::string serializeSequence(const Sequence& sequence) {
   sampler["guidance"] = s.sampler.guidance;
   sampler["shift"] = s.sampler.shift;
   sampler["solver"] = toString(s.sampler.solver);
+  if (s.sampler.arStep) sampler["ar_step"] = *s.sampler.arStep;
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
   Json memory = Json::object();

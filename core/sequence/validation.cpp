@@ -106,6 +106,9 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   checkSteps(report, "sampler.steps", settings.sampler.steps);
   checkGuidance(report, "sampler.guidance", settings.sampler.guidance);
   checkShift(report, "sampler.shift", settings.sampler.shift);
+  if (settings.sampler.arStep && (*settings.sampler.arStep < 0 || *settings.sampler.arStep > limits::kMaxSteps))
+    report.error("sampler.ar_step", std::to_string(*settings.sampler.arStep) + " is outside 0.." +
+                                        std::to_string(limits::kMaxSteps));
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
                                       formatByteSize(limits::kMinMemoryBudget));
@@ -144,6 +147,16 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
                    std::to_string(c.overlapLatents) + " must be at least 1 and less than the shot's " +
                        std::to_string(shot.latentFrames()) + " latent frames");
   }
+  if (c.prefixFrames && (*c.prefixFrames < 1 || *c.prefixFrames >= shot.latentFrames()))
+    report.error(shotPath(index, "continuity.prefix_frames"),
+                 std::to_string(*c.prefixFrames) + " must be at least 1 and less than the shot's " +
+                     std::to_string(shot.latentFrames()) + " latent frames");
+  else if (c.prefixFrames && *c.prefixFrames != 1 && c.mode != ContinuityMode::Latent)
+    report.warning(shotPath(index, "continuity.prefix_frames"),
+                   std::string("is read by the latent mode only (this shot is ") + toString(c.mode) + ")");
+  if (c.conditionNoise && (*c.conditionNoise < 0 || *c.conditionNoise > 999))
+    report.error(shotPath(index, "continuity.condition_noise"),
+                 std::to_string(*c.conditionNoise) + " is outside 0..999 (a timestep)");
   if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
     report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
   if (c.mode == ContinuityMode::Blend) {
@@ -182,6 +195,11 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
                c.overlapLatents > previousEnabled->latentFrames()) {
       report.error(shotPath(i, "continuity.overlap_latents"),
                    std::to_string(c.overlapLatents) + " is more than the previous shot's " +
+                       std::to_string(previousEnabled->latentFrames()) + " latent frames");
+    } else if (c.mode == ContinuityMode::Latent && c.prefixFrames && previousEnabled &&
+               *c.prefixFrames > previousEnabled->latentFrames()) {
+      report.error(shotPath(i, "continuity.prefix_frames"),
+                   std::to_string(*c.prefixFrames) + " is more than the previous shot's " +
                        std::to_string(previousEnabled->latentFrames()) + " latent frames");
     }
     if (!c.tag.empty()) tagsWritten.insert(c.tag);

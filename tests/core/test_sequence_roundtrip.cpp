@@ -17,6 +17,7 @@ class SequenceRoundTrip : public QObject {
     QTest::newRow("demo") << "demo.json";
     QTest::newRow("wan21 five shots") << "wan21_1.3b_five_shots.json";
     QTest::newRow("resolution change") << "resolution_change.json";
+    QTest::newRow("skyreels df continuation") << "skyreels_df_continuation.json";
   }
 
   void workflowsLoadCleanly() {
@@ -142,6 +143,13 @@ class SequenceRoundTrip : public QObject {
     shot.shift = 1.5;
     shot.enabled = false;
     s.shots.push_back(shot);
+    const std::string plain = serializeSequence(s);
+    for (const char* field : {"prefix_frames", "condition_noise", "ar_step"})
+      QVERIFY2(plain.find(field) == std::string::npos, field);  // unset: not written, old files stay byte-identical
+    s.settings.sampler.arStep = 3;
+    s.shots[0].continuity.mode = ContinuityMode::Latent;
+    s.shots[0].continuity.prefixFrames = 2;
+    s.shots[0].continuity.conditionNoise = 20;
     const LoadResult back = parseSequence(serializeSequence(s));
     QVERIFY2(back.ok(), formatAll(back.diagnostics).c_str());
     QVERIFY(*back.sequence == s);

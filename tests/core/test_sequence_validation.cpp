@@ -124,6 +124,13 @@ class SequenceValidation : public QObject {
     row("shots missing", [](Json& d) { d.erase("shots"); }, "shots", "missing (required)");
     row("continuity not an object", [](Json& d) { d["shots"][0]["continuity"] = "latent"; }, "shots[0].continuity",
         "must be an object");
+    row("prefix frames zero", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 0; },
+        "shots[1].continuity.prefix_frames", "must be at least 1");
+    row("prefix frames fill the shot", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 5; },
+        "shots[1].continuity.prefix_frames", "less than the shot's 5 latent frames");
+    row("condition noise beyond a timestep", [](Json& d) { d["shots"][1]["continuity"]["condition_noise"] = 1000; },
+        "shots[1].continuity.condition_noise", "outside 0..999");
+    row("ar_step negative", [](Json& d) { d["sampler"]["ar_step"] = -1; }, "sampler.ar_step", "outside 0..");
     row("schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
     row("schema from the future", [](Json& d) { d["schema"] = "shotchain.sequence/2"; }, "schema",
         "newer or unknown ShotChain");

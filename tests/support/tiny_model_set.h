@@ -34,7 +34,9 @@ struct TinyModelSet {
   }
 };
 
-inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11) {
+// diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps).
+inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11,
+                                      bool diffusionForcing = false) {
   std::filesystem::create_directories(dir);
   std::string corpus;
   for (const char* colour : {"red", "green", "blue", "yellow", "white", "magenta"})
@@ -53,6 +55,7 @@ inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uin
                    dir / "tokenizer.model"};
   models::WanConfig dit = models::WanConfig::preset("tiny");
   dit.textLen = 64;
+  dit.injectSampleInfo = diffusionForcing;
   io::saveSafetensors(set.dit, models::WanModel::random(dit, seed).namedParameters(), {{"config", dit.toJson()}});
   const models::WanVaeConfig vae = models::WanVaeConfig::preset("tiny");
   io::saveSafetensors(set.vae, models::WanVae::random(vae, seed + 1).namedParameters(), {{"config", vae.toJson()}});

@@ -88,12 +88,15 @@ void VramPanel::setPlan(const MemoryPlan& plan) {
     items += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td style='color:#909090'>%3</td></tr>")
                  .arg(QString::fromStdString(item.name).toHtmlEscaped(), bytes(item.bytes),
                       QString::fromStdString(item.detail).toHtmlEscaped());
-  plan_->setText(tr("<b>Plan:</b> <span style='color:%1'>%2</span> (asked: %3)%4, peak %5 of %6<br>%7"
+  QString notes;
+  for (const std::string& note : plan.notes)
+    notes += QStringLiteral("<br><span style='color:#e0a030'>%1</span>").arg(QString::fromStdString(note).toHtmlEscaped());
+  plan_->setText(tr("<b>Plan:</b> <span style='color:%1'>%2</span> (asked: %3)%4, peak %5 of %6<br>%7%9"
                     "<table cellspacing=2>%8</table>")
                      .arg(plan.fits ? QStringLiteral("#4cc36a") : QStringLiteral("#e84a4a"),
                           QString::fromLatin1(toString(plan.chosen)), QString::fromLatin1(toString(plan.requested)),
                           plan.tiledDecode ? tr(", tiled decode") : QString(), bytes(plan.chosenPeak()), bytes(plan.limit),
-                          QString::fromStdString(plan.reason).toHtmlEscaped(), items));
+                          QString::fromStdString(plan.reason).toHtmlEscaped(), items, notes));
 }
 
 QString VramPanel::planText() const { return plan_->text(); }
