@@ -7,6 +7,7 @@
 
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
+#include "continuity/cut_verdict.h"
 #include "export/frame_file_writer.h"
 #include "export/png_frame.h"
 #include "render/render_report.h"
@@ -119,6 +120,15 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
                  figure(cut.ssimCut, "%.3f").c_str(), figure(cut.madRatio, "%.2f").c_str(),
                  figure(cut.deltaEPrev, "%.1f").c_str(), figure(cut.deltaEFirst, "%.1f").c_str(),
                  figure(cut.roundtripMse, "%.3g").c_str());
+  }
+  std::fprintf(out, "\nafter the cut (first frames of the next shot; thresholds: core/continuity/cut_verdict.h)\n");
+  std::fprintf(out, "%-7s %6s %7s %7s %7s %7s  %s\n", "cut", "frames", "flash", "dE", "dE", "struct", "verdict");
+  std::fprintf(out, "%-7s %6s %7s %7s %7s %7s\n", "", "", "ratio", "mean", "spread", "ratio");
+  for (const continuity::CutMetrics& cut : summary.cuts) {
+    const std::string name = std::to_string(cut.fromIndex + 1) + "→" + std::to_string(cut.toIndex + 1);
+    std::fprintf(out, "%-9s %6d %7s %7s %7s %7s  %s\n", name.c_str(), cut.afterCutFrames, figure(cut.flash, "%.2f").c_str(),
+                 figure(cut.colourDrift, "%.1f").c_str(), figure(cut.spreadDrift, "%.1f").c_str(),
+                 figure(cut.structure, "%.2f").c_str(), continuity::judgeCut(cut).summary.c_str());
   }
 }
 

@@ -8,23 +8,15 @@
 
 #include <ATen/ATen.h>
 
+#include "continuity/after_cut_measures.h"
 #include "continuity/frame_measures.h"
 #include "continuity/handoff.h"
 #include "continuity/latent_ops.h"
+#include "continuity/median.h"
 
 namespace shotchain::continuity {
 
 namespace {
-
-std::optional<double> median(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  if (n % 2 == 1) return values[n / 2];
-  const double lo = values[n / 2 - 1], hi = values[n / 2];
-  if (std::isinf(lo) || std::isinf(hi)) return lo == hi ? lo : (std::isinf(hi) ? hi : lo);
-  return 0.5 * (lo + hi);
-}
 
 std::optional<double> ratio(double cut, std::optional<double> baseline) {
   if (!baseline) return std::nullopt;
@@ -84,12 +76,17 @@ ShotStats computeShotStats(const std::string& shotId, const at::Tensor& latent, 
 
   const std::int64_t t = frames.size(1);
   s.firstFrameLab = meanLab(frames.select(1, 0));
-  s.lastFrameLab = meanLab(frames.select(1, t - 1));
+  const LabStats last = labStats(frames.select(1, t - 1));
+  s.lastFrameLab = last.mean;
+  s.lastFrameLabSpread = last.spread;
   const std::int64_t pairs = t - 1;
   const std::int64_t w = std::min<std::int64_t>(std::max(window, 0), pairs);
   for (std::int64_t i = 0; i < w; ++i) s.headPairs.push_back(measureFramePair(frames.select(1, i), frames.select(1, i + 1)));
-  for (std::int64_t i = pairs - w; i < pairs; ++i)
+  s.tailChanges.emplace();
+  for (std::int64_t i = pairs - w; i < pairs; ++i) {
     s.tailPairs.push_back(measureFramePair(frames.select(1, i), frames.select(1, i + 1)));
+    s.tailChanges->push_back(meanRgbChange(frames.select(1, i), frames.select(1, i + 1)));
+  }
   return s;
 }
 
@@ -146,6 +143,7 @@ CutMetrics measureCut(const CutInputs& in) {
     m.psnrWithinMedian = median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.psnr; }));
     m.ssimWithinMedian = median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.ssim; }));
     m.madRatio = ratio(cut.mad, median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.mad; })));
+    measureAfterCut(*in.previous, in.nextFrames, in.window, m);
   }
   m.deltaEPrev = deltaE76(in.next->firstFrameLab, in.previous->lastFrameLab);
   if (in.first != nullptr) m.deltaEFirst = deltaE76(in.next->firstFrameLab, in.first->firstFrameLab);

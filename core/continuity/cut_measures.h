@@ -40,7 +40,7 @@ struct CutInputs {
   at::Tensor previousTail;              // shot N's last latent frame [C, 1, h, w] (a ring view)
   at::Tensor previousLastFrame;         // shot N's last output frame [3, H, W]
   at::Tensor nextLatent;                // shot N+1's final latent [C, F', h', w']
-  at::Tensor nextFrames;                // shot N+1's kept output frames [3, T, H', W'] (only frame 0 is read)
+  at::Tensor nextFrames;                // shot N+1's kept output frames [3, T, H', W']
   const Conditioning* conditioning = nullptr;  // shot N+1's; null: no handoff figures
   const models::WanVae* vae = nullptr;         // for the round-trip baseline; null: none
   int window = kWithinShotWindow;
@@ -53,6 +53,7 @@ struct CutInputs {
 // to N+1's size when the resolution changes); within-shot baselines are the medians over the last
 // `window` pairs/steps of N and the first `window` of N+1. deltaEFirst compares N+1's first frame with
 // shot 1's first frame. A ratio whose baseline median is 0 is 1 when the cut is 0 too, else +inf.
+// With both frames given, the after-cut figures too (measureAfterCut).
 CutMetrics measureCut(const CutInputs& inputs);
 
 }  // namespace shotchain::continuity

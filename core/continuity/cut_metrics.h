@@ -43,6 +43,14 @@ struct CutMetrics {
   std::optional<double> deltaEPrev;            // mean Lab colour difference vs previous shot
   std::optional<double> deltaEFirst;           // vs shot 1
   std::optional<double> roundtripMse;          // decode tail → encode → MSE to the tail (the drift `vae_roundtrip` costs)
+
+  // The first frames after the cut (up to 8 of shot N+1's), against the last frame before it and
+  // the shots' own pace (measureAfterCut). Verdicts on them: cut_verdict.h.
+  int afterCutFrames = 0;                      // how many frames of N+1 the four figures looked at
+  std::optional<double> flash;                 // largest mean RGB change between neighbouring frames there / in-shot median
+  std::optional<double> colourDrift;           // largest ΔE76 between a frame's mean Lab there and the last frame's before the cut
+  std::optional<double> spreadDrift;           // the same for the frames' Lab spread (std of L*, a*, b*)
+  std::optional<double> structure;             // lowest SSIM between neighbouring frames there / in-shot median
 };
 
 }  // namespace shotchain::continuity

@@ -76,14 +76,22 @@ double ssimLuma(const at::Tensor& a, const at::Tensor& b) {
   return map.mean().item<double>();
 }
 
+double meanRgbChange(const at::Tensor& a, const at::Tensor& b) {
+  checkPair(a, b, "meanRgbChange");
+  return (unitRgb(a, "meanRgbChange") - unitRgb(b, "meanRgbChange")).abs().mean().item<double>();
+}
+
 FramePairMeasures measureFramePair(const at::Tensor& a, const at::Tensor& b) {
   return {madLuma(a, b), psnrLuma(a, b), ssimLuma(a, b)};
 }
 
-LabColour meanLab(const at::Tensor& rgb) {
+namespace {
+
+// Per-pixel L*, a*, b* of a frame [3, H, W] read as sRGB: [3, H, W] float64.
+at::Tensor labPixels(const at::Tensor& rgb, const char* what) {
   if (!rgb.defined() || rgb.dim() != 3 || rgb.size(0) != 3)
-    throw std::invalid_argument("meanLab: expected a frame [3, H, W]");
-  const at::Tensor u = unitRgb(rgb, "meanLab").clamp(0.0, 1.0);
+    throw std::invalid_argument(std::string(what) + ": expected a frame [3, H, W]");
+  const at::Tensor u = unitRgb(rgb, what).clamp(0.0, 1.0);
   const at::Tensor linear = at::where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055).pow(2.4));
   const at::Tensor r = linear[0], g = linear[1], bl = linear[2];
   // sRGB (D65) → XYZ, normalised by the D65 white point.
@@ -93,8 +101,21 @@ LabColour meanLab(const at::Tensor& rgb) {
   constexpr double epsilon = 216.0 / 24389.0, kappa = 24389.0 / 27.0;
   const auto f = [&](const at::Tensor& t) { return at::where(t > epsilon, t.pow(1.0 / 3.0), (kappa * t + 16.0) / 116.0); };
   const at::Tensor fx = f(x), fy = f(y), fz = f(z);
-  return {(116.0 * fy - 16.0).mean().item<double>(), (500.0 * (fx - fy)).mean().item<double>(),
-          (200.0 * (fy - fz)).mean().item<double>()};
+  return at::stack({116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)});
+}
+
+LabColour labOf(const at::Tensor& values) {
+  return {values[0].item<double>(), values[1].item<double>(), values[2].item<double>()};
+}
+
+}  // namespace
+
+LabColour meanLab(const at::Tensor& rgb) { return labOf(labPixels(rgb, "meanLab").flatten(1).mean(1)); }
+
+LabStats labStats(const at::Tensor& rgb) {
+  const at::Tensor lab = labPixels(rgb, "labStats").flatten(1);
+  const at::Tensor mean = lab.mean(1);
+  return {labOf(mean), labOf((lab - mean.unsqueeze(1)).pow(2).mean(1).sqrt())};
 }
 
 double deltaE76(const LabColour& x, const LabColour& y) {

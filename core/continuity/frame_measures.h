@@ -20,10 +20,19 @@ double psnrLuma(const at::Tensor& a, const at::Tensor& b);
 double ssimLuma(const at::Tensor& a, const at::Tensor& b);
 // Mean absolute difference of the luma (in [0, 1]).
 double madLuma(const at::Tensor& a, const at::Tensor& b);
+// Mean absolute difference over every pixel and channel of the RGB in [0, 1]: how much the picture
+// changes, colour included (a hue change at equal luma counts).
+double meanRgbChange(const at::Tensor& a, const at::Tensor& b);
 FramePairMeasures measureFramePair(const at::Tensor& a, const at::Tensor& b);
 
 // Mean CIE L*a*b* (CIE 1976, D65 white) over the pixels of a frame [3, H, W] read as sRGB.
 LabColour meanLab(const at::Tensor& rgb);
+// The mean and the spread (population standard deviation of L*, a*, b* over the pixels) of a frame.
+struct LabStats {
+  LabColour mean;
+  LabColour spread;
+};
+LabStats labStats(const at::Tensor& rgb);
 // CIE76 colour difference: the Euclidean distance in L*a*b*.
 double deltaE76(const LabColour& x, const LabColour& y);
 

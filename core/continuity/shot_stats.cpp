@@ -109,6 +109,8 @@ std::string shotStatsToJson(const ShotStats& s) {
   j["last_frame_lab"] = labJson(s.lastFrameLab);
   j["head_pairs"] = pairsJson(s.headPairs);
   j["tail_pairs"] = pairsJson(s.tailPairs);
+  if (s.lastFrameLabSpread) j["last_frame_lab_spread"] = labJson(*s.lastFrameLabSpread);
+  if (s.tailChanges) j["tail_changes"] = numbers(*s.tailChanges);
   return j.dump(2);
 }
 
@@ -136,6 +138,8 @@ ShotStats shotStatsFromJson(std::string_view json, const std::string& source) {
   s.lastFrameLab = r.lab(j, "last_frame_lab");
   s.headPairs = r.pairs(j, "head_pairs");
   s.tailPairs = r.pairs(j, "tail_pairs");
+  if (j.contains("last_frame_lab_spread")) s.lastFrameLabSpread = r.lab(j, "last_frame_lab_spread");
+  if (j.contains("tail_changes")) s.tailChanges = r.values(j["tail_changes"], "tail_changes");
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,10 @@ struct ShotStats {
   LabColour lastFrameLab;
   std::vector<FramePairMeasures> headPairs;  // the first `window` neighbouring output frame pairs
   std::vector<FramePairMeasures> tailPairs;  // the last `window` pairs
+  // Written since the after-cut figures (issue 23); nullopt when read from an older shot.json, and the
+  // figures that need them are then left out.
+  std::optional<LabColour> lastFrameLabSpread;       // spread (std) of L*, a*, b* over the last frame's pixels
+  std::optional<std::vector<double>> tailChanges;    // meanRgbChange of the last `window` pairs, in order
   bool operator==(const ShotStats&) const = default;
 };
 

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "continuity/cut_verdict.h"
+
 namespace shotchain::render {
 namespace {
 
@@ -34,7 +36,7 @@ std::optional<double> readOptional(const Json& json, const char* key) {
 using continuity::CutMetrics;
 
 // Every figure by its JSON key (also the CSV field name), in report order.
-constexpr std::array<std::pair<const char*, std::optional<double> CutMetrics::*>, 10> kOptionalFields{{
+constexpr std::array<std::pair<const char*, std::optional<double> CutMetrics::*>, 14> kOptionalFields{{
     {"handoff_mse", &CutMetrics::handoffMse},
     {"latent_step_ratio", &CutMetrics::latentStepRatio},
     {"psnr_cut_db", &CutMetrics::psnrCut},
@@ -45,6 +47,10 @@ constexpr std::array<std::pair<const char*, std::optional<double> CutMetrics::*>
     {"delta_e_prev", &CutMetrics::deltaEPrev},
     {"delta_e_first", &CutMetrics::deltaEFirst},
     {"roundtrip_mse", &CutMetrics::roundtripMse},
+    {"flash_ratio", &CutMetrics::flash},
+    {"colour_drift_delta_e", &CutMetrics::colourDrift},
+    {"spread_drift_delta_e", &CutMetrics::spreadDrift},
+    {"structure_ratio", &CutMetrics::structure},
 }};
 
 constexpr std::array<std::pair<const char*, std::vector<double> CutMetrics::*>, 4> kVectorFields{{
@@ -77,6 +83,8 @@ Json cutMetricsToJson(const continuity::CutMetrics& cut) {
   for (const auto& [key, field] : kNumberFields) json[key] = number(cut.*field);
   for (const auto& [key, field] : kOptionalFields) json[key] = optionalNumber(cut.*field);
   for (const auto& [key, field] : kVectorFields) json[key] = cut.*field;
+  json["after_cut_frames"] = cut.afterCutFrames;
+  json["verdict"] = continuity::judgeCut(cut).summary;
   return json;
 }
 
@@ -90,6 +98,7 @@ continuity::CutMetrics cutMetricsFromJson(const Json& json) {
   cut.source = json.value("source", std::string());
   cut.resampled = json.value("resampled", false);
   cut.handoffBytesCopied = json.value("handoff_bytes_copied", std::uint64_t{0});
+  cut.afterCutFrames = json.value("after_cut_frames", 0);
   for (const auto& [key, field] : kNumberFields) cut.*field = readOptional(json, key).value_or(0.0);
   for (const auto& [key, field] : kOptionalFields) cut.*field = readOptional(json, key);
   for (const auto& [key, field] : kVectorFields)

@@ -16,6 +16,7 @@
 #include "memory/memory_probe.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
+#include "render/reused_cut.h"
 #include "render/shot_record.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
@@ -70,6 +71,7 @@ class DecodeJob {
   at::Tensor latent;
   continuity::Conditioning conditioning;
   std::shared_ptr<ShotLegacy> self, previous, first;
+  std::shared_ptr<ShotLegacy> neighbour;  // the enabled shot just before in sequence order (null: not known)
   at::Tensor previousTail;
   ShotRecord record;
   bool lastShot = false;
@@ -114,24 +116,7 @@ class DecodeJob {
       fallbacks.insert(fallbacks.end(), decoded.fallbacks.begin(), decoded.fallbacks.end());
       video = at::cat(kept, 1);
       stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
-      if (previous && previous->stats) {
-        continuity::CutInputs inputs;
-        inputs.fromIndex = previous->index;
-        inputs.toIndex = index;
-        inputs.fromShotId = previous->id;
-        inputs.toShotId = shotId;
-        inputs.mode = conditioning.mode;
-        inputs.previous = &*previous->stats;
-        inputs.next = &*stats;
-        inputs.first = first && first != self && first->stats ? &*first->stats : nullptr;
-        inputs.previousTail = previousTail;
-        inputs.previousLastFrame = previous->lastFrame;
-        inputs.nextLatent = latent;
-        inputs.nextFrames = video;
-        inputs.conditioning = &conditioning;
-        inputs.vae = &vae;
-        cut = continuity::measureCut(inputs);
-      }
+      if (const std::optional<continuity::CutInputs> inputs = cutInputs(vae)) cut = continuity::measureCut(*inputs);
     } catch (...) {
       error = std::current_exception();
     }
@@ -153,6 +138,32 @@ class DecodeJob {
       run(vae, plan, device, shotFrames);
       at::set_num_threads(threads);
     });
+  }
+
+  // The cut is the one the viewer sees: from the neighbour (for `none` shots too), else, when the
+  // neighbour is not known, from the shot handed off from. The handoff figures are kept for a handoff;
+  // its latent figures only when the handoff came from the neighbour (they compare with its tail).
+  std::optional<continuity::CutInputs> cutInputs(const models::WanVae& vae) const {
+    const ShotLegacy* from = neighbour && neighbour->stats ? neighbour.get() : previous && previous->stats ? previous.get() : nullptr;
+    if (from == nullptr) return std::nullopt;
+    continuity::CutInputs inputs;
+    inputs.fromIndex = from->index;
+    inputs.toIndex = index;
+    inputs.fromShotId = from->id;
+    inputs.toShotId = shotId;
+    inputs.mode = conditioning.mode;
+    inputs.previous = &*from->stats;
+    inputs.next = &*stats;
+    inputs.first = first && first != self && first->stats ? &*first->stats : nullptr;
+    inputs.previousLastFrame = from->lastFrame;
+    inputs.nextLatent = latent;
+    inputs.nextFrames = video;
+    if (previous) inputs.conditioning = &conditioning;
+    if (previous.get() == from) {
+      inputs.previousTail = previousTail;
+      inputs.vae = &vae;
+    }
+    return inputs;
   }
 
   bool done() const { return finished_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
@@ -343,8 +354,11 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   self->index = index;
   self->id = shot.id;
   self->key = key;
+  self->rendered = true;
   tags_[shot.continuity.tag] = self;
   if (!first_) first_ = self;
+  const std::shared_ptr<ShotLegacy> neighbour = neighbourOf(index);
+  latest_ = self;
   residency_.beforeDecode(index, !lastShot);
 
   auto job = std::make_unique<DecodeJob>();
@@ -356,6 +370,7 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   job->conditioning = std::move(conditioning);
   job->self = self;
   job->previous = previous;
+  job->neighbour = neighbour;
   job->first = first_;
   job->previousTail = previousTail;
   job->lastShot = lastShot;
@@ -389,6 +404,13 @@ void ShotPass::adopt(int index, const std::string& key, const at::Tensor& latent
   if (!statsJson.empty()) legacy->stats = continuity::shotStatsFromJson(statsJson, source);
   tags_[shot.continuity.tag] = legacy;
   if (!first_) first_ = legacy;
+  latest_ = legacy;
+}
+
+std::shared_ptr<ShotLegacy> ShotPass::neighbourOf(int index) const {
+  int before = index - 1;
+  while (before >= 0 && !sequence_.shots[static_cast<std::size_t>(before)].enabled) --before;
+  return latest_ && before >= 0 && latest_->index == before ? latest_ : nullptr;
 }
 
 void ShotPass::reuse(int index, const std::string& key, int count) {
@@ -409,10 +431,28 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   started.reused = true;
   observer_.shotStarted(started);
 
+  const std::shared_ptr<ShotLegacy> neighbour = neighbourOf(index);
   adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
-  if (record->cutIn) {
-    summary_.cuts.push_back(*record->cutIn);
-    observer_.cutMeasured(*record->cutIn);
+  std::optional<continuity::CutMetrics> cut = record->cutIn;
+  if (neighbour && neighbour->stats && (neighbour->rendered || !cut)) {
+    cut = remeasureReusedCut(cut, *neighbour, first_.get(), *latest_, tail->latent, shot.continuity.mode,
+                             record->framesWritten, dir, options_.loadImage);
+    if (cut) {
+      ShotRecord updated = *record;
+      updated.cutIn = cut;
+      writeShotRecord(dir, updated);
+    } else if (record->cutIn) {
+      const RenderWarning warning{index, "cut", "cut " + std::to_string(neighbour->index + 1) + "→" + std::to_string(index + 1) +
+                                                    ": shot " + std::to_string(index + 1) + " was re-used after shot " +
+                                                    std::to_string(neighbour->index + 1) +
+                                                    " changed, and its frames could not be read back to measure the cut again"};
+      summary_.warnings.push_back(warning);
+      observer_.warning(warning);
+    }
+  }
+  if (cut) {
+    summary_.cuts.push_back(*cut);
+    observer_.cutMeasured(*cut);
   }
 
   ShotFinished finished;

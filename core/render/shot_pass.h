@@ -30,6 +30,7 @@ struct ShotLegacy {
   std::string key;
   at::Tensor lastFrame;  // [3, H, W] float32, −1…1
   std::optional<continuity::ShotStats> stats;
+  bool rendered = false;  // rendered in this pass (not read back from disk)
 };
 
 class DecodeJob;
@@ -60,6 +61,9 @@ class ShotPass {
   void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
              const std::string& statsJson, const std::string& source);
   at::Tensor fallbackImage(const Shot& shot) const;
+  // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one
+  // this pass rendered or read back; null otherwise.
+  std::shared_ptr<ShotLegacy> neighbourOf(int index) const;
 
   const Sequence& sequence_;
   const RenderOptions& options_;
@@ -74,7 +78,8 @@ class ShotPass {
   std::map<std::string, at::Tensor> contexts_;
   continuity::LatentRingBuffer ring_{{64, std::uint64_t{8} << 30}};
   std::map<std::string, std::shared_ptr<ShotLegacy>> tags_;
-  std::shared_ptr<ShotLegacy> first_;  // shot 1 of this render (rendered or re-used)
+  std::shared_ptr<ShotLegacy> first_;   // shot 1 of this render (rendered or re-used)
+  std::shared_ptr<ShotLegacy> latest_;  // the shot rendered or read back last
   std::unique_ptr<DecodeJob> pending_;
 };
 

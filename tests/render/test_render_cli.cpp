@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -140,6 +141,43 @@ class RenderCli : public QObject {
       for (const auto& file : expected)
         QVERIFY2(readFile(whole / file) == readFile(resumed / file), qPrintable(q(file.string())));
     }
+  }
+
+  // A `none` shot's key does not depend on the shot before it: re-used after that shot changed, its
+  // cut is measured again from its frames on disk (not the stale figures of its shot.json).
+  void cutIntoReusedNoneShotIsMeasuredAgain() {
+    Sequence sequence = *loadSequenceFile(sequenceFile_).sequence;
+    sequence.shots[2].continuity.mode = ContinuityMode::None;
+    const std::filesystem::path file = root_ / "hard_cut.json", out = root_ / "hard_cut", fresh = root_ / "hard_cut_fresh";
+    saveSequenceFile(sequence, file);
+    const Run first = runCli({"render", q(file.string()), "--out", q(out.string())});
+    QVERIFY2(first.exitCode == 0, qPrintable(first.err));
+    QVERIFY2(first.err.contains("after the cut") && first.err.contains("2→3"), qPrintable(first.err));
+    const nlohmann::json before = nlohmann::json::parse(readFile(out / "report.json"))["cuts"][1];
+    QCOMPARE(before["mode"].get<std::string>(), std::string("none"));
+    QCOMPARE(before["from_shot"].get<std::string>(), std::string("b"));
+
+    sequence.shots[1].prompt = "a blue square moving right on a black background";
+    sequence.shots[1].seed = 777;
+    saveSequenceFile(sequence, file);
+    const Run again = runCli({"render", q(file.string()), "--out", q(out.string()), "--resume"});
+    QVERIFY2(again.exitCode == 0, qPrintable(again.err));
+    const Run whole = runCli({"render", q(file.string()), "--out", q(fresh.string())});
+    QVERIFY2(whole.exitCode == 0, qPrintable(whole.err));
+    const nlohmann::json report = nlohmann::json::parse(readFile(out / "report.json"));
+    QCOMPARE(report["shots_reused"].get<int>(), 2);
+    const nlohmann::json remeasured = report["cuts"][1];
+    const nlohmann::json expected = nlohmann::json::parse(readFile(fresh / "report.json"))["cuts"][1];
+    // The same as a fresh render up to the 8-bit frames read back; the stale figures were different.
+    for (const char* key : {"delta_e_prev", "colour_drift_delta_e", "spread_drift_delta_e"}) {
+      const double got = remeasured[key].get<double>(), want = expected[key].get<double>(), stale = before[key].get<double>();
+      QVERIFY2(std::abs(got - want) < 0.5 && std::abs(stale - want) > 1.0,
+               qPrintable(QString("%1: %2 (fresh %3, stale %4)").arg(key).arg(got).arg(want).arg(stale)));
+    }
+    QVERIFY(std::abs(remeasured["flash_ratio"].get<double>() - expected["flash_ratio"].get<double>()) <
+            0.1 * expected["flash_ratio"].get<double>());
+    const nlohmann::json record = nlohmann::json::parse(readFile(render::shotRecordPath(render::shotDirectory(out, 2, "c"))));
+    QCOMPARE(record["cut_in"]["colour_drift_delta_e"].get<double>(), remeasured["colour_drift_delta_e"].get<double>());
   }
 
   void refusalsExitBeforeWork() {

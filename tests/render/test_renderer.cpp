@@ -6,6 +6,8 @@
 #include <atomic>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
@@ -175,6 +177,63 @@ class RendererTest : public QObject {
     QVERIFY(summary.finished.completed);
     QCOMPARE(afterEdit.reused, (std::vector<int>{0}));
     QCOMPARE(afterEdit.rendered, (std::vector<int>{1, 2}));
+  }
+
+  // Every cut gets the after-cut figures, also a cut into a `none` shot (measured against the shot
+  // before it in sequence order), in the events, report.json, report.csv and again from shot.json
+  // when the shots are re-used.
+  void everyCutHasAfterCutFigures() {
+    Sequence sequence = sequence_;
+    sequence.shots = {makeShot("a", "a red circle moving right on a black background", ContinuityMode::None, 1),
+                      makeShot("b", "a red circle moving down on a black background", ContinuityMode::Latent, 2),
+                      makeShot("c", "a blue square moving left on a black background", ContinuityMode::None, 3),
+                      makeShot("d", "a blue square moving left on a black background", ContinuityMode::Latent, 4)};
+    render::Renderer renderer;
+    render::RenderOptions o = options("after-cut");
+    o.reuse = true;
+    CountingObserver observer;
+    QVERIFY(renderer.render(sequence, o, observer).finished.completed);
+    QCOMPARE(static_cast<int>(observer.cuts.size()), 3);
+    for (int i = 0; i < 3; ++i) {
+      const continuity::CutMetrics& cut = observer.cuts[static_cast<std::size_t>(i)];
+      QCOMPARE(cut.fromIndex, i);
+      QCOMPARE(cut.toIndex, i + 1);
+      QCOMPARE(cut.afterCutFrames, 8);
+      QVERIFY2(cut.flash && *cut.flash > 0 && cut.colourDrift && cut.spreadDrift && cut.structure,
+               qPrintable(QString("cut %1").arg(i + 1)));
+      QVERIFY(cut.psnrCut && cut.madRatio && cut.deltaEPrev);
+    }
+    const continuity::CutMetrics& hard = observer.cuts[1];
+    QCOMPARE(QString::fromStdString(hard.mode), QString("none"));
+    QCOMPARE(QString::fromStdString(hard.fromShotId), QString("b"));
+    QVERIFY(!hard.handoffMse && !hard.latentStepRatio && !hard.roundtripMse);  // no handoff, no handoff figures
+    QCOMPARE(*observer.cuts[2].handoffMse, 0.0);
+
+    const std::filesystem::path out = o.outputDirectory;
+    const nlohmann::json report = nlohmann::json::parse(readFile(out / "report.json"));
+    QCOMPARE(static_cast<int>(report["cuts"].size()), 3);
+    const std::string csv = readFile(out / "report.csv");
+    for (int i = 0; i < 3; ++i) {
+      const nlohmann::json& cut = report["cuts"][static_cast<std::size_t>(i)];
+      const continuity::CutMetrics& seen = observer.cuts[static_cast<std::size_t>(i)];
+      QCOMPARE(cut["flash_ratio"].get<double>(), *seen.flash);
+      QCOMPARE(cut["colour_drift_delta_e"].get<double>(), *seen.colourDrift);
+      QCOMPARE(cut["spread_drift_delta_e"].get<double>(), *seen.spreadDrift);
+      QCOMPARE(cut["structure_ratio"].get<double>(), *seen.structure);
+      QCOMPARE(cut["after_cut_frames"].get<int>(), 8);
+      QVERIFY(cut["verdict"].is_string() && !cut["verdict"].get<std::string>().empty());
+      const std::string index = std::to_string(i + 1) + "-" + std::to_string(i + 2);
+      for (const char* field : {"flash_ratio", "colour_drift_delta_e", "spread_drift_delta_e", "structure_ratio"}) {
+        const std::string row = "cut," + index + "," + field + "," + cut[field].dump() + "\n";
+        QVERIFY2(csv.find(row) != std::string::npos, qPrintable(QString::fromStdString(row)));
+      }
+    }
+
+    CountingObserver again;
+    QVERIFY(renderer.render(sequence, o, again).finished.completed);
+    QCOMPARE(again.reused, (std::vector<int>{0, 1, 2, 3}));
+    QCOMPARE(static_cast<int>(again.cuts.size()), 3);
+    for (std::size_t i = 0; i < 3; ++i) QCOMPARE(*again.cuts[i].flash, *observer.cuts[i].flash);
   }
 
   void refusesBeforeAnyWork_data() {

@@ -20,6 +20,7 @@
 #include "render/render_state.h"
 #include "sequence/sequence_io.h"
 #include "test_support.h"
+#include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
 #include "timeline/timeline_view.h"
 
@@ -302,6 +303,56 @@ class StudioTimeline : public QObject {
     QCOMPARE(model.rowCount(), 2);
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // The after-cut verdict: red figures and a warning in the cut table, a red badge on the timeline's
+  // cut marker (none on a fine cut), and the words in the marker's tooltip.
+  void afterCutVerdictInTableAndTimeline() {
+    continuity::CutMetrics flashed = fakeCut(1, 1.1);
+    flashed.afterCutFrames = 8;
+    flashed.flash = 5.3;
+    flashed.colourDrift = 18.0;
+    flashed.spreadDrift = 3.0;
+    flashed.structure = 0.95;
+    continuity::CutMetrics fine = fakeCut(2, 1.0);
+    fine.afterCutFrames = 8;
+    fine.flash = 1.1;
+    fine.colourDrift = 2.0;
+    fine.spreadDrift = 1.0;
+    fine.structure = 0.99;
+
+    CutTableModel model;
+    model.addCut(flashed);
+    model.addCut(fine);
+    const QColor red(0xe8, 0x4a, 0x4a), green(0x4c, 0xc3, 0x6a);
+    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(), QString::fromUtf8("⚠ 2 warnings"));
+    QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("fine"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::Flash)).toString(), QString("5.30"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::ColourDrift)).toString(), QString("18.0"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::Flash), Qt::ForegroundRole).value<QColor>(), red);
+    QCOMPARE(model.data(model.index(0, CutTableModel::SpreadDrift), Qt::ForegroundRole).value<QColor>(), green);
+    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict), Qt::ForegroundRole).value<QColor>(), red);
+    QCOMPARE(model.data(model.index(1, CutTableModel::Verdict), Qt::ForegroundRole).value<QColor>(), green);
+    QVERIFY(model.data(model.index(0, CutTableModel::Flash), Qt::ToolTipRole).toString().startsWith("flash: "));
+    QVERIFY(model.data(model.index(0, CutTableModel::Verdict), Qt::ToolTipRole).toString().contains("colour drift: "));
+    QVERIFY(model.headerData(CutTableModel::Flash, Qt::Horizontal, Qt::ToolTipRole).toString().endsWith("above 2"));
+
+    Fixture f;
+    const auto badgeColour = [&f](int toIndex) {
+      const QImage image = f.view.grab().toImage();
+      const QRectF badge = cutBadgeRect(f.view.blockRect(toIndex).left() - 1, TimelineView::kTrackTop);
+      return image.pixelColor(QPointF(badge.center().x() + 4, badge.center().y()).toPoint());
+    };
+    QVERIFY(badgeColour(1) != red);  // not measured yet: no badge
+    f.state.cutMeasured(flashed);
+    f.state.cutMeasured(fine);
+    QCOMPARE(badgeColour(1), red);
+    QVERIFY(badgeColour(2) != red);
+    const Shot& enter = f.document.sequence().shots[0];
+    const Shot& cross = f.document.sequence().shots[1];
+    const QString tip = cutMarkerTooltip(enter, cross, flashed);
+    QVERIFY2(tip.contains("After the cut: warning: flash 5.3×, colour drift ΔE 18.0") && tip.contains("5.30"), qPrintable(tip));
+    QVERIFY(cutMarkerTooltip(enter, cross, std::nullopt).contains("Not measured yet"));
   }
 
   void monitorPaintsFakeSamples() {

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "continuity/cut_verdict.h"
+
 namespace shotchain::ui {
 namespace {
 
@@ -12,6 +14,23 @@ QVariant figure(const std::optional<double>& value, int decimals) {
   if (!value) return QStringLiteral("—");
   if (std::isinf(*value)) return QStringLiteral("∞");
   return QString::number(*value, 'f', decimals);
+}
+
+// The verdict of the figure a column shows (nullptr for the other columns).
+const continuity::FigureVerdict* figureVerdict(const continuity::CutVerdict& verdict, int column) {
+  const int first = CutTableModel::Flash;
+  if (column < first || column > CutTableModel::Structure) return nullptr;
+  return &verdict.figures[static_cast<std::size_t>(column - first)];
+}
+
+QColor stateColour(continuity::FigureState state) {
+  switch (state) {
+    case continuity::FigureState::Warning: return QColor(0xe8, 0x4a, 0x4a);
+    case continuity::FigureState::Fine: return QColor(0x4c, 0xc3, 0x6a);
+    case continuity::FigureState::Expected: return QColor(0x8a, 0x9a, 0xb0);
+    case continuity::FigureState::Unmeasured: break;
+  }
+  return QColor(0x8a, 0x8a, 0x8a);
 }
 
 QString vector(const std::vector<double>& values) {
@@ -56,6 +75,15 @@ QVariant CutTableModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
       case Cut: return QStringLiteral("%1 → %2").arg(QString::fromStdString(c.fromShotId), QString::fromStdString(c.toShotId));
       case Mode: return QString::fromStdString(c.mode);
+      case Verdict: {
+        const continuity::CutVerdict verdict = continuity::judgeCut(c);
+        return verdict.warnings > 0 ? QStringLiteral("⚠ %1").arg(verdict.warnings == 1 ? tr("warning") : tr("%1 warnings").arg(verdict.warnings))
+                                    : QString::fromStdString(verdict.summary);
+      }
+      case Flash: return figure(c.flash, 2);
+      case ColourDrift: return figure(c.colourDrift, 1);
+      case SpreadDrift: return figure(c.spreadDrift, 1);
+      case Structure: return figure(c.structure, 2);
       case MadRatio: return figure(c.madRatio, 2);
       case PsnrCut: return figure(c.psnrCut, 1);
       case PsnrWithin: return figure(c.psnrWithinMedian, 1);
@@ -75,6 +103,19 @@ QVariant CutTableModel::data(const QModelIndex& index, int role) const {
       default: return {};
     }
   }
+  if (role == Qt::ToolTipRole && index.column() >= Verdict && index.column() <= Structure) {
+    const continuity::CutVerdict verdict = continuity::judgeCut(c);
+    if (const continuity::FigureVerdict* f = figureVerdict(verdict, index.column())) return QString::fromStdString(f->words);
+    QStringList lines;
+    for (const continuity::FigureVerdict& f : verdict.figures) lines << QString::fromStdString(f.words);
+    return lines.join(QLatin1Char('\n'));
+  }
+  if (role == Qt::ForegroundRole && index.column() >= Verdict && index.column() <= Structure) {
+    const continuity::CutVerdict verdict = continuity::judgeCut(c);
+    if (const continuity::FigureVerdict* f = figureVerdict(verdict, index.column())) return stateColour(f->state);
+    if (!verdict.measured) return stateColour(continuity::FigureState::Unmeasured);
+    return stateColour(verdict.warnings > 0 ? continuity::FigureState::Warning : continuity::FigureState::Fine);
+  }
   if (role == Qt::ToolTipRole) {
     switch (index.column()) {
       case MeanDeltaPrev: return vector(c.channelMeanDeltaPrev);
@@ -89,18 +130,25 @@ QVariant CutTableModel::data(const QModelIndex& index, int role) const {
     if (*c.madRatio > 1.5) return QColor(0xf0, 0xb0, 0x3c);
     return QColor(0x4c, 0xc3, 0x6a);
   }
-  if (role == Qt::TextAlignmentRole && index.column() > Mode) return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::TextAlignmentRole && index.column() > Verdict) return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
 QVariant CutTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation == Qt::Vertical) return role == Qt::DisplayRole ? QVariant(section + 1) : QVariant();
-  static const char* const names[] = {"Cut", "Mode", "MAD ratio", "PSNR cut (dB)", "PSNR within (dB)", "SSIM cut",
+  static const char* const names[] = {"Cut", "Mode", "After the cut", "Flash", "Colour drift (ΔE)", "Spread drift (ΔE)",
+                                      "Structure", "MAD ratio", "PSNR cut (dB)", "PSNR within (dB)", "SSIM cut",
                                       "SSIM within", "ΔE prev", "ΔE first", "Handoff MSE", "Latent step ratio",
                                       "|Δmean| prev", "|Δlog σ| prev", "|Δmean| first", "|Δlog σ| first",
                                       "Round-trip MSE", "Handoff bytes", "Handoff ms"};
   static const char* const tips[] = {
       "From shot → to shot", "Continuity mode of the later shot",
+      "Verdict on the first frames after the cut (hover it for the words)",
+      "Largest change between neighbouring frames in the first 8 after the cut over the median inside the shots "
+      "(≈1 steady)",
+      "Largest Lab distance between the mean colour of the first 8 frames after the cut and the last frame before it",
+      "The same for the colour spread (contrast) of those frames",
+      "Lowest SSIM between neighbouring frames in the first 8 after the cut over the median inside the shots",
       "Mean absolute difference across the cut over the median inside the shots: ≈1 seamless, >3 reads as a cut",
       "Luma PSNR between the last frame and the next shot's first", "Median PSNR between neighbouring frames inside the shots",
       "SSIM across the cut", "Median SSIM inside the shots", "Mean Lab colour difference to the previous shot",
@@ -111,8 +159,16 @@ QVariant CutTableModel::headerData(int section, Qt::Orientation orientation, int
       "Bytes copied for the handoff (0: a view)", "Wall time of the handoff"};
   if (section < 0 || section >= ColumnCount) return {};
   if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
-  if (role == Qt::ToolTipRole) return QString::fromUtf8(tips[section]);
-  return {};
+  if (role != Qt::ToolTipRole) return {};
+  const QString tip = QString::fromUtf8(tips[section]);
+  using T = continuity::CutThresholds;
+  switch (section) {
+    case Flash: return tip + tr(": a warning above %1").arg(T::flash);
+    case ColourDrift: return tip + tr(": a warning above %1").arg(T::colourDrift);
+    case SpreadDrift: return tip + tr(": a warning above %1").arg(T::spreadDrift);
+    case Structure: return tip + tr(": a warning below %1").arg(T::structure);
+    default: return tip;
+  }
 }
 
 }  // namespace shotchain::ui

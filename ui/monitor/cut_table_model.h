@@ -9,13 +9,14 @@
 namespace shotchain::ui {
 
 // One row per measured cut, one column per CutMetrics figure (per-channel vectors are summarised
-// by their mean |·| columns and shown whole in the tooltip).
+// by their mean |·| columns and shown whole in the tooltip). The after-cut figures come first with
+// their verdict (continuity/cut_verdict.h): red past a threshold, the plain words in the tooltip.
 class CutTableModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
   enum Column {
-    Cut, Mode, MadRatio, PsnrCut, PsnrWithin, SsimCut, SsimWithin, DeltaEPrev, DeltaEFirst, HandoffMse,
+    Cut, Mode, Verdict, Flash, ColourDrift, SpreadDrift, Structure, MadRatio, PsnrCut, PsnrWithin, SsimCut, SsimWithin, DeltaEPrev, DeltaEFirst, HandoffMse,
     LatentStepRatio, MeanDeltaPrev, LogStdDeltaPrev, MeanDeltaFirst, LogStdDeltaFirst, RoundtripMse,
     HandoffBytes, HandoffSeconds, ColumnCount
   };

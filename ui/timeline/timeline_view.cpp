@@ -18,6 +18,7 @@
 #include "document/sequence_document.h"
 #include "render/render_state.h"
 #include "sequence/validation.h"
+#include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
 
 namespace shotchain::ui {
@@ -32,19 +33,6 @@ QColor stateColour(ShotState state) {
     case ShotState::Failed: return {0x74, 0x2c, 0x2c};
   }
   return Qt::gray;
-}
-
-// ≈1 seamless, >3 reads as a hard cut.
-QColor madColour(double ratio) {
-  if (ratio <= 1.5) return {0x4c, 0xc3, 0x6a};
-  if (ratio <= 3.0) return {0xf0, 0xb0, 0x3c};
-  return {0xe8, 0x4a, 0x4a};
-}
-
-QString fmt(const std::optional<double>& value, int decimals = 3, const char* unit = "") {
-  if (!value) return QStringLiteral("—");
-  if (std::isinf(*value)) return QStringLiteral("∞");
-  return QString::number(*value, 'f', decimals) + QString::fromUtf8(unit);
 }
 
 bool isImageFile(const QString& path) {
@@ -179,7 +167,7 @@ int TimelineView::edgeAt(const QPoint& pos) const {
 }
 
 int TimelineView::cutAt(const QPoint& pos) const {
-  if (pos.y() > kTrackTop + 14 || pos.y() < kTrackTop - 8) return -1;
+  if (pos.y() > cutBadgeRect(0, kTrackTop).bottom() || pos.y() < kTrackTop - 8) return -1;  // diamond and badge
   const auto all = spans();
   for (std::size_t i = 1; i < all.size(); ++i)
     if (std::abs(pos.x() - xOfFrame(all[i].start)) <= 7) return static_cast<int>(i);
@@ -202,26 +190,7 @@ int TimelineView::reorderTarget(int pointerX) const {
 QString TimelineView::cutTooltip(int toIndex) const {
   const auto& shots = document_->sequence().shots;
   const Shot& to = shots[static_cast<std::size_t>(toIndex)];
-  const Shot& from = shots[static_cast<std::size_t>(toIndex - 1)];
-  QString text = tr("<b>Cut %1 → %2</b><br>continuity: %3")
-                     .arg(QString::fromStdString(from.name.empty() ? from.id : from.name).toHtmlEscaped(),
-                          QString::fromStdString(to.name.empty() ? to.id : to.name).toHtmlEscaped(),
-                          QString::fromLatin1(toString(to.continuity.mode)));
-  const auto cut = state_->cutInto(to.id);
-  if (!cut) return text + tr("<br><i>Not measured yet: render to see its figures.</i>");
-  text += tr("<table>"
-             "<tr><td>MAD ratio</td><td>%1</td></tr>"
-             "<tr><td>PSNR at cut / within</td><td>%2 / %3</td></tr>"
-             "<tr><td>SSIM at cut / within</td><td>%4 / %5</td></tr>"
-             "<tr><td>ΔE vs previous / first</td><td>%6 / %7</td></tr>"
-             "<tr><td>handoff MSE</td><td>%8</td></tr>"
-             "<tr><td>latent step ratio</td><td>%9</td></tr>"
-             "<tr><td>handoff bytes copied</td><td>%10</td></tr></table>")
-              .arg(fmt(cut->madRatio, 2), fmt(cut->psnrCut, 1, " dB"), fmt(cut->psnrWithinMedian, 1, " dB"),
-                   fmt(cut->ssimCut), fmt(cut->ssimWithinMedian), fmt(cut->deltaEPrev, 2), fmt(cut->deltaEFirst, 2),
-                   fmt(cut->handoffMse, 6), fmt(cut->latentStepRatio, 2))
-              .arg(cut->handoffBytesCopied);
-  return text;
+  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id));
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -385,22 +354,7 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
 
 void TimelineView::paintCut(QPainter& p, int toIndex, double x) {
   const Shot& to = document_->sequence().shots[static_cast<std::size_t>(toIndex)];
-  const auto cut = state_->cutInto(to.id);
-  QColor colour(0x8a, 0x8a, 0x8a);
-  if (cut && cut->madRatio) colour = madColour(*cut->madRatio);
-  // A diamond on the track's top edge; filled when the cut carries a handoff.
-  QPainterPath diamond;
-  const double y = kTrackTop;
-  diamond.moveTo(x, y - 6);
-  diamond.lineTo(x + 6, y);
-  diamond.lineTo(x, y + 6);
-  diamond.lineTo(x - 6, y);
-  diamond.closeSubpath();
-  p.setPen(QPen(colour, 1.5));
-  p.setBrush(usesHandoff(to.continuity.mode) ? QBrush(colour) : QBrush(QColor(0x20, 0x20, 0x23)));
-  p.drawPath(diamond);
-  p.setPen(QPen(colour, 2));
-  p.drawLine(QPointF(x, y + 6), QPointF(x, y + kTrackHeight));
+  paintCutMarker(p, to, state_->cutInto(to.id), x, kTrackTop, kTrackHeight);
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* event) {
