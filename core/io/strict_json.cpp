@@ -97,9 +97,12 @@ void checkBytes(std::string_view text) {
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
     throw JsonRefused({"", lineAndColumn(text, nul) +
                                ": not valid JSON: contains a NUL byte (nothing but whitespace may follow the JSON value)"});
+  // Outside strings the parser refuses a stray BOM as a syntax error; a second one where the text
+  // begins gets its own words. (Inside a string, U+FEFF is just text.)
   const std::size_t start = text.substr(0, kUtf8Bom.size()) == kUtf8Bom ? kUtf8Bom.size() : 0;
-  if (const auto bom = text.find(kUtf8Bom, start); bom != std::string_view::npos)
-    throw JsonRefused({"", lineAndColumn(text, bom) +
+  const std::size_t first = std::min(text.find_first_not_of(" \t\r\n", start), text.size());
+  if (text.substr(first, kUtf8Bom.size()) == kUtf8Bom)
+    throw JsonRefused({"", lineAndColumn(text, first) +
                                ": not valid JSON: a byte-order mark is allowed only at the very start of the text"});
 }
 

@@ -4,8 +4,8 @@
 // shard indexes (and importers later). The rules, the same everywhere:
 // - exactly one JSON value; nothing but whitespace (space, tab, CR, LF) may follow it;
 // - no NUL byte anywhere (the library would take one for the end of the text);
-// - one UTF-8 byte-order mark at the very start is ignored; a BOM anywhere else, or a UTF-16 BOM,
-//   is refused;
+// - one UTF-8 byte-order mark at the very start is ignored; a second one, one outside a string, or
+//   a UTF-16 BOM is refused;
 // - at most `maxDepth` nested arrays/objects (the parse stops at the first deeper level, so deep
 //   input cannot exhaust the stack);
 // - no key twice in one object (the library would keep the last one silently);
