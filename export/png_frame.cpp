@@ -13,6 +13,8 @@
 #include <string_view>
 
 #include "util/atomic_file.h"
+#include "util/bounded_file.h"
+#include "util/image_file_check.h"
 
 namespace shotchain::exporting {
 
@@ -35,7 +37,19 @@ void writePngFrame(const render::RgbFrame& frame, const std::filesystem::path& p
 }
 
 render::RgbFrame readPngFrame(const std::filesystem::path& path) {
-  QImageReader reader(QString::fromStdString(path.string()));
+  // The same rules validation applies (one source of truth): a regular file of bounded size, read
+  // without blocking on a FIFO or device; then a header-checked size before any pixel is decoded.
+  if (const std::string problem = imageFileProblem(path); !problem.empty())
+    throw std::runtime_error(path.string() + ": " + problem);
+  const std::string bytes = readRegularFile(path, kMaxImageFileBytes);
+  QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
+  QBuffer buffer(&data);
+  buffer.open(QIODevice::ReadOnly);
+  QImageReader reader(&buffer);
+  const QSize size = reader.size();
+  if (size.isValid() && (size.width() > kMaxImageSide || size.height() > kMaxImageSide))
+    throw std::runtime_error(path.string() + ": the image is " + std::to_string(size.width()) + "×" +
+                             std::to_string(size.height()) + "; each side may be at most " + std::to_string(kMaxImageSide));
   QImage image = reader.read();
   if (image.isNull())
     throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString());

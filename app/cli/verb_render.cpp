@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "cli/option_values.h"
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
 #include "continuity/cut_verdict.h"
@@ -40,12 +41,13 @@ struct RenderArgs {
   bool json = false;
 };
 
+// "A-B" or "A", 1-based, every part a whole number ("2x-4" and "2-" are refused).
 bool parseRange(const std::string& text, int& first, int& last) {
   const auto dash = text.find('-');
   try {
-    first = std::stoi(text.substr(0, dash)) - 1;
-    last = dash == std::string::npos ? first : std::stoi(text.substr(dash + 1)) - 1;
-  } catch (const std::exception&) {
+    first = intOption("--shots", text.substr(0, dash)) - 1;
+    last = dash == std::string::npos ? first : intOption("--shots", text.substr(dash + 1)) - 1;
+  } catch (const std::invalid_argument&) {
     return false;
   }
   return first >= 0 && last >= first;
@@ -180,8 +182,13 @@ int runRender(const Args& args) {
       std::fprintf(stderr, "\nwrote %s (%d frames, %s) and %s\n", outputs.movie.string().c_str(), outputs.frames,
                    outputs.encoder.c_str(), outputs.timeline.string().c_str());
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "shotchain render: %s\n", error.what());
-      status = kFailed;
+      // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
+      const int shots = static_cast<int>(sequence.shots.size());
+      const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
+      std::fprintf(stderr, "%s%s\n",
+                   subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
+                   error.what());
+      if (!subset) status = kFailed;
     }
   }
   printCutTable(stderr, summary);

@@ -138,8 +138,6 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view label, std::span<const
 
   const char* first = reinterpret_cast<const char*>(bytes.data()) + 8;
   const char* last = first + header.headerBytes;
-  if (std::memchr(first, '\0', header.headerBytes) != nullptr)
-    fail(label, "header: not valid JSON: contains a NUL byte");
   const Json root = parseJsonStrict(label, "header", std::string_view(first, static_cast<std::size_t>(last - first)), kMaxDepth);
   if (!root.is_object()) fail(label, std::string("header: top level must be a JSON object, got ") + root.type_name());
 

@@ -1,45 +1,172 @@
 #include "io/strict_json.h"
 
+#include <cstring>
 #include <set>
-#include <string>
 #include <vector>
 
 #include "io/safetensors_header.h"
 
 namespace shotchain::io {
+namespace {
 
-nlohmann::json parseJsonStrict(std::string_view label, std::string_view what, std::string_view text, int maxDepth) {
-  using Json = nlohmann::json;
-  const std::string prefix = std::string(label) + ": " + std::string(what) + ": ";
-  std::vector<std::set<std::string>> keysPerObject;
-  int depth = 0;
-  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) -> bool {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (++depth > maxDepth) throw SafetensorsError(prefix + "JSON nested deeper than " + std::to_string(maxDepth) + " levels");
-        if (event == Json::parse_event_t::object_start) keysPerObject.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        --depth;
-        if (event == Json::parse_event_t::object_end && !keysPerObject.empty()) keysPerObject.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        const std::string& key = parsed.get_ref<const std::string&>();
-        if (!keysPerObject.empty() && !keysPerObject.back().insert(key).second)
-          throw SafetensorsError(prefix + "duplicate key \"" + key + "\"");
-        break;
+constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+// Keys are user text: a path stays readable even when a key is huge.
+std::string shortened(const std::string& text, std::size_t limit = 40) {
+  return text.size() <= limit ? text : text.substr(0, limit) + "…";
+}
+
+// The JSON path of the value being parsed, kept up to date from the parser's events.
+class PathTracker {
+ public:
+  explicit PathTracker(int maxDepth) : maxDepth_(maxDepth) {}
+
+  void scalar() { valueDone(); }
+  void beginContainer(bool isObject) {
+    if (!levels_.empty() && !levels_.back().isObject) ++levels_.back().index;
+    if (static_cast<int>(levels_.size()) >= maxDepth_)
+      throw JsonRefused({path(), "JSON nested deeper than " + std::to_string(maxDepth_) +
+                                     " levels of arrays and objects (refused before reading further)"});
+    levels_.push_back({isObject});
+  }
+  void endContainer() {
+    if (!levels_.empty()) levels_.pop_back();
+    if (!levels_.empty() && levels_.back().isObject) levels_.back().betweenMembers = true;
+  }
+  void key(const std::string& name) {
+    if (levels_.empty()) return;
+    Level& level = levels_.back();
+    level.key = name;
+    level.betweenMembers = false;
+    if (!level.keys.insert(name).second)
+      throw JsonRefused({path(), "duplicate key \"" + shortened(name) +
+                                     "\": a key may appear once in an object (the second would silently replace the first)"});
+  }
+
+  // The path of what is being read. `failed`: the parser stopped inside a value it had not finished,
+  // so in an array that is the element after the last complete one.
+  std::string path(bool failed = false) const {
+    std::string text;
+    for (std::size_t i = 0; i < levels_.size(); ++i) {
+      const Level& level = levels_[i];
+      const bool last = i + 1 == levels_.size();
+      if (level.isObject) {
+        if (level.key.empty() && level.keys.empty()) break;
+        if (last && level.betweenMembers) break;
+        if (!text.empty()) text += '.';
+        text += shortened(level.key);
+      } else {
+        const long index = level.index + (last && failed ? 1 : 0);
+        if (index < 0) break;
+        text += "[" + std::to_string(index) + "]";
       }
-      case Json::parse_event_t::value:
-        break;
+    }
+    return text;
+  }
+
+ private:
+  struct Level {
+    bool isObject = false;
+    std::string key;
+    bool betweenMembers = true;
+    long index = -1;
+    std::set<std::string> keys;
+  };
+  void valueDone() {
+    if (levels_.empty()) return;
+    Level& parent = levels_.back();
+    if (parent.isObject) parent.betweenMembers = true;
+    else ++parent.index;
+  }
+
+  int maxDepth_;
+  std::vector<Level> levels_;
+};
+
+// nlohmann's message without its "[json.exception...] parse error at line 1, column 5: " prefix.
+std::string syntaxDetail(const std::exception& error) {
+  std::string detail = error.what();
+  if (auto pos = detail.find("syntax error"); pos != std::string::npos) return detail.substr(pos);
+  if (auto pos = detail.find("] "); pos != std::string::npos) return detail.substr(pos + 2);
+  return detail;
+}
+
+void checkBytes(std::string_view text) {
+  if (text.size() >= 2 && ((text[0] == '\xFE' && text[1] == '\xFF') || (text[0] == '\xFF' && text[1] == '\xFE')))
+    throw JsonRefused({"", "the text is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"});
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw JsonRefused({"", lineAndColumn(text, nul) +
+                               ": not valid JSON: contains a NUL byte (nothing but whitespace may follow the JSON value)"});
+  // Outside strings the parser refuses a stray BOM as a syntax error; a second one where the text
+  // begins gets its own words. (Inside a string, U+FEFF is just text.)
+  const std::size_t start = text.substr(0, kUtf8Bom.size()) == kUtf8Bom ? kUtf8Bom.size() : 0;
+  const std::size_t first = std::min(text.find_first_not_of(" \t\r\n", start), text.size());
+  if (text.substr(first, kUtf8Bom.size()) == kUtf8Bom)
+    throw JsonRefused({"", lineAndColumn(text, first) +
+                               ": not valid JSON: a byte-order mark is allowed only at the very start of the text"});
+}
+
+}  // namespace
+
+std::string lineAndColumn(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+template <class Json>
+Json parseJsonChecked(std::string_view text, int maxDepth) {
+  checkBytes(text);
+  PathTracker tracker(maxDepth);
+  auto callback = [&](int /*depth*/, typename Json::parse_event_t event, Json& parsed) -> bool {
+    using Event = typename Json::parse_event_t;
+    switch (event) {
+      case Event::object_start: tracker.beginContainer(true); break;
+      case Event::array_start: tracker.beginContainer(false); break;
+      case Event::object_end:
+      case Event::array_end: tracker.endContainer(); break;
+      case Event::key: tracker.key(parsed.template get_ref<const std::string&>()); break;
+      case Event::value: tracker.scalar(); break;
     }
     return true;
   };
   try {
     return Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::exception& error) {
-    throw SafetensorsError(prefix + "not valid JSON: " + error.what());
+  } catch (const nlohmann::json::parse_error& error) {
+    const std::size_t offset = error.byte > 0 ? error.byte - 1 : 0;
+    const std::string_view what = error.what();
+    if (what.find("; expected end of input") != std::string_view::npos)
+      throw JsonRefused({"", lineAndColumn(text, offset) +
+                                 ": not valid JSON: something other than whitespace follows the JSON value"});
+    if (error.byte >= text.size() || what.find("unexpected end of input") != std::string_view::npos)
+      throw JsonRefused({tracker.path(true), lineAndColumn(text, offset) +
+                                                 ": not valid JSON: the text ends in the middle of the JSON value (truncated?)"});
+    throw JsonRefused({tracker.path(true), lineAndColumn(text, offset) + ": not valid JSON: " + syntaxDetail(error)});
+  } catch (const nlohmann::json::out_of_range& error) {
+    if (error.id == 406)
+      throw JsonRefused({tracker.path(true), "a number too large for any field (beyond ±1.8e308)"});
+    throw JsonRefused({tracker.path(true), "not valid JSON: " + syntaxDetail(error)});
+  } catch (const nlohmann::json::exception& error) {
+    throw JsonRefused({tracker.path(true), "not valid JSON: " + syntaxDetail(error)});
+  }
+}
+
+template nlohmann::json parseJsonChecked<nlohmann::json>(std::string_view, int);
+template nlohmann::ordered_json parseJsonChecked<nlohmann::ordered_json>(std::string_view, int);
+
+nlohmann::json parseJsonStrict(std::string_view label, std::string_view what, std::string_view text, int maxDepth) {
+  try {
+    return parseJsonChecked<nlohmann::json>(text, maxDepth);
+  } catch (const JsonRefused& refused) {
+    throw SafetensorsError(std::string(label) + ": " + std::string(what) + ": " + refused.what());
   }
 }
 

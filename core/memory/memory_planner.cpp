@@ -248,7 +248,11 @@ MemoryPlan planMemory(const PlanRequest& r) {
 std::string formatPlan(const MemoryPlan& plan) {
   std::ostringstream out;
   out << "memory plan for " << plan.device << " (" << formatByteSize(plan.deviceTotal) << ")";
-  if (plan.budget) out << ", budget " << formatByteSize(*plan.budget);
+  if (plan.budget) {
+    // In the unit the user wrote ("16 GB"), with the binary figure the rest of the plan uses.
+    const std::string asWritten = formatByteSizeExact(*plan.budget), binary = formatByteSize(*plan.budget);
+    out << ", budget " << asWritten << (asWritten == binary ? "" : " (" + binary + ")");
+  }
   out << "\n\n";
   std::size_t nameWidth = 0, sizeWidth = 0;
   for (const PlanItem& item : plan.items) {
@@ -271,7 +275,9 @@ std::string formatPlan(const MemoryPlan& plan) {
   }
   for (const auto& [name, bytes] : peaks)
     row(name, formatByteSize(bytes), bytes + plan.margin <= plan.limit ? "fits" : "over the limit");
-  out << "\n  limit " << formatByteSize(plan.limit) << (plan.budget ? " (budget)" : " (device)") << "\n";
+  const bool budgetIsLimit = plan.budget && *plan.budget == plan.limit;
+  out << "\n  limit " << (budgetIsLimit ? formatByteSizeExact(plan.limit) : formatByteSize(plan.limit))
+      << (plan.budget ? " (budget)" : " (device)") << "\n";
   out << "  policy: " << toString(plan.chosen);
   if (plan.tiledDecode) out << ", tiled decode (tile " << plan.tile << ", overlap " << plan.tileOverlap << ")";
   if (plan.splitGuidance) out << ", guidance split into two batch-1 calls";

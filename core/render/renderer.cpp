@@ -51,6 +51,55 @@ bool overlapFits(const MemoryPlan& plan) {
   return plan.limit == 0 || both <= plan.limit;
 }
 
+// Every file a render writes lies below <out>/shots/<NN>-<id>/frames/; refused when the longest such
+// path (with room for a temporary suffix) would pass the system's path limit.
+void requireShortEnoughPaths(const Sequence& sequence, const std::filesystem::path& out) {
+  constexpr std::size_t kPathLimit = 4095, kTemporarySuffix = 32;
+  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
+    const std::filesystem::path deepest =
+        framePath(shotDirectory(std::filesystem::absolute(out), static_cast<int>(i), sequence.shots[i].id),
+                  sequence.shots[i].frames);
+    if (deepest.string().size() + kTemporarySuffix > kPathLimit)
+      throw RenderError(shotPath(i, "id"), deepest.string() + ": the path of this shot's files is longer than the " +
+                                               std::to_string(kPathLimit) + "-byte limit (choose a shorter output folder)");
+  }
+}
+
+// A shot in the range that hands off from (or anchors its colour to) a shot before the range needs
+// that shot on disk, rendered with its current key: otherwise it would be rendered without its
+// handoff and stored under a key that says it had one.
+void requirePredecessorsOnDisk(const Sequence& sequence, const std::vector<std::string>& keys, int first, int last,
+                               const std::filesystem::path& out) {
+  std::map<std::string, int> lastByTag;
+  int firstEnabled = -1;
+  auto onDisk = [&](int j) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(j)];
+    const std::filesystem::path dir = shotDirectory(out, j, shot.id);
+    const std::optional<ShotRecord> record = readShotRecord(dir);
+    return record && record->key == keys[static_cast<std::size_t>(j)] && shotTailPresent(dir);
+  };
+  auto require = [&](int j, int i, const std::string& why) {
+    if (j < 0 || j >= first || onDisk(j)) return;
+    const Shot& source = sequence.shots[static_cast<std::size_t>(j)];
+    throw RenderError("shots", "shot " + std::to_string(j + 1) + " (" + source.id + ") is not rendered on disk with its "
+                               "current settings, and shot " + std::to_string(i + 1) + " " + why +
+                               ": render from shot " + std::to_string(j + 1) + " (--shots " + std::to_string(j + 1) + "-" +
+                               std::to_string(last + 1) + ") or render shot " + std::to_string(j + 1) + " first");
+  };
+  for (int i = 0; i <= last; ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled) continue;
+    const Continuity& c = shot.continuity;
+    if (i >= first) {
+      if (const auto source = lastByTag.find(c.tag); usesHandoff(c.mode) && source != lastByTag.end())
+        require(source->second, i, "hands off from it (continuity " + std::string(toString(c.mode)) + ", tag \"" + c.tag + "\")");
+      if (c.anchorColour) require(firstEnabled, i, "anchors its colour to it");
+    }
+    lastByTag[c.tag] = i;
+    if (firstEnabled < 0) firstEnabled = i;
+  }
+}
+
 MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c10::Device device, ResidencyPolicy policy,
                    std::optional<std::uint64_t> budget) {
   try {
@@ -81,7 +130,7 @@ struct Renderer::Impl {
   };
 
   Prepared prepare(const Sequence& sequence, const RenderOptions& options) {
-    const Diagnostics diagnostics = validateSequence(sequence, {options.sequenceDirectory});
+    const Diagnostics diagnostics = validateSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true});
     for (const Diagnostic& d : diagnostics)
       if (d.isError()) throw RenderError(d.path, "the sequence is not valid: " + formatAll(diagnostics));
     Prepared prepared;
@@ -146,6 +195,8 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   impl.cancelNow.store(false);
 
   const Impl::Prepared prepared = impl.prepare(sequence, options);
+  requireShortEnoughPaths(sequence, options.outputDirectory);
+  requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireWritableFolder(options.outputDirectory);
 
   RenderSummary summary;

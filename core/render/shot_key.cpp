@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/bounded_file.h"
+#include "util/image_file_check.h"
+
 namespace shotchain::render {
 namespace {
 
@@ -86,7 +89,8 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
       if (!c.fallbackImage.empty()) {
         const std::filesystem::path image = sequenceDirectory / c.fallbackImage;
         std::error_code error;
-        j["fallback"] = std::filesystem::exists(image, error) ? digestHex(readAll(image)) : "missing:" + c.fallbackImage;
+        j["fallback"] = std::filesystem::exists(image, error) ? digestHex(readRegularFile(image, kMaxImageFileBytes))
+                                                              : "missing:" + c.fallbackImage;
       }
     }
     if (const auto before = lastKeyByTag.find(c.tag); usesHandoff(c.mode) && before != lastKeyByTag.end())

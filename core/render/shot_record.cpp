@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_writer.h"
+#include "io/strict_json.h"
 #include "io/weight_set.h"
 #include "render/cut_metrics_json.h"
 #include "render/output_layout.h"
@@ -47,7 +48,7 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
   if (!in) return std::nullopt;
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   try {
-    const Json json = Json::parse(text);
+    const Json json = io::parseJsonChecked<Json>(text, 64);  // a damaged record is rendered again, never a crash
     if (json.value("format", std::string()) != kRecordFormat) return std::nullopt;
     ShotRecord record;
     record.index = json.at("index").get<int>();
@@ -67,6 +68,8 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());
     return record;
   } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  } catch (const io::JsonRefused&) {
     return std::nullopt;
   }
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/strict_json.h"
 #include "util/atomic_file.h"
 #include "util/byte_size.h"
 
@@ -245,26 +246,8 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   return shot;
 }
 
-// nlohmann reports a byte offset; people want a line and column.
-std::string describeParseError(std::string_view text, const nlohmann::json::parse_error& error) {
-  const std::size_t offset = std::min<std::size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  const std::string where = "line " + std::to_string(line) + ", column " + std::to_string(column);
-  if (error.byte >= text.size()) return where + ": the file ends in the middle of the document (truncated?)";
-  std::string detail = error.what();
-  if (auto pos = detail.find("syntax error"); pos != std::string::npos) detail = detail.substr(pos);
-  return where + ": not valid JSON: " + detail;
-}
-
 bool looksBinary(std::string_view text) {
+  if (text.size() >= 2 && (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF")) return false;  // UTF-16: said so by the parser
   const std::size_t probe = std::min<std::size_t>(text.size(), 512);
   for (std::size_t i = 0; i < probe; ++i)
     if (text[i] == '\0') return true;
@@ -332,9 +315,9 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
 
   Json root;
   try {
-    root = Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& error) {
-    return fatal("", describeParseError(text, error));
+    root = io::parseJsonChecked<Json>(text, kMaxDocumentDepth);
+  } catch (const io::JsonRefused& refused) {
+    return fatal(refused.problem().path, refused.problem().message);
   }
   if (!root.is_object()) return fatal("", std::string("the document must be a JSON object, not ") + typeName(root));
 

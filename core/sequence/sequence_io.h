@@ -12,6 +12,8 @@
 namespace shotchain {
 
 inline constexpr const char* kSequenceSchema = "shotchain.sequence/1";
+// Far beyond any real document (which nests 4 deep); deeper text is refused before it is read.
+inline constexpr int kMaxDocumentDepth = 64;
 
 struct LoadResult {
   std::optional<Sequence> sequence;  // set when there is no error (warnings may remain)

@@ -1,10 +1,12 @@
 #include "sequence/validation.h"
 
 #include <cmath>
+#include <iomanip>
 #include <set>
-#include <system_error>
+#include <sstream>
 
 #include "util/byte_size.h"
+#include "util/image_file_check.h"
 
 namespace shotchain {
 namespace {
@@ -55,16 +57,31 @@ void checkGuidance(Collector& report, const std::string& path, double guidance) 
     report.error(path, number(guidance) + " is outside 0.." + number(limits::kMaxGuidance));
 }
 
-void checkShift(Collector& report, const std::string& path, double shift) {
-  if (!std::isfinite(shift) || shift <= 0.0 || shift > limits::kMaxShift)
-    report.error(path, number(shift) + " must be greater than 0 and at most " + number(limits::kMaxShift));
+// "1e-310", not "0.000000": a value refused for being tiny must not print as 0.
+std::string exact(double value) {
+  std::ostringstream text;
+  text << std::setprecision(6) << value;
+  return text.str();
 }
 
-bool fileExists(const ValidationContext& context, const std::string& file) {
-  if (context.baseFolder.empty()) return true;
-  std::error_code error;
-  const std::filesystem::path path(file);
-  return std::filesystem::exists(path.is_absolute() ? path : context.baseFolder / path, error);
+void checkShift(Collector& report, const std::string& path, double shift) {
+  if (!std::isfinite(shift) || shift <= 0.0 || shift > limits::kMaxShift)
+    report.error(path, exact(shift) + " must be greater than 0 and at most " + number(limits::kMaxShift));
+  else if (shift < limits::kMinShift)
+    report.error(path, exact(shift) + " is below the smallest shift of " + number(limits::kMinShift) +
+                           " (the noise schedule collapses to zero)");
+}
+
+void checkFallbackImage(Collector& report, const std::string& path, const std::string& file,
+                        const ValidationContext& context) {
+  if (context.baseFolder.empty()) return;
+  const std::filesystem::path image(file);
+  const std::string problem = imageFileProblem(image.is_absolute() ? image : context.baseFolder / image);
+  if (problem.empty()) return;
+  const std::string message = "\"" + file + "\" " + problem;
+  if (problem != "does not exist") report.error(path, message + " (a render reads it as an image)");
+  else if (context.missingFilesAreErrors) report.error(path, message);
+  else report.warning(path, message + " (a render will refuse this shot)");
 }
 
 }  // namespace
@@ -90,7 +107,10 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   Diagnostics out;
   Collector report(out);
   if (!std::isfinite(settings.fps) || settings.fps <= 0.0 || settings.fps > limits::kMaxFps)
-    report.error("fps", number(settings.fps) + " must be greater than 0 and at most " + number(limits::kMaxFps));
+    report.error("fps", exact(settings.fps) + " must be greater than 0 and at most " + number(limits::kMaxFps));
+  else if (settings.fps < limits::kMinFps)
+    report.error("fps", exact(settings.fps) + " is below the lowest frame rate of " + number(limits::kMinFps) +
+                            " (the MP4 cannot store it)");
 
   const ModelSet& model = settings.model;
   if (model.isBuiltin()) {
@@ -120,6 +140,10 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   Collector report(out);
   if (shot.id.empty()) {
     report.error(shotPath(index, "id"), "must not be empty");
+  } else if (shot.id.size() > limits::kMaxIdLength) {
+    report.error(shotPath(index, "id"), "is " + std::to_string(shot.id.size()) + " characters; at most " +
+                                            std::to_string(limits::kMaxIdLength) +
+                                            " (it names the shot's folder, shots/<NN>-<id>)");
   } else {
     for (char c : shot.id) {
       if (!validIdCharacter(c)) {
@@ -163,9 +187,8 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
     if (c.fallbackImage.empty())
       report.warning(shotPath(index, "continuity.fallback_image"),
                      "blend without a fallback image uses the handoff alone");
-    else if (!fileExists(context, c.fallbackImage))
-      report.warning(shotPath(index, "continuity.fallback_image"),
-                     "\"" + c.fallbackImage + "\" does not exist (a render will stop at this shot)");
+    else
+      checkFallbackImage(report, shotPath(index, "continuity.fallback_image"), c.fallbackImage, context);
   }
   return out;
 }

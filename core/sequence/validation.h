@@ -16,15 +16,22 @@ constexpr int kSideMultiple = 16;
 constexpr int kMaxFrames = 1025;
 constexpr int kMaxSteps = 1000;
 constexpr double kMaxGuidance = 50.0;
+constexpr double kMinShift = 0.1;
 constexpr double kMaxShift = 100.0;
+constexpr double kMinFps = 1.0;   // the MP4's frame rate is a fraction n/65536 of at least one frame a second
 constexpr double kMaxFps = 240.0;
+// A shot's folder is shots/<NN>-<id>: the id must leave the name well inside the 255-byte limit.
+constexpr std::size_t kMaxIdLength = 128;
 constexpr std::uint64_t kMinMemoryBudget = 64ull << 20;
 }  // namespace limits
 
 // Where relative paths in the document (fallback images, model files) are resolved; empty
 // means "do not look at the file system".
+// A missing file (a fallback image moved away) is a warning while editing, so the document still
+// opens; a render sets `missingFilesAreErrors` and refuses it before any work.
 struct ValidationContext {
   std::filesystem::path baseFolder;
+  bool missingFilesAreErrors = false;
 };
 
 // The message for a frame count that is not 4k+1, or nothing when it is fine.

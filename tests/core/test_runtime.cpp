@@ -33,7 +33,9 @@ class Runtime : public QObject {
     QTest::newRow("spaced") << " 512 MiB " << qulonglong(512ull << 20);
     QTest::newRow("G") << "1.5G" << qulonglong(3ull << 29);
     QTest::newRow("plain") << "1048576" << qulonglong(1048576);
-    QTest::newRow("TB") << "2tb" << qulonglong(2ull << 40);
+    QTest::newRow("TiB") << "2tib" << qulonglong(2ull << 40);
+    QTest::newRow("TB is SI") << "2tb" << qulonglong(2000000000000ull);
+    QTest::newRow("GB is SI") << "16GB" << qulonglong(16000000000ull);
   }
   void byteSizesParse() {
     QFETCH(QString, text);
@@ -44,7 +46,7 @@ class Runtime : public QObject {
   }
 
   void badByteSizesAreRefused() {
-    for (const char* text : {"", "GiB", "12 parsecs", "1.5", "-3G", "99999999999TiB", "1 G B"})
+    for (const char* text : {"", "GiB", "12 parsecs", "1.5", "-3G", "99999999999TiB", "1 G B", "1.0001 kB"})
       QVERIFY2(!parseByteSize(text).has_value(), text);
   }
 
@@ -52,6 +54,9 @@ class Runtime : public QObject {
     for (std::uint64_t bytes : {16ull << 30, (3ull << 30) + 12345, 1ull << 20, 4096ull, 1ull})
       QCOMPARE(parseByteSize(formatByteSizeExact(bytes)).value(), bytes);
     QCOMPARE(formatByteSize(3ull << 29), std::string("1.50 GiB"));
+    QCOMPARE(formatByteSizeExact(16000000000ull), std::string("16 GB"));
+    QCOMPARE(formatByteSizeExact(16ull << 30), std::string("16 GiB"));
+    QCOMPARE(formatByteSizeExact(3ull << 29), std::string("1.5 GiB"));
   }
 };
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sequence/sequence_io.h"
+#include "bad_documents.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -236,7 +237,7 @@ class SequenceValidation : public QObject {
     QVERIFY(!result.diagnostics[0].isError());
 
     QDir(dir.path()).mkpath("refs");
-    writeFile(dir.filePath("refs/missing.png").toStdString(), "png");
+    writeFile(dir.filePath("refs/missing.png").toStdString(), kTinyPng);
     result = loadSequenceFile(file);
     QVERIFY(result.ok());
     QVERIFY2(result.diagnostics.empty(), formatAll(result.diagnostics).c_str());

@@ -180,6 +180,41 @@ class RenderCli : public QObject {
     QCOMPARE(record["cut_in"]["colour_drift_delta_e"].get<double>(), remeasured["colour_drift_delta_e"].get<double>());
   }
 
+  // A shot whose handoff source is not on disk is refused before work, never rendered from noise and
+  // stored under the key of a handed-off shot; rendering the missing shot first, then the range,
+  // then resuming gives the uninterrupted render byte for byte.
+  void subsetRenderThenResumeMatchesWholeRender() {
+    const std::filesystem::path whole = root_ / "whole-for-subset", subset = root_ / "subset";
+    QCOMPARE(runCli({"render", q(sequenceFile_.string()), "--out", q(whole.string())}).exitCode, 0);
+
+    const Run refused = runCli({"render", q(sequenceFile_.string()), "--out", q(subset.string()), "--shots", "2-3"});
+    QCOMPARE(refused.exitCode, 4);
+    QVERIFY2(refused.err.contains("shot 1 (a) is not rendered on disk") && refused.err.contains("--shots 1-3"),
+             qPrintable(refused.err));
+    QVERIFY(!std::filesystem::exists(subset / "shots"));
+
+    QCOMPARE(runCli({"render", q(sequenceFile_.string()), "--out", q(subset.string()), "--shots", "1"}).exitCode, 0);
+    const Run range = runCli({"render", q(sequenceFile_.string()), "--out", q(subset.string()), "--shots", "2-3"});
+    QVERIFY2(range.exitCode == 0, qPrintable(range.err));
+    const Run resume = runCli({"render", q(sequenceFile_.string()), "--out", q(subset.string()), "--resume"});
+    QVERIFY2(resume.exitCode == 0 && resume.err.contains("3 re-used"), qPrintable(resume.err));
+    for (const char* extension : {".png", ".safetensors", ".mp4"}) {
+      const auto expected = filesUnder(whole, extension);
+      QCOMPARE(filesUnder(subset, extension), expected);
+      for (const auto& file : expected)
+        QVERIFY2(readFile(whole / file) == readFile(subset / file), qPrintable(q(file.string())));
+    }
+  }
+
+  void shotRangesAreParsedWhole() {
+    for (const char* range : {"2x-4", "2-", "-3", "2-4x", "1.5-2", "3-2", "0-1", ""}) {
+      const Run run = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "never").string()), "--shots", range});
+      QCOMPARE(run.exitCode, 2);
+      QVERIFY2(run.err.contains("is not a range like 2-4"), qPrintable(run.err));
+    }
+    QVERIFY(!std::filesystem::exists(root_ / "never"));
+  }
+
   void refusalsExitBeforeWork() {
     writeFile(root_ / "plain-file", "x");
     const Run unwritable = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "plain-file" / "out").string())});

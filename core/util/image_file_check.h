@@ -1,0 +1,19 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace shotchain {
+
+// What a render accepts as an image file (a shot's fallback image): a regular file of at most
+// kMaxImageFileBytes, PNG, JPEG, WebP or BMP by its first bytes, at most kMaxImageSide pixels a side
+// by its header. The studio's and the CLI's image reader apply the same limits.
+inline constexpr std::uint64_t kMaxImageFileBytes = 64ull << 20;
+inline constexpr int kMaxImageSide = 8192;
+
+// Why `path` is not such an image ("is a directory, not a file", "is not a PNG, JPEG, WebP or BMP
+// image", …), or empty. Reads at most the first 64 KiB, never from a device or FIFO.
+std::string imageFileProblem(const std::filesystem::path& path);
+
+}  // namespace shotchain
