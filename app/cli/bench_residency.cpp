@@ -74,6 +74,9 @@ struct PolicyRun {
   std::uint64_t peakAllocated = 0;
   MemorySample last;
   std::string chosen;
+  std::uint64_t planPeak = 0;  // the memory plan's peak for the policy it chose
+  int ditLoads = 0;            // reload: one per shot
+  double ditLoadSeconds = 0;
 };
 
 double median(std::vector<double> values) {
@@ -105,6 +108,9 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
     run.ran = summary.finished.completed;
     if (!run.ran) run.error = summary.warnings.empty() ? "did not complete" : summary.warnings.back().message;
     run.chosen = toString(summary.plan.chosen);
+    run.planPeak = summary.plan.chosenPeak();
+    run.ditLoads = summary.ditLoads;
+    run.ditLoadSeconds = summary.ditLoadSeconds;
   } catch (const std::exception& error) {
     run.error = error.what();
     return run;
@@ -249,6 +255,11 @@ int runBenchResidency(const Args& args) {
                            {"median_handoff_mse", std::isnan(run.medianHandoffMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianHandoffMse)},
                            {"median_roundtrip_mse", std::isnan(run.medianRoundtripMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianRoundtripMse)},
                            {"peak_allocated", run.peakAllocated},
+                           {"plan_policy", run.chosen},
+                           {"plan_peak", run.planPeak},
+                           {"dit_loads", run.ditLoads},
+                           {"dit_load_seconds", run.ditLoadSeconds},
+                           {"reserved_after", run.last.reserved},
                            {"cached_unused_after", run.last.cachedUnused()},
                            {"inactive_split_after", run.last.inactiveSplit},
                            {"free_fragmentation_after", run.last.freeFragmentation},

@@ -17,6 +17,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include "memory/cuda_allocator_compat.h"
 #include "memory/device_memory.h"
 #include "memory/device_transfer.h"
 
@@ -120,7 +121,7 @@ class CudaMemoryProbe final : public MemoryProbe {
     std::lock_guard<std::mutex> lock(mutex_);
     if (now() - snapshotTime_ >= 1.0) {
       std::uint64_t largest = 0, total = 0;
-      for (const auto& segment : alloc::snapshot().segments) {
+      for (const auto& segment : cuda_compat::snapshotSegments()) {
         if (segment.device != index_) continue;
         for (const auto& block : segment.blocks) {
           if (block.allocated || block.active) continue;
@@ -241,8 +242,8 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
   // Verify: a fresh allocation must land in an expandable segment.
   {
     const at::Tensor probe = at::empty({64 << 20}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
-    for (const auto& segment : alloc::snapshot().segments)
-      if (segment.is_expandable) report.verified = true;
+    for (const auto& segment : cuda_compat::snapshotSegments())
+      if (cuda_compat::isExpandable(segment)) report.verified = true;
   }
   report.message = report.verified ? "expandable_segments:True applied and verified (the snapshot shows expandable segments)"
                                    : "expandable_segments:True applied but no expandable segment in the snapshot "

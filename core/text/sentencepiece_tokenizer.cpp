@@ -37,6 +37,20 @@ std::vector<std::filesystem::path> pluginCandidates() {
   return candidates;
 }
 
+// RTLD_DEEPBIND keeps the plugin's protobuf apart from libtorch's (sentencepiece_plugin_api.h).
+// AddressSanitizer's dlopen refuses that flag, since a deep-bound library could bind malloc past
+// its interceptors; a sanitized plugin lists libasan before libc, so it binds to ASan's allocator
+// all the same, and a sanitized build (scripts/test --sanitize) calls libc's own dlopen.
+void* openIsolated(const std::filesystem::path& path) {
+  constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#if defined(__SANITIZE_ADDRESS__)
+  if (void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD))
+    if (auto libcOpen = reinterpret_cast<void* (*)(const char*, int)>(::dlsym(libc, "dlopen")))
+      return libcOpen(path.c_str(), kFlags);
+#endif
+  return ::dlopen(path.c_str(), kFlags);
+}
+
 template <typename F>
 void bind(void* library, const char* name, F& target) {
   target = reinterpret_cast<F>(::dlsym(library, name));
@@ -55,7 +69,7 @@ const Plugin& plugin() {
       failure = error.what();
       return;
     }
-    void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* library = openIsolated(path);
     if (!library) {
       failure = "cannot load " + path.string() + ": " + ::dlerror();
       return;

@@ -7,7 +7,7 @@ BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
 # Debian 12 packages. Runtime: Qt 6, libtorch (CPU) with OpenBLAS (without it libtorch falls
 # back to the reference BLAS, ~30x slower), sentencepiece and its spm_train tool, libav* for the
 # rendered MP4 (libx264 comes with libavcodec) and ffmpeg (ffprobe, used by the export tests).
-BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache)
+BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache jq)
 LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
               libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
 
