@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_reader.h"
+#include "io/strict_json.h"
 #include "io/safetensors_writer.h"
 
 namespace shotchain::continuity {
@@ -171,8 +172,8 @@ std::vector<std::string> LatentRingBuffer::load(const std::filesystem::path& pat
     throw std::runtime_error(file->label() + ": not a ShotChain latent ring file (format " + kFormat + ")");
   nlohmann::json list;
   try {
-    list = nlohmann::json::parse(entries->second);
-  } catch (const nlohmann::json::exception& error) {
+    list = io::parseJsonChecked<nlohmann::json>(entries->second, io::kMaxJsonDepth);
+  } catch (const io::JsonRefused& error) {
     throw std::runtime_error(file->label() + ": bad entries list: " + error.what());
   }
   if (!list.is_array()) throw std::runtime_error(file->label() + ": entries must be a list");

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/strict_json.h"
+
 namespace shotchain::continuity {
 
 namespace {
@@ -118,8 +120,8 @@ ShotStats shotStatsFromJson(std::string_view json, const std::string& source) {
   const Reader r(source);
   Json j;
   try {
-    j = Json::parse(json);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = io::parseJsonChecked<Json>(json, io::kMaxJsonDepth);
+  } catch (const io::JsonRefused& e) {
     throw std::runtime_error(source + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) r.fail("(root)", "must be an object");

@@ -37,6 +37,9 @@ class JsonRefused : public std::runtime_error {
   JsonProblem problem_;
 };
 
+// The nesting limit of every JSON text ShotChain reads: far beyond any real document or header.
+inline constexpr int kMaxJsonDepth = 64;
+
 // "line 3, column 7" of the byte at `offset`.
 std::string lineAndColumn(std::string_view text, std::size_t offset);
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/strict_json.h"
 #include "io/weight_set.h"
 
 namespace shotchain::models {
@@ -89,8 +90,8 @@ std::string WanConfig::toJson() const {
 WanConfig WanConfig::fromJson(std::string_view text) {
   Json json;
   try {
-    json = Json::parse(text);
-  } catch (const Json::exception& error) {
+    json = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);
+  } catch (const io::JsonRefused& error) {
     throw std::invalid_argument(std::string("config: not valid JSON: ") + error.what());
   }
   if (!json.is_object()) throw std::invalid_argument("config: expected a JSON object");

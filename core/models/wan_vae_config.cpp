@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_header.h"
+#include "io/strict_json.h"
 #include "io/weight_set.h"
 
 namespace shotchain::models {
@@ -93,8 +94,8 @@ std::string WanVaeConfig::toJson() const {
 WanVaeConfig WanVaeConfig::fromJson(std::string_view text) {
   Json json;
   try {
-    json = Json::parse(text);
-  } catch (const Json::exception& error) {
+    json = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);
+  } catch (const io::JsonRefused& error) {
     throw std::invalid_argument(std::string("VAE config: not valid JSON: ") + error.what());
   }
   if (!json.is_object()) throw std::invalid_argument("VAE config: expected a JSON object");

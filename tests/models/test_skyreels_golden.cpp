@@ -86,6 +86,19 @@ class TestSkyreelsGolden : public QObject {
     QCOMPARE(back.family(), std::string("Wan 2.1 T2V (diffusion forcing), causal, chunk 1"));
   }
 
+  // A config JSON in a file's metadata is read under the rules of every JSON text: no stack overflow
+  // on deep nesting, no key twice.
+  void configJsonIsReadStrictly() {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    QVERIFY_EXCEPTION_THROWN(WanConfig::fromJson(deep), std::invalid_argument);
+    try {
+      WanConfig::fromJson(R"({"dim": 64, "dim": 128})");
+      QFAIL("a duplicate key was accepted");
+    } catch (const std::invalid_argument& error) {
+      QVERIFY2(std::string(error.what()).find("duplicate key") != std::string::npos, error.what());
+    }
+  }
+
   void perFrameCases() {
     check("df1.out", run("df1", io_->tensor("df1.t")), io_->tensor("df1.out"));
     check("df2.out", run("df2", io_->tensor("df2.t")), io_->tensor("df2.out"));
