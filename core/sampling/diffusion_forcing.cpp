@@ -43,14 +43,7 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
                                 std::to_string(request.causalBlockSize));
   const TimestepMatrix matrix = diffusionForcingMatrix(schedule.timesteps, request);
 
-  at::Tensor x;
-  if (initialLatent.defined()) {
-    if (initialLatent.sizes() != at::IntArrayRef(latentShape))
-      throw std::invalid_argument("initial latent does not have the latent shape");
-    x = initialLatent.to(options.device, at::kFloat).clone();
-  } else {
-    x = seededNoise(latentShape, options.seed, options.device);
-  }
+  at::Tensor x = startingSample(latentShape, options, initialLatent);
   if (ready > 0) {
     if (df.prefix.size(0) != latentShape[0] || df.prefix.size(2) != latentShape[2] || df.prefix.size(3) != latentShape[3])
       throw std::invalid_argument("diffusion forcing: the prefix does not have the latent's channels and size");

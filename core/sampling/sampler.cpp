@@ -88,6 +88,14 @@ at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x,
   return guided(denoiser, x, timesteps, condContext, uncondContext, guidance, split);
 }
 
+at::Tensor startingSample(const std::vector<std::int64_t>& latentShape, const SamplerOptions& options,
+                          const at::Tensor& initialLatent) {
+  if (!initialLatent.defined()) return seededNoise(latentShape, options.seed, options.device);  // x at σ₀ as drawn
+  if (initialLatent.sizes() != at::IntArrayRef(latentShape))
+    throw std::invalid_argument("initial latent does not have the latent shape");
+  return initialLatent.to(options.device, at::kFloat).clone();
+}
+
 at::Tensor velocityWithFallback(const std::function<at::Tensor(bool split)>& velocity, const SamplerOptions& options,
                                 int step, bool& split, SampleResult& result) {
   at::Tensor v;
@@ -118,15 +126,7 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
   const FlowSchedule& schedule = result.schedule;
   std::unique_ptr<FlowSolver> solver = makeSolver(options.solver, widenSigmas(schedule.sigmas));
 
-  at::Tensor x;
-  if (initialLatent.defined()) {
-    if (initialLatent.sizes() != at::IntArrayRef(latentShape))
-      throw std::invalid_argument("initial latent does not have the latent shape");
-    x = initialLatent.to(options.device, at::kFloat).clone();
-  } else {
-    // Reference: the noise is x at σ₀ as drawn (not multiplied by σ₀).
-    x = seededNoise(latentShape, options.seed, options.device);
-  }
+  at::Tensor x = startingSample(latentShape, options, initialLatent);
   const at::Tensor cond = condContext.to(options.device, at::kFloat);
   const at::Tensor uncond = uncondContext.defined() ? uncondContext.to(options.device, at::kFloat) : at::Tensor();
   if (!uncond.defined() && options.guidance != 1.0)

@@ -120,6 +120,10 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
                         const StepCallback& onStep = {}, const BeforeStepHook& beforeStep = {},
                         const std::atomic<bool>* cancel = nullptr, const at::Tensor& initialLatent = {});
 
+// The sample at σ₀: `initialLatent` (a copy on the device) when defined, else the seeded noise.
+at::Tensor startingSample(const std::vector<std::int64_t>& latentShape, const SamplerOptions& options,
+                          const at::Tensor& initialLatent);
+
 // One step's guided velocity, velocity(split), with the out-of-memory fallback of SamplerOptions: a batch-2
 // call that runs out of memory returns the cache, switches `split` on for the rest of the shot, retries,
 // and is recorded in `result`.

@@ -364,8 +364,10 @@ class StudioTimeline : public QObject {
     plan.fits = true;
     plan.reason = "everything fits with room to spare";
     plan.items.push_back({"dit weights", 1ull << 30, "bfloat16"});
+    plan.notes.push_back("continuation is approximate on this model");
     panel.setPlan(plan);
     QVERIFY(panel.planText().contains("everything fits"));
+    QVERIFY(panel.planText().contains("continuation is approximate on this model"));
     QCOMPARE(panel.history().markers().size(), 1);
 
     QImage image(400, 200, QImage::Format_RGB32);
