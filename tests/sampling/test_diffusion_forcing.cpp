@@ -140,6 +140,31 @@ class TestDiffusionForcing : public QObject {
     QVERIFY(error < 2e-2);
   }
 
+  // A shot longer than the model's window slides through it: the model never sees more than
+  // baseFrames frames at once, and every frame still reaches the data.
+  void longShotSlidesThroughTheWindow() {
+    // One target frame for every frame, so the field does not need to know where the window is.
+    const at::Tensor frame = at::randn({4, 1, 3, 5}, at::make_generator<at::CPUGeneratorImpl>(4)) * 0.5;
+    const at::Tensor x0 = frame.expand({4, 6, 3, 5});
+    SamplerOptions o = options(6, SolverKind::Euler);
+    o.guidance = 1.0;
+    o.perFrame = PerFrameSampling{};
+    o.perFrame->baseFrames = 3;
+    o.perFrame->arStep = 2;
+    std::int64_t widest = 0;
+    const Denoiser target = towards(frame);
+    const Denoiser watching = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& c) {
+      widest = std::max(widest, x.size(2));
+      QTEST_ASSERT(t.size(1) == x.size(2));
+      return target(x, t, c);
+    };
+    const SampleResult r = sampleFlow(watching, shape_, cond_, {}, o);
+    QCOMPARE(widest, std::int64_t{3});
+    QVERIFY((r.latent - x0).abs().max().item<double>() < 2e-2);
+    o.perFrame->arStep = 1;  // 6 steps through a 3-frame window need ar_step ≥ 2
+    QVERIFY_EXCEPTION_THROWN(sampleFlow(watching, shape_, cond_, {}, o), std::invalid_argument);
+  }
+
   void cancelStopsBetweenIterations() {
     std::atomic<bool> cancel{false};
     SamplerOptions o = options(6);
