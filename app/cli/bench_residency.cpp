@@ -99,8 +99,8 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
   options.device = device;
   options.previews = false;
   render::Renderer renderer;
-  renderer.probe().resetPeak();
-  renderer.probe().markTransfers();
+  renderer.probe()->resetPeak();
+  renderer.probe()->markTransfers();
   const auto start = Clock::now();
   BenchObserver observer(start);
   try {
@@ -128,7 +128,7 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
   }
   run.medianHandoffMse = median(handoff);
   run.medianRoundtripMse = median(roundtrip);
-  run.last = renderer.probe().sample();
+  run.last = renderer.probe()->sample();
   run.peakAllocated = run.last.peakAllocated;
   return run;
 }

@@ -10,6 +10,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "io/safetensors_header.h"
+#include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/detection_problems.h"
 
@@ -60,7 +61,6 @@ std::string resolveStored(const io::WeightSet& weights, const std::string& offic
   return stored;
 }
 
-std::vector<std::int64_t> shapeOf(const io::WeightInfo& info) { return {info.shape.begin(), info.shape.end()}; }
 
 struct Layer {
   at::Tensor norm1, q, k, v, o, posTable, norm2, gate, fc1, fc2;
@@ -357,24 +357,12 @@ Umt5Encoder Umt5Encoder::load(const io::WeightSet& weights, const Umt5Config& co
       default: impl->compute = at::kFloat; break;
     }
   }
-  std::set<std::string> used;
-  for (const ParamSpec& spec : parameterSpecs(config)) {
-    const std::string stored = resolveStored(weights, spec.name, impl->naming);
-    const io::WeightInfo* info = weights.find(stored);
-    if (info == nullptr) throw std::runtime_error(weights.label() + ": tensor \"" + stored + "\" is missing");
-    if (shapeOf(*info) != spec.shape) {
-      const std::vector<std::uint64_t> expected(spec.shape.begin(), spec.shape.end());
-      throw std::runtime_error(weights.label() + ": tensor \"" + stored + "\" has shape " +
-                               io::formatShape(info->shape) + " but the config needs " + io::formatShape(expected));
-    }
-    const at::ScalarType type = spec.kind == Kind::Matmul ? impl->compute : at::kFloat;
-    impl->params[spec.name] = weights.load(stored, type).to(options.device).contiguous();
-    used.insert(stored);
-  }
-  for (const io::WeightInfo& info : weights.weights())
-    if (!used.contains(info.name) && !ignorable(info.name))
-      throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name +
-                               "\" (not part of a UMT5 encoder with " + std::to_string(config.numLayers) + " layers)");
+  io::StrictWeightLoader loader(weights, "a UMT5 encoder with " + std::to_string(config.numLayers) + " layers");
+  for (const ParamSpec& spec : parameterSpecs(config))
+    loader.require(spec.name, spec.shape, spec.kind == Kind::Matmul ? impl->compute : at::kFloat,
+                   resolveStored(weights, spec.name, impl->naming));
+  loader.tolerate(ignorable);
+  impl->params = loader.finish(options.device);
   impl->resolve();
   return Umt5Encoder(std::move(impl));
 }

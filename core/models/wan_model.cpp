@@ -10,6 +10,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "io/safetensors_header.h"
+#include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/detection_problems.h"
 #include "models/rope.h"
@@ -251,22 +252,10 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
       default: impl->compute = at::kFloat; break;
     }
   }
-  std::set<std::string> used;
-  for (const ParamSpec& spec : parameterSpecs(config)) {
-    const io::WeightInfo* info = weights.find(spec.name);
-    if (info == nullptr) throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" is missing");
-    std::vector<std::uint64_t> expected(spec.shape.begin(), spec.shape.end());
-    if (info->shape != expected)
-      throw std::runtime_error(weights.label() + ": tensor \"" + spec.name + "\" has shape " +
-                               io::formatShape(info->shape) + " but the config needs " + io::formatShape(expected));
-    const at::ScalarType type = spec.kind == Kind::Matmul ? impl->compute : at::kFloat;
-    impl->params[spec.name] = weights.load(spec.name, type).to(options.device).contiguous();
-    used.insert(spec.name);
-  }
-  for (const io::WeightInfo& info : weights.weights())
-    if (!used.contains(info.name))
-      throw std::runtime_error(weights.label() + ": unexpected tensor \"" + info.name + "\" (not part of a t2v WanModel with " +
-                               std::to_string(config.numLayers) + " layers)");
+  io::StrictWeightLoader loader(weights, "a t2v WanModel with " + std::to_string(config.numLayers) + " layers");
+  for (const ParamSpec& spec : parameterSpecs(config))
+    loader.require(spec.name, spec.shape, spec.kind == Kind::Matmul ? impl->compute : at::kFloat);
+  impl->params = loader.finish(options.device);
   impl->resolve();
   return WanModel(std::move(impl));
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include <ATen/ATen.h>
@@ -112,8 +113,12 @@ MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c1
 }  // namespace
 
 struct Renderer::Impl {
-  std::unique_ptr<MemoryProbe> probe = makeCpuMemoryProbe();
+  // Published under probeMutex for probe() on other threads; the render thread holds its own
+  // reference for the whole render.
+  mutable std::mutex probeMutex;
+  std::shared_ptr<MemoryProbe> publishedProbe{makeCpuMemoryProbe()};
   std::string probeDevice = "cpu";
+  // The loaded model set, kept between renders; only the render thread touches it.
   std::unique_ptr<ModelContext> models;
   std::atomic<int> stop{static_cast<int>(StopRequest::None)};
   std::atomic<bool> cancelNow{false};
@@ -153,11 +158,20 @@ struct Renderer::Impl {
     return prepared;
   }
 
-  void ensureProbe(c10::Device device) {
+  std::shared_ptr<MemoryProbe> currentProbe() const {
+    const std::lock_guard<std::mutex> lock(probeMutex);
+    return publishedProbe;
+  }
+
+  // Once per render, on the render thread, before anything samples it.
+  std::shared_ptr<MemoryProbe> probeFor(c10::Device device) {
     if (device.is_cuda() && probeDevice != device.str()) {
-      probe = makeDeviceMemoryProbe(device.str());
+      std::shared_ptr<MemoryProbe> probe = makeDeviceMemoryProbe(device.str());
+      const std::lock_guard<std::mutex> lock(probeMutex);
+      publishedProbe = probe;
       probeDevice = device.str();
     }
+    return currentProbe();
   }
 
   // The DiT is loaded up front only when it stays resident; otherwise the residency manager loads it
@@ -181,7 +195,7 @@ void Renderer::requestStop(StopRequest request) {
   if (request == StopRequest::Now) impl_->cancelNow.store(true);
 }
 
-MemoryProbe& Renderer::probe() { return *impl_->probe; }
+std::shared_ptr<MemoryProbe> Renderer::probe() const { return impl_->currentProbe(); }
 
 MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
   const Impl::Prepared prepared = impl_->prepare(sequence, options);
@@ -195,6 +209,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   impl.cancelNow.store(false);
 
   const Impl::Prepared prepared = impl.prepare(sequence, options);
+  const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
   requireShortEnoughPaths(sequence, options.outputDirectory);
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireWritableFolder(options.outputDirectory);
@@ -210,20 +225,19 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   }
 
   const auto loadStart = Clock::now();
-  impl.ensureProbe(prepared.device);
   summary.allocatorTuning = applyAllocatorTuning(sequence.settings.allocatorTuning).message;
   impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
   summary.modelLoadSeconds = secondsSince(loadStart);
 
   std::optional<ResidencyManager> residency;
   try {
-    residency.emplace(summary.plan, *impl.probe, impl.models->dit,
+    residency.emplace(summary.plan, *probe, impl.models->dit,
                       [&prepared] { return loadDit(prepared.files, prepared.device); }, prepared.device.str());
   } catch (const BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
   const bool overlap = options.overlapDecode && overlapFits(summary.plan);
-  ShotPass pass(sequence, options, *impl.models, *impl.probe, observer, impl.cancelNow, summary, *residency, overlap);
+  ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, overlap);
 
   // Decide which shots are current on disk.
   std::vector<int> toRender, reused;
@@ -275,7 +289,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
       summary.finished.cancelled = true;
       break;
     }
-    const MemorySample sample = impl.probe->sample();
+    const MemorySample sample = probe->sample();
     summary.memory.emplace_back(i, sample);
     observer.memorySampled(i, sample);
     const bool isReused = std::find(reused.begin(), reused.end(), i) != reused.end();
@@ -311,7 +325,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   summary.ditLoadSeconds = residency->stats().loadSeconds;
   summary.ditOffloads = residency->stats().offloads;
   summary.decodeOverlapped = overlap;
-  const MemorySample endSample = impl.probe->sample();
+  const MemorySample endSample = probe->sample();
   summary.memory.emplace_back(-1, endSample);
   observer.memorySampled(-1, endSample);
   summary.finished.completed = !failed && !summary.finished.cancelled;

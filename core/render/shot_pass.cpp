@@ -6,7 +6,6 @@
 #include <mutex>
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include "continuity/cut_measures.h"
 #include "continuity/handoff.h"
@@ -18,6 +17,7 @@
 #include "render/output_layout.h"
 #include "render/reused_cut.h"
 #include "render/shot_record.h"
+#include "runtime/thread_intra_op.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
 #include "sequence/sequence_io.h"
@@ -133,10 +133,8 @@ class DecodeJob {
     }
     finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames] {
       // One intra-op thread: the render thread keeps sampling beside this decode.
-      const int threads = at::get_num_threads();
-      at::set_num_threads(1);
+      const ThisThreadIntraOpThreads oneThread(1);
       run(vae, plan, device, shotFrames);
-      at::set_num_threads(threads);
     });
   }
 

@@ -1,9 +1,11 @@
 #include <QTest>
 
+#include <atomic>
 #include <thread>
 
 #include <ATen/Parallel.h>
 
+#include "runtime/thread_intra_op.h"
 #include "runtime/torch_runtime.h"
 #include "util/byte_size.h"
 
@@ -24,6 +26,35 @@ class Runtime : public QObject {
 #ifndef SHOTCHAIN_WITH_CUDA
     QVERIFY(!info.cudaBuild);
 #endif
+  }
+
+  // The decode worker runs with one intra-op thread beside the sampling; the render thread and
+  // threads started meanwhile keep the process-wide count.
+  void aWorkersThreadCountStaysOnThatThread() {
+    initTorchRuntime();
+    const int cores = at::get_num_threads();
+    if (cores < 2) QSKIP("one core: nothing to tell apart");
+    std::atomic<int> inside{0}, otherDuring{0}, insideAfter{0};
+    std::atomic<bool> scoped{false}, checked{false};
+    std::thread worker([&] {
+      {
+        const ThisThreadIntraOpThreads one(1);
+        inside = at::get_num_threads();
+        scoped = true;
+        while (!checked) std::this_thread::yield();
+      }
+      insideAfter = at::get_num_threads();
+    });
+    while (!scoped) std::this_thread::yield();
+    std::thread other([&] { otherDuring = at::get_num_threads(); });
+    other.join();
+    const int mainDuring = at::get_num_threads();
+    checked = true;
+    worker.join();
+    QCOMPARE(inside.load(), 1);
+    QCOMPARE(mainDuring, cores);
+    QCOMPARE(otherDuring.load(), cores);
+    QCOMPARE(insideAfter.load(), cores);
   }
 
   void byteSizesParse_data() {

@@ -11,6 +11,7 @@
 #include "io/fp8.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
+#include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "raw_safetensors.h"
 #include "test_support.h"
@@ -182,6 +183,36 @@ class TestWeightSet : public QObject {
     const WeightSet set = WeightSet::open(path);
     QVERIFY(set.strippedPrefix().empty());
     QVERIFY(set.find("model.diffusion_model.c") != nullptr);
+  }
+
+  // Every model loads through one strict loader: all problems of a file in one message, before
+  // any tensor is read; a tolerated extra is not a problem; names can differ from stored names.
+  void strictLoaderListsEveryProblemAtOnce() {
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.path().toStdString()) / "m.safetensors";
+    saveSafetensors(path, {{"w1", at::ones({2, 3})}, {"w2", at::ones({4})}, {"extra", at::ones({1})}, {"tied", at::ones({1})}});
+    const WeightSet set = WeightSet::open(path);
+    StrictWeightLoader bad(set, "a test model");
+    bad.require("w1", {2, 3}, at::kFloat);
+    bad.require("w2", {5}, at::kFloat);
+    bad.require("w3", {1}, at::kFloat);
+    bad.tolerate([](const std::string& name) { return name == "tied"; });
+    const QString message = errorOf([&] { (void)bad.finish(at::kCPU); });
+    QVERIFY2(message.startsWith(QString::fromStdString(set.label()) + ": not a test model (1 missing, 1 with another shape, 1 unexpected)"),
+             qPrintable(message));
+    QVERIFY2(message.contains("tensor \"w3\" is missing"), qPrintable(message));
+    QVERIFY2(message.contains("tensor \"w2\" has shape [4] but the config needs [5]"), qPrintable(message));
+    QVERIFY2(message.contains("unexpected tensor \"extra\""), qPrintable(message));
+    QVERIFY2(!message.contains("\"tied\""), qPrintable(message));
+
+    StrictWeightLoader good(set, "a test model");
+    good.require("first", {2, 3}, at::kDouble, "w1");
+    good.require("w2", {4}, at::kFloat);
+    good.tolerate([](const std::string& name) { return name == "tied" || name == "extra"; });
+    const std::map<std::string, at::Tensor> tensors = good.finish(at::kCPU);
+    QCOMPARE(tensors.size(), std::size_t{2});
+    QCOMPARE(tensors.at("first").scalar_type(), at::kDouble);
+    QVERIFY(at::equal(tensors.at("w2"), at::ones({4})));
   }
 
   void picklesAreRefused() {

@@ -4,10 +4,13 @@
 #include <QTest>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "memory/memory_probe.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
@@ -126,6 +129,38 @@ class RendererTest : public QObject {
     }
     QVERIFY(std::filesystem::exists(out / "report.json"));
     QVERIFY(std::filesystem::exists(out / "report.csv"));
+  }
+
+  // The studio samples the probe at 10 Hz from the GUI thread while the worker renders: the probe
+  // is chosen once per render and published under a lock (run under ThreadSanitizer: clean).
+  void probeIsSampledFromAnotherThreadDuringARender() {
+    render::Renderer renderer;
+    CountingObserver observer;
+    std::atomic<bool> rendering{true};
+    std::atomic<int> samples{0};
+    std::atomic<std::uint64_t> largestReserved{0};
+    std::thread sampler([&] {
+      while (rendering.load()) {
+        const MemorySample sample = renderer.probe()->sample();
+        largestReserved.store(std::max(largestReserved.load(), sample.reserved));
+        samples.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    });
+    render::RenderSummary summary;
+    try {
+      summary = renderer.render(sequence_, options("sampled"), observer);
+    } catch (...) {
+      rendering.store(false);
+      sampler.join();
+      throw;
+    }
+    rendering.store(false);
+    sampler.join();
+    QVERIFY(summary.finished.completed);
+    QVERIFY2(samples.load() > 10, std::to_string(samples.load()).c_str());
+    QVERIFY(largestReserved.load() > 0);
+    QCOMPARE(renderer.probe()->sample().device, std::string("cpu"));
   }
 
   void stopNowEndsWithinAStep() {

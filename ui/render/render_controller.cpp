@@ -99,7 +99,7 @@ void RenderController::stop(render::StopRequest request) {
 std::optional<MemorySample> RenderController::sampleMemory() const {
   render::Renderer* renderer = worker_->renderer();
   if (renderer == nullptr) return std::nullopt;
-  return renderer->probe().sample();
+  return renderer->probe()->sample();
 }
 
 void RenderController::previewShown() { worker_->previewTaken(); }

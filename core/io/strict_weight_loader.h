@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+namespace shotchain::io {
+
+class WeightSet;
+
+// Loads a model's state dict strictly, for every model family: each tensor the model needs is
+// declared with require(); finish() first checks all of them against the file's headers (nothing is
+// read yet) and throws one std::runtime_error that names the file and lists every missing tensor,
+// every wrong shape and every tensor the model does not use; only then are the tensors read,
+// converted and moved to the device.
+class StrictWeightLoader {
+ public:
+  // `model` says what the file should be, for the error: "a Wan 2.1 VAE with config {…}".
+  StrictWeightLoader(const WeightSet& weights, std::string model);
+
+  // `name`: the model's own name (the key of finish()'s map); `stored`: the file's name when it
+  // differs (another naming convention). The tensor is loaded as `as` (dequantised, converted).
+  void require(const std::string& name, const std::vector<std::int64_t>& shape, at::ScalarType as,
+               const std::string& stored = {});
+  // Tensors in the file that are not the model's but may be there (e.g. a tied output head).
+  void tolerate(std::function<bool(const std::string& stored)> unused);
+
+  std::map<std::string, at::Tensor> finish(c10::Device device) const;
+
+ private:
+  struct Required {
+    std::string name;
+    std::string stored;
+    std::vector<std::int64_t> shape;
+    at::ScalarType as;
+  };
+  const WeightSet& weights_;
+  std::string model_;
+  std::vector<Required> required_;
+  std::vector<std::function<bool(const std::string&)>> tolerated_;
+};
+
+}  // namespace shotchain::io
