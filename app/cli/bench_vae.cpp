@@ -40,7 +40,7 @@ double seconds(const std::function<void()>& body) {
 
 struct Run {
   std::string mode;
-  models::WanVaeTiling tiling;
+  models::VaeTiling tiling;
   double median = 0, best = 0;
   std::uint64_t peak = 0;
   models::WanVaeDecodeMemory estimate;
@@ -100,7 +100,7 @@ int runBenchVae(const Args& args) {
   std::vector<Run> runs;
   runs.push_back({"full", {}, 0, 0, 0, {}});
   if (withTiled) {
-    models::WanVaeTiling tiling;
+    models::VaeTiling tiling;
     if (tile > 0) {
       tiling = {tile, overlap >= 0 ? overlap : std::max<std::int64_t>(2, tile / 4)};
     } else {
@@ -116,7 +116,7 @@ int runBenchVae(const Args& args) {
   }
 
   for (Run& run : runs) {
-    models::WanVaeDecodeOptions options;
+    models::VaeDecodeOptions options;
     options.tiling = run.tiling;
     run.estimate = models::estimateWanVaeDecode(config, latentFrames, lh, lw, dtype, run.tiling);
     (void)vae.decode(latent, options);  // warm-up

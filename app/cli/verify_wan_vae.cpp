@@ -30,7 +30,7 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
     if (file.find("mu_raw")) report.compare("mu_raw", vae.encode(video, false), file.tensor("mu_raw"));
   }
   if (file.find("latent")) {
-    models::WanVaeDecodeOptions options;
+    models::VaeDecodeOptions options;
     options.clamp = false;
     if (file.find("decoded_unclamped"))
       report.compare("decoded_unclamped", vae.decode(file.tensor("latent"), options), file.tensor("decoded_unclamped"));

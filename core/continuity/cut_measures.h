@@ -10,7 +10,7 @@
 #include "sequence/sequence.h"
 
 namespace shotchain::models {
-class WanVae;
+class VideoVae;
 }
 
 namespace shotchain::continuity {
@@ -42,7 +42,7 @@ struct CutInputs {
   at::Tensor nextLatent;                // shot N+1's final latent [C, F', h', w']
   at::Tensor nextFrames;                // shot N+1's kept output frames [3, T, H', W']
   const Conditioning* conditioning = nullptr;  // shot N+1's; null: no handoff figures
-  const models::WanVae* vae = nullptr;         // for the round-trip baseline; null: none
+  const models::VideoVae* vae = nullptr;         // for the round-trip baseline; null: none
   int window = kWithinShotWindow;
 };
 

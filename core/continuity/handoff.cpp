@@ -7,9 +7,9 @@
 
 #include <ATen/ATen.h>
 
-#include "continuity/continuity_geometry.h"
 #include "continuity/latent_ops.h"
-#include "models/wan_vae.h"
+#include "models/video_vae.h"
+#include "sequence/continuity_modes.h"
 
 namespace shotchain::continuity {
 
@@ -22,7 +22,7 @@ std::string shapeText(at::IntArrayRef sizes) {
 }
 
 // A frame [3, H, W] in [−1, 1] encoded alone: [C, 1, height/8, width/8] on `device`.
-at::Tensor encodeFrame(const models::WanVae& vae, const at::Tensor& frame, std::int64_t height, std::int64_t width,
+at::Tensor encodeFrame(const models::VideoVae& vae, const at::Tensor& frame, std::int64_t height, std::int64_t width,
                        c10::Device device, const char* what) {
   if (!frame.defined() || frame.dim() != 3 || frame.size(0) != 3)
     throw std::invalid_argument(std::string(what) + ": expected a frame [3, H, W], got " +
@@ -48,17 +48,17 @@ std::uint64_t handoffNoiseSeed(std::uint64_t shotSeed) {
   return z ^ (z >> 31);
 }
 
-at::Tensor decodeLastFrame(const models::WanVae& vae, const at::Tensor& latent) {
+at::Tensor decodeLastFrame(const models::VideoVae& vae, const at::Tensor& latent) {
   if (!latent.defined() || latent.dim() != 4)
     throw std::invalid_argument("previous shot latent: expected [C, F, h, w]");
-  models::WanVaeDecodeStream stream = vae.decodeStream();
+  const std::unique_ptr<models::VaeDecodeStream> stream = vae.openDecodeStream();
   at::Tensor last;
   const at::Tensor input = latent.to(vae.device(), at::kFloat);
-  for (std::int64_t f = 0; f < input.size(1); ++f) last = stream.push(input.narrow(1, f, 1));
+  for (std::int64_t f = 0; f < input.size(1); ++f) last = stream->push(input.narrow(1, f, 1));
   return last.select(1, last.size(1) - 1);
 }
 
-Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::WanVae& vae,
+Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::VideoVae& vae,
                                  const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
                                  std::uint64_t seed, c10::Device device) {
   const auto start = std::chrono::steady_clock::now();
@@ -66,7 +66,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     throw std::invalid_argument("latent shape must be [C, F, h, w] with F ≥ 1");
   at::NoGradGuard noGrad;
   const std::int64_t channels = latentShape[0], frames = latentShape[1], h = latentShape[2], w = latentShape[3];
-  const std::int64_t scale = vae.config().spatialFactor();
+  const std::int64_t scale = vae.geometry().spatialFactor;
 
   Conditioning c;
   c.mode = settings.mode;
@@ -103,7 +103,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.sampleShape[1] = frames + k - 1;
       c.source = "handoff";
       const at::Tensor& p = previous->latent;
-      const std::int64_t temporal = vae.config().temporalFactor();
+      const std::int64_t temporal = vae.geometry().temporalFactor;
       if (p.size(1) > k) {
         const at::Tensor prefix = resampleLatent(p.narrow(1, p.size(1) - k - 1, 1), h, w);
         c.decodePrefix = prefix.device() == device ? prefix : prefix.to(device);
@@ -115,13 +115,13 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     }
     case ContinuityMode::LatentOverlap: {
       if (!hasPrevious) break;
-      const at::Tensor tail = tailOf(std::max(1, settings.overlapLatents));
+      const at::Tensor tail = tailOf(continuityGeometry(settings).handedTailLatents);
       const std::int64_t k = tail.size(1);
       const at::Tensor anchor = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
       c.held = at::cat({anchor, tail.to(anchor.scalar_type())}, 1);
       c.conditionedOn = c.held.narrow(1, 1, k);
       c.sampleShape[1] = frames + k;
-      c.dropPixelFrames = 1 + vae.config().temporalFactor() * k;
+      c.dropPixelFrames = 1 + vae.geometry().temporalFactor * k;
       c.source = "last_frame_encode+handoff";
       break;
     }
@@ -158,7 +158,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     if (hasPrevious && !aliases(c.held, previous->latent)) c.bytesCopied = c.held.nbytes();
   }
   const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : 0;
-  c.outputPixelFrames = vae.config().pixelFrames(c.sampleShape[1] + prefixFrames) - c.dropPixelFrames;
+  c.outputPixelFrames = vae.geometry().pixelFrames(c.sampleShape[1] + prefixFrames) - c.dropPixelFrames;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
@@ -198,7 +198,7 @@ std::optional<double> handoffMse(const Conditioning& conditioning) {
   return (used.to(tail.device(), at::kDouble) - tail.to(at::kDouble)).pow(2).mean().item<double>();
 }
 
-double roundtripMse(const models::WanVae& vae, const at::Tensor& tail) {
+double roundtripMse(const models::VideoVae& vae, const at::Tensor& tail) {
   if (!tail.defined() || tail.dim() != 4) throw std::invalid_argument("roundtripMse: tail must be [C, n, h, w]");
   at::NoGradGuard noGrad;
   const at::Tensor input = tail.to(vae.device(), at::kFloat);

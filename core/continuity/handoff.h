@@ -12,7 +12,7 @@
 #include "sequence/sequence.h"
 
 namespace shotchain::models {
-class WanVae;
+class VideoVae;
 }
 
 namespace shotchain::continuity {
@@ -76,7 +76,7 @@ std::uint64_t handoffNoiseSeed(std::uint64_t shotSeed);
 // differs from the shot's). `latentShape` = the shot's own [C, F, h, w]. A tail of another resolution
 // is resampled in latent space (resampleLatent). Encodes and decodes run on the VAE's device; the
 // result lives on `device`. Throws std::invalid_argument naming the tensor for bad shapes.
-Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::WanVae& vae,
+Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::VideoVae& vae,
                                  const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
                                  std::uint64_t seed, c10::Device device);
 
@@ -101,9 +101,9 @@ at::Tensor keptFrames(const at::Tensor& decoded, const Conditioning& conditionin
 std::optional<double> handoffMse(const Conditioning& conditioning);
 
 // The round-trip baseline: decode `tail` [C, n, h, w] alone, encode the result, MSE to the tail.
-double roundtripMse(const models::WanVae& vae, const at::Tensor& tail);
+double roundtripMse(const models::VideoVae& vae, const at::Tensor& tail);
 
 // The previous shot's last output frame [3, H, W], by a streaming decode of its latent.
-at::Tensor decodeLastFrame(const models::WanVae& vae, const at::Tensor& latent);
+at::Tensor decodeLastFrame(const models::VideoVae& vae, const at::Tensor& latent);
 
 }  // namespace shotchain::continuity

@@ -47,7 +47,7 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
   options.seed = seed;
   const at::Tensor cond = m.text->encode(prompt);
   const at::Tensor uncond = m.text->encode(sampling::effectiveNegativePrompt(""));
-  sampling::SampleResult result = sampling::sampleFlow(sampling::wanDenoiser(*m.dit), conditioning.sampleShape, cond,
+  sampling::SampleResult result = sampling::sampleFlow(sampling::ditDenoiser(*m.dit), conditioning.sampleShape, cond,
                                                        uncond, options, {}, continuity::holdSlotsHook(conditioning));
   continuity::restoreHeldSlots(result.latent, conditioning);
   DemoShot shot;

@@ -11,18 +11,18 @@ namespace {
 
 constexpr std::int64_t kSmallestTile = 4;
 
-std::string describe(const models::WanVaeTiling& t) {
+std::string describe(const models::VaeTiling& t) {
   if (!t.enabled()) return "untiled decode";
   return "tiled decode (tile " + std::to_string(t.tile) + ", overlap " + std::to_string(t.overlap) + ")";
 }
 
-models::WanVaeTiling tilingOf(std::int64_t tile) { return {tile, std::min(tile / 2, std::max<std::int64_t>(2, tile / 4))}; }
+models::VaeTiling tilingOf(std::int64_t tile) { return {tile, std::min(tile / 2, std::max<std::int64_t>(2, tile / 4))}; }
 
 }  // namespace
 
-DecodeOutcome decodeWithFallback(const models::WanVae& vae, const at::Tensor& latent, models::WanVaeDecodeOptions options,
+DecodeOutcome decodeWithFallback(const models::VideoVae& vae, const at::Tensor& latent, models::VaeDecodeOptions options,
                                  const MemoryPlan& plan, const std::string& device, int shotIndex,
-                                 const models::WanVaeFrameSink& sink) {
+                                 const models::VaeFrameSink& sink) {
   if (!options.tiling.enabled() && plan.tiledDecode && plan.tile > 0) options.tiling = {plan.tile, plan.tileOverlap};
   const std::int64_t side = std::max(latent.size(-1), latent.size(-2));
   DecodeOutcome outcome;
@@ -39,7 +39,7 @@ DecodeOutcome decodeWithFallback(const models::WanVae& vae, const at::Tensor& la
     }
     // Outside the handler: the failed attempt's tensors went with its frames; return the cache.
     emptyDeviceCache(device);
-    const models::WanVaeTiling failed = options.tiling;
+    const models::VaeTiling failed = options.tiling;
     std::int64_t next = 0;
     if (!failed.enabled()) next = plan.tile > 0 && plan.tile < side ? plan.tile : side / 2;
     else next = failed.tile / 2;

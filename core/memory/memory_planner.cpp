@@ -33,7 +33,7 @@ std::string shapeText(const PlanShot& s) {
 
 struct Decode {
   std::uint64_t full = 0, tiled = 0;
-  models::WanVaeTiling tiling;
+  models::VaeTiling tiling;
 };
 
 std::int64_t tokensOf(const models::WanConfig& c, const PlanShot& s) {
@@ -47,9 +47,9 @@ Decode decodeBytes(const PlanRequest& r, std::uint64_t tiledBudget) {
     const std::int64_t decodeFrames = s.frames + s.decodePrefixFrames;
     d.full = std::max(d.full, models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip)
                                   .totalBytes());
-    const models::WanVaeTiling tiling =
+    const models::VaeTiling tiling =
         models::chooseWanVaeTiling(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
-    const models::WanVaeTiling used = tiling.enabled() ? tiling : models::WanVaeTiling{};
+    const models::VaeTiling used = tiling.enabled() ? tiling : models::VaeTiling{};
     const std::uint64_t bytes =
         models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip).totalBytes();
     if (bytes >= d.tiled) {

@@ -2,7 +2,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "continuity/continuity_geometry.h"
+#include "sequence/continuity_modes.h"
 #include "io/weight_set.h"
 #include "memory/device_memory.h"
 #include "memory/memory_planner.h"
@@ -71,7 +71,7 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
     if (!shot.enabled) continue;
     PlanShot s;
     s.channels = r.dit.inDim;
-    const continuity::ContinuityGeometry geometry = continuity::continuityGeometry(shot.continuity);
+    const ContinuityGeometry geometry = continuityGeometry(shot.continuity);
     s.frames = shot.latentFrames() + geometry.extraLatents;
     s.decodePrefixFrames = geometry.decodePrefixLatents;
     s.height = shot.height / spatial;

@@ -34,7 +34,7 @@ std::string policyThatFits(const MemoryPlan& plan) {
 
 }  // namespace
 
-ResidencyManager::ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, std::optional<models::WanModel>& dit,
+ResidencyManager::ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, std::unique_ptr<models::VideoDiffusionModel>& dit,
                                    DitLoader loader, std::string device)
     : plan_(plan),
       probe_(probe),
@@ -88,9 +88,9 @@ std::uint64_t ResidencyManager::reserved(const std::string& component) const {
 
 std::uint64_t ResidencyManager::available() const { return budget_ > reserved() ? budget_ - reserved() : 0; }
 
-bool ResidencyManager::ditResident() const { return dit_.has_value() && !onHost_; }
+bool ResidencyManager::ditResident() const { return dit_ != nullptr && !onHost_; }
 
-models::WanModel& ResidencyManager::dit() {
+models::VideoDiffusionModel& ResidencyManager::dit() {
   if (!sampling_ || !ditResident()) throw std::logic_error("ResidencyManager::dit() outside beforeShot … beforeDecode");
   return *dit_;
 }
@@ -98,7 +98,8 @@ models::WanModel& ResidencyManager::dit() {
 void ResidencyManager::loadDit() {
   reserve(kDitWeights, plan_.ditWeights);
   const auto start = std::chrono::steady_clock::now();
-  dit_.emplace(loader_());
+  dit_ = loader_();
+  if (!dit_) throw std::logic_error("ResidencyManager: the DiT loader returned nothing");
   stats_.lastLoadSeconds = seconds(start);
   stats_.loadSeconds += stats_.lastLoadSeconds;
   ++stats_.loads;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "memory/memory_plan.h"
-#include "models/wan_model.h"
+#include "models/video_diffusion_model.h"
 
 namespace shotchain {
 
@@ -25,7 +25,7 @@ class BudgetError : public std::runtime_error {
 
 // Loads the DiT onto the render device (when the slot is empty at beforeShot: the first shot, and
 // every shot under reload).
-using DitLoader = std::function<models::WanModel()>;
+using DitLoader = std::function<std::unique_ptr<models::VideoDiffusionModel>()>;
 
 struct ResidencyStats {
   int loads = 0;                  // DiT loads through the loader
@@ -57,7 +57,7 @@ class ResidencyManager {
   // `dit` is the slot the renderer keeps the DiT in (ModelContext::dit); it may already hold the
   // loaded DiT. Throws BudgetError(plan.reason) when !plan.fits, before anything is loaded.
   // Reserves the VAE weights and the ring buffer (resident for the whole render).
-  ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, std::optional<models::WanModel>& dit, DitLoader loader,
+  ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, std::unique_ptr<models::VideoDiffusionModel>& dit, DitLoader loader,
                    std::string device = "cpu");
   ~ResidencyManager();
   ResidencyManager(const ResidencyManager&) = delete;
@@ -76,7 +76,7 @@ class ResidencyManager {
   std::uint64_t available() const;  // limit − margin − reserved
 
   void beforeShot(int shotIndex);
-  models::WanModel& dit();  // between beforeShot and beforeDecode (throws otherwise)
+  models::VideoDiffusionModel& dit();  // between beforeShot and beforeDecode (throws otherwise)
   // anotherShotFollows: false for the last shot (offload then starts no prefetch).
   void beforeDecode(int shotIndex, bool anotherShotFollows = true);
   void afterShot(int shotIndex, bool anotherShotFollows);
@@ -108,7 +108,7 @@ class ResidencyManager {
   std::uint64_t budget_ = 0;  // limit − margin
   std::map<std::string, std::uint64_t> reservations_;
 
-  std::optional<models::WanModel>& dit_;
+  std::unique_ptr<models::VideoDiffusionModel>& dit_;
   bool sampling_ = false;
   bool onHost_ = false;                 // the DiT's parameters are the staging views
   at::Tensor staging_;                  // offload: one host buffer, allocated once

@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "io/weight_set.h"
-#include "models/umt5.h"
-#include "models/wan_config.h"
-#include "models/wan_vae_config.h"
+#include "models/model_family.h"
 
 namespace shotchain::models {
 namespace fs = std::filesystem;
@@ -87,7 +85,7 @@ std::vector<fs::path> weightsFilesUnder(const fs::path& folder, const std::vecto
   return kept;
 }
 
-// What a weights file holds, from its header alone ("" when unreadable or not a Wan component).
+// What a weights file holds, from its header alone ("" when unreadable or of no known family).
 struct Identified {
   std::string kind;     // "dit", "vae", "text_encoder"
   std::string problem;  // why a file of that kind cannot be used
@@ -95,17 +93,11 @@ struct Identified {
 
 Identified identify(const fs::path& file) {
   try {
-    const io::WeightSet weights = io::WeightSet::open(file);
-    const WanDetection dit = detectWanConfig(weights);
-    if (dit.isWanDit) return {"dit", dit.problems.empty() ? "" : dit.problems.front()};
-    const WanVaeDetection vae = detectWanVaeConfig(weights);
-    if (vae.isWanVae) return {"vae", vae.problems.empty() ? "" : vae.problems.front()};
-    const Umt5Detection umt5 = detectUmt5Config(weights);
-    if (umt5.isUmt5) return {"text_encoder", umt5.problems.empty() ? "" : umt5.problems.front()};
+    const IdentifiedModel id = identifyModel(io::WeightSet::open(file));
+    return {roleName(id.role), id.problem};
   } catch (const std::exception& error) {
     return {"", error.what()};
   }
-  return {};
 }
 
 fs::path detectIn(const fs::path& folder, const std::vector<const char*>& subfolders, const std::string& kind,

@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "models/text_encoder.h"
 #include "models/umt5.h"
 
 namespace shotchain::text {
@@ -25,22 +26,22 @@ struct Umt5TextEncoderOptions {
 // Prompt → Wan context: the tokenizer front end and the UMT5 encoder, loaded together, used for
 // every prompt (positive and negative) of a sequence, then unload()ed before the DiT needs the
 // memory.
-class Umt5TextEncoder {
+class Umt5TextEncoder final : public TextEncoder {
  public:
   // Throws (TokenizerError, std::runtime_error) naming the file.
   static Umt5TextEncoder load(const std::filesystem::path& weights, const Umt5TextEncoderOptions& options = {});
 
   // [n, dim] float32 rows of the real tokens (n ≤ textLen, EOS included); the DiT zero-pads them.
-  at::Tensor encode(const std::string& prompt) const;
+  at::Tensor encode(const std::string& prompt) const override;
   std::vector<at::Tensor> encode(const std::vector<std::string>& prompts) const;
 
   const text::Umt5Tokenizer& tokenizer() const;
   const Umt5Encoder& encoder() const;
   // Releases the encoder weights (the tokenizer, a few MB, is released too).
-  void unload();
+  void unload() override;
   bool isLoaded() const;
 
-  ~Umt5TextEncoder();
+  ~Umt5TextEncoder() override;
   Umt5TextEncoder(Umt5TextEncoder&&) noexcept;
   Umt5TextEncoder& operator=(Umt5TextEncoder&&) noexcept;
 

@@ -193,6 +193,22 @@ WanModel::WanModel(WanModel&&) noexcept = default;
 WanModel& WanModel::operator=(WanModel&&) noexcept = default;
 
 const WanConfig& WanModel::config() const { return impl_->config; }
+
+std::string WanModel::family() const { return impl_->config.family() + ", " + impl_->config.variant(); }
+
+DitCapabilities WanModel::capabilities() const {
+  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, false};
+}
+
+std::int64_t WanModel::latentChannels() const { return impl_->config.inDim; }
+
+std::int64_t WanModel::fpsConditioning(double fps) const { return impl_->config.injectSampleInfo ? wanFpsIndex(fps) : 0; }
+
+std::uint64_t WanModel::weightBytes() const {
+  std::uint64_t bytes = 0;
+  for (const auto& [name, tensor] : impl_->params) bytes += tensor.nbytes();
+  return bytes;
+}
 at::ScalarType WanModel::computeDtype() const { return impl_->compute; }
 void WanModel::setAttention(AttentionImpl impl) { impl_->attention = impl; }
 

@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "models/attention.h"
+#include "models/video_diffusion_model.h"
 #include "models/wan_config.h"
 
 namespace shotchain::io {
@@ -33,8 +34,8 @@ struct WanLoadOptions {
   AttentionImpl attention = AttentionImpl::Auto;
 };
 
-// The Wan 2.1 text-to-video DiT (wan21.md §1), inference only.
-class WanModel {
+// The Wan 2.1 text-to-video DiT (wan21.md §1) and its SkyReels-V2 diffusion-forcing variant.
+class WanModel final : public VideoDiffusionModel {
  public:
   // Strict: every tensor the config needs must be present with the right shape, and every tensor
   // of the file must be used. Throws std::runtime_error naming the file and the tensor.
@@ -46,17 +47,24 @@ class WanModel {
 
   const WanConfig& config() const;
   at::ScalarType computeDtype() const;
+
+  std::string family() const override;  // "<family>, <variant>"
+  DitCapabilities capabilities() const override;
+  std::int64_t latentChannels() const override;
+  std::int64_t fpsConditioning(double fps) const override;
+  std::uint64_t weightBytes() const override;
+
   void setAttention(AttentionImpl impl);
   // Block-causal self-attention over blocks of `frames` patched latent frames (0: full attention), as
   // the reference's set_ar_attention. Starts at the config's causal_block_size.
   void setCausalBlockSize(std::int64_t frames);
   // Official names → tensors (in their load dtype).
-  std::vector<std::pair<std::string, at::Tensor>> namedParameters() const;
+  std::vector<std::pair<std::string, at::Tensor>> namedParameters() const override;
   // Replaces every parameter by transfer(name, tensor), which must return a tensor of the same
   // shape and dtype (a copy on another device, or into a reused staging buffer): how the residency
   // manager offloads the DiT to host memory and brings it back.
-  void replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer);
-  at::Device device() const;
+  void replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer) override;
+  at::Device device() const override;
   // Training: every parameter requires grad and forward builds the autograd graph (out-of-place
   // attention, no NoGradGuard). Off (the default) is the inference path.
   void setTrainable(bool trainable);
@@ -76,9 +84,9 @@ class WanModel {
   // Same-size batch (classifier-free guidance as batch 2): x [B, in_dim, F, H, W],
   // t [B] or [B, F], context [B, L, text_dim] → [B, out_dim, F, H, W].
   at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
-                          std::int64_t fpsIndex = 0) const;
+                          std::int64_t fpsIndex = 0) const override;
 
-  ~WanModel();
+  ~WanModel() override;
   WanModel(WanModel&&) noexcept;
   WanModel& operator=(WanModel&&) noexcept;
 

@@ -182,10 +182,10 @@ struct WanVae::Impl {
 
 struct WanVaeDecodeStream::State {
   std::shared_ptr<const WanVae::Impl> impl;
-  WanVaeDecodeOptions options;
+  VaeDecodeOptions options;
   Caches caches;
   std::int64_t latentIn = 0, pixelOut = 0;
-  State(std::shared_ptr<const WanVae::Impl> i, const WanVaeDecodeOptions& o)
+  State(std::shared_ptr<const WanVae::Impl> i, const VaeDecodeOptions& o)
       : impl(std::move(i)), options(o), caches(impl->decoder) {}
 };
 
@@ -222,6 +222,11 @@ WanVae& WanVae::operator=(WanVae&&) noexcept = default;
 
 const WanVaeConfig& WanVae::config() const { return impl_->config; }
 at::ScalarType WanVae::computeDtype() const { return impl_->compute; }
+VaeGeometry WanVae::geometry() const {
+  const WanVaeConfig& c = impl_->config;
+  return {c.zDim, c.temporalFactor(), c.spatialFactor()};
+}
+
 at::Device WanVae::device() const { return impl_->device; }
 
 std::uint64_t WanVae::weightBytes() const {
@@ -370,15 +375,19 @@ at::Tensor WanVae::encode(const at::Tensor& video, bool normalise) const {
   return mu.squeeze(0).contiguous();
 }
 
-WanVaeDecodeStream WanVae::decodeStream(const WanVaeDecodeOptions& options) const {
+WanVaeDecodeStream WanVae::decodeStream(const VaeDecodeOptions& options) const {
   return WanVaeDecodeStream(std::make_unique<WanVaeDecodeStream::State>(impl_, options));
+}
+
+std::unique_ptr<VaeDecodeStream> WanVae::openDecodeStream(const VaeDecodeOptions& options) const {
+  return std::make_unique<WanVaeDecodeStream>(decodeStream(options));
 }
 
 namespace {
 
 // The whole clip, tile after tile (each tile through all frames with its own caches), blended
 // linearly across the overlaps: [3, T, H, W] float32.
-at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeConfig& config, const WanVaeTiling& tiling,
+at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeConfig& config, const VaeTiling& tiling,
                        bool clamp) {
   if (tiling.overlap < 0 || tiling.overlap >= tiling.tile)
     throw std::invalid_argument("WanVae::decode: tile overlap must be in [0, tile)");
@@ -406,11 +415,11 @@ at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeCo
   return out;
 }
 
-bool tiled(const WanVaeTiling& tiling, const at::Tensor& x) {
+bool tiled(const VaeTiling& tiling, const at::Tensor& x) {
   return tiling.enabled() && (tiling.tile < x.size(3) || tiling.tile < x.size(4));
 }
 
-WanVaeDecodeOptions resolveTiling(WanVaeDecodeOptions options, const WanVaeConfig& config, const at::Tensor& x,
+VaeDecodeOptions resolveTiling(VaeDecodeOptions options, const WanVaeConfig& config, const at::Tensor& x,
                                   at::ScalarType dtype, bool wholeClip) {
   if (!options.tiling.enabled() && options.memoryBudget > 0)
     options.tiling = chooseWanVaeTiling(config, x.size(2), x.size(3), x.size(4), dtype, options.memoryBudget, wholeClip);
@@ -419,11 +428,11 @@ WanVaeDecodeOptions resolveTiling(WanVaeDecodeOptions options, const WanVaeConfi
 
 }  // namespace
 
-void WanVae::decode(const at::Tensor& latent, const WanVaeFrameSink& sink, const WanVaeDecodeOptions& requested) const {
+void WanVae::decode(const at::Tensor& latent, const VaeFrameSink& sink, const VaeDecodeOptions& requested) const {
   at::NoGradGuard noGrad;
   const Impl& m = *impl_;
   const at::Tensor x = m.prepareLatent(latent, requested.normalised);  // [1, z, T', h, w]
-  const WanVaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, false);
+  const VaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, false);
   const std::int64_t latentT = x.size(2);
   auto firstFrameOf = [&](std::int64_t i) { return i == 0 ? 0 : m.config.pixelFrames(i); };
   if (!tiled(options.tiling, x)) {
@@ -437,11 +446,11 @@ void WanVae::decode(const at::Tensor& latent, const WanVaeFrameSink& sink, const
     sink(out.narrow(1, firstFrameOf(i), i == 0 ? 1 : m.config.temporalFactor()), firstFrameOf(i));
 }
 
-at::Tensor WanVae::decode(const at::Tensor& latent, const WanVaeDecodeOptions& requested) const {
+at::Tensor WanVae::decode(const at::Tensor& latent, const VaeDecodeOptions& requested) const {
   at::NoGradGuard noGrad;
   const Impl& m = *impl_;
   const at::Tensor x = m.prepareLatent(latent, requested.normalised);
-  const WanVaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, true);
+  const VaeDecodeOptions options = resolveTiling(requested, m.config, x, m.compute, true);
   if (tiled(options.tiling, x)) return decodeTiled(m.decoder, x, m.config, options.tiling, options.clamp);
   const std::int64_t s = m.config.spatialFactor();
   at::Tensor out = at::empty({3, m.config.pixelFrames(x.size(2)), x.size(3) * s, x.size(4) * s},

@@ -111,7 +111,7 @@ void walkDecoder(const WanVaeConfig& config, double h0, double w0, bool steady, 
 }  // namespace
 
 WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
-                                        std::int64_t width, at::ScalarType dtype, const WanVaeTiling& tiling, bool wholeClip) {
+                                        std::int64_t width, at::ScalarType dtype, const VaeTiling& tiling, bool wholeClip) {
   const double e = static_cast<double>(c10::elementSize(dtype));
   const std::int64_t s = config.spatialFactor();
   const bool tiled = tiling.enabled() && (tiling.tile < height || tiling.tile < width);
@@ -136,14 +136,14 @@ WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t
   return m;
 }
 
-WanVaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
+VaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
                                 std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip) {
   if (estimateWanVaeDecode(config, latentFrames, height, width, dtype, {}, wholeClip).totalBytes() <= budgetBytes)
     return {};
   const std::int64_t largest = std::max(height, width);
-  const WanVaeTiling best{4, 2};
+  const VaeTiling best{4, 2};
   for (std::int64_t tile = largest - 1; tile >= 4; --tile) {
-    const WanVaeTiling candidate{tile, std::max<std::int64_t>(2, tile / 4)};
+    const VaeTiling candidate{tile, std::max<std::int64_t>(2, tile / 4)};
     if (estimateWanVaeDecode(config, latentFrames, height, width, dtype, candidate, wholeClip).totalBytes() <= budgetBytes)
       return candidate;
   }

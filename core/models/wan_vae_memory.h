@@ -26,13 +26,13 @@ struct WanVaeDecodeMemory {
 // the implementation's allocation order; oneDNN reorder buffers of each convolution are counted
 // (see wan_vae_memory.cpp). Checked against a measured peak in tests/vae (CPU).
 WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
-                                        std::int64_t width, at::ScalarType dtype, const WanVaeTiling& tiling = {},
+                                        std::int64_t width, at::ScalarType dtype, const VaeTiling& tiling = {},
                                         bool wholeClip = true);
 
 // The tiling for a memory budget (bytes beyond the weights): no tiling when the full decode fits,
 // else the largest square tile (overlap a quarter of it, at least 2 latent pixels) whose estimate
 // fits, else the smallest tile tried (4 latent pixels, overlap 2).
-WanVaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
+VaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
                                 std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip = true);
 
 }  // namespace shotchain::models

@@ -7,9 +7,8 @@
 #include <c10/core/Device.h>
 
 #include "models/model_files.h"
-#include "models/umt5_text_encoder.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/video_diffusion_model.h"
+#include "models/video_vae.h"
 #include "sampling/latent_preview.h"
 
 namespace shotchain::render {
@@ -21,17 +20,15 @@ struct ModelContext {
   models::ModelFiles files;
   std::string fingerprint;  // digest of every model file's header: part of every shot key
   c10::Device device = c10::kCPU;
-  std::optional<models::WanModel> dit;  // empty while released (policy reload)
-  std::optional<models::WanVae> vae;
+  std::unique_ptr<models::VideoDiffusionModel> dit;  // empty while released (policy reload)
+  std::unique_ptr<models::VideoVae> vae;
   sampling::LatentRgbFactors preview;   // no channels: previews off
   double loadSeconds = 0;
 };
 
 // Fingerprint of the files (headers only; cheap). Throws std::runtime_error naming the file.
 std::string modelFingerprint(const models::ModelFiles& files);
-// Loads the VAE, the preview factors and (withDit) the DiT onto `device`.
+// Loads the VAE, the preview factors and (withDit) the DiT onto `device` (models/model_loading.h).
 std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit);
-models::WanModel loadDit(const models::ModelFiles& files, c10::Device device);
-models::Umt5TextEncoder loadTextEncoder(const models::ModelFiles& files, c10::Device device);
 
 }  // namespace shotchain::render

@@ -13,6 +13,7 @@
 #include "memory/memory_planner.h"
 #include "memory/memory_probe.h"
 #include "memory/residency_manager.h"
+#include "models/model_loading.h"
 #include "render/device_choice.h"
 #include "render/model_context.h"
 #include "render/output_layout.h"
@@ -232,7 +233,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   std::optional<ResidencyManager> residency;
   try {
     residency.emplace(summary.plan, *probe, impl.models->dit,
-                      [&prepared] { return loadDit(prepared.files, prepared.device); }, prepared.device.str());
+                      [&prepared] { return models::loadVideoDiffusionModel(prepared.files, prepared.device); }, prepared.device.str());
   } catch (const BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
@@ -263,16 +264,16 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
       prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
     }
     if (!prompts.empty()) {
-      models::Umt5TextEncoder encoder = [&] {
+      const std::unique_ptr<models::TextEncoder> encoder = [&] {
         try {
-          return loadTextEncoder(prepared.files, prepared.device);
+          return models::loadTextEncoder(prepared.files, prepared.device);
         } catch (const std::exception& e) {
           throw RenderError("model.text_encoder", e.what());
         }
       }();
       residency->reserve("text encoder", summary.plan.textEncoderPeak);
-      for (const std::string& prompt : prompts) pass.contexts()[prompt] = encoder.encode(prompt);
-      encoder.unload();
+      for (const std::string& prompt : prompts) pass.contexts()[prompt] = encoder->encode(prompt);
+      encoder->unload();
       residency->release("text encoder");
     }
     summary.textEncodeSeconds = secondsSince(encodeStart);

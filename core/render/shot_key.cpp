@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sequence/continuity_modes.h"
 #include "util/bounded_file.h"
 #include "util/image_file_check.h"
 
@@ -79,12 +80,13 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     j["solver"] = toString(defaults.solver);
     j["mode"] = toString(c.mode);
     j["enabled"] = shot.enabled;
-    if (c.mode == ContinuityMode::LatentOverlap) j["overlap"] = c.overlapLatents;
-    if (c.mode == ContinuityMode::Latent) j["decode"] = "after_predecessor";  // frames decoded before it differ
-    if (c.mode == ContinuityMode::Latent && c.prefixFrames.value_or(1) != 1) j["prefix"] = *c.prefixFrames;
-    if (usesHandoff(c.mode) && c.conditionNoise.value_or(0) != 0) j["condition_noise"] = *c.conditionNoise;
+    const ContinuityModeTraits& mode = traitsOf(c.mode);
+    if (mode.readsOverlap) j["overlap"] = c.overlapLatents;
+    if (mode.decodesAfterPredecessor) j["decode"] = "after_predecessor";  // frames decoded before it differ
+    if (mode.readsPrefix && c.prefixFrames.value_or(1) != 1) j["prefix"] = *c.prefixFrames;
+    if (mode.handoff && c.conditionNoise.value_or(0) != 0) j["condition_noise"] = *c.conditionNoise;
     if (defaults.arStep.value_or(0) != 0) j["ar_step"] = *defaults.arStep;
-    if (c.mode == ContinuityMode::Blend) {
+    if (mode.readsBlend) {
       j["blend"] = c.blendRatio;
       if (!c.fallbackImage.empty()) {
         const std::filesystem::path image = sequenceDirectory / c.fallbackImage;
@@ -93,7 +95,7 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
                                                               : "missing:" + c.fallbackImage;
       }
     }
-    if (const auto before = lastKeyByTag.find(c.tag); usesHandoff(c.mode) && before != lastKeyByTag.end())
+    if (const auto before = lastKeyByTag.find(c.tag); mode.handoff && before != lastKeyByTag.end())
       j["after"] = before->second;
     if (c.anchorColour && !firstKey.empty()) j["anchor"] = firstKey;
     keys.push_back(digestHex(j.dump()));

@@ -20,6 +20,7 @@
 #include "runtime/thread_intra_op.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
+#include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::render {
@@ -37,11 +38,6 @@ RgbFrame previewOf(const at::Tensor& denoised, const sampling::LatentRgbFactors&
   const std::int64_t middle = denoised.size(1) / 2;
   const at::Tensor rgb = sampling::latentToRgb8(denoised.narrow(1, middle, 1), factors);  // [1, h, w, 3]
   return rgb8ToFrame(rgb[0]);
-}
-
-// Modes whose conditioning reads the previous shot's decoded last frame.
-bool needsLastFrame(ContinuityMode mode) {
-  return mode == ContinuityMode::LatentOverlap || mode == ContinuityMode::VaeRoundtrip;
 }
 
 MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& result) {
@@ -85,7 +81,7 @@ class DecodeJob {
   int framesWritten = 0;
   std::exception_ptr error;
 
-  void run(const models::WanVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
+  void run(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
     const auto start = Clock::now();
     try {
       std::vector<at::Tensor> kept;
@@ -123,7 +119,7 @@ class DecodeJob {
     decodeSeconds = secondsSince(start);
   }
 
-  void start(const models::WanVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
+  void start(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
     if (!overlap) {
       run(vae, plan, device, shotFrames);
       std::promise<void> done;
@@ -141,7 +137,7 @@ class DecodeJob {
   // The cut is the one the viewer sees: from the neighbour (for `none` shots too), else, when the
   // neighbour is not known, from the shot handed off from. The handoff figures are kept for a handoff;
   // its latent figures only when the handoff came from the neighbour (they compare with its tail).
-  std::optional<continuity::CutInputs> cutInputs(const models::WanVae& vae) const {
+  std::optional<continuity::CutInputs> cutInputs(const models::VideoVae& vae) const {
     const ShotLegacy* from = neighbour && neighbour->stats ? neighbour.get() : previous && previous->stats ? previous.get() : nullptr;
     if (from == nullptr) return std::nullopt;
     continuity::CutInputs inputs;
@@ -196,7 +192,7 @@ ShotPass::~ShotPass() {
 
 at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
   const Continuity& c = shot.continuity;
-  if (c.mode != ContinuityMode::Blend || c.fallbackImage.empty()) return {};
+  if (!traitsOf(c.mode).readsBlend || c.fallbackImage.empty()) return {};
   const std::filesystem::path path = options_.sequenceDirectory / c.fallbackImage;
   if (!options_.loadImage)
     throw std::runtime_error(path.string() + ": fallback images need an image reader (continuity.fallback_image)");
@@ -264,17 +260,18 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
   const SamplerDefaults& defaults = sequence_.settings.sampler;
   const std::filesystem::path dir = shotDirectory(options_.outputDirectory, index, shot.id);
-  const models::WanVae& vae = *models_.vae;
-  const std::int64_t spatial = vae.config().spatialFactor();
+  const models::VideoVae& vae = *models_.vae;
+  const std::int64_t spatial = vae.geometry().spatialFactor;
 
   std::shared_ptr<ShotLegacy> previous;
   if (usesHandoff(shot.continuity.mode))
     if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) previous = found->second;
-  if (previous && needsLastFrame(shot.continuity.mode)) pump(true);
+  if (previous && traitsOf(shot.continuity.mode).needsLastFrame) pump(true);
 
   residency_.beforeShot(index);
-  const models::WanModel& dit = residency_.dit();
-  const std::vector<std::int64_t> shape{dit.config().inDim, shot.latentFrames(), shot.height / spatial, shot.width / spatial};
+  const models::VideoDiffusionModel& dit = residency_.dit();
+  const models::DitCapabilities capabilities = dit.capabilities();
+  const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
   continuity::PreviousShot handed;
   at::Tensor previousTail;
   if (previous) {
@@ -307,13 +304,13 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
   // A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
   // them re-noised to each step's level (the plan says that continuation is approximate there).
-  const bool perFrame = dit.config().takesPerFrameTimesteps();
+  const bool perFrame = capabilities.perFrameTimesteps;
   if (perFrame) {
     sampling::PerFrameSampling diffusionForcing;
     diffusionForcing.prefix = conditioning.held;
     diffusionForcing.conditionNoise = shot.continuity.conditionNoise.value_or(0);
     diffusionForcing.arStep = defaults.arStep.value_or(0);
-    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, dit.config().causalBlockSize));
+    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, capabilities.causalBlockSize));
     sampler.perFrame = diffusionForcing;
   }
 
@@ -332,7 +329,7 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
     pump(false);
     return !cancel_.load();
   };
-  const sampling::Denoiser denoiser = sampling::wanDenoiser(dit, models::wanFpsIndex(sequence_.settings.fps));
+  const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
   sampling::SampleResult result =
       sampling::sampleFlow(denoiser, conditioning.sampleShape, cond, uncond, sampler, onStep,
                            perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning), &cancel_);

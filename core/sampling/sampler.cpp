@@ -7,7 +7,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "memory/out_of_memory.h"
-#include "models/wan_model.h"
+#include "models/video_diffusion_model.h"
 
 namespace shotchain::sampling {
 
@@ -22,7 +22,7 @@ std::string effectiveNegativePrompt(std::string_view userNegative) {
   return std::string(userNegative);
 }
 
-Denoiser wanDenoiser(const models::WanModel& model, std::int64_t fpsIndex) {
+Denoiser ditDenoiser(const models::VideoDiffusionModel& model, std::int64_t fpsIndex) {
   return [&model, fpsIndex](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
     return model.forwardBatch(x, t, context, fpsIndex);
   };

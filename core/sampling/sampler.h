@@ -15,7 +15,7 @@
 #include "sampling/flow_solvers.h"
 
 namespace shotchain::models {
-class WanModel;
+class VideoDiffusionModel;
 }
 
 namespace shotchain::sampling {
@@ -25,9 +25,9 @@ namespace shotchain::sampling {
 // [B, C, F, H, W]. Real DiT or analytic test field.
 using Denoiser = std::function<at::Tensor(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context)>;
 
-// The Wan DiT as a Denoiser (WanModel::forwardBatch, with the fps index of models that have an fps
-// embedding). The model must outlive the function.
-Denoiser wanDenoiser(const models::WanModel& model, std::int64_t fpsIndex = 0);
+// A DiT of any family as a Denoiser (its forwardBatch, with its frame-rate conditioning index).
+// The model must outlive the function.
+Denoiser ditDenoiser(const models::VideoDiffusionModel& model, std::int64_t fpsIndex = 0);
 
 // The reference's negative prompt when the user leaves it empty (wan21.md §4.3).
 extern const char* const kWanDefaultNegativePrompt;

@@ -1,5 +1,7 @@
 #include "sequence/sequence.h"
 
+#include "sequence/continuity_modes.h"
+
 #include <array>
 #include <numeric>
 #include <utility>
@@ -21,13 +23,6 @@ std::optional<E> valueOf(const std::string& text, const std::array<std::pair<E, 
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<ContinuityMode, const char*>, 5> kModes{{
-    {ContinuityMode::None, "none"},
-    {ContinuityMode::Latent, "latent"},
-    {ContinuityMode::LatentOverlap, "latent_overlap"},
-    {ContinuityMode::Blend, "blend"},
-    {ContinuityMode::VaeRoundtrip, "vae_roundtrip"},
-}};
 constexpr std::array<std::pair<Solver, const char*>, 2> kSolvers{{
     {Solver::Euler, "euler"},
     {Solver::UniPC, "unipc"},
@@ -41,16 +36,20 @@ constexpr std::array<std::pair<ResidencyPolicy, const char*>, 4> kPolicies{{
 
 }  // namespace
 
-const char* toString(ContinuityMode mode) { return nameOf(mode, kModes); }
+const char* toString(ContinuityMode mode) { return traitsOf(mode).name; }
 const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
 const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
-std::optional<ContinuityMode> continuityModeFromString(const std::string& text) { return valueOf(text, kModes); }
+std::optional<ContinuityMode> continuityModeFromString(const std::string& text) {
+  for (const ContinuityModeTraits& traits : continuityModes())
+    if (text == traits.name) return traits.mode;
+  return std::nullopt;
+}
 std::optional<Solver> solverFromString(const std::string& text) { return valueOf(text, kSolvers); }
 std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text) {
   return valueOf(text, kPolicies);
 }
 
-bool usesHandoff(ContinuityMode mode) { return mode != ContinuityMode::None; }
+bool usesHandoff(ContinuityMode mode) { return traitsOf(mode).handoff; }
 
 int Sequence::totalFrames() const { return startFrame(shots.size()); }
 

@@ -1,3 +1,4 @@
+#include "sequence/continuity_modes.h"
 #include "sequence/validation.h"
 
 #include <cmath>
@@ -162,10 +163,11 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
 
   const Continuity& c = shot.continuity;
-  if (usesHandoff(c.mode) && c.tag.empty())
+  const ContinuityModeTraits& mode = traitsOf(c.mode);
+  if (mode.handoff && c.tag.empty())
     report.error(shotPath(index, "continuity.tag"),
                  std::string("must not be empty when the mode is ") + toString(c.mode));
-  if (c.mode == ContinuityMode::LatentOverlap) {
+  if (mode.readsOverlap) {
     if (c.overlapLatents < 1 || c.overlapLatents >= shot.latentFrames())
       report.error(shotPath(index, "continuity.overlap_latents"),
                    std::to_string(c.overlapLatents) + " must be at least 1 and less than the shot's " +
@@ -175,7 +177,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
     report.error(shotPath(index, "continuity.prefix_frames"),
                  std::to_string(*c.prefixFrames) + " must be at least 1 and less than the shot's " +
                      std::to_string(shot.latentFrames()) + " latent frames");
-  else if (c.prefixFrames && *c.prefixFrames != 1 && c.mode != ContinuityMode::Latent)
+  else if (c.prefixFrames && *c.prefixFrames != 1 && !mode.readsPrefix)
     report.warning(shotPath(index, "continuity.prefix_frames"),
                    std::string("is read by the latent mode only (this shot is ") + toString(c.mode) + ")");
   if (c.conditionNoise && (*c.conditionNoise < 0 || *c.conditionNoise > 999))
@@ -183,7 +185,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
                  std::to_string(*c.conditionNoise) + " is outside 0..999 (a timestep)");
   if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
     report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
-  if (c.mode == ContinuityMode::Blend) {
+  if (mode.readsBlend) {
     if (c.fallbackImage.empty())
       report.warning(shotPath(index, "continuity.fallback_image"),
                      "blend without a fallback image uses the handoff alone");
@@ -210,16 +212,17 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
     if (!shot.enabled) continue;
 
     const Continuity& c = shot.continuity;
-    if (usesHandoff(c.mode) && !c.tag.empty() && !tagsWritten.count(c.tag)) {
+    const ContinuityModeTraits& mode = traitsOf(c.mode);
+    if (mode.handoff && !c.tag.empty() && !tagsWritten.count(c.tag)) {
       report.warning(shotPath(i, "continuity.mode"),
                      std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag +
                          "\": this shot starts from noise");
-    } else if (c.mode == ContinuityMode::LatentOverlap && previousEnabled &&
+    } else if (mode.readsOverlap && previousEnabled &&
                c.overlapLatents > previousEnabled->latentFrames()) {
       report.error(shotPath(i, "continuity.overlap_latents"),
                    std::to_string(c.overlapLatents) + " is more than the previous shot's " +
                        std::to_string(previousEnabled->latentFrames()) + " latent frames");
-    } else if (c.mode == ContinuityMode::Latent && c.prefixFrames && previousEnabled &&
+    } else if (mode.readsPrefix && c.prefixFrames && previousEnabled &&
                *c.prefixFrames > previousEnabled->latentFrames()) {
       report.error(shotPath(i, "continuity.prefix_frames"),
                    std::to_string(*c.prefixFrames) + " is more than the previous shot's " +

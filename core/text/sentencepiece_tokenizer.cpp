@@ -40,10 +40,12 @@ std::vector<std::filesystem::path> pluginCandidates() {
 // RTLD_DEEPBIND keeps the plugin's protobuf apart from libtorch's (sentencepiece_plugin_api.h).
 // AddressSanitizer's dlopen refuses that flag, since a deep-bound library could bind malloc past
 // its interceptors; a sanitized plugin lists libasan before libc, so it binds to ASan's allocator
-// all the same, and a sanitized build (scripts/test --sanitize) calls libc's own dlopen.
+// all the same, and a sanitized build (scripts/test --sanitize) calls libc's own dlopen. Under
+// ThreadSanitizer (scripts/check-threads) the plugin is not instrumented and keeps its own memory
+// behind its C interface.
 void* openIsolated(const std::filesystem::path& path) {
   constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   if (void* libc = ::dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD))
     if (auto libcOpen = reinterpret_cast<void* (*)(const char*, int)>(::dlsym(libc, "dlopen")))
       return libcOpen(path.c_str(), kFlags);

@@ -92,7 +92,7 @@ class TestHandoffChain : public QObject {
     const models::WanConfig config = models::WanConfig::preset("tiny");
     model_.emplace(models::WanModel::random(config, 11));
     vae_.emplace(models::WanVae::random(models::WanVaeConfig::preset("tiny"), 12));
-    denoiser_ = sampling::wanDenoiser(*model_);
+    denoiser_ = sampling::ditDenoiser(*model_);
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(13);
     cond_ = at::randn({5, config.textDim}, g);
     uncond_ = at::randn({config.textLen, config.textDim}, g);

@@ -1,9 +1,12 @@
 #include <QTest>
 
 #include <functional>
+#include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
 #include "bad_documents.h"
 #include "test_support.h"
@@ -43,6 +46,37 @@ class SequenceValidation : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // One row per mode: the names round-trip, the fields a mode does not read draw the warning, and
+  // the geometry is the one the handoff builds (held slots = handed tail + what is encoded).
+  void continuityModeTableIsComplete() {
+    std::set<std::string> names;
+    for (const ContinuityModeTraits& traits : continuityModes()) {
+      QVERIFY(names.insert(traits.name).second);
+      QCOMPARE(continuityModeFromString(traits.name), std::optional<ContinuityMode>(traits.mode));
+      QCOMPARE(std::string(toString(traits.mode)), std::string(traits.name));
+      QCOMPARE(&traitsOf(traits.mode), &traits);
+      Continuity c;
+      c.mode = traits.mode;
+      c.overlapLatents = 3;
+      c.prefixFrames = 2;
+      const ContinuityGeometry g = continuityGeometry(c);
+      QCOMPARE(g.handedTailLatents > 0, traits.handoff);
+      QCOMPARE(g.heldLatents, g.handedTailLatents + (traits.needsLastFrame && traits.readsOverlap ? 1 : 0));
+      QVERIFY(g.extraLatents < std::max(1, g.heldLatents));
+    }
+    QCOMPARE(names.size(), std::size_t{5});
+    Continuity overlap;
+    overlap.mode = ContinuityMode::LatentOverlap;
+    overlap.overlapLatents = 3;
+    QCOMPARE(continuityGeometry(overlap).extraLatents, 3);
+    Continuity latent;
+    latent.mode = ContinuityMode::Latent;
+    latent.prefixFrames = 4;
+    QCOMPARE(continuityGeometry(latent).heldLatents, 4);
+    QCOMPARE(continuityGeometry(latent).extraLatents, 3);
+    QCOMPARE(continuityGeometry(latent).decodePrefixLatents, 1);
+  }
+
   void baseDocumentIsValid() {
     const LoadResult result = parseSequence(baseDocument().dump());
     QVERIFY2(result.ok() && result.diagnostics.empty(), formatAll(result.diagnostics).c_str());

@@ -50,7 +50,7 @@ class TestDemoTraining : public QObject {
     const models::WanVaeMoments moments = vae.encodeMoments(clip.unsqueeze(0));
     const at::Tensor mu = vae.encode(clip, false);
     QVERIFY(at::allclose(moments.mu.squeeze(0), mu, 1e-4, 1e-5));
-    models::WanVaeDecodeOptions raw;
+    models::VaeDecodeOptions raw;
     raw.clamp = false;
     raw.normalised = false;
     QVERIFY(at::allclose(vae.decodeRaw(mu.unsqueeze(0)).squeeze(0), vae.decode(mu, raw), 1e-4, 1e-5));

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::int64_t kFrames = 3, kSide = 16;
 
-std::uint64_t estimate(const models::WanVae& vae, const models::WanVaeTiling& tiling) {
+std::uint64_t estimate(const models::WanVae& vae, const models::VaeTiling& tiling) {
   return models::estimateWanVaeDecode(vae.config(), kFrames, kSide, kSide, at::kFloat, tiling).totalBytes();
 }
 
@@ -41,7 +41,7 @@ class DecodeFallbackTest : public QObject {
 
   void outOfMemoryAtTheDecodeEndsInTheTiledDecodeOfThePlan() {
     const std::uint64_t full = estimate(*vae_, {});
-    const models::WanVaeTiling tile8{8, 2};
+    const models::VaeTiling tile8{8, 2};
     const std::uint64_t tiled = estimate(*vae_, tile8);
     QVERIFY2(tiled * 1.15 < full * 0.95, qPrintable(QString("tiled %1, full %2").arg(tiled).arg(full)));
     MemoryPlan plan;

@@ -35,18 +35,23 @@ PlanRequest tinyRequest(ResidencyPolicy policy, std::optional<std::uint64_t> bud
   return r;
 }
 
-std::uint64_t parameterBytes(const models::WanModel& m) {
+std::uint64_t parameterBytes(const models::VideoDiffusionModel& m) {
   std::uint64_t bytes = 0;
   for (const auto& [name, t] : m.namedParameters()) bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
   return bytes;
 }
 
-at::Tensor forwardOnce(const models::WanModel& m) {
+// The tiny DiT through the interface the residency manager hands out.
+at::Tensor forwardOnce(const models::VideoDiffusionModel& m) {
   at::manual_seed(3);
-  const models::WanConfig& c = m.config();
-  const at::Tensor x = at::randn({2, c.inDim, 3, 8, 8});
+  const models::WanConfig c = models::WanConfig::preset("tiny");
+  const at::Tensor x = at::randn({2, m.latentChannels(), 3, 8, 8});
   const at::Tensor context = at::randn({2, c.textLen, c.textDim});
   return m.forwardBatch(x, at::full({2}, 700.0), context);
+}
+
+std::unique_ptr<models::VideoDiffusionModel> tinyDit(std::uint64_t seed, const models::WanLoadOptions& options = {}) {
+  return std::make_unique<models::WanModel>(models::WanModel::random(models::WanConfig::preset("tiny"), seed, options));
 }
 
 // What the renderer does with one shot, minus the decode itself.
@@ -75,10 +80,10 @@ class ResidencyTest : public QObject {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Pinned));
     QVERIFY(plan.fits);
     int loads = 0;
-    std::optional<models::WanModel> dit;
+    std::unique_ptr<models::VideoDiffusionModel> dit;
     ResidencyManager residency(plan, *probe_, dit, [&] {
       ++loads;
-      return models::WanModel::random(models::WanConfig::preset("tiny"), 5);
+      return tinyDit(5);
     });
     residency.beforeShot(0);
     probe_->markTransfers();  // after the first load: between shots nothing may move
@@ -91,7 +96,7 @@ class ResidencyTest : public QObject {
     QVERIFY(residency.ditResident());
     QCOMPARE(residency.stats().offloads, 0);
     residency.finish();
-    QVERIFY(dit.has_value());  // pinned keeps the DiT for the next render
+    QVERIFY(dit != nullptr);  // pinned keeps the DiT for the next render
   }
 
   void reloadLoadsTheDiTAgainFromDiskForEveryShot() {
@@ -105,10 +110,10 @@ class ResidencyTest : public QObject {
     QVERIFY(plan.fits);
     QCOMPARE(plan.chosen, ResidencyPolicy::Reload);
     int loads = 0;
-    std::optional<models::WanModel> dit;
+    std::unique_ptr<models::VideoDiffusionModel> dit;
     ResidencyManager residency(plan, *probe_, dit, [&] {
       ++loads;
-      return models::WanModel::load(io::WeightSet::open(file));
+      return std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(file)));
     });
     const std::uint64_t bytes = parameterBytes(original);
     for (int shot = 0; shot < 3; ++shot) {
@@ -117,7 +122,7 @@ class ResidencyTest : public QObject {
       QCOMPARE(probe_->transferredBytes(), bytes);  // the weights went to the device again
       QVERIFY(at::equal(forwardOnce(residency.dit()), expected));
       residency.beforeDecode(shot, shot < 2);
-      QVERIFY(!dit.has_value());  // freed for the decode
+      QVERIFY(dit == nullptr);  // freed for the decode
       QVERIFY_EXCEPTION_THROWN(residency.dit(), std::logic_error);
       residency.afterShot(shot, shot < 2);
     }
@@ -141,9 +146,9 @@ class ResidencyTest : public QObject {
     QVERIFY2(plan.fits, plan.reason.c_str());
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
 
-    std::optional<models::WanModel> dit;
-    dit.emplace(models::WanModel::random(models::WanConfig::preset("tiny"), 11, {at::kBFloat16}));
-    ResidencyManager residency(plan, *probe_, dit, [] () -> models::WanModel { throw std::logic_error("no load expected"); });
+    std::unique_ptr<models::VideoDiffusionModel> dit;
+    dit = tinyDit(11, {at::kBFloat16});
+    ResidencyManager residency(plan, *probe_, dit, []() -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); });
     for (int shot = 0; shot < 4; ++shot) {
       const bool more = shot < 3;
       residency.beforeShot(shot);
@@ -161,14 +166,14 @@ class ResidencyTest : public QObject {
     QCOMPARE(residency.stats().bytesToDevice, 3 * bytes);
     QCOMPARE(residency.stats().stagingAllocations, 1);  // allocated once, reused by every shot
     residency.finish();  // brings the last offload back
-    QVERIFY(dit.has_value());
+    QVERIFY(dit != nullptr);
     for (const auto& [name, t] : dit->namedParameters()) QVERIFY(at::equal(t, originals.at(name)));
   }
 
   void offloadMovesTwiceTheDiTBytesPerShot() {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Offload));
-    std::optional<models::WanModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [] { return models::WanModel::random(models::WanConfig::preset("tiny"), 2); });
+    std::unique_ptr<models::VideoDiffusionModel> dit;
+    ResidencyManager residency(plan, *probe_, dit, [] { return tinyDit(2); });
     residency.beforeShot(0);
     const std::uint64_t bytes = parameterBytes(*dit);
     for (int shot = 0; shot < 3; ++shot) {
@@ -191,8 +196,8 @@ class ResidencyTest : public QObject {
     request.budget = open.peakPinned;
     const MemoryPlan plan = planMemory(request);
     QVERIFY(plan.fits);
-    std::optional<models::WanModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [] { return models::WanModel::random(models::WanConfig::preset("tiny"), 2); });
+    std::unique_ptr<models::VideoDiffusionModel> dit;
+    ResidencyManager residency(plan, *probe_, dit, [] { return tinyDit(2); });
     residency.beforeShot(0);
     const QString error = errorOf([&] { residency.reserve("surprise", plan.limit); });
     QVERIFY2(error.contains("memory budget: surprise") && error.contains("under pinned") && error.contains("budget"),
@@ -204,11 +209,11 @@ class ResidencyTest : public QObject {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Auto, 1024));
     QVERIFY(!plan.fits);
     bool loaded = false;
-    std::optional<models::WanModel> dit;
+    std::unique_ptr<models::VideoDiffusionModel> dit;
     const QString error = errorOf([&] {
       ResidencyManager residency(plan, *probe_, dit, [&] {
         loaded = true;
-        return models::WanModel::random(models::WanConfig::preset("tiny"), 2);
+        return tinyDit(2);
       });
     });
     QVERIFY2(error.startsWith("memory plan refused before any work: nothing fits"), qPrintable(error));

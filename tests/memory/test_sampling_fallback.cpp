@@ -53,7 +53,7 @@ class SamplingFallbackTest : public QObject {
     probe_ = makeCpuMemoryProbe();  // installs the counting allocator whose failure hook the test uses
     const models::WanConfig config = models::WanConfig::preset("tiny");
     model_.emplace(models::WanModel::random(config, 5));
-    denoiser_ = sampling::wanDenoiser(*model_);
+    denoiser_ = sampling::ditDenoiser(*model_);
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(6);
     cond_ = at::randn({7, config.textDim}, g);
     uncond_ = at::randn({config.textLen, config.textDim}, g);

@@ -48,7 +48,7 @@ class TestSampler : public QObject {
       QFAIL(qPrintable(QString("golden folder missing: %1").arg(SHOTCHAIN_GOLDEN_DIR)));
     const io::WeightSet weights = io::WeightSet::open(golden("wan_dit_tiny.safetensors"));
     model_.emplace(models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
-    denoiser_ = wanDenoiser(*model_);
+    denoiser_ = ditDenoiser(*model_);
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(99);
     cond_ = at::randn({7, 48}, g);
     uncond_ = at::randn({11, 48}, g);

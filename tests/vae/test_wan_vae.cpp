@@ -45,8 +45,8 @@ class TestWanVae : public QObject {
 
   std::optional<WanVae> tiny_;
 
-  Measured measureDecode(const WanVae& vae, const at::Tensor& latent, const WanVaeTiling& tiling) {
-    WanVaeDecodeOptions options;
+  Measured measureDecode(const WanVae& vae, const at::Tensor& latent, const VaeTiling& tiling) {
+    VaeDecodeOptions options;
     options.tiling = tiling;
     (void)vae.decode(latent, options);  // warm-up (oneDNN primitive caches)
     const std::uint64_t base = cpuAllocationStats().allocated;
@@ -115,7 +115,7 @@ class TestWanVae : public QObject {
   void decodePrefixAndStream() {
     // README §2 prefix property: decoding the first 1 or 2 latent frames gives the first 1 or 5 frames.
     const at::Tensor latent = at::randn({16, 4, 3, 5}, at::detail::createCPUGenerator(7));
-    WanVaeDecodeOptions raw;
+    VaeDecodeOptions raw;
     raw.clamp = false;
     const at::Tensor full = tiny_->decode(latent, raw);
     QCOMPARE(full.size(1), std::int64_t{13});
@@ -142,11 +142,11 @@ class TestWanVae : public QObject {
     // just above those figures, and more overlap must not be worse.
     const WanVae vae = WanVae::random(mediumConfig(), 11);
     const at::Tensor latent = at::randn({16, 3, 24, 24}, at::detail::createCPUGenerator(3)) * 0.5;
-    WanVaeDecodeOptions options;
+    VaeDecodeOptions options;
     options.clamp = false;
     const at::Tensor full = vae.decode(latent, options);
     std::vector<double> errors;
-    for (const WanVaeTiling tiling : {WanVaeTiling{16, 8}, WanVaeTiling{12, 4}}) {
+    for (const VaeTiling tiling : {VaeTiling{16, 8}, VaeTiling{12, 4}}) {
       options.tiling = tiling;
       const at::Tensor tiled = vae.decode(latent, options);
       QCOMPARE(tiled.sizes(), full.sizes());
@@ -171,7 +171,7 @@ class TestWanVae : public QObject {
   void estimateWithinFifteenPercent() {
     const WanVae vae = WanVae::random(mediumConfig(), 5);
     const at::Tensor latent = at::randn({16, 3, 16, 24}, at::detail::createCPUGenerator(1));
-    for (const WanVaeTiling tiling : {WanVaeTiling{}, WanVaeTiling{8, 2}}) {
+    for (const VaeTiling tiling : {VaeTiling{}, VaeTiling{8, 2}}) {
       const Measured m = measureDecode(vae, latent, tiling);
       std::printf("  decode [16,3,16,24] dim 16 %s: measured peak %.2f MiB, estimate %.2f MiB (%.1f%%)\n",
                   tiling.enabled() ? "tiled 8/2" : "full", static_cast<double>(m.peak) / 1048576.0,
@@ -217,21 +217,21 @@ class TestWanVae : public QObject {
                 static_cast<double>(full.clipBytes) / 1073741824.0, static_cast<double>(full.totalBytes()) / 1073741824.0);
     QVERIFY(!chooseWanVaeTiling(config, 21, 60, 104, at::kFloat, full.totalBytes()).enabled());
     const std::uint64_t budget = full.totalBytes() / 2;
-    const WanVaeTiling tiling = chooseWanVaeTiling(config, 21, 60, 104, at::kFloat, budget);
+    const VaeTiling tiling = chooseWanVaeTiling(config, 21, 60, 104, at::kFloat, budget);
     QVERIFY(tiling.enabled());
     QVERIFY(estimateWanVaeDecode(config, 21, 60, 104, at::kFloat, tiling).totalBytes() <= budget);
-    const WanVaeTiling larger{tiling.tile + 1, std::max<std::int64_t>(2, (tiling.tile + 1) / 4)};
+    const VaeTiling larger{tiling.tile + 1, std::max<std::int64_t>(2, (tiling.tile + 1) / 4)};
     QVERIFY(estimateWanVaeDecode(config, 21, 60, 104, at::kFloat, larger).totalBytes() > budget);
     std::printf("  budget %.2f GiB -> tile %lld, overlap %lld\n", static_cast<double>(budget) / 1073741824.0,
                 static_cast<long long>(tiling.tile), static_cast<long long>(tiling.overlap));
     // decode() picks the same tiling from its memoryBudget option (the tiny VAE, a measured run).
     const at::Tensor latent = at::randn({16, 2, 16, 16}, at::detail::createCPUGenerator(4));
     const auto tinyFull = estimateWanVaeDecode(tiny_->config(), 2, 16, 16, at::kFloat);
-    WanVaeDecodeOptions options;
+    VaeDecodeOptions options;
     options.memoryBudget = tinyFull.totalBytes() / 2;
-    const WanVaeTiling chosen = chooseWanVaeTiling(tiny_->config(), 2, 16, 16, at::kFloat, options.memoryBudget);
+    const VaeTiling chosen = chooseWanVaeTiling(tiny_->config(), 2, 16, 16, at::kFloat, options.memoryBudget);
     QVERIFY(chosen.enabled());
-    WanVaeDecodeOptions explicitTiling;
+    VaeDecodeOptions explicitTiling;
     explicitTiling.tiling = chosen;
     QVERIFY(compareTensors(tiny_->decode(latent, options), tiny_->decode(latent, explicitTiling)).maxAbs == 0);
   }

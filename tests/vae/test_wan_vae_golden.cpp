@@ -78,7 +78,7 @@ class TestWanVaeGolden : public QObject {
   void encodeMuRaw() { check("mu_raw", vae_->encode(io_->tensor("video"), false), io_->tensor("mu_raw")); }
 
   void decodeUnclamped() {
-    WanVaeDecodeOptions options;
+    VaeDecodeOptions options;
     options.clamp = false;
     check("decoded_unclamped", vae_->decode(io_->tensor("latent"), options), io_->tensor("decoded_unclamped"));
   }
@@ -89,14 +89,14 @@ class TestWanVaeGolden : public QObject {
   }
 
   void decodeRawMu() {
-    WanVaeDecodeOptions options;
+    VaeDecodeOptions options;
     options.clamp = false;
     options.normalised = false;
     check("decode(mu_raw, raw)", vae_->decode(io_->tensor("mu_raw"), options), io_->tensor("decoded_unclamped"));
   }
 
   void streamingDeliversFramesInOrder() {
-    WanVaeDecodeOptions options;
+    VaeDecodeOptions options;
     options.clamp = false;
     std::vector<std::int64_t> firsts, counts;
     std::vector<at::Tensor> parts;

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <string>
+
+namespace shotchain::io {
+class WeightSet;
+}
+
+namespace shotchain::models {
+
+// Every model family ShotChain can load (llama.cpp's architecture enum, stable-diffusion.cpp's
+// version detection): a second family is a new value here, its detector in identifyModel, its
+// classes behind the interfaces (video_diffusion_model.h, video_vae.h, text_encoder.h) and its
+// case in model_loading.cpp. Nothing outside core/models names a family's classes.
+enum class ModelFamily { Unknown, WanDit, WanVae, Umt5 };
+enum class ModelRole { None, Dit, Vae, TextEncoder };
+
+struct IdentifiedModel {
+  ModelFamily family = ModelFamily::Unknown;
+  ModelRole role = ModelRole::None;
+  std::string description;  // "Wan 2.1 T2V, 1.3B", "SkyReels-V2 DF, custom", "Wan 2.1 VAE (wan2.1)"
+  std::string problem;      // why a file of this family cannot be used; empty when it can
+};
+
+// From the file's tensor names, shapes and metadata alone (nothing is read beyond the header).
+IdentifiedModel identifyModel(const io::WeightSet& weights);
+
+// "dit", "vae", "text_encoder" (document and folder vocabulary); "" for None.
+const char* roleName(ModelRole role);
+
+}  // namespace shotchain::models

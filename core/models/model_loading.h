@@ -1,0 +1,22 @@
+#pragma once
+
+#include <memory>
+
+#include <c10/core/Device.h>
+
+#include "models/model_files.h"
+#include "models/text_encoder.h"
+#include "models/video_diffusion_model.h"
+#include "models/video_vae.h"
+
+namespace shotchain::models {
+
+// The one place where model files become a family's classes: the family is detected from the
+// files' headers (model_family.h) and the matching implementation loaded onto `device`. Everything
+// after this sees only the interfaces. Throw std::runtime_error naming the file.
+std::unique_ptr<VideoDiffusionModel> loadVideoDiffusionModel(const ModelFiles& files, c10::Device device);
+std::unique_ptr<VideoVae> loadVideoVae(const ModelFiles& files, c10::Device device);
+// Tokenizes to the DiT's context length (read from its file's header).
+std::unique_ptr<TextEncoder> loadTextEncoder(const ModelFiles& files, c10::Device device);
+
+}  // namespace shotchain::models

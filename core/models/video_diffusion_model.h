@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace shotchain::models {
+
+// What a DiT can do beyond one timestep for the whole clip; the sampler and the shot pass read
+// these instead of a family's config.
+struct DitCapabilities {
+  bool perFrameTimesteps = false;    // t may be [B, F]: one timestep per latent frame (diffusion forcing)
+  std::int64_t causalBlockSize = 0;  // > 0: block-causal self-attention over blocks of this many frames
+  bool kvCache = false;              // keeps the keys/values of earlier frames between calls (streaming)
+};
+
+// A video diffusion transformer, whatever its family: what residency, the sampler and the renderer
+// need of it. Implemented by WanModel (Wan 2.1 T2V and its SkyReels-V2 diffusion-forcing variant).
+class VideoDiffusionModel {
+ public:
+  virtual ~VideoDiffusionModel() = default;
+
+  // "Wan 2.1 T2V 1.3B", "SkyReels-V2 DF …": family and variant, for reports and the inspector.
+  virtual std::string family() const = 0;
+  virtual DitCapabilities capabilities() const = 0;
+  // Channels of the latent it denoises (the VAE's z_dim).
+  virtual std::int64_t latentChannels() const = 0;
+  // The frame-rate conditioning index for `fps` (0 where the family has none).
+  virtual std::int64_t fpsConditioning(double fps) const = 0;
+
+  // Velocity of a same-size batch: x [B, C, F, H, W], t [B] (or [B, F] with perFrameTimesteps),
+  // context [B, L, text_dim] → [B, C, F, H, W] float32.
+  virtual at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                                  std::int64_t fpsIndex = 0) const = 0;
+
+  virtual at::Device device() const = 0;
+  virtual std::uint64_t weightBytes() const = 0;
+  // Name → tensor, and the same set replaced tensor by tensor (same shape and dtype): how the
+  // residency manager moves the weights between the device and host staging.
+  virtual std::vector<std::pair<std::string, at::Tensor>> namedParameters() const = 0;
+  virtual void replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer) = 0;
+};
+
+}  // namespace shotchain::models

@@ -1,0 +1,67 @@
+#include "sequence/continuity_modes.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+namespace shotchain {
+namespace {
+
+ContinuityGeometry none(const Continuity&) { return {}; }
+
+// The previous shot's last prefix_frames latents are the first slots; the slot before them is
+// decoded ahead (and dropped) so that the first kept frames decode as they did in that shot.
+ContinuityGeometry latent(const Continuity& c) {
+  ContinuityGeometry g;
+  g.heldLatents = g.handedTailLatents = prefixFrames(c);
+  g.extraLatents = g.heldLatents - 1;
+  g.decodePrefixLatents = 1;
+  return g;
+}
+
+// A one-frame encode of the last frame, then the previous shot's last k latents.
+ContinuityGeometry latentOverlap(const Continuity& c) {
+  ContinuityGeometry g;
+  g.handedTailLatents = g.extraLatents = std::max(1, c.overlapLatents);
+  g.heldLatents = g.handedTailLatents + 1;
+  return g;
+}
+
+ContinuityGeometry oneSlot(const Continuity&) {
+  ContinuityGeometry g;
+  g.heldLatents = g.handedTailLatents = 1;
+  return g;
+}
+
+//                      mode                           name              description
+//                      handoff lastFrame afterPred overlap prefix blend geometry
+constexpr std::array<ContinuityModeTraits, 5> kModes{{
+    {ContinuityMode::None, "none", "none — a fresh start",
+     false, false, false, false, false, false, none},
+    {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame",
+     true, false, true, false, true, false, latent},
+    {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents",
+     true, true, false, true, false, false, latentOverlap},
+    {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image",
+     true, false, false, false, false, true, oneSlot},
+    {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)",
+     true, true, false, false, false, false, oneSlot},
+}};
+
+}  // namespace
+
+std::span<const ContinuityModeTraits> continuityModes() { return kModes; }
+
+const ContinuityModeTraits& traitsOf(ContinuityMode mode) {
+  for (const ContinuityModeTraits& traits : kModes)
+    if (traits.mode == mode) return traits;
+  throw std::logic_error("continuity mode without a row in the traits table");
+}
+
+int prefixFrames(const Continuity& continuity) { return std::max(1, continuity.prefixFrames.value_or(1)); }
+
+ContinuityGeometry continuityGeometry(const Continuity& continuity) {
+  return traitsOf(continuity.mode).geometry(continuity);
+}
+
+}  // namespace shotchain
