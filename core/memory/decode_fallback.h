@@ -28,7 +28,7 @@ struct DecodeOutcome {
   std::vector<MemoryFallback> fallbacks;
 };
 
-// WanVae::decode with the plan's tiling (options.tiling when set, else the plan's tile when the plan
+// VideoVae::decode with the plan's tiling (options.tiling when set, else the plan's tile when the plan
 // decodes tiled). On out-of-memory: the failed attempt's tensors are released (outside the handler),
 // the device cache is emptied, and the decode is retried tiled — the plan's tile first (or half the
 // larger latent side when the plan has none), then halves down to 4 latent pixels; each retry is

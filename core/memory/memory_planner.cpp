@@ -1,14 +1,11 @@
 #include "memory/memory_planner.h"
 
-#include "continuity/continuation_note.h"
-
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
 #include "continuity/continuation_note.h"
 #include "memory/device_memory.h"
-#include "models/wan_vae_memory.h"
 #include "util/byte_size.h"
 
 namespace shotchain {
@@ -36,22 +33,18 @@ struct Decode {
   models::VaeTiling tiling;
 };
 
-std::int64_t tokensOf(const models::WanConfig& c, const PlanShot& s) {
-  return (s.frames / c.patch[0]) * (s.height / c.patch[1]) * (s.width / c.patch[2]);
-}
+models::LatentShape latentOf(const PlanShot& s) { return {s.channels, s.frames, s.height, s.width}; }
 
 // The largest decode over the shots; tiles chosen to fit `tiledBudget` (bytes beyond the weights).
 Decode decodeBytes(const PlanRequest& r, std::uint64_t tiledBudget) {
   Decode d;
   for (const PlanShot& s : r.shots) {
     const std::int64_t decodeFrames = s.frames + s.decodePrefixFrames;
-    d.full = std::max(d.full, models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip)
-                                  .totalBytes());
+    d.full = std::max(d.full, r.vae->decodeBytes(decodeFrames, s.height, s.width, r.vaeDtype, {}, r.decodeWholeClip));
     const models::VaeTiling tiling =
-        models::chooseWanVaeTiling(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
+        r.vae->chooseTiling(decodeFrames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
     const models::VaeTiling used = tiling.enabled() ? tiling : models::VaeTiling{};
-    const std::uint64_t bytes =
-        models::estimateWanVaeDecode(r.vae, decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip).totalBytes();
+    const std::uint64_t bytes = r.vae->decodeBytes(decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip);
     if (bytes >= d.tiled) {
       d.tiled = bytes;
       if (tiling.enabled()) d.tiling = tiling;
@@ -73,8 +66,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.requested = r.policy;
   plan.margin = r.margin ? *r.margin : std::min<std::uint64_t>(plan.limit / 20, 1ull << 30);
 
-  plan.ditWeights = wanDitWeightBytes(r.dit, r.ditDtype);
-  plan.vaeWeights = wanVaeWeightBytes(r.vae, r.vaeDtype);
+  plan.ditWeights = r.dit->weightBytes(r.ditDtype);
+  plan.vaeWeights = r.vae->weightBytes(r.vaeDtype);
   plan.textEncoderWeights = r.textEncoderWeights;
   plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
   plan.ringBufferBytes = r.ringBufferBytes;
@@ -82,7 +75,7 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   const PlanShot* largest = &r.shots.front();
   std::uint64_t latentBytes = 0;
   for (const PlanShot& s : r.shots) {
-    const std::uint64_t a = estimateWanDitActivations(r.dit, r.ditDtype, r.cfgBatch, tokensOf(r.dit, s));
+    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s));
     if (a > plan.ditActivationPeak) {
       plan.ditActivationPeak = a;
       largest = &s;
@@ -209,12 +202,12 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   }
 
   const std::string ditDetail = dtypeName(r.ditDtype) + " matmuls, " +
-                                std::to_string(static_cast<double>(r.dit.parameterCount()) / 1e9).substr(0, 5) + " B parameters (" +
-                                r.dit.variant() + ")";
+                                std::to_string(static_cast<double>(r.dit->parameterCount()) / 1e9).substr(0, 5) + " B parameters (" +
+                                r.dit->variant() + ")";
   plan.items = {
       {"text encoder", plan.textEncoderPeak, "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
       {"dit weights", plan.ditWeights, ditDetail},
-      {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae.parameterCount()) + " parameters"},
+      {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
        "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch)},
       {"vae decode (full)", plan.vaeDecodeFull, "largest shot, untiled"},
@@ -231,7 +224,7 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 MemoryPlan planMemory(const PlanRequest& r) {
   if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
   MemoryPlan plan = planWithBatch(r);
-  if (r.handsOff && !r.dit.takesPerFrameTimesteps()) plan.notes.push_back(continuity::approximateContinuationNote(r.dit));
+  if (r.handsOff && !r.dit->perFrameTimesteps()) plan.notes.push_back(continuity::approximateContinuationNote(r.dit->family()));
   if (plan.fits || r.cfgBatch < 2) return plan;
   PlanRequest split = r;
   split.cfgBatch = 1;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,8 +9,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "memory/memory_plan.h"
-#include "models/wan_config.h"
-#include "models/wan_vae_config.h"
+#include "models/model_memory.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::models {
@@ -29,9 +29,9 @@ struct PlanShot {
 };
 
 struct PlanRequest {
-  models::WanConfig dit;
+  std::shared_ptr<const models::DitMemoryModel> dit;
   c10::ScalarType ditDtype = c10::kBFloat16;  // matmul weights; norms and the head stay float32
-  models::WanVaeConfig vae;
+  std::shared_ptr<const models::VaeMemoryModel> vae;
   c10::ScalarType vaeDtype = c10::kFloat;
   std::uint64_t textEncoderWeights = 0;
   std::uint64_t textEncoderActivations = 0;
@@ -47,15 +47,6 @@ struct PlanRequest {
   bool handsOff = false;  // an enabled shot continues from the one before (latent, latent_overlap, blend, vae_roundtrip)
 };
 
-// Bytes of the DiT's weights at their load dtype (matmul weights at `dtype`, the rest float32).
-std::uint64_t wanDitWeightBytes(const models::WanConfig& config, c10::ScalarType dtype);
-// Bytes of the VAE's weights (all at `dtype`).
-std::uint64_t wanVaeWeightBytes(const models::WanVaeConfig& config, c10::ScalarType dtype);
-// Peak bytes of live tensors during one DiT forward of `batch` samples of `tokens` tokens each,
-// beyond the weights. Calibrated against the counting CPU allocator (tests/memory).
-std::uint64_t estimateWanDitActivations(const models::WanConfig& config, c10::ScalarType dtype, std::int64_t batch,
-                                        std::int64_t tokens);
-
 // Fills every MemoryPlan field. auto: pinned if it fits, else pinned with a tiled decode, else
 // offload (full, then tiled decode); a requested policy that does not fit gives fits = false and
 // a reason naming the policy that would. When nothing fits with guidance as one batch-2 call, the
@@ -67,7 +58,7 @@ std::string formatPlan(const MemoryPlan& plan);
 std::string planToJson(const MemoryPlan& plan);
 
 // A plan request for `sequence` from the model files' safetensors headers (no weights are read):
-// DiT/VAE/UMT5 configs and load dtypes, the enabled shots' latent shapes, the ring buffer.
+// the models' memory models (models/model_memory.h) and load dtypes, the enabled shots' latent shapes, the ring buffer.
 // device "cpu" or "cuda[:N]"; its total from deviceTotalBytes. Budget and policy: the arguments
 // when set, else the document's. Throws std::runtime_error naming the file.
 PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence& sequence, const std::string& device,

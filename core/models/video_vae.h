@@ -6,16 +6,9 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace shotchain::models {
+#include "models/vae_geometry.h"
 
-// Spatial tiling of a decode: the latent is cut into overlapping square tiles of `tile` latent
-// pixels, each decoded on its own through all frames (so only one tile's caches and activations
-// are alive), and blended linearly across the `overlap` (in latent pixels). tile = 0: no tiling.
-struct VaeTiling {
-  std::int64_t tile = 0;
-  std::int64_t overlap = 0;
-  bool enabled() const { return tile > 0; }
-};
+namespace shotchain::models {
 
 struct VaeDecodeOptions {
   bool clamp = true;       // clamp to [−1, 1] (the reference's decode); false: the raw output
@@ -29,14 +22,6 @@ struct VaeDecodeOptions {
 // Frames [3, n, H, W] (float32, on the VAE's device) and the index of the first one in the clip.
 // Untiled: called as soon as each latent frame is decoded. Tiled: the same calls, after the last tile.
 using VaeFrameSink = std::function<void(const at::Tensor& frames, std::int64_t firstFrame)>;
-
-// Pixel frames T ↔ latent frames T': T = 1 + temporal·(T'−1); pixels = spatial · latent pixels.
-struct VaeGeometry {
-  std::int64_t latentChannels = 16;
-  std::int64_t temporalFactor = 4;
-  std::int64_t spatialFactor = 8;
-  std::int64_t pixelFrames(std::int64_t latentFrames) const { return 1 + temporalFactor * (latentFrames - 1); }
-};
 
 // Incremental decoder: latent frames pushed one at a time give their pixel frames back; memory does
 // not grow with the clip.

@@ -5,6 +5,7 @@
 
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_planner.h"
+#include "models/wan_memory.h"
 #include "models/wan_model.h"
 #include "models/wan_vae.h"
 #include "models/wan_vae_memory.h"
@@ -21,9 +22,9 @@ constexpr std::uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
 // A 1.3B plan at 832×480, 81 frames (21 latent frames, 60×104 latent), CFG batch 2.
 PlanRequest wan13bRequest() {
   PlanRequest r;
-  r.dit = models::WanConfig::preset("1.3b");
+  r.dit = models::wanDitMemory(models::WanConfig::preset("1.3b"));
   r.ditDtype = at::kBFloat16;
-  r.vae = models::WanVaeConfig::preset("wan21");
+  r.vae = models::wanVaeMemory(models::WanVaeConfig::preset("wan21"));
   r.vaeDtype = at::kFloat;
   r.textEncoderWeights = 11 * GiB;
   r.textEncoderActivations = 300 * MiB;
@@ -63,12 +64,12 @@ class MemoryPlanTest : public QObject {
       const models::WanModel dit = models::WanModel::random(models::WanConfig::preset("tiny"), 1, {dtype});
       std::uint64_t bytes = 0;
       for (const auto& [name, t] : dit.namedParameters()) bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
-      QCOMPARE(wanDitWeightBytes(dit.config(), dtype), bytes);
+      QCOMPARE(models::wanDitWeightBytes(dit.config(), dtype), bytes);
     }
     const models::WanVae vae = models::WanVae::random(models::WanVaeConfig::preset("tiny"), 1);
-    QCOMPARE(wanVaeWeightBytes(vae.config(), at::kFloat), vae.weightBytes());
+    QCOMPARE(models::wanVaeWeightBytes(vae.config(), at::kFloat), vae.weightBytes());
     // Wan 2.1 1.3B: 1.42 B parameters; bf16 matmuls, about 2.7 GiB.
-    const std::uint64_t big = wanDitWeightBytes(models::WanConfig::preset("1.3b"), at::kBFloat16);
+    const std::uint64_t big = models::wanDitWeightBytes(models::WanConfig::preset("1.3b"), at::kBFloat16);
     QVERIFY2(big > 2.6 * GiB && big < 2.9 * GiB, qPrintable(QString::number(big)));
   }
 
@@ -96,7 +97,7 @@ class MemoryPlanTest : public QObject {
       const models::WanModel model = models::WanModel::random(k.config, 7, {k.dtype});
       const std::uint64_t measured = measuredForwardPeak(model, k.frames, k.h, k.w);
       const std::int64_t tokens = k.frames * (k.h / 2) * (k.w / 2);
-      const std::uint64_t estimate = estimateWanDitActivations(k.config, k.dtype, 2, tokens);
+      const std::uint64_t estimate = models::estimateWanDitActivations(k.config, k.dtype, 2, tokens);
       const double ratio = static_cast<double>(estimate) / static_cast<double>(measured);
       qInfo("dim %lld, %lld tokens, %s: estimate %llu, measured %llu, ratio %.3f", static_cast<long long>(k.config.dim),
             static_cast<long long>(tokens), c10::toString(k.dtype), static_cast<unsigned long long>(estimate),

@@ -111,8 +111,8 @@ class ModelFilesTest : public QObject {
     QVERIFY(loaded.ok());
     const models::ModelFiles files = models::resolveModelFiles(loaded.sequence->settings.model, tempPath(dir));
     const PlanRequest r = planRequestFromFiles(files, *loaded.sequence, "cpu", std::uint64_t(1) << 30, ResidencyPolicy::Pinned);
-    QCOMPARE(QString::fromStdString(r.dit.variant()), QString("tiny"));
-    QCOMPARE(QString::fromStdString(r.vae.variant()), QString("tiny"));
+    QCOMPARE(QString::fromStdString(r.dit->variant()), QString("tiny"));
+    QCOMPARE(QString::fromStdString(r.vae->variant()), QString("tiny"));
     QCOMPARE(r.shots.size(), std::size_t(3));
     QCOMPARE(r.shots[0].frames, std::int64_t(5));
     QCOMPARE(r.shots[2].frames, std::int64_t(6));  // one overlap latent taken from the previous shot

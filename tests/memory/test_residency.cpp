@@ -8,6 +8,7 @@
 #include "memory/memory_planner.h"
 #include "memory/memory_probe.h"
 #include "memory/residency_manager.h"
+#include "models/wan_memory.h"
 #include "models/wan_model.h"
 #include "runtime/torch_runtime.h"
 #include "test_support.h"
@@ -21,9 +22,9 @@ constexpr std::uint64_t GiB = 1ull << 30;
 
 PlanRequest tinyRequest(ResidencyPolicy policy, std::optional<std::uint64_t> budget = std::nullopt) {
   PlanRequest r;
-  r.dit = models::WanConfig::preset("tiny");
+  r.dit = models::wanDitMemory(models::WanConfig::preset("tiny"));
   r.ditDtype = at::kFloat;
-  r.vae = models::WanVaeConfig::preset("tiny");
+  r.vae = models::wanVaeMemory(models::WanVaeConfig::preset("tiny"));
   r.vaeDtype = at::kFloat;
   r.textEncoderWeights = 64 * 1024;
   r.shots = {{16, 3, 8, 8}, {16, 3, 8, 8}, {16, 3, 8, 8}};

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <c10/core/ScalarType.h>
+
+#include "models/vae_geometry.h"
+
+namespace shotchain::models {
+
+// One shot's latent as the DiT samples it.
+struct LatentShape {
+  std::int64_t channels = 16;
+  std::int64_t frames = 1;
+  std::int64_t height = 0;
+  std::int64_t width = 0;
+};
+
+// What the memory planner needs to know of a DiT before loading it, whatever its family: read from
+// the file's header alone.
+class DitMemoryModel {
+ public:
+  virtual ~DitMemoryModel() = default;
+  virtual std::string family() const = 0;   // "Wan 2.1 T2V", "SkyReels-V2 DF"
+  virtual std::string variant() const = 0;  // "1.3B", "14B", "tiny", "custom"
+  virtual std::uint64_t parameterCount() const = 0;
+  virtual std::int64_t latentChannels() const = 0;
+  virtual bool perFrameTimesteps() const = 0;
+  // The dtype the loader gives the matmul weights, from their stored dtype.
+  virtual c10::ScalarType loadDtype() const = 0;
+  virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;
+  // Peak bytes of live tensors beyond the weights during one forward of `batch` samples.
+  virtual std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& latent) const = 0;
+};
+
+class VaeMemoryModel {
+ public:
+  virtual ~VaeMemoryModel() = default;
+  virtual VaeGeometry geometry() const = 0;
+  virtual std::string variant() const = 0;  // "wan2.1", "tiny", "custom"
+  virtual std::uint64_t parameterCount() const = 0;
+  virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;
+  // Bytes beyond the weights to decode a latent of `latentFrames` × h × w (latent pixels);
+  // `wholeClip`: the frames are kept as one tensor rather than streamed.
+  virtual std::uint64_t decodeBytes(std::int64_t latentFrames, std::int64_t height, std::int64_t width,
+                                    c10::ScalarType dtype, const VaeTiling& tiling, bool wholeClip) const = 0;
+  // No tiling when the full decode fits `budgetBytes`, else the largest tile that does.
+  virtual VaeTiling chooseTiling(std::int64_t latentFrames, std::int64_t height, std::int64_t width,
+                                 c10::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip) const = 0;
+};
+
+struct TextEncoderMemory {
+  std::uint64_t weightBytes = 0;
+  std::uint64_t activationBytes = 0;  // one prompt at the full text length
+};
+
+// From the files' headers (nothing else is read), for the family each file is detected as.
+// Throw std::runtime_error naming the file when it is not a usable model of a known family.
+std::shared_ptr<const DitMemoryModel> ditMemoryModel(const std::filesystem::path& file);
+std::shared_ptr<const VaeMemoryModel> vaeMemoryModel(const std::filesystem::path& file);
+TextEncoderMemory textEncoderMemory(const std::filesystem::path& file);
+
+}  // namespace shotchain::models
