@@ -25,6 +25,7 @@
 #include "monitor/vram_panel.h"
 #include "preview/preview_panel.h"
 #include "render/render_state.h"
+#include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 #include "shots/shot_table_model.h"
 #include "studio_settings.h"
@@ -38,25 +39,6 @@ namespace {
 
 QSize sizeFor(const QSize& available) {
   return {std::min(1600, available.width() * 96 / 100), std::min(1000, available.height() * 94 / 100)};
-}
-
-Shot defaultShot(const Sequence& sequence, std::size_t after) {
-  Shot shot;
-  if (!sequence.shots.empty()) {
-    const Shot& previous = sequence.shots[std::min(after, sequence.shots.size() - 1)];
-    shot.width = previous.width;
-    shot.height = previous.height;
-    shot.frames = previous.frames;
-    shot.prompt = previous.prompt;
-    shot.continuity.mode = ContinuityMode::Latent;
-    shot.continuity.tag = previous.continuity.tag;
-  } else if (sequence.settings.model.isBuiltin()) {
-    shot.width = 64;  // the demo model's size
-    shot.height = 64;
-  }
-  shot.id = sequence.unusedShotId();
-  shot.name = "Shot " + std::to_string(sequence.shots.size() + 1);
-  return shot;
 }
 
 }  // namespace
@@ -226,7 +208,7 @@ QString MainWindow::shotLabel(int index) const {
   const auto& shots = document_->sequence().shots;
   if (index < 0 || index >= static_cast<int>(shots.size())) return tr("Shot %1").arg(index + 1);
   const Shot& shot = shots[static_cast<std::size_t>(index)];
-  return QString::fromStdString(shot.name.empty() ? shot.id : shot.name);
+  return QString::fromStdString(shot.displayName());
 }
 
 void MainWindow::log(const QString& line) {
@@ -273,8 +255,8 @@ void MainWindow::reportRefusal(const QString& reason) { statusBar()->showMessage
 void MainWindow::addShot() {
   const auto count = static_cast<int>(document_->sequence().shots.size());
   const int at = currentShot() >= 0 ? currentShot() + 1 : count;
-  const Diagnostics errors =
-      document_->edit(InsertShot{static_cast<std::size_t>(at), defaultShot(document_->sequence(), static_cast<std::size_t>(std::max(0, at - 1)))});
+  const Shot shot = defaultShotAfter(document_->sequence(), static_cast<std::size_t>(std::max(0, at - 1)));
+  const Diagnostics errors = document_->edit(InsertShot{static_cast<std::size_t>(at), shot});
   if (!errors.empty()) return reportRefusal(QString::fromStdString(errors.front().format()));
   setSelectedShot(at);
 }
