@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 
 namespace shotchain {
@@ -111,12 +112,46 @@ struct Applier {
     SequenceSettings old = std::exchange(sequence.settings, edit.settings);
     return accepted(SetSettings{std::move(old)});
   }
+
+  EditResult operator()(const SplitShot& edit) {
+    if (auto bad = checkIndex(sequence, edit.index, sequence.shots.size())) return *bad;
+    SplitResult split = splitShot(sequence, sequence.shots[edit.index].id, edit.frame, edit.newId);
+    if (!split.ok()) {
+      EditResult result;
+      result.errors = std::move(split.errors);
+      return result;
+    }
+    Shot original = sequence.shots[edit.index];
+    sequence = std::move(*split.sequence);
+    return accepted(ReplaceShots{edit.index, 2, {std::move(original)}});
+  }
+
+  EditResult operator()(const ReplaceShots& edit) {
+    const std::size_t size = sequence.shots.size();
+    if (edit.index > size || edit.count > size - edit.index)
+      return refuse(shotPath(edit.index), "no " + std::to_string(edit.count) + " shots from here (the sequence has " +
+                                              std::to_string(size) + " shots)");
+    Sequence candidate;
+    candidate.shots = sequence.shots;
+    auto& shots = candidate.shots;
+    const auto first = shots.begin() + static_cast<std::ptrdiff_t>(edit.index);
+    std::vector<Shot> removed(first, first + static_cast<std::ptrdiff_t>(edit.count));
+    shots.erase(first, first + static_cast<std::ptrdiff_t>(edit.count));
+    shots.insert(shots.begin() + static_cast<std::ptrdiff_t>(edit.index), edit.shots.begin(), edit.shots.end());
+    EditResult result;
+    for (std::size_t at = edit.index; at < edit.index + edit.shots.size(); ++at) {
+      Diagnostics errors = shotErrors(candidate, shots[at], at, at);
+      result.errors.insert(result.errors.end(), errors.begin(), errors.end());
+    }
+    if (!result.errors.empty()) return result;
+    sequence.shots = std::move(shots);
+    return accepted(ReplaceShots{edit.index, edit.shots.size(), std::move(removed)});
+  }
 };
 
 std::string shotLabel(const Sequence& sequence, std::size_t index) {
   if (index >= sequence.shots.size()) return "shot";
-  const Shot& shot = sequence.shots[index];
-  return shot.name.empty() ? shot.id : shot.name;
+  return sequence.shots[index].displayName();
 }
 
 }  // namespace
@@ -126,9 +161,7 @@ EditResult applyEdit(Sequence& sequence, const Edit& edit) { return std::visit(A
 std::string describeEdit(const Sequence& sequence, const Edit& edit) {
   struct Describer {
     const Sequence& sequence;
-    std::string operator()(const InsertShot& e) const {
-      return "Add " + (e.shot.name.empty() ? e.shot.id : e.shot.name);
-    }
+    std::string operator()(const InsertShot& e) const { return "Add " + e.shot.displayName(); }
     std::string operator()(const RemoveShot& e) const { return "Delete " + shotLabel(sequence, e.index); }
     std::string operator()(const MoveShot& e) const { return "Move " + shotLabel(sequence, e.from); }
     std::string operator()(const DuplicateShot& e) const { return "Duplicate " + shotLabel(sequence, e.index); }
@@ -137,6 +170,8 @@ std::string describeEdit(const Sequence& sequence, const Edit& edit) {
     }
     std::string operator()(const SetShot& e) const { return "Edit " + shotLabel(sequence, e.index); }
     std::string operator()(const SetSettings&) const { return "Change sequence settings"; }
+    std::string operator()(const SplitShot& e) const { return "Split " + shotLabel(sequence, e.index); }
+    std::string operator()(const ReplaceShots&) const { return "Replace shots"; }
   };
   return std::visit(Describer{sequence}, edit);
 }

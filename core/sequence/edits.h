@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "sequence/diagnostic.h"
 #include "sequence/sequence.h"
@@ -42,8 +43,22 @@ struct SetShot {
 struct SetSettings {
   SequenceSettings settings;
 };
+// Splits shot `index` at `frame` into two shots (the rules: splitShot in sequence/shot_rules.h);
+// an empty id picks an unused one for the second part.
+struct SplitShot {
+  std::size_t index = 0;
+  int frame = 0;
+  std::string newId;
+};
+// Puts `shots` in place of the `count` shots from `index` on: what undoes a split (and itself).
+struct ReplaceShots {
+  std::size_t index = 0;
+  std::size_t count = 0;
+  std::vector<Shot> shots;
+};
 
-using Edit = std::variant<InsertShot, RemoveShot, MoveShot, DuplicateShot, SetShotLength, SetShot, SetSettings>;
+using Edit = std::variant<InsertShot, RemoveShot, MoveShot, DuplicateShot, SetShotLength, SetShot, SetSettings,
+                          SplitShot, ReplaceShots>;
 
 struct EditResult {
   std::optional<Edit> inverse;  // set exactly when the edit was applied

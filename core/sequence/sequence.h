@@ -85,6 +85,8 @@ struct Shot {
   UnknownFields unknown;
 
   int latentFrames() const { return (frames - 1) / 4 + 1; }
+  // What the user sees: the name, or the id while the shot has none.
+  const std::string& displayName() const { return name.empty() ? id : name; }
   bool operator==(const Shot&) const = default;
 };
 

@@ -1,65 +1,20 @@
 #include <QTest>
 
-#include "sequence/edits.h"
-#include "sequence/sequence_io.h"
-#include "test_support.h"
+#include "edit_checks.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
-
-namespace {
-
-Sequence demo() {
-  LoadResult result = loadSequenceFile(workflow("demo.json"));
-  if (!result.ok()) qFatal("demo.json does not load: %s", formatAll(result.diagnostics).c_str());
-  return *result.sequence;
-}
-
-std::vector<std::string> ids(const Sequence& s) {
-  std::vector<std::string> out;
-  for (const Shot& shot : s.shots) out.push_back(shot.id);
-  return out;
-}
-
-// edit -> check -> undo -> check -> redo -> check, for any edit.
-void rhythm(Sequence& s, const Edit& edit, const std::function<void(const Sequence&)>& checkAfter) {
-  const Sequence before = s;
-  EditResult done = applyEdit(s, edit);
-  QVERIFY2(done.ok(), formatAll(done.errors).c_str());
-  checkAfter(s);
-  const Sequence after = s;
-
-  EditResult undone = applyEdit(s, *done.inverse);
-  QVERIFY2(undone.ok(), formatAll(undone.errors).c_str());
-  QVERIFY(s == before);
-
-  EditResult redone = applyEdit(s, *undone.inverse);
-  QVERIFY2(redone.ok(), formatAll(redone.errors).c_str());
-  QVERIFY(s == after);
-  checkAfter(s);
-}
-
-void refused(Sequence& s, const Edit& edit, const QString& path) {
-  const Sequence before = s;
-  EditResult result = applyEdit(s, edit);
-  QVERIFY(!result.ok());
-  QVERIFY(!result.errors.empty());
-  QCOMPARE(q(result.errors.front().path), path);
-  QVERIFY2(s == before, "a refused edit changed the document");
-}
-
-}  // namespace
 
 class SequenceEdits : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
   void insert() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     Shot shot = s.shots[0];
     shot.id = "new";
     rhythm(s, InsertShot{2, shot}, [](const Sequence& r) {
-      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "cross", "new", "turn", "exit"}));
+      QCOMPARE(shotIds(r), (std::vector<std::string>{"enter", "cross", "new", "turn", "exit"}));
     });
     Shot tail;
     tail.id = std::string("tail");
@@ -69,25 +24,25 @@ class SequenceEdits : public QObject {
   }
 
   void remove() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     rhythm(s, RemoveShot{1}, [](const Sequence& r) {
-      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "turn", "exit"}));
+      QCOMPARE(shotIds(r), (std::vector<std::string>{"enter", "turn", "exit"}));
       QCOMPARE(r.startFrame(1), 17);
     });
   }
 
   void moveLaterAndEarlier() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     rhythm(s, MoveShot{0, 2}, [](const Sequence& r) {
-      QCOMPARE(ids(r), (std::vector<std::string>{"cross", "turn", "enter", "exit"}));
+      QCOMPARE(shotIds(r), (std::vector<std::string>{"cross", "turn", "enter", "exit"}));
     });
     rhythm(s, MoveShot{3, 0}, [](const Sequence& r) {
-      QCOMPARE(ids(r), (std::vector<std::string>{"exit", "cross", "turn", "enter"}));
+      QCOMPARE(shotIds(r), (std::vector<std::string>{"exit", "cross", "turn", "enter"}));
     });
   }
 
   void duplicate() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     rhythm(s, DuplicateShot{1, {}}, [](const Sequence& r) {
       QCOMPARE(r.shots.size(), std::size_t(5));
       QCOMPARE(r.shots[2].prompt, r.shots[1].prompt);
@@ -97,11 +52,11 @@ class SequenceEdits : public QObject {
   }
 
   void setLengthRipples() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     QCOMPARE(s.startFrame(3), 51);
     rhythm(s, SetShotLength{1, 33}, [](const Sequence& r) {
       QCOMPARE(r.shots[1].frames, 33);
-      QCOMPARE(ids(r), (std::vector<std::string>{"enter", "cross", "turn", "exit"}));
+      QCOMPARE(shotIds(r), (std::vector<std::string>{"enter", "cross", "turn", "exit"}));
       QCOMPARE(r.startFrame(2), 50);
       QCOMPARE(r.startFrame(3), 67);
       QCOMPARE(r.totalFrames(), 84);
@@ -109,7 +64,7 @@ class SequenceEdits : public QObject {
   }
 
   void setAnyShotField() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     Shot changed = s.shots[2];
     changed.prompt = "a green triangle moving up";
     changed.seed = 18446744073709551615ull;
@@ -120,7 +75,7 @@ class SequenceEdits : public QObject {
   }
 
   void setSettings() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     SequenceSettings settings = s.settings;
     settings.fps = 24;
     settings.policy = ResidencyPolicy::Pinned;
@@ -129,7 +84,7 @@ class SequenceEdits : public QObject {
   }
 
   void badEditsChangeNothing() {
-    Sequence s = demo();
+    Sequence s = demoSequence();
     refused(s, SetShotLength{1, 18}, "shots[1].frames");
     refused(s, SetShotLength{9, 17}, "shots[9]");
     refused(s, RemoveShot{4}, "shots[4]");
@@ -149,7 +104,7 @@ class SequenceEdits : public QObject {
   }
 
   void describesEachEdit() {
-    const Sequence s = demo();
+    const Sequence s = demoSequence();
     QCOMPARE(describeEdit(s, MoveShot{1, 2}), std::string("Move Cross"));
     QCOMPARE(describeEdit(s, SetShotLength{0, 21}), std::string("Change length of Enter"));
     QCOMPARE(describeEdit(s, RemoveShot{3}), std::string("Delete Exit"));

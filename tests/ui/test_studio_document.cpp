@@ -1,4 +1,5 @@
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QSignalSpy>
 #include <QTableView>
@@ -8,8 +9,10 @@
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "sequence/sequence_io.h"
+#include "sequence/shot_rules.h"
 #include "shots/shot_table_model.h"
 #include "test_support.h"
+#include "timeline/timeline_view.h"
 
 using namespace shotchain;
 using namespace shotchain::ui;
@@ -65,6 +68,24 @@ class StudioDocument : public QObject {
     QVERIFY(window.isWindowModified());
     window.document()->undoStack()->undo();
     QVERIFY(!window.isWindowModified());
+  }
+
+  void addShotInsertsCoresDefaultShotAfterTheSelection() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    const Sequence before = window.document()->sequence();
+    window.timeline()->setSelectedIndex(1);
+    QAction* add = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("&Add Shot")) add = action;
+    QVERIFY(add);
+    add->trigger();
+    QCOMPARE(window.document()->sequence().shots.size(), std::size_t(5));
+    QVERIFY(window.document()->sequence().shots[2] == defaultShotAfter(before, 1));
+    QCOMPARE(window.timeline()->selectedIndex(), 2);
+    QCOMPARE(window.document()->undoStack()->count(), 1);
+    window.document()->undoStack()->undo();
+    QVERIFY(window.document()->sequence() == before);
   }
 
   void failedOpenKeepsTheCurrentDocument() {

@@ -192,15 +192,36 @@ class StudioTimeline : public QObject {
 
   void splitIsOneUndoStep() {
     Fixture f;
+    const Sequence before = f.document.sequence();
     QVERIFY(f.view.splitShot(1));
     QCOMPARE(f.document.sequence().shots.size(), std::size_t(5));
     QCOMPARE(f.document.sequence().shots[1].frames, 9);
     QCOMPARE(f.document.sequence().shots[2].frames, 9);
     QCOMPARE(f.document.sequence().shots[2].continuity.mode, ContinuityMode::Latent);
+    QCOMPARE(f.view.selectedIndex(), 2);
     QCOMPARE(f.stack()->count(), 1);
+    QCOMPARE(f.stack()->undoText(), QString("Split Cross"));
+    const Sequence split = f.document.sequence();
     f.stack()->undo();
     QCOMPARE(f.document.sequence().shots.size(), std::size_t(4));
     QCOMPARE(f.document.sequence().shots[1].frames, 17);
+    QVERIFY2(f.document.sequence() == before, "one undo does not restore the document exactly");
+    f.stack()->redo();
+    QVERIFY2(f.document.sequence() == split, "redo does not make the same split");
+  }
+
+  void aRefusedSplitChangesNothing() {
+    Fixture f;
+    Sequence sequence = f.document.sequence();
+    sequence.shots[1].frames = 5;
+    f.document.reset(sequence, {});
+    QSignalSpy status(&f.view, &TimelineView::statusMessage);
+    QVERIFY(!f.view.splitShot(1));
+    QVERIFY(!f.view.splitShot(7));
+    QVERIFY(f.document.sequence() == sequence);
+    QCOMPARE(f.stack()->count(), 0);
+    QCOMPARE(status.count(), 1);
+    QVERIFY2(status.at(0).at(0).toString().contains("\"Cross\": 5 frames is too short"), qPrintable(status.at(0).at(0).toString()));
   }
 
   void splitCutsAtThePlayhead() {

@@ -22,6 +22,7 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 
 namespace shotchain::ui {
@@ -219,22 +220,15 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
     commit("continuity.blend_ratio", [v](Shot& s) { s.continuity.blendRatio = v; });
   });
   connect(fallback_, &QLineEdit::editingFinished, this, [this] {
-    commit("continuity.fallback_image", [this](Shot& s) { s.continuity.fallbackImage = fallback_->text().trimmed().toStdString(); });
+    commit("continuity.fallback_image", [this](Shot& s) { setFallbackImage(s, fallback_->text().trimmed().toStdString()); });
   });
   connect(browse, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Fallback image"),
                                                       QString::fromStdString(document_->baseFolder().string()),
                                                       tr("Images (*.png *.jpg *.jpeg *.webp *.bmp)"));
     if (path.isEmpty()) return;
-    QString stored = path;
-    if (!document_->baseFolder().empty()) {
-      const QString relative = QDir(QString::fromStdString(document_->baseFolder().string())).relativeFilePath(path);
-      if (!relative.startsWith(QStringLiteral(".."))) stored = relative;
-    }
-    commit("continuity.fallback_image", [stored](Shot& s) {
-      s.continuity.fallbackImage = stored.toStdString();
-      if (!usesHandoff(s.continuity.mode)) s.continuity.mode = ContinuityMode::Blend;
-    });
+    const std::string stored = documentPath(document_->baseFolder(), path.toStdString());
+    commit("continuity.fallback_image", [&stored](Shot& s) { setFallbackImage(s, stored); });
   });
   connect(anchor_, &QCheckBox::toggled, this, [this](bool on) {
     commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; });

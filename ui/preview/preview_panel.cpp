@@ -86,20 +86,20 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
   const int local = sequenceFrame - sequence.startFrame(index);
   const double fps = sequence.settings.fps > 0 ? sequence.settings.fps : 16;
   position_->setText(tr("%1 · frame %2/%3 · %4 s")
-                         .arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+                         .arg(QString::fromStdString(shot.displayName()))
                          .arg(local + 1)
                          .arg(shot.frames)
                          .arg(sequenceFrame / fps, 0, 'f', 2));
   if (live_) return;
   const QVector<QImage> frames = state_->frames(shot.id);
   if (local >= 0 && local < frames.size() && !frames[local].isNull()) {
-    view_->setFrame(frames[local], tr("%1 · %2/%3").arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+    view_->setFrame(frames[local], tr("%1 · %2/%3").arg(QString::fromStdString(shot.displayName()))
                                        .arg(local + 1)
                                        .arg(shot.frames));
   } else {
     view_->setMessage(tr("%1 is not rendered yet.\n\nPress Render sequence (Ctrl+R): the latent preview of every "
                          "step shows here, then the decoded frames.\nFrame %2 of %3.")
-                          .arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name))
+                          .arg(QString::fromStdString(shot.displayName()))
                           .arg(sequenceFrame + 1)
                           .arg(total));
   }

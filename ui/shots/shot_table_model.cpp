@@ -25,7 +25,7 @@ QVariant ShotTableModel::data(const QModelIndex& index, int role) const {
   const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index.row())];
   if (role == Qt::DisplayRole || role == Qt::EditRole) {
     switch (index.column()) {
-      case Name: return QString::fromStdString(shot.name.empty() ? shot.id : shot.name);
+      case Name: return QString::fromStdString(shot.displayName());
       case Frames: return shot.frames;
       case Size: return QStringLiteral("%1×%2").arg(shot.width).arg(shot.height);
       case Seed: return QString::number(shot.seed);

@@ -66,8 +66,8 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
 
 QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut) {
   QString text = tr("<b>Cut %1 → %2</b><br>continuity: %3")
-                     .arg(QString::fromStdString(from.name.empty() ? from.id : from.name).toHtmlEscaped(),
-                          QString::fromStdString(to.name.empty() ? to.id : to.name).toHtmlEscaped(),
+                     .arg(QString::fromStdString(from.displayName()).toHtmlEscaped(),
+                          QString::fromStdString(to.displayName()).toHtmlEscaped(),
                           QString::fromLatin1(toString(to.continuity.mode)));
   if (!cut) return text + tr("<br><i>Not measured yet: render to see its figures.</i>");
   const continuity::CutVerdict verdict = continuity::judgeCut(*cut);

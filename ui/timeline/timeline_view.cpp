@@ -1,7 +1,6 @@
 #include "timeline/timeline_view.h"
 
 #include <QApplication>
-#include <QDir>
 #include <QDragEnterEvent>
 #include <QFileInfo>
 #include <QHelpEvent>
@@ -10,13 +9,13 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
-#include <QUndoStack>
 
 #include <algorithm>
 #include <cmath>
 
 #include "document/sequence_document.h"
 #include "render/render_state.h"
+#include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 #include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
@@ -322,7 +321,7 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   bold.setBold(true);
   p.setFont(bold);
   p.setPen(QColor(0xf2, 0xf2, 0xf2));
-  const QString name = QString::fromStdString(shot.name.empty() ? shot.id : shot.name);
+  const QString name = QString::fromStdString(shot.displayName());
   p.drawText(textRect, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(name, Qt::ElideRight, textRect.width()));
   p.setFont(font());
   const int line = p.fontMetrics().height();
@@ -494,7 +493,7 @@ bool TimelineView::event(QEvent* event) {
       QToolTip::showText(help->globalPos(),
                          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br><i>Drag to reorder, drag the right "
                             "edge to trim (Alt: no snapping), drop an image to set the fallback.</i>")
-                             .arg(QString::fromStdString(shot.name.empty() ? shot.id : shot.name).toHtmlEscaped())
+                             .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
                              .arg(shot.frames)
                              .arg(shot.width)
                              .arg(shot.height)
@@ -550,37 +549,15 @@ bool TimelineView::nudgeLength(int index, int deltaFrames) {
   return errors.empty();
 }
 
-// Two shots whose lengths add up to the original plus one (both stay 4k+1); the second continues
-// from the first through a latent handoff. The cut goes at the 4k+1 boundary nearest the playhead
-// when the playhead is inside the shot, else in the middle. One undo step.
+// The cut goes at the latent boundary nearest the playhead when the playhead is inside the shot,
+// else in the middle; core decides whether it can be split. One undo step.
 bool TimelineView::splitShot(int index) {
   if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
-  const Shot original = document_->sequence().shots[static_cast<std::size_t>(index)];
-  const int k = (original.frames - 1) / 4;
-  if (k < 2) {
-    Q_EMIT statusMessage(tr("%1 is too short to split (it needs at least 9 frames).")
-                             .arg(QString::fromStdString(original.name.empty() ? original.id : original.name)));
-    return false;
-  }
-  const int offset = playhead_ - document_->sequence().startFrame(static_cast<std::size_t>(index));
-  const int headBlocks = offset > 0 && offset < original.frames ? std::clamp((offset + 2) / 4, 1, k - 1) : k / 2;
-  const int first = 4 * headBlocks + 1;
-  const int second = 4 * (k - headBlocks) + 1;
-  Shot tail = original;
-  tail.id = document_->sequence().unusedShotId();
-  tail.name = (original.name.empty() ? original.id : original.name) + " (2)";
-  tail.frames = second;
-  tail.continuity.mode = ContinuityMode::Latent;
-  tail.continuity.fallbackImage.clear();
-
-  QUndoStack* stack = document_->undoStack();
-  stack->beginMacro(tr("Split %1").arg(QString::fromStdString(original.name.empty() ? original.id : original.name)));
-  Diagnostics errors = document_->edit(SetShotLength{static_cast<std::size_t>(index), first});
-  if (errors.empty()) errors = document_->edit(InsertShot{static_cast<std::size_t>(index) + 1, tail});
-  stack->endMacro();
+  const auto at = static_cast<std::size_t>(index);
+  const int offset = playhead_ - document_->sequence().startFrame(at);
+  const Diagnostics errors = document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset), {}});
   if (!errors.empty()) {
-    stack->undo();  // roll back the half-made split
-    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+    Q_EMIT statusMessage(QString::fromStdString(errors.front().message));
     return false;
   }
   setSelectedIndex(index + 1);
@@ -590,17 +567,13 @@ bool TimelineView::splitShot(int index) {
 bool TimelineView::setFallbackImage(int index, const QString& imagePath) {
   if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
   Shot shot = document_->sequence().shots[static_cast<std::size_t>(index)];
-  QString path = QFileInfo(imagePath).absoluteFilePath();
-  const auto base = document_->baseFolder();
-  if (!base.empty()) {
-    const QString relative = QDir(QString::fromStdString(base.string())).relativeFilePath(path);
-    if (!relative.startsWith(QStringLiteral(".."))) path = relative;
-  }
-  shot.continuity.fallbackImage = path.toStdString();
-  if (!usesHandoff(shot.continuity.mode)) shot.continuity.mode = ContinuityMode::Blend;
+  shotchain::setFallbackImage(shot, documentPath(document_->baseFolder(), imagePath.toStdString()));
   const Diagnostics errors = document_->edit(SetShot{static_cast<std::size_t>(index), shot});
-  if (!errors.empty()) Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
-  else Q_EMIT statusMessage(tr("Fallback image of %1: %2").arg(QString::fromStdString(shot.name), path));
+  if (!errors.empty())
+    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+  else
+    Q_EMIT statusMessage(tr("Fallback image of %1: %2")
+                             .arg(QString::fromStdString(shot.displayName()), QString::fromStdString(shot.continuity.fallbackImage)));
   return errors.empty();
 }
 

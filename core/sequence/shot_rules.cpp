@@ -1,0 +1,127 @@
+#include "sequence/shot_rules.h"
+
+#include <algorithm>
+#include <system_error>
+#include <utility>
+
+#include "sequence/edits.h"
+#include "sequence/validation.h"
+
+namespace shotchain {
+namespace {
+
+// The demo model's render size (demo::kDemoWidth/kDemoHeight; that header pulls in ATen).
+constexpr int kDemoSide = 64;
+
+std::filesystem::path absoluteNormal(const std::filesystem::path& path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  if (error) absolute = path;
+  absolute = absolute.lexically_normal();
+  if (!absolute.has_filename() && absolute.has_relative_path()) absolute = absolute.parent_path();
+  return absolute;
+}
+
+}  // namespace
+
+Shot defaultShotAfter(const Sequence& sequence, std::size_t previous) {
+  Shot shot;
+  if (!sequence.shots.empty()) {
+    const Shot& before = sequence.shots[std::min(previous, sequence.shots.size() - 1)];
+    shot.width = before.width;
+    shot.height = before.height;
+    shot.frames = before.frames;
+    shot.prompt = before.prompt;
+    shot.negativePrompt = before.negativePrompt;
+    shot.seed = before.seed;
+    // A shot without a tag writes no tail, so there is nothing to continue from.
+    if (!before.continuity.tag.empty()) {
+      shot.continuity.mode = ContinuityMode::Latent;
+      shot.continuity.tag = before.continuity.tag;
+    }
+  } else if (sequence.settings.model.isBuiltin()) {
+    shot.width = kDemoSide;
+    shot.height = kDemoSide;
+  }
+  shot.id = sequence.unusedShotId();
+  shot.name = "Shot " + std::to_string(sequence.shots.size() + 1);
+  return shot;
+}
+
+void setFallbackImage(Shot& shot, std::string path) {
+  shot.continuity.fallbackImage = std::move(path);
+  if (!shot.continuity.fallbackImage.empty() && !usesHandoff(shot.continuity.mode))
+    shot.continuity.mode = ContinuityMode::Blend;
+}
+
+std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file) {
+  const std::filesystem::path absolute = absoluteNormal(file);
+  if (baseFolder.empty()) return absolute.generic_string();
+  const std::filesystem::path relative = absolute.lexically_relative(absoluteNormal(baseFolder));
+  if (relative.empty() || *relative.begin() == "..") return absolute.generic_string();
+  return relative.generic_string();
+}
+
+int splitFrameNear(const Shot& shot, int offset) {
+  const int blocks = (shot.frames - 1) / 4;
+  const int lastHead = std::max(1, blocks - 1);
+  const int headBlocks =
+      offset > 0 && offset < shot.frames ? std::clamp((offset + 2) / 4, 1, lastHead) : std::max(1, blocks / 2);
+  return 4 * headBlocks;
+}
+
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, const std::string& newId) {
+  SplitResult result;
+  const auto refuse = [&result](std::string path, std::string message) {
+    result.errors.push_back({Diagnostic::Severity::Error, std::move(path), std::move(message)});
+    return result;
+  };
+  const std::optional<std::size_t> index = sequence.indexOf(shotId);
+  if (!index) return refuse("shots", "cannot split: there is no shot \"" + shotId + "\"");
+  const Shot& shot = sequence.shots[*index];
+  const std::string what = "cannot split \"" + shot.displayName() + "\"";
+  const std::string at = what + " at frame " + std::to_string(frame);
+  if (!shot.enabled) return refuse(shotPath(*index, "enabled"), what + ": the shot is disabled");
+  if (const std::string problem = frameCountProblem(shot.frames); !problem.empty())
+    return refuse(shotPath(*index, "frames"), what + ": " + problem);
+  if (shot.frames < 2 * kMinSplitPart - 1)
+    return refuse(shotPath(*index, "frames"), what + ": " + std::to_string(shot.frames) +
+                                                  " frames is too short (a split needs at least " +
+                                                  std::to_string(2 * kMinSplitPart - 1) + ")");
+  const int firstCut = kMinSplitPart - 1;
+  const int lastCut = shot.frames - kMinSplitPart;
+  if (frame < firstCut || frame > lastCut)
+    return refuse(shotPath(*index), at + ": each part needs at least " + std::to_string(kMinSplitPart) +
+                                        " frames (cut at " + std::to_string(firstCut) + ".." +
+                                        std::to_string(lastCut) + ")");
+  if (frame % 4 != 0) {
+    const int lower = frame / 4 * 4;
+    return refuse(shotPath(*index), at + ": the cut must be on a latent boundary, a multiple of 4 (try " +
+                                        std::to_string(lower) + " or " + std::to_string(lower + 4) + ")");
+  }
+
+  Shot head = shot;
+  head.frames = frame + 1;
+  Shot tail = shot;
+  tail.id = newId.empty() ? sequence.unusedShotId() : newId;
+  if (sequence.indexOf(tail.id))
+    return refuse(shotPath(*index + 1, "id"), what + ": the id \"" + tail.id + "\" for the second part is already used");
+  tail.name = shot.displayName() + " (2)";
+  tail.frames = shot.frames - frame;
+  tail.continuity.mode = ContinuityMode::Latent;
+  tail.continuity.fallbackImage.clear();
+  tail.continuity.prefixFrames.reset();
+  tail.continuity.conditionNoise.reset();
+
+  Sequence split = sequence;
+  EditResult applied = applyEdit(split, ReplaceShots{*index, 1, {std::move(head), std::move(tail)}});
+  if (!applied.ok()) {
+    for (Diagnostic& d : applied.errors) d.message = what + ": " + d.message;
+    result.errors = std::move(applied.errors);
+    return result;
+  }
+  result.sequence = std::move(split);
+  return result;
+}
+
+}  // namespace shotchain

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "sequence/diagnostic.h"
+#include "sequence/sequence.h"
+
+namespace shotchain {
+
+// The shot "Add Shot" puts after shot `previous` (the last shot when `previous` is past the end):
+// it continues that shot through a latent handoff on its tag, at its size and length, with its
+// prompt, negative prompt and seed, under an unused id and the name "Shot N". In an empty sequence:
+// the defaults, at the demo model's 64×64 when the model is builtin.
+Shot defaultShotAfter(const Sequence& sequence, std::size_t previous);
+
+// A fallback image means blend: a shot that takes no handoff would ignore the image, so it switches
+// to blend; a shot that takes one keeps its mode. An empty path clears the image and keeps the mode.
+void setFallbackImage(Shot& shot, std::string path);
+
+// How a file the user picked is written into the document: relative to `baseFolder` (the sequence
+// file's folder) when it lies inside it, else absolute; absolute when `baseFolder` is empty.
+std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file);
+
+// A split needs two parts of at least this many frames (two latents: the shared one and a new one).
+inline constexpr int kMinSplitPart = 5;
+
+// Where "split at the playhead" cuts `shot` when the playhead is `offset` frames into it: the latent
+// boundary nearest the playhead, leaving each part at least kMinSplitPart frames; the middle
+// boundary when the playhead is outside the shot.
+int splitFrameNear(const Shot& shot, int offset);
+
+struct SplitResult {
+  std::optional<Sequence> sequence;  // set exactly when the split is possible
+  Diagnostics errors;                // otherwise why not, naming the shot and the frame
+  bool ok() const { return sequence.has_value(); }
+};
+
+// Splits shot `shotId` at `frame`, counted from its first frame; the input is not changed.
+// The first part keeps everything of the shot (id, name, prompt, seed, continuity) and ends at frame
+// `frame`. The second part starts at that same frame and continues the first through a one-latent
+// handoff: a new shot (id `newId`, or an unused one when empty) named "<name> (2)" with the same
+// prompt, seed, size and sampler settings, continuity latent on the same tag without fallback image,
+// prefix or condition noise. The shared frame makes the lengths add up to the original plus one;
+// both stay 4k+1, so `frame` is a multiple of 4 that leaves each part at least kMinSplitPart frames.
+// A disabled shot is not split.
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, const std::string& newId = {});
+
+}  // namespace shotchain

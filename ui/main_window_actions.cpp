@@ -1,0 +1,166 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDesktopServices>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QToolBar>
+#include <QToolButton>
+#include <QUndoStack>
+#include <QUrl>
+
+#include "document/sequence_document.h"
+#include "preview/preview_panel.h"
+#include "timeline/timeline_view.h"
+
+// The menus, the toolbar and their actions.
+namespace shotchain::ui {
+namespace {
+
+const ResidencyPolicy kPolicies[] = {ResidencyPolicy::Auto, ResidencyPolicy::Pinned, ResidencyPolicy::Offload,
+                                     ResidencyPolicy::Reload};
+
+}  // namespace
+
+void MainWindow::createActions() {
+  QMenu* fileMenu = menuBar()->addMenu(tr("&File"));
+  QMenu* editMenu = menuBar()->addMenu(tr("&Edit"));
+  QMenu* shotMenu = menuBar()->addMenu(tr("&Shot"));
+  QMenu* renderMenu = menuBar()->addMenu(tr("&Render"));
+  viewMenu_ = menuBar()->addMenu(tr("&View"));
+  QMenu* helpMenu = menuBar()->addMenu(tr("&Help"));
+  QToolBar* toolbar = addToolBar(tr("Main"));
+  toolbar->setObjectName(QStringLiteral("MainToolbar"));
+  toolbar->setMovable(false);
+  toolbar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+
+  auto add = [this](QMenu* menu, const QString& text, const QKeySequence& shortcut, auto slot) {
+    QAction* action = menu->addAction(text);
+    action->setShortcut(shortcut);
+    connect(action, &QAction::triggered, this, slot);
+    return action;
+  };
+  toolbar->addAction(add(fileMenu, tr("&New"), QKeySequence::New, [this] {
+    if (confirmDiscard()) newDocument();
+  }));
+  toolbar->addAction(add(fileMenu, tr("&Open…"), QKeySequence::Open, [this] { openWithDialog(); }));
+  recentMenu_ = fileMenu->addMenu(tr("Open &Recent"));
+  toolbar->addAction(add(fileMenu, tr("&Save"), QKeySequence::Save, [this] { save(); }));
+  add(fileMenu, tr("Save &As…"), QKeySequence::SaveAs, [this] { saveAs(); });
+  fileMenu->addSeparator();
+  add(fileMenu, tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+  updateRecentMenu();
+
+  QAction* undo = document_->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = document_->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  editMenu->addAction(undo);
+  editMenu->addAction(redo);
+  toolbar->addSeparator();
+  toolbar->addAction(undo);
+  toolbar->addAction(redo);
+  toolbar->addSeparator();
+
+  QAction* addShotAction = add(shotMenu, tr("&Add Shot"), QKeySequence(Qt::CTRL | Qt::Key_T), [this] { addShot(); });
+  QAction* duplicate = add(shotMenu, tr("D&uplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] { duplicateShot(); });
+  QAction* split = add(shotMenu, tr("S&plit at Playhead"), QKeySequence(Qt::CTRL | Qt::Key_K), [this] {
+    timeline_->splitShot(currentShot());
+  });
+  QAction* remove = add(shotMenu, tr("&Delete"), QKeySequence::Delete, [this] { deleteShot(); });
+  shotMenu->addSeparator();
+  QAction* shorter = add(shotMenu, tr("Shorten by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Left), [this] {
+    timeline_->nudgeLength(currentShot(), -4);
+  });
+  QAction* longer = add(shotMenu, tr("Lengthen by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Right), [this] {
+    timeline_->nudgeLength(currentShot(), 4);
+  });
+  // The timeline handles these keys itself when it has focus; elsewhere the menu does.
+  shorter->setShortcutContext(Qt::WidgetShortcut);
+  longer->setShortcutContext(Qt::WidgetShortcut);
+  add(shotMenu, tr("Move &Earlier"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Left), [this] { moveShot(-1); });
+  add(shotMenu, tr("Move &Later"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Right), [this] { moveShot(1); });
+  QAction* fit = add(viewMenu_, tr("Zoom to &Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { timeline_->zoomToFit(); });
+  add(viewMenu_, tr("Zoom &In"), QKeySequence::ZoomIn, [this] {
+    timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() * 1.25, timeline_->width() / 2);
+  });
+  add(viewMenu_, tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
+    timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() / 1.25, timeline_->width() / 2);
+  });
+  viewMenu_->addSeparator();
+  add(viewMenu_, tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { preview_->togglePlay(); });
+  add(viewMenu_, tr("Previous Frame"), QKeySequence(Qt::Key_Comma), [this] { preview_->stepFrame(-1); });
+  add(viewMenu_, tr("Next Frame"), QKeySequence(Qt::Key_Period), [this] { preview_->stepFrame(1); });
+  viewMenu_->addSeparator();
+  add(viewMenu_, tr("Reset &Layout"), QKeySequence(), [this] { restoreState(defaultState_); });
+  shotActions_ = {addShotAction, duplicate, split, remove, nullptr, fit};
+
+  renderAction_ = add(renderMenu, tr("&Render Sequence"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { renderSequence(); });
+  renderAction_->setToolTip(tr("Render every shot that changed since the last render (Ctrl+R)"));
+  stopNowAction_ = add(renderMenu, tr("Stop &Now"), QKeySequence(Qt::CTRL | Qt::Key_Period), [this] {
+    controller_->stop(render::StopRequest::Now);
+    log(tr("Stopping now…"));
+  });
+  stopAfterAction_ = add(renderMenu, tr("Stop &After This Shot"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period), [this] {
+    controller_->stop(render::StopRequest::AfterShot);
+    log(tr("Will stop once this shot is written."));
+  });
+  renderMenu->addSeparator();
+  add(renderMenu, tr("Open Output &Folder"), QKeySequence(), [this] {
+    QDesktopServices::openUrl(QUrl::fromLocalFile(RenderController::outputDirectoryFor(document_->filePath())));
+  });
+  add(helpMenu, tr("&About ShotChain Studio"), QKeySequence(), [this] {
+    QMessageBox::about(this, tr("About ShotChain Studio"),
+                       tr("<b>ShotChain Studio %1</b><br>Renders a sequence of AI video shots with one model kept "
+                          "loaded, handing each shot's last latent frame to the next.")
+                           .arg(QApplication::applicationVersion()));
+  });
+
+  toolbar->addSeparator();
+  toolbar->addAction(renderAction_);
+  if (QWidget* button = toolbar->widgetForAction(renderAction_)) button->setObjectName(QStringLiteral("RenderButton"));
+  auto* stopButton = new QToolButton(this);
+  stopButton->setText(tr("Stop"));
+  stopButton->setToolTip(tr("Stop now (click) or after this shot (menu)"));
+  auto* stopMenu = new QMenu(stopButton);
+  stopMenu->addAction(stopNowAction_);
+  stopMenu->addAction(stopAfterAction_);
+  stopButton->setMenu(stopMenu);
+  stopButton->setPopupMode(QToolButton::MenuButtonPopup);
+  connect(stopButton, &QToolButton::clicked, stopNowAction_, &QAction::trigger);
+  connect(stopNowAction_, &QAction::changed, stopButton, [this, stopButton] { stopButton->setEnabled(stopNowAction_->isEnabled()); });
+  toolbar->addWidget(stopButton);
+  toolbar->addSeparator();
+  toolbar->addWidget(new QLabel(tr(" Memory policy "), this));
+  for (ResidencyPolicy p : kPolicies) policy_->addItem(QString::fromLatin1(toString(p)));
+  policy_->setToolTip(tr("How the model stays on the device between shots: pinned (fastest), offload, reload, "
+                         "or auto (the renderer picks the fastest that fits and says why)"));
+  connect(policy_, &QComboBox::activated, this, [this](int row) {
+    SequenceSettings settings = document_->sequence().settings;
+    if (settings.policy == kPolicies[row]) return;
+    settings.policy = kPolicies[row];
+    const Diagnostics errors = document_->edit(SetSettings{settings});
+    if (!errors.empty()) reportRefusal(QString::fromStdString(errors.front().format()));
+  });
+  toolbar->addWidget(policy_);
+  auto* spacer = new QWidget(this);
+  spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  toolbar->addWidget(spacer);
+  deviceLabel_->setObjectName(QStringLiteral("DeviceLabel"));
+  deviceLabel_->setText(tr("  %1 · %2  ").arg(controller_->device(), deviceDescription_));
+  deviceLabel_->setToolTip(tr("The render device; change it in the sequence settings (click empty timeline space)"));
+  toolbar->addWidget(deviceLabel_);
+  updateRenderActions();
+}
+
+void MainWindow::updatePolicyBox() {
+  const ResidencyPolicy policy = document_->sequence().settings.policy;
+  const QSignalBlocker block(policy_);
+  policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), policy) - std::begin(kPolicies)));
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,154 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDesktopServices>
+#include <QDir>
+#include <QLabel>
+#include <QProgressBar>
+#include <QUrl>
+
+#include "document/sequence_document.h"
+#include "monitor/cut_table_model.h"
+#include "monitor/vram_panel.h"
+#include "preview/preview_panel.h"
+#include "render/render_state.h"
+#include "sequence/validation.h"
+#include "widgets/message_banner.h"
+
+// Starting a render and following it: progress, log, preview, memory and cut measurements.
+namespace shotchain::ui {
+namespace {
+
+QString eta(double seconds) {
+  if (seconds < 0) return QObject::tr("estimating…");
+  const int s = static_cast<int>(seconds + 0.5);
+  return s >= 3600 ? QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'))
+                   : QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+}  // namespace
+
+void MainWindow::connectRenderer() {
+  RenderController* c = controller_;
+  connect(c, &RenderController::renderingChanged, this, &MainWindow::updateRenderActions);
+  connect(c, &RenderController::planReady, this, [this](const MemoryPlan& plan) {
+    vram_->setPlan(plan);
+    log(tr("Plan: %1 — %2").arg(QString::fromLatin1(toString(plan.chosen)), QString::fromStdString(plan.reason)));
+  });
+  connect(c, &RenderController::shotStarted, this, [this](const render::ShotStarted& shot) {
+    renderState_->shotStarted(shot);
+    log(shot.reused ? tr("Shot %1/%2 %3: unchanged, reusing what is on disk").arg(shot.index + 1).arg(shot.count).arg(QString::fromStdString(shot.name))
+                    : tr("Shot %1/%2 %3: %4 frames, %5 steps").arg(shot.index + 1).arg(shot.count).arg(QString::fromStdString(shot.name)).arg(shot.frames).arg(shot.steps));
+  });
+  connect(c, &RenderController::stepDone, this, [this](int shot, int step, int steps, const QImage& image) {
+    renderState_->stepDone(shot, step, steps);
+    if (!image.isNull()) {
+      preview_->showLive(image, tr("%1 · step %2/%3 · latent preview").arg(shotLabel(shot)).arg(step).arg(steps));
+      controller_->previewShown();
+    }
+  });
+  connect(c, &RenderController::progress, this, [this](int shot, int count, int step, int steps, double seconds) {
+    progress_->setRange(0, std::max(1, count * std::max(1, steps)));
+    progress_->setValue(shot * std::max(1, steps) + step);
+    progressText_->setText(tr("Shot %1/%2 · step %3/%4 · ETA %5").arg(shot + 1).arg(count).arg(step).arg(steps).arg(eta(seconds)));
+  });
+  connect(c, &RenderController::framesDecoded, this, [this](int shot, int first, int total, const QVector<QImage>& frames) {
+    renderState_->framesDecoded(shot, first, total, frames);
+    if (!frames.isEmpty())
+      preview_->showLive(frames.back(), tr("%1 · decoded %2/%3").arg(shotLabel(shot)).arg(first + frames.size()).arg(total));
+  });
+  connect(c, &RenderController::cutMeasured, this, [this](const continuity::CutMetrics& cut) {
+    renderState_->cutMeasured(cut);
+    cutModel_->addCut(cut);
+    log(tr("Cut %1 → %2: MAD ratio %3").arg(QString::fromStdString(cut.fromShotId), QString::fromStdString(cut.toShotId))
+            .arg(cut.madRatio ? QString::number(*cut.madRatio, 'f', 2) : QStringLiteral("—")));
+  });
+  connect(c, &RenderController::memorySampled, vram_, &VramPanel::addCutSample);
+  connect(c, &RenderController::shotFinished, this, [this](const render::ShotFinished& shot) {
+    renderState_->shotFinished(shot);
+    if (!shot.reused)
+      log(tr("Shot %1 done: %2 frames in %3 s (sampling %4 s, decoding %5 s)")
+              .arg(QString::fromStdString(shot.id)).arg(shot.framesWritten).arg(shot.seconds, 0, 'f', 1)
+              .arg(shot.sampleSeconds, 0, 'f', 1).arg(shot.decodeSeconds, 0, 'f', 1));
+  });
+  connect(c, &RenderController::warning, this, [this](const render::RenderWarning& w) {
+    log(tr("Warning (%1): %2").arg(QString::fromStdString(w.kind), QString::fromStdString(w.message)));
+    if (!banner_->isVisible() || banner_->kind() != MessageBanner::Kind::Error)
+      banner_->showMessage(MessageBanner::Kind::Warning, QString::fromStdString(w.message));
+  });
+  connect(c, &RenderController::failed, this, [this](int shot, const QString& message, const QString& details) {
+    renderState_->shotFailed(shot);
+    const QString where = shot >= 0 ? tr("Shot %1 failed").arg(shotLabel(shot)) : tr("The render could not start");
+    log(tr("Error: %1: %2").arg(where, message));
+    banner_->showMessage(MessageBanner::Kind::Error, tr("<b>%1:</b> %2").arg(where, message.toHtmlEscaped()),
+                         details.isEmpty() ? message : message + QLatin1Char('\n') + details);
+  });
+  connect(c, &RenderController::finished, this, &MainWindow::renderFinished);
+}
+
+bool MainWindow::renderSequence() {
+  if (controller_->isRendering()) return false;
+  const Diagnostics problems = validateSequence(document_->sequence(), document_->validationContext());
+  if (hasErrors(problems)) {
+    banner_->showMessage(MessageBanner::Kind::Error, tr("<b>The sequence has problems;</b> fix them to render (see Problems)."),
+                         QString::fromStdString(formatAll(problems, document_->displayName().toStdString())));
+    return false;
+  }
+  if (document_->sequence().shots.empty()) {
+    banner_->showMessage(MessageBanner::Kind::Warning, tr("There is nothing to render yet: add a shot first."));
+    return false;
+  }
+  banner_->hide();
+  vram_->clearRun();
+  cutModel_->clear();
+  renderState_->renderStarted(document_->sequence());
+  preview_->setLive(true);
+  progress_->setValue(0);
+  progressText_->setText(tr("Starting…"));
+  controller_->start(document_->sequence(), document_->filePath());
+  log(tr("Render started → %1").arg(QDir::toNativeSeparators(controller_->outputDirectory())));
+  return true;
+}
+
+void MainWindow::renderFinished(const render::SequenceFinished& result, bool failed) {
+  renderState_->renderFinished();
+  preview_->setLive(false);
+  if (failed) return;  // the banner already shows the error
+  const QString folder = controller_->outputDirectory();
+  if (result.cancelled) {
+    banner_->showMessage(MessageBanner::Kind::Warning,
+                         tr("Render stopped after %1 shot(s). Render again to continue: finished shots are kept.")
+                             .arg(result.shotsRendered + result.shotsReused));
+    log(tr("Render stopped."));
+    return;
+  }
+  QList<QAction*> actions;
+  auto* openFolder = new QAction(tr("Open folder"), banner_);
+  connect(openFolder, &QAction::triggered, this, [folder] { QDesktopServices::openUrl(QUrl::fromLocalFile(folder)); });
+  actions << openFolder;
+  const QStringList movies = QDir(folder).entryList({QStringLiteral("*.mp4")}, QDir::Files, QDir::Time);
+  if (!movies.isEmpty()) {
+    auto* play = new QAction(tr("Play %1").arg(movies.front()), banner_);
+    const QString movie = QDir(folder).filePath(movies.front());
+    connect(play, &QAction::triggered, this, [movie] { QDesktopServices::openUrl(QUrl::fromLocalFile(movie)); });
+    actions << play;
+  }
+  const QString text = tr("<b>Rendered.</b> %1 shot(s) rendered, %2 reused, in %3 s → %4")
+                           .arg(result.shotsRendered).arg(result.shotsReused).arg(result.seconds, 0, 'f', 1)
+                           .arg(QDir::toNativeSeparators(folder).toHtmlEscaped());
+  banner_->showMessage(MessageBanner::Kind::Info, text, {}, actions);
+  log(tr("Render finished in %1 s.").arg(result.seconds, 0, 'f', 1));
+}
+
+void MainWindow::updateRenderActions() {
+  const bool rendering = controller_->isRendering();
+  renderAction_->setEnabled(!rendering);
+  stopNowAction_->setEnabled(rendering);
+  stopAfterAction_->setEnabled(rendering);
+  progress_->setVisible(rendering);
+  progressText_->setVisible(rendering);
+  policy_->setEnabled(!rendering);
+}
+
+}  // namespace shotchain::ui
