@@ -9,11 +9,8 @@
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
 #include "continuity/cut_verdict.h"
-#include "export/frame_file_writer.h"
-#include "export/png_frame.h"
+#include "export/render_to_disk.h"
 #include "render/render_report.h"
-#include "render/renderer.h"
-#include "export/sequence_outputs.h"
 #include "sequence/sequence_io.h"
 #include "util/byte_size.h"
 
@@ -152,44 +149,39 @@ int runRender(const Args& args) {
 
   render::RenderOptions options = parsed->options;
   options.sequenceDirectory = std::filesystem::absolute(file).parent_path();
-  options.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
   options.outputDirectory = parsed->out ? std::filesystem::path(*parsed->out)
                                         : options.sequenceDirectory / (file.stem().string() + ".render");
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   RenderProgress progress(stderr, terminal, false);
-  exporting::FrameFileWriter writer(options.outputDirectory, &progress);
   render::Renderer renderer;
   gRenderer = &renderer;
   std::signal(SIGINT, onInterrupt);
 
-  render::RenderSummary summary;
+  exporting::RenderedToDisk rendered;
   try {
-    summary = renderer.render(sequence, options, writer);
+    rendered = exporting::renderToDisk(renderer, sequence, options, progress);
   } catch (const render::RenderError& error) {
     gRenderer = nullptr;
     std::fprintf(stderr, "shotchain render: %s: %s\n", error.field().c_str(), error.what());
     return kRefused;
   }
   gRenderer = nullptr;
+  const render::RenderSummary& summary = rendered.summary;
 
   int status = summary.finished.completed ? kDone : summary.finished.cancelled ? kStopped : kFailed;
-  if (summary.finished.completed) {
-    try {
-      const exporting::FinalizedOutputs outputs =
-          exporting::finalizeOutputs(exporting::describeOutputs(sequence, summary, options.outputDirectory));
-      for (const std::string& w : outputs.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-      std::fprintf(stderr, "\nwrote %s (%d frames, %s) and %s\n", outputs.movie.string().c_str(), outputs.frames,
-                   outputs.encoder.c_str(), outputs.timeline.string().c_str());
-    } catch (const std::exception& error) {
-      // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
-      const int shots = static_cast<int>(sequence.shots.size());
-      const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
-      std::fprintf(stderr, "%s%s\n",
-                   subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
-                   error.what());
-      if (!subset) status = kFailed;
-    }
+  if (const std::optional<exporting::FinalizedOutputs>& outputs = rendered.outputs) {
+    for (const std::string& w : outputs->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    std::fprintf(stderr, "\nwrote %s (%d frames, %s) and %s\n", outputs->movie.string().c_str(), outputs->frames,
+                 outputs->encoder.c_str(), outputs->timeline.string().c_str());
+  } else if (!rendered.outputsError.empty()) {
+    // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
+    const int shots = static_cast<int>(sequence.shots.size());
+    const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
+    std::fprintf(stderr, "%s%s\n",
+                 subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
+                 rendered.outputsError.c_str());
+    if (!subset) status = kFailed;
   }
   printCutTable(stderr, summary);
   std::fprintf(stderr, "\n%d shots rendered, %d re-used, %.1f s; report: %s\n", summary.finished.shotsRendered,

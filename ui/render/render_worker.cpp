@@ -2,9 +2,7 @@
 
 #include <exception>
 
-#include "export/frame_file_writer.h"
-#include "export/png_frame.h"
-#include "export/sequence_outputs.h"
+#include "export/render_to_disk.h"
 
 namespace shotchain::ui {
 
@@ -71,16 +69,15 @@ void RenderWorker::render(const Sequence& sequence, const render::RenderOptions&
   initialise();
   previewPending_.store(false);
   Observer observer(*this);
-  exporting::FrameFileWriter writer(options.outputDirectory, &observer);
-  render::RenderOptions withReader = options;
-  if (!withReader.loadImage) withReader.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
   try {
-    render::RenderSummary summary = owned_->render(sequence, withReader, writer);
-    if (!observer.finished_) observer.result_ = summary.finished;
-    if (summary.finished.completed) {
-      const exporting::FinalizedOutputs outputs =
-          exporting::finalizeOutputs(exporting::describeOutputs(sequence, summary, options.outputDirectory));
-      for (const std::string& message : outputs.warnings) Q_EMIT warning(render::RenderWarning{-1, "output", message});
+    const exporting::RenderedToDisk rendered = exporting::renderToDisk(*owned_, sequence, options, observer);
+    if (!observer.finished_) observer.result_ = rendered.summary.finished;
+    if (rendered.outputs) {
+      for (const std::string& message : rendered.outputs->warnings)
+        Q_EMIT warning(render::RenderWarning{-1, "output", message});
+    } else if (!rendered.outputsError.empty()) {
+      Q_EMIT failed(-1, QString::fromStdString(rendered.outputsError), {});
+      observer.result_ = {};
     }
   } catch (const render::RenderError& error) {
     const QString field = QString::fromStdString(error.field());
