@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_model_folder.h"
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/memory_probe.h"
 #include "render/renderer.h"
@@ -147,61 +147,38 @@ std::string number(double v, const char* format = "%.3g") {
   return text;
 }
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: shotchain bench residency SEQUENCE|--config demo|tiny|1.3b|14b [--shots N] [--steps N]\n"
-               "         [--policies pinned,offload,reload] [--width W] [--height H] [--frames F] [--device D]\n"
-               "         [--budget SIZE] [--out DIR] [--json]\n");
-  return 2;
+// "pinned,offload,reload": the policies in the order given.
+std::vector<ResidencyPolicy> policyList(const std::string& list) {
+  std::vector<ResidencyPolicy> policies;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::optional<ResidencyPolicy> policy = residencyPolicyFromString(list.substr(start, comma - start));
+    if (!policy)
+      throw kBenchResidencyCommand.error("--policies: \"" + list + "\" is not a list of pinned, offload, reload, auto");
+    policies.push_back(*policy);
+    start = comma + 1;
+  }
+  return policies;
 }
 
 }  // namespace
 
 int runBenchResidency(const Args& args) {
-  std::string sequencePath, config;
+  const ParsedOptions parsed = kBenchResidencyCommand.parse(args, 1);
+  const std::string sequencePath = parsed.operands().empty() ? std::string() : parsed.operands().front();
+  const std::string config = parsed.text("--config").value_or("");
+  if (sequencePath.empty() == config.empty()) throw kBenchResidencyCommand.error("give SEQUENCE or --config, one of them");
   BenchSequenceShape shape;
-  std::vector<ResidencyPolicy> policies{ResidencyPolicy::Pinned, ResidencyPolicy::Offload, ResidencyPolicy::Reload};
-  std::string device = "cpu";
-  std::optional<std::uint64_t> budget;
-  std::optional<std::filesystem::path> outArg;
-  bool json = false;
-  try {
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      auto next = [&]() -> std::string {
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        return args[++i];
-      };
-      if (a == "--json") json = true;
-      else if (a == "--config") config = next();
-      else if (a == "--shots") shape.shots = intOption(a, next());
-      else if (a == "--steps") shape.steps = intOption(a, next());
-      else if (a == "--width") shape.width = intOption(a, next());
-      else if (a == "--height") shape.height = intOption(a, next());
-      else if (a == "--frames") shape.frames = intOption(a, next());
-      else if (a == "--device") device = next();
-      else if (a == "--out") outArg = next();
-      else if (a == "--budget") {
-        budget = parseByteSize(next());
-        if (!budget) throw std::invalid_argument("--budget: not a size");
-      } else if (a == "--policies") {
-        policies.clear();
-        std::string list = next();
-        for (std::size_t start = 0; start <= list.size();) {
-          const std::size_t comma = std::min(list.find(',', start), list.size());
-          const std::optional<ResidencyPolicy> p = residencyPolicyFromString(list.substr(start, comma - start));
-          if (!p) throw std::invalid_argument("--policies: pinned, offload, reload, auto");
-          policies.push_back(*p);
-          start = comma + 1;
-        }
-      } else if (!a.empty() && a[0] != '-' && sequencePath.empty()) sequencePath = a;
-      else return usage();
-    }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "shotchain bench residency: %s\n", error.what());
-    return usage();
-  }
-  if (sequencePath.empty() == config.empty()) return usage();
+  shape.shots = parsed.integer("--shots").value();
+  shape.steps = parsed.integer("--steps").value_or(shape.steps);
+  shape.width = parsed.integer("--width").value_or(shape.width);
+  shape.height = parsed.integer("--height").value_or(shape.height);
+  shape.frames = parsed.integer("--frames").value_or(shape.frames);
+  const std::vector<ResidencyPolicy> policies = policyList(parsed.text("--policies").value());
+  const std::string device = parsed.text("--device").value();
+  const std::optional<std::uint64_t> budget = parsed.byteSize("--budget");
+  const std::optional<std::filesystem::path> outArg = parsed.text("--out");
+  const bool json = parsed.flag("--json");
 
   const std::filesystem::path out =
       outArg ? *outArg : std::filesystem::temp_directory_path() / ("shotchain-bench-residency-" + std::to_string(::getpid()));

@@ -12,7 +12,7 @@
 #include <ATen/Parallel.h>
 
 #include "cli/bench_options.h"
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/counting_cpu_allocator.h"
 #include "models/wan_vae.h"
@@ -20,17 +20,6 @@
 
 namespace shotchain::cli {
 namespace {
-
-int usage() {
-  std::fprintf(stderr,
-               "usage: shotchain bench vae [--config tiny|wan21|custom] [--dim N] [--frames N] [--size WxH]\n"
-               "                           [--tiled] [--tile N] [--overlap N] [--repeats N]\n"
-               "                           [--dtype float32|bfloat16] [--json]\n"
-               "  --frames: pixel frames, 4k+1 (default 5); --size: pixels, multiples of 8 (default 64x64)\n"
-               "  --tiled: also decode tiled; tile (latent pixels) from the memory estimate for half the\n"
-               "           full decode's estimate unless --tile is given (overlap: tile/4, at least 2)\n");
-  return 2;
-}
 
 double seconds(const std::function<void()>& body) {
   const auto start = std::chrono::steady_clock::now();
@@ -52,41 +41,20 @@ double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0;
 
 int runBenchVae(const Args& args) {
   installCountingCpuAllocator();  // before any tensor of the run exists
-  std::string preset = "wan21";
-  models::WanVaeConfig config = models::WanVaeConfig::preset("wan21");
-  std::int64_t frames = 5, width = 64, height = 64, tile = 0, overlap = -1;
-  int repeats = 3;
-  bool json = false, withTiled = false;
-  at::ScalarType dtype = at::kFloat;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--config") {
-      preset = next();
-      if (preset != "custom") config = models::WanVaeConfig::preset(preset);
-    } else if (a == "--dim") {
-      config.dim = int64Option(a, next());
-      preset = "custom";
-    } else if (a == "--frames") frames = int64Option(a, next());
-    else if (a == "--size") {
-      const std::string size = next();
-      const std::size_t x = size.find('x');
-      if (x == std::string::npos) throw std::invalid_argument("--size: WxH, e.g. 832x480");
-      width = int64Option(a, size.substr(0, x));
-      height = int64Option(a, size.substr(x + 1));
-    } else if (a == "--tiled") withTiled = true;
-    else if (a == "--tile") {
-      tile = int64Option(a, next());
-      withTiled = true;
-    } else if (a == "--overlap") overlap = int64Option(a, next());
-    else if (a == "--repeats") repeats = std::max(1, intOption(a, next()));
-    else if (a == "--json") json = true;
-    else if (a == "--dtype") dtype = parseBenchDtype(next());
-    else return usage();
+  const ParsedOptions parsed = kBenchVaeCommand.parse(args, 1);
+  std::string preset = parsed.text("--config").value();
+  models::WanVaeConfig config = models::WanVaeConfig::preset(preset == "custom" ? "wan21" : preset);
+  if (const std::optional<std::int64_t> dim = parsed.int64("--dim")) {
+    config.dim = *dim;
+    preset = "custom";
   }
+  const std::int64_t frames = parsed.int64("--frames").value();
+  const Dimensions size = parsed.dimensions("--size").value();
+  const std::int64_t width = size.width, height = size.height;
+  const std::int64_t tile = parsed.int64("--tile").value_or(0), overlap = parsed.int64("--overlap").value_or(-1);
+  const int repeats = std::max(1, parsed.integer("--repeats").value());
+  const bool json = parsed.flag("--json"), withTiled = parsed.flag("--tiled") || parsed.int64("--tile");
+  const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value());
   config.check();
   const std::int64_t s = config.spatialFactor();
   if (width <= 0 || height <= 0 || width % s != 0 || height % s != 0)

@@ -2,47 +2,38 @@
 #include <exception>
 #include <string>
 
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "cli/verbs_demo.h"
 #include "runtime/torch_runtime.h"
 
 namespace {
 
+using Run = int (*)(const shotchain::cli::Args&);
+
 struct Verb {
   const char* name;
-  const char* usage;
-  const char* summary;
-  int (*run)(const shotchain::cli::Args&);
+  Run run;
 };
 
+// What runs each verb; what each takes and prints as help is in command_specs.cpp.
 const Verb kVerbs[] = {
-    {"validate", "validate FILE...", "check sequence documents; prints ok or every problem, exit 1 on any error",
-     &shotchain::cli::runValidate},
-    {"info", "info FILE", "summarise a sequence: settings, shots, timing, warnings", &shotchain::cli::runInfo},
-    {"inspect", "inspect WEIGHTS", "describe a weights file from its header: family, variant, config, dtypes, problems",
-     &shotchain::cli::runInspect},
-    {"verify", "verify [WEIGHTS] IO", "run the component an IO file names and compare with its outputs; exit 0 within tolerance",
-     &shotchain::cli::runVerify},
-    {"render", "render SEQUENCE [--out DIR] [--policy P] [--budget SIZE] [--device D] [--resume] [--shots A-B] [--json]",
-     "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in DIR (exit codes: README)",
-     &shotchain::cli::runRender},
-    {"bench", "bench dit|vae|residency [OPTIONS]",
-     "dit: DiT forward FLOP/s vs the measured GEMM rate; vae: decode time and peak memory, full vs tiled, vs the estimate;\n"
-     "                     residency: the same sequence under pinned, offload and reload side by side",
-     &shotchain::cli::runBench},
-    {"train-demo", "train-demo [--out DIR] [--minutes N] [--seed S]",
-     "train the builtin:demo model (tokenizer, VAE, DiT) on procedural clips", &shotchain::cli::runTrainDemo},
-    {"eval-demo", "eval-demo [--json] [--dir DIR]",
-     "measure the builtin:demo model: prompt following, continuity, VAE PSNR, render time", &shotchain::cli::runEvalDemo},
-    {"plan", "plan SEQUENCE [--budget SIZE] [--policy P] [--json]",
-     "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
-     &shotchain::cli::runPlan},
-    {"version", "version", "print the version, libtorch and the compute device", &shotchain::cli::runVersion},
+    {"validate", &shotchain::cli::runValidate},    {"info", &shotchain::cli::runInfo},
+    {"inspect", &shotchain::cli::runInspect},      {"verify", &shotchain::cli::runVerify},
+    {"render", &shotchain::cli::runRender},        {"bench", &shotchain::cli::runBench},
+    {"train-demo", &shotchain::cli::runTrainDemo}, {"eval-demo", &shotchain::cli::runEvalDemo},
+    {"plan", &shotchain::cli::runPlan},            {"version", &shotchain::cli::runVersion},
 };
 
-void printUsage(std::FILE* to) {
-  std::fprintf(to, "usage: shotchain VERB [ARGS...]\n\nverbs:\n");
-  for (const Verb& verb : kVerbs) std::fprintf(to, "  %-18s %s\n", verb.usage, verb.summary);
+void printHelp(std::FILE* to, const std::string& command) {
+  for (const shotchain::cli::CommandSpec* spec : shotchain::cli::commandsOf(command))
+    std::fprintf(to, "%s\n", spec->help().c_str());
+}
+
+void printUsageError(const shotchain::cli::UsageError& error) {
+  std::fprintf(stderr, "shotchain %s: %s\n", error.command().c_str(), error.what());
+  for (const shotchain::cli::CommandSpec* spec : shotchain::cli::commandsOf(error.command()))
+    std::fprintf(stderr, "%s\n", spec->synopsis(100, "usage: shotchain ").c_str());
 }
 
 }  // namespace
@@ -50,26 +41,32 @@ void printUsage(std::FILE* to) {
 int main(int argc, char** argv) {
   shotchain::relaunchWithPassiveOpenMp(argv);
   if (argc < 2) {
-    printUsage(stderr);
+    std::fputs(shotchain::cli::overview().c_str(), stderr);
     return 2;
   }
   const std::string name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
-    printUsage(stdout);
+    std::fputs(shotchain::cli::overview().c_str(), stdout);
     return 0;
   }
-  shotchain::initTorchRuntime();
   const shotchain::cli::Args args(argv + 2, argv + argc);
   for (const Verb& verb : kVerbs) {
     if (name != verb.name) continue;
     try {
+      shotchain::initTorchRuntime();
       return verb.run(args);
+    } catch (const shotchain::cli::HelpRequested& help) {
+      printHelp(stdout, help.command());
+      return 0;
+    } catch (const shotchain::cli::UsageError& error) {
+      printUsageError(error);
+      return 2;
     } catch (const std::exception& error) {
       std::fprintf(stderr, "shotchain %s: %s\n", verb.name, error.what());
       return 1;
     }
   }
   std::fprintf(stderr, "shotchain: unknown verb \"%s\"\n\n", name.c_str());
-  printUsage(stderr);
+  std::fputs(shotchain::cli::overview().c_str(), stderr);
   return 2;
 }

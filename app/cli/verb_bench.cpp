@@ -7,8 +7,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "cli/option_values.h"
 #include "cli/bench_options.h"
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "models/attention.h"
 #include "models/wan_model.h"
@@ -35,47 +35,26 @@ std::pair<std::int64_t, std::int64_t> grid(std::int64_t tokens) {
   return {h, tokens / h};
 }
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: shotchain bench vae [OPTIONS]   (shotchain bench vae --help lists them)\n"
-               "usage: shotchain bench dit [--config tiny|1.3b|14b] [--dim N] [--layers N] [--heads N] [--ffn N]\n"
-               "                           [--tokens N] [--repeats N] [--dtype float32|bfloat16] [--json]\n");
-  return 2;
-}
-
 }  // namespace
 
-
 int runBench(const Args& args) {
-  if (!args.empty() && args[0] == "vae") return runBenchVae(args);
-  if (!args.empty() && args[0] == "residency") return runBenchResidency(args);
-  if (args.empty() || args[0] != "dit") return usage();
-  std::string preset = "custom-default";
-  models::WanConfig config = models::WanConfig::preset("1.3b");
-  config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
-  std::int64_t tokens = 1560;
-  int repeats = 3;
-  bool json = false;
-  at::ScalarType dtype = at::kFloat;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--config") {
-      preset = next();
-      config = models::WanConfig::preset(preset);
-    } else if (a == "--dim") config.dim = int64Option(a, next());
-    else if (a == "--layers") config.numLayers = int64Option(a, next());
-    else if (a == "--heads") config.numHeads = int64Option(a, next());
-    else if (a == "--ffn") config.ffnDim = int64Option(a, next());
-    else if (a == "--tokens") tokens = int64Option(a, next());
-    else if (a == "--repeats") repeats = std::max(1, intOption(a, next()));
-    else if (a == "--json") json = true;
-    else if (a == "--dtype") dtype = parseBenchDtype(next());
-    else return usage();
-  }
+  const std::string sub = args.empty() ? std::string() : args[0];
+  if (sub == "vae") return runBenchVae(args);
+  if (sub == "residency") return runBenchResidency(args);
+  if (sub == "--help" || sub == "-h") throw HelpRequested("bench");
+  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae or residency" : "unknown benchmark \"" + sub + "\"");
+  const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
+  const std::string preset = parsed.text("--config").value_or("custom-default");
+  models::WanConfig config = models::WanConfig::preset(parsed.text("--config").value_or("1.3b"));
+  if (!parsed.text("--config")) config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
+  config.dim = parsed.int64("--dim").value_or(config.dim);
+  config.numLayers = parsed.int64("--layers").value_or(config.numLayers);
+  config.numHeads = parsed.int64("--heads").value_or(config.numHeads);
+  config.ffnDim = parsed.int64("--ffn").value_or(config.ffnDim);
+  const std::int64_t tokens = parsed.int64("--tokens").value();
+  const int repeats = std::max(1, parsed.integer("--repeats").value());
+  const bool json = parsed.flag("--json");
+  const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value());
   config.check();
   const auto [h, w] = grid(tokens);
   const models::WanModel model = models::WanModel::random(config, 42, {dtype});

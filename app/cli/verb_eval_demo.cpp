@@ -2,7 +2,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/verbs_demo.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_eval.h"
@@ -10,29 +10,15 @@
 namespace shotchain::cli {
 
 int runEvalDemo(const Args& args) {
+  const ParsedOptions parsed = kEvalDemoCommand.parse(args);
   demo::DemoEvalOptions options;
-  options.dir = "resources/demo";
-  options.settings.steps = demo::kDemoSteps;
-  options.settings.shift = demo::kDemoShift;
-  options.settings.guidance = demo::kDemoGuidance;
-  bool json = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--json") json = true;
-    else if (a == "--dir") options.dir = value();
-    else if (a == "--samples") options.samples = intOption(a, value());
-    else if (a == "--chains") options.chains = intOption(a, value());
-    else if (a == "--steps") options.settings.steps = intOption(a, value());
-    else if (a == "--shift") options.settings.shift = doubleOption(a, value());
-    else if (a == "--guidance") options.settings.guidance = doubleOption(a, value());
-    else throw std::invalid_argument("unknown option \"" + a +
-                                     "\" (eval-demo [--json] [--dir DIR] [--samples N] [--chains N] [--steps N] "
-                                     "[--shift X] [--guidance X])");
-  }
+  options.dir = parsed.text("--dir").value();
+  options.samples = parsed.integer("--samples").value_or(options.samples);
+  options.chains = parsed.integer("--chains").value_or(options.chains);
+  options.settings.steps = parsed.integer("--steps").value_or(demo::kDemoSteps);
+  options.settings.shift = parsed.number("--shift").value_or(demo::kDemoShift);
+  options.settings.guidance = parsed.number("--guidance").value_or(demo::kDemoGuidance);
+  const bool json = parsed.flag("--json");
   if (!json)
     options.log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());

@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "sequence/sequence_io.h"
 #include "util/byte_size.h"
@@ -16,11 +17,7 @@ std::string describeModel(const ModelSet& model) {
 }  // namespace
 
 int runInfo(const Args& args) {
-  if (args.size() != 1) {
-    std::fprintf(stderr, "usage: shotchain info FILE\n");
-    return 2;
-  }
-  const std::string& file = args.front();
+  const std::string file = kInfoCommand.parse(args).operands().front();
   const LoadResult result = loadSequenceFile(file);
   for (const Diagnostic& d : result.diagnostics) std::printf("%s\n", d.format(file).c_str());
   if (!result.ok()) return 1;

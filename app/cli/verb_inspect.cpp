@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
@@ -12,11 +13,7 @@ namespace shotchain::cli {
 
 // Headers only: the mapping is never read beyond the JSON header, so a 28 GB file is instant.
 int runInspect(const Args& args) {
-  if (args.size() != 1) {
-    std::fprintf(stderr, "usage: shotchain inspect WEIGHTS (.safetensors or .safetensors.index.json)\n");
-    return 2;
-  }
-  const std::string& path = args.front();
+  const std::string path = kInspectCommand.parse(args).operands().front();
   io::WeightSet weights = [&] {
     try {
       return io::WeightSet::open(path);

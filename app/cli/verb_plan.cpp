@@ -1,56 +1,24 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/memory_planner.h"
 #include "models/model_files.h"
 #include "runtime/cuda_device.h"
 #include "sequence/sequence_io.h"
-#include "util/byte_size.h"
 
 namespace shotchain::cli {
-namespace {
-
-int usage() {
-  std::fprintf(stderr,
-               "usage: shotchain plan SEQUENCE [--budget SIZE] [--policy pinned|offload|reload|auto] [--device cpu|cuda[:N]] "
-               "[--json]\n");
-  return 2;
-}
-
-}  // namespace
 
 int runPlan(const Args& args) {
-  std::string file, device = cudaBuild() && describeCudaDevice().available ? "cuda:0" : "cpu";
-  std::optional<std::uint64_t> budget;
-  std::optional<ResidencyPolicy> policy;
-  bool json = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool hasValue = i + 1 < args.size();
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--budget" && hasValue) {
-      budget = parseByteSize(args[++i]);
-      if (!budget) {
-        std::fprintf(stderr, "shotchain plan: --budget: \"%s\" is not a size (try 16GiB)\n", args[i].c_str());
-        return 2;
-      }
-    } else if (a == "--policy" && hasValue) {
-      policy = residencyPolicyFromString(args[++i]);
-      if (!policy) {
-        std::fprintf(stderr, "shotchain plan: --policy: \"%s\" is not one of pinned, offload, reload, auto\n", args[i].c_str());
-        return 2;
-      }
-    } else if (a == "--device" && hasValue) {
-      device = args[++i];
-    } else if (!a.starts_with("--") && file.empty()) {
-      file = a;
-    } else {
-      return usage();
-    }
-  }
-  if (file.empty()) return usage();
+  const ParsedOptions parsed = kPlanCommand.parse(args);
+  const std::string file = parsed.operands().front();
+  const std::string device =
+      parsed.text("--device").value_or(cudaBuild() && describeCudaDevice().available ? "cuda:0" : "cpu");
+  const std::optional<std::uint64_t> budget = parsed.byteSize("--budget");
+  const std::optional<ResidencyPolicy> policy =
+      parsed.text("--policy") ? residencyPolicyFromString(*parsed.text("--policy")) : std::nullopt;
+  const bool json = parsed.flag("--json");
 
   const LoadResult result = loadSequenceFile(file);
   for (const Diagnostic& d : result.diagnostics) std::fprintf(stderr, "%s\n", d.format(file).c_str());

@@ -5,17 +5,13 @@
 #include <cmath>
 #include <optional>
 
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
 #include "continuity/cut_verdict.h"
-#include "export/frame_file_writer.h"
-#include "export/png_frame.h"
+#include "export/render_to_disk.h"
 #include "render/render_report.h"
-#include "render/renderer.h"
-#include "export/sequence_outputs.h"
 #include "sequence/sequence_io.h"
-#include "util/byte_size.h"
 
 namespace shotchain::cli {
 namespace {
@@ -34,70 +30,19 @@ void onInterrupt(int) {
     gRenderer->requestStop(gInterrupts > 1 ? render::StopRequest::Now : render::StopRequest::AfterShot);
 }
 
-struct RenderArgs {
-  std::string sequence;
-  std::optional<std::string> out;
+// The options as the renderer takes them; the output folder is set by the caller.
+render::RenderOptions renderOptions(const ParsedOptions& parsed) {
   render::RenderOptions options;
-  bool json = false;
-};
-
-// "A-B" or "A", 1-based, every part a whole number ("2x-4" and "2-" are refused).
-bool parseRange(const std::string& text, int& first, int& last) {
-  const auto dash = text.find('-');
-  try {
-    first = intOption("--shots", text.substr(0, dash)) - 1;
-    last = dash == std::string::npos ? first : intOption("--shots", text.substr(dash + 1)) - 1;
-  } catch (const std::invalid_argument&) {
-    return false;
+  if (const auto policy = parsed.text("--policy")) options.policy = residencyPolicyFromString(*policy);
+  options.budget = parsed.byteSize("--budget");
+  if (const auto device = parsed.text("--device")) options.device = *device;
+  options.reuse = parsed.flag("--resume");
+  options.previews = !parsed.flag("--no-preview");
+  if (const std::optional<ShotRange> range = parsed.range("--shots")) {
+    options.firstShot = range->first - 1;
+    options.lastShot = range->last - 1;
   }
-  return first >= 0 && last >= first;
-}
-
-std::optional<RenderArgs> parseArgs(const Args& args) {
-  RenderArgs parsed;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= args.size()) return std::nullopt;
-      return args[++i];
-    };
-    if (a == "--json") {
-      parsed.json = true;
-    } else if (a == "--resume") {
-      parsed.options.reuse = true;
-    } else if (a == "--no-preview") {
-      parsed.options.previews = false;
-    } else if (a == "--out" || a == "--policy" || a == "--budget" || a == "--device" || a == "--shots") {
-      const std::optional<std::string> v = value();
-      if (!v) return std::nullopt;
-      if (a == "--out") parsed.out = *v;
-      if (a == "--device") parsed.options.device = *v;
-      if (a == "--policy") {
-        parsed.options.policy = residencyPolicyFromString(*v);
-        if (!parsed.options.policy) {
-          std::fprintf(stderr, "shotchain render: --policy: \"%s\" is not pinned, offload, reload or auto\n", v->c_str());
-          return std::nullopt;
-        }
-      }
-      if (a == "--budget") {
-        parsed.options.budget = parseByteSize(*v);
-        if (!parsed.options.budget) {
-          std::fprintf(stderr, "shotchain render: --budget: \"%s\" is not a size (e.g. 16GiB)\n", v->c_str());
-          return std::nullopt;
-        }
-      }
-      if (a == "--shots" && !parseRange(*v, parsed.options.firstShot, parsed.options.lastShot)) {
-        std::fprintf(stderr, "shotchain render: --shots: \"%s\" is not a range like 2-4\n", v->c_str());
-        return std::nullopt;
-      }
-    } else if (!a.empty() && a[0] != '-' && parsed.sequence.empty()) {
-      parsed.sequence = a;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (parsed.sequence.empty()) return std::nullopt;
-  return parsed;
+  return options;
 }
 
 std::string figure(const std::optional<double>& value, const char* format) {
@@ -137,65 +82,54 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
 }  // namespace
 
 int runRender(const Args& args) {
-  const std::optional<RenderArgs> parsed = parseArgs(args);
-  if (!parsed) {
-    std::fprintf(stderr,
-                 "usage: shotchain render SEQUENCE [--out DIR] [--policy pinned|offload|reload|auto] [--budget SIZE]\n"
-                 "                        [--device cpu|cuda] [--resume] [--shots A-B] [--json] [--no-preview]\n");
-    return kUsage;
-  }
-  const std::filesystem::path file = parsed->sequence;
+  const ParsedOptions parsed = kRenderCommand.parse(args);
+  const std::filesystem::path file = parsed.operands().front();
   const LoadResult loaded = loadSequenceFile(file);
   for (const Diagnostic& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.format(file.string()).c_str());
   if (!loaded.ok()) return kInvalid;
   const Sequence& sequence = *loaded.sequence;
 
-  render::RenderOptions options = parsed->options;
+  render::RenderOptions options = renderOptions(parsed);
   options.sequenceDirectory = std::filesystem::absolute(file).parent_path();
-  options.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
-  options.outputDirectory = parsed->out ? std::filesystem::path(*parsed->out)
-                                        : options.sequenceDirectory / (file.stem().string() + ".render");
+  const std::optional<std::string> out = parsed.text("--out");
+  options.outputDirectory = out ? std::filesystem::path(*out) : options.sequenceDirectory / (file.stem().string() + ".render");
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   RenderProgress progress(stderr, terminal, false);
-  exporting::FrameFileWriter writer(options.outputDirectory, &progress);
   render::Renderer renderer;
   gRenderer = &renderer;
   std::signal(SIGINT, onInterrupt);
 
-  render::RenderSummary summary;
+  exporting::RenderedToDisk rendered;
   try {
-    summary = renderer.render(sequence, options, writer);
+    rendered = exporting::renderToDisk(renderer, sequence, options, progress);
   } catch (const render::RenderError& error) {
     gRenderer = nullptr;
     std::fprintf(stderr, "shotchain render: %s: %s\n", error.field().c_str(), error.what());
     return kRefused;
   }
   gRenderer = nullptr;
+  const render::RenderSummary& summary = rendered.summary;
 
   int status = summary.finished.completed ? kDone : summary.finished.cancelled ? kStopped : kFailed;
-  if (summary.finished.completed) {
-    try {
-      const exporting::FinalizedOutputs outputs =
-          exporting::finalizeOutputs(exporting::describeOutputs(sequence, summary, options.outputDirectory));
-      for (const std::string& w : outputs.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
-      std::fprintf(stderr, "\nwrote %s (%d frames, %s) and %s\n", outputs.movie.string().c_str(), outputs.frames,
-                   outputs.encoder.c_str(), outputs.timeline.string().c_str());
-    } catch (const std::exception& error) {
-      // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
-      const int shots = static_cast<int>(sequence.shots.size());
-      const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
-      std::fprintf(stderr, "%s%s\n",
-                   subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
-                   error.what());
-      if (!subset) status = kFailed;
-    }
+  if (const std::optional<exporting::FinalizedOutputs>& outputs = rendered.outputs) {
+    for (const std::string& w : outputs->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    std::fprintf(stderr, "\nwrote %s (%d frames, %s) and %s\n", outputs->movie.string().c_str(), outputs->frames,
+                 outputs->encoder.c_str(), outputs->timeline.string().c_str());
+  } else if (!rendered.outputsError.empty()) {
+    // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
+    const int shots = static_cast<int>(sequence.shots.size());
+    const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
+    std::fprintf(stderr, "%s%s\n",
+                 subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
+                 rendered.outputsError.c_str());
+    if (!subset) status = kFailed;
   }
   printCutTable(stderr, summary);
   std::fprintf(stderr, "\n%d shots rendered, %d re-used, %.1f s; report: %s\n", summary.finished.shotsRendered,
                summary.finished.shotsReused, summary.finished.seconds,
                (options.outputDirectory / "report.json").string().c_str());
-  if (parsed->json) std::fputs(render::renderReportJson(sequence, summary).c_str(), stdout);
+  if (parsed.flag("--json")) std::fputs(render::renderReportJson(sequence, summary).c_str(), stdout);
   return status;
 }
 

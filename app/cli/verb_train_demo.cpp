@@ -3,38 +3,27 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/verbs_demo.h"
 #include "training/demo_trainer.h"
 
 namespace shotchain::cli {
 
 int runTrainDemo(const Args& args) {
+  const ParsedOptions parsed = kTrainDemoCommand.parse(args);
   training::DemoTrainOptions options;
-  options.outDir = "resources/demo";
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--out") options.outDir = value();
-    else if (a == "--minutes") options.minutes = doubleOption(a, value());
-    else if (a == "--seed") {
-      const std::int64_t seed = int64Option(a, value());
-      if (seed < 0) throw std::invalid_argument("--seed: \"" + args[i] + "\" is negative");
-      options.seed = static_cast<std::uint64_t>(seed);
-    }
-    else if (a == "--vae-steps") options.vaeSteps = int64Option(a, value());
-    else if (a == "--dit-steps") options.ditSteps = int64Option(a, value());
-    else if (a == "--latent-clips") options.latentClips = intOption(a, value());
-    else if (a == "--resume-dit") options.resumeDit = true;
-    else if (a == "--new-dit") options.newDit = true;
-    else if (a == "--shape-weight") options.shapeWeight = doubleOption(a, value());
-    else throw std::invalid_argument("unknown option \"" + a +
-                                     "\" (train-demo [--out DIR] [--minutes N] [--seed S] [--vae-steps N] "
-                                     "[--dit-steps N] [--latent-clips N] [--shape-weight W] [--resume-dit | --new-dit])");
+  options.outDir = parsed.text("--out").value();
+  options.minutes = parsed.number("--minutes").value_or(options.minutes);
+  if (const std::optional<std::int64_t> seed = parsed.int64("--seed")) {
+    if (*seed < 0) throw kTrainDemoCommand.error("--seed: \"" + std::to_string(*seed) + "\" is negative");
+    options.seed = static_cast<std::uint64_t>(*seed);
   }
+  options.vaeSteps = parsed.int64("--vae-steps").value_or(options.vaeSteps);
+  options.ditSteps = parsed.int64("--dit-steps").value_or(options.ditSteps);
+  options.latentClips = parsed.integer("--latent-clips").value_or(options.latentClips);
+  options.resumeDit = parsed.flag("--resume-dit");
+  options.newDit = parsed.flag("--new-dit");
+  options.shapeWeight = parsed.number("--shape-weight").value_or(options.shapeWeight);
   options.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);

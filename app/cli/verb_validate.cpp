@@ -1,17 +1,15 @@
 #include <cstdio>
 
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::cli {
 
 int runValidate(const Args& args) {
-  if (args.empty()) {
-    std::fprintf(stderr, "usage: shotchain validate FILE...\n");
-    return 2;
-  }
+  const ParsedOptions parsed = kValidateCommand.parse(args);
   bool allOk = true;
-  for (const std::string& file : args) {
+  for (const std::string& file : parsed.operands()) {
     const LoadResult result = loadSequenceFile(file);
     for (const Diagnostic& d : result.diagnostics) std::printf("%s\n", d.format(file).c_str());
     if (result.ok()) std::printf("%s: ok\n", file.c_str());

@@ -2,7 +2,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/option_values.h"
+#include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "cli/verify_report.h"
 #include "io/safetensors_reader.h"
@@ -45,21 +45,11 @@ int verifyWithoutWeights(const std::string& path, std::optional<double> maxAbs, 
 }  // namespace
 
 int runVerify(const Args& args) {
-  Report report;
-  std::vector<std::string> paths;
-  std::optional<double> maxAbs, relL2;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--max-abs" && i + 1 < args.size()) maxAbs = doubleOption(a, args[++i]);
-    else if (a == "--rel-l2" && i + 1 < args.size()) relL2 = doubleOption(a, args[++i]);
-    else paths.push_back(a);
-  }
+  const ParsedOptions parsed = kVerifyCommand.parse(args);
+  const std::vector<std::string>& paths = parsed.operands();
+  const std::optional<double> maxAbs = parsed.number("--max-abs"), relL2 = parsed.number("--rel-l2");
   if (paths.size() == 1) return verifyWithoutWeights(paths[0], maxAbs, relL2);
-  if (paths.size() != 2) {
-    std::fprintf(stderr, "usage: shotchain verify WEIGHTS IO [--max-abs X] [--rel-l2 Y]\n"
-                         "       shotchain verify IO            (an IO file that holds no weights)\n");
-    return 2;
-  }
+  Report report;
   const io::WeightSet weights = io::WeightSet::open(paths[0]);
   const auto file = io::SafetensorsFile::open(paths[1]);
   const auto& meta = file->header().metadata;

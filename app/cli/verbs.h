@@ -1,12 +1,11 @@
 #pragma once
 
-#include <string>
-#include <vector>
+#include "cli/cli_options.h"
 
 namespace shotchain::cli {
 
-using Args = std::vector<std::string>;
-
+// Each verb parses its arguments with its table in command_specs.h; a usage error is thrown
+// (UsageError, HelpRequested) and reported by main.
 int runValidate(const Args& args);
 int runInfo(const Args& args);
 int runVersion(const Args& args);

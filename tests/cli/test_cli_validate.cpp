@@ -52,7 +52,8 @@ class CliValidate : public QObject {
     QVERIFY(help.out.contains("validate FILE..."));
   }
 
-  // A number option given something else is refused before any work, naming the option and the text.
+  // A number option given something else is refused before any work, naming the option and the text
+  // (a usage error: exit 2, as for every verb).
   void badNumbersNameTheOption() {
     QTemporaryDir dir;
     const QString out = dir.filePath("never");
@@ -69,7 +70,7 @@ class CliValidate : public QObject {
     };
     for (const auto& c : cases) {
       const Run run = cli(c.args);
-      QCOMPARE(run.exitCode, 1);
+      QCOMPARE(run.exitCode, 2);
       QVERIFY2(run.err.contains(c.message), qPrintable(run.err));
     }
     QVERIFY(!QFileInfo::exists(out));

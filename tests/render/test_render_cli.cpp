@@ -210,7 +210,7 @@ class RenderCli : public QObject {
     for (const char* range : {"2x-4", "2-", "-3", "2-4x", "1.5-2", "3-2", "0-1", ""}) {
       const Run run = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "never").string()), "--shots", range});
       QCOMPARE(run.exitCode, 2);
-      QVERIFY2(run.err.contains("is not a range like 2-4"), qPrintable(run.err));
+      QVERIFY2(run.err.contains("--shots: \"" + QString(range) + "\" is not a range like 2-4"), qPrintable(run.err));
     }
     QVERIFY(!std::filesystem::exists(root_ / "never"));
   }

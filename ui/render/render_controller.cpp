@@ -26,26 +26,11 @@ void registerEventTypes() {
 }  // namespace
 
 RenderController::RenderController(OptionsHook hook, QObject* parent)
-    : QObject(parent), hook_(std::move(hook)), worker_(new RenderWorker) {
+    : QObject(parent), hook_(std::move(hook)), worker_(new RenderWorker(*this)) {
   registerEventTypes();
   thread_.setObjectName(QStringLiteral("render"));
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-
-  connect(worker_, &RenderWorker::planReady, this, &RenderController::planReady);
-  connect(worker_, &RenderWorker::shotStarted, this, &RenderController::onShotStarted);
-  connect(worker_, &RenderWorker::stepDone, this, &RenderController::onStepDone);
-  connect(worker_, &RenderWorker::framesDecoded, this, &RenderController::framesDecoded);
-  connect(worker_, &RenderWorker::cutMeasured, this, &RenderController::cutMeasured);
-  connect(worker_, &RenderWorker::memorySampled, this, &RenderController::memorySampled);
-  connect(worker_, &RenderWorker::shotFinished, this, &RenderController::shotFinished);
-  connect(worker_, &RenderWorker::warning, this, &RenderController::warning);
-  connect(worker_, &RenderWorker::failed, this, [this](int shot, const QString& message, const QString& details) {
-    failedThisRender_ = true;
-    Q_EMIT failed(shot, message, details);
-  });
-  connect(worker_, &RenderWorker::finished, this, &RenderController::onFinished);
-
   thread_.start();
   QMetaObject::invokeMethod(worker_, &RenderWorker::initialise, Qt::QueuedConnection);
 }
@@ -119,6 +104,11 @@ void RenderController::onStepDone(int shotIndex, int step, int steps, double sec
   const double eta = mean * ((steps - step) + static_cast<double>(shotsLeft_) * stepsPerShot_);
   Q_EMIT stepDone(shotIndex, step, steps, preview);
   Q_EMIT progress(shotIndex, shotCount_, step, steps, eta);
+}
+
+void RenderController::onFailed(int shotIndex, const QString& message, const QString& details) {
+  failedThisRender_ = true;
+  Q_EMIT failed(shotIndex, message, details);
 }
 
 void RenderController::onFinished(const render::SequenceFinished& result) {

@@ -64,8 +64,12 @@ class RenderController : public QObject {
   void finished(const shotchain::render::SequenceFinished& result, bool failed);
 
  private:
+  // The worker posts every renderer event here (the signals above, or these where the controller
+  // keeps state), on this thread, in order.
+  friend class RenderWorker;
   void onShotStarted(const render::ShotStarted& shot);
   void onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview);
+  void onFailed(int shotIndex, const QString& message, const QString& details);
   void onFinished(const render::SequenceFinished& result);
 
   OptionsHook hook_;

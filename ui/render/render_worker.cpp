@@ -2,62 +2,69 @@
 
 #include <exception>
 
-#include "export/frame_file_writer.h"
-#include "export/png_frame.h"
-#include "export/sequence_outputs.h"
+#include "export/render_to_disk.h"
+#include "render/render_controller.h"
 
 namespace shotchain::ui {
+
+template <class Method, class... Values>
+void RenderWorker::post(Method method, Values... values) {
+  RenderController* controller = &controller_;
+  QMetaObject::invokeMethod(
+      controller, [controller, method, values...] { (controller->*method)(values...); }, Qt::QueuedConnection);
+}
 
 class RenderWorker::Observer : public render::RenderObserver {
  public:
   explicit Observer(RenderWorker& worker) : worker_(worker) {}
 
-  void planReady(const MemoryPlan& plan) override { Q_EMIT worker_.planReady(plan); }
-  void shotStarted(const render::ShotStarted& shot) override { Q_EMIT worker_.shotStarted(shot); }
+  void planReady(const MemoryPlan& plan) override { worker_.post(&RenderController::planReady, plan); }
+  void shotStarted(const render::ShotStarted& shot) override { worker_.post(&RenderController::onShotStarted, shot); }
   void stepDone(const render::StepDone& step) override {
     QImage preview;
     if (!step.preview.empty() && !worker_.previewPending_.exchange(true)) preview = toImage(step.preview);
-    Q_EMIT worker_.stepDone(step.shotIndex, step.step, step.steps, step.seconds, preview);
+    worker_.post(&RenderController::onStepDone, step.shotIndex, step.step, step.steps, step.seconds, preview);
   }
   void framesDecoded(const render::FramesDecoded& decoded) override {
     QVector<QImage> frames;
     frames.reserve(static_cast<qsizetype>(decoded.frames.size()));
     for (const auto& frame : decoded.frames) frames.push_back(toImage(frame));
-    Q_EMIT worker_.framesDecoded(decoded.shotIndex, decoded.firstFrame, decoded.shotFrames, frames);
+    worker_.post(&RenderController::framesDecoded, decoded.shotIndex, decoded.firstFrame, decoded.shotFrames, frames);
   }
-  void cutMeasured(const continuity::CutMetrics& cut) override { Q_EMIT worker_.cutMeasured(cut); }
+  void cutMeasured(const continuity::CutMetrics& cut) override { worker_.post(&RenderController::cutMeasured, cut); }
   void memorySampled(int cutIndex, const MemorySample& sample) override {
-    Q_EMIT worker_.memorySampled(cutIndex, sample);
+    worker_.post(&RenderController::memorySampled, cutIndex, sample);
   }
   void shotFinished(const render::ShotFinished& shot) override {
     if (shot.reused) sendFramesFromDisk(shot);
-    Q_EMIT worker_.shotFinished(shot);
+    worker_.post(&RenderController::shotFinished, shot);
   }
   void sequenceFinished(const render::SequenceFinished& result) override {
     finished_ = true;
     result_ = result;
   }
-  void warning(const render::RenderWarning& w) override { Q_EMIT worker_.warning(w); }
-  void failed(const render::RenderFailure& failure) override {
-    failedReported_ = true;
-    Q_EMIT worker_.failed(failure.shotIndex, QString::fromStdString(failure.message), {});
+  void warning(const render::RenderWarning& w) override { worker_.post(&RenderController::warning, w); }
+  void failed(const render::RenderFailure& failure) override { fail(failure.shotIndex, failure.message); }
+
+  void fail(int shotIndex, const std::string& message, const QString& details = {}) {
+    worker_.post(&RenderController::onFailed, shotIndex, QString::fromStdString(message), details);
   }
 
   bool finished_ = false;
-  bool failedReported_ = false;
   render::SequenceFinished result_;
 
  private:
   // A shot re-used from an earlier render streams no frames: read them back so the preview has them.
   void sendFramesFromDisk(const render::ShotFinished& shot) {
     const QVector<QImage> frames = readShotFrames(shot.directory, shot.framesWritten);
-    if (!frames.isEmpty()) Q_EMIT worker_.framesDecoded(shot.index, 0, shot.framesWritten, frames);
+    if (!frames.isEmpty())
+      worker_.post(&RenderController::framesDecoded, shot.index, 0, shot.framesWritten, frames);
   }
 
   RenderWorker& worker_;
 };
 
-RenderWorker::RenderWorker() = default;
+RenderWorker::RenderWorker(RenderController& controller) : controller_(controller) {}
 RenderWorker::~RenderWorker() { renderer_.store(nullptr); }
 
 void RenderWorker::initialise() {
@@ -71,28 +78,26 @@ void RenderWorker::render(const Sequence& sequence, const render::RenderOptions&
   initialise();
   previewPending_.store(false);
   Observer observer(*this);
-  exporting::FrameFileWriter writer(options.outputDirectory, &observer);
-  render::RenderOptions withReader = options;
-  if (!withReader.loadImage) withReader.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
   try {
-    render::RenderSummary summary = owned_->render(sequence, withReader, writer);
-    if (!observer.finished_) observer.result_ = summary.finished;
-    if (summary.finished.completed) {
-      const exporting::FinalizedOutputs outputs =
-          exporting::finalizeOutputs(exporting::describeOutputs(sequence, summary, options.outputDirectory));
-      for (const std::string& message : outputs.warnings) Q_EMIT warning(render::RenderWarning{-1, "output", message});
+    const exporting::RenderedToDisk rendered = exporting::renderToDisk(*owned_, sequence, options, observer);
+    if (!observer.finished_) observer.result_ = rendered.summary.finished;
+    if (rendered.outputs) {
+      for (const std::string& message : rendered.outputs->warnings)
+        observer.warning(render::RenderWarning{-1, "output", message});
+    } else if (!rendered.outputsError.empty()) {
+      observer.fail(-1, rendered.outputsError);
+      observer.result_ = {};
     }
   } catch (const render::RenderError& error) {
     const QString field = QString::fromStdString(error.field());
-    Q_EMIT failed(-1, QString::fromUtf8(error.what()),
-                  field.isEmpty() ? QString() : tr("Field or option at fault: %1").arg(field));
+    observer.fail(-1, error.what(), field.isEmpty() ? QString() : tr("Field or option at fault: %1").arg(field));
     observer.result_ = {};
   } catch (const std::exception& error) {
-    Q_EMIT failed(-1, QString::fromUtf8(error.what()), {});
+    observer.fail(-1, error.what());
     observer.result_ = {};
   }
   observer.result_.outputDirectory = options.outputDirectory.string();
-  Q_EMIT finished(observer.result_);
+  post(&RenderController::onFinished, observer.result_);
 }
 
 }  // namespace shotchain::ui

@@ -1,9 +1,6 @@
 #pragma once
 
-#include <QImage>
 #include <QObject>
-#include <QString>
-#include <QVector>
 
 #include <atomic>
 #include <memory>
@@ -12,14 +9,17 @@
 
 namespace shotchain::ui {
 
-// Lives on the render thread and owns the Renderer (and with it the loaded model). Every renderer
-// event becomes a signal, delivered to the GUI through queued connections. Step previews are
-// back-pressured: a new one is dropped while the GUI has not taken the last one.
+class RenderController;
+
+// Lives on the render thread and owns the Renderer (and with it the loaded model). It renders to
+// disk (exporting::renderToDisk) and hands every renderer event (render::RenderObserver, the one
+// list of them) to its controller's thread, queued and in order, with frames already QImages.
+// Step previews are back-pressured: a new one is dropped while the GUI has not taken the last one.
 class RenderWorker : public QObject {
   Q_OBJECT
 
  public:
-  RenderWorker();
+  explicit RenderWorker(RenderController& controller);
   ~RenderWorker() override;
 
   // Thread-safe: null until initialise() ran on the render thread.
@@ -33,24 +33,17 @@ class RenderWorker : public QObject {
 
  Q_SIGNALS:
   void ready();
-  void planReady(const shotchain::MemoryPlan& plan);
-  void shotStarted(const shotchain::render::ShotStarted& shot);
-  void stepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview);
-  void framesDecoded(int shotIndex, int firstFrame, int shotFrames, const QVector<QImage>& frames);
-  void cutMeasured(const shotchain::continuity::CutMetrics& cut);
-  void memorySampled(int cutIndex, const shotchain::MemorySample& sample);
-  void shotFinished(const shotchain::render::ShotFinished& shot);
-  void warning(const shotchain::render::RenderWarning& warning);
-  void failed(int shotIndex, const QString& message, const QString& details);
-  // Always the last signal of a render, also after a failure.
-  void finished(const shotchain::render::SequenceFinished& result);
 
  private:
   class Observer;
+  // Calls controller.*method(values...) on the controller's thread, after everything posted before.
+  template <class Method, class... Values>
+  void post(Method method, Values... values);
+
+  RenderController& controller_;
   std::unique_ptr<render::Renderer> owned_;
   std::atomic<render::Renderer*> renderer_{nullptr};
   std::atomic<bool> previewPending_{false};
-  friend class Observer;
 };
 
 }  // namespace shotchain::ui

@@ -1,0 +1,159 @@
+#include "cli/command_specs.h"
+
+namespace shotchain::cli {
+
+using K = OptionKind;
+
+namespace {
+
+const OptionSpec kJson{"--json", K::Flag, "", "print the result as JSON on stdout"};
+const OptionSpec kPolicy{"--policy", K::Choice, "pinned|offload|reload|auto",
+                         "residency policy (default: the sequence's)"};
+const OptionSpec kBudget{"--budget", K::ByteSize, "SIZE", "memory budget, e.g. 16GiB or 16GB (default: the sequence's)"};
+const OptionSpec kDtype{"--dtype", K::Choice, "float32|bfloat16", "weights and activations", "float32"};
+const OptionSpec kRepeats{"--repeats", K::Int, "N", "timed runs, the median is reported", "3"};
+
+}  // namespace
+
+const CommandSpec kValidateCommand{
+    "validate", "FILE...", 1, -1,
+    "check sequence documents; prints FILE: ok or every problem (file, JSON path, rule); exit 1 on any error",
+    {}, ""};
+
+const CommandSpec kInfoCommand{
+    "info", "FILE", 1, 1, "summarise a sequence: settings, shots with start frames, seeds, continuity", {}, ""};
+
+const CommandSpec kInspectCommand{
+    "inspect", "WEIGHTS", 1, 1,
+    "describe a weights file (.safetensors or .safetensors.index.json) from its header alone: family, variant, "
+    "config, parameters, dtypes, problems",
+    {}, ""};
+
+const CommandSpec kVerifyCommand{
+    "verify", "[WEIGHTS] IO", 1, 2,
+    "run the component an IO file names (Wan or SkyReels-V2 DF DiT, VAE, UMT5) on its inputs and compare with its "
+    "outputs; an IO file alone (the diffusion-forcing timestep matrices) is checked exactly; exit 0 within tolerance",
+    {{"--max-abs", K::Double, "X", "largest allowed absolute error (default: the component's)"},
+     {"--rel-l2", K::Double, "Y", "largest allowed relative L2 error (default: the component's)"}},
+    ""};
+
+const CommandSpec kRenderCommand{
+    "render", "SEQUENCE", 1, 1,
+    "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in the output folder\n"
+    "exit 0 done, 1 failed part-way, 2 usage, 3 invalid document, 4 refused before any work, 5 stopped (Ctrl+C)",
+    {{"--out", K::Path, "DIR", "output folder (default: <SEQUENCE without .json>.render beside it)"},
+     kPolicy,
+     kBudget,
+     {"--device", K::Text, "cpu|cuda[:N]", "compute device (default cpu)"},
+     {"--resume", K::Flag, "", "re-use every shot already on disk with its current settings"},
+     {"--shots", K::Range, "A-B", "render shots A to B (1-based); the shots they hand off from must be on disk"},
+     kJson,
+     {"--no-preview", K::Flag, "", "no latent preview at each step"}},
+    ""};
+
+const CommandSpec kPlanCommand{
+    "plan", "SEQUENCE", 1, 1,
+    "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
+    {kBudget, kPolicy, {"--device", K::Text, "cpu|cuda[:N]", "device to plan for (default: cuda:0 when present, else cpu)"},
+     kJson},
+    ""};
+
+const CommandSpec kBenchDitCommand{
+    "bench dit", "", 0, 0,
+    "DiT forward time, analytic FLOPs and achieved FLOP/s against the machine's GEMM rate measured in the same run",
+    {{"--config", K::Text, "tiny|1.3b|14b", "DiT preset (default: 1.3b's sizes with 2 layers)"},
+     {"--dim", K::Int64, "N", "model width"},
+     {"--layers", K::Int64, "N", "transformer blocks"},
+     {"--heads", K::Int64, "N", "attention heads"},
+     {"--ffn", K::Int64, "N", "feed-forward width"},
+     {"--tokens", K::Int64, "N", "tokens per forward", "1560"},
+     kRepeats,
+     kDtype,
+     kJson},
+    ""};
+
+const CommandSpec kBenchVaeCommand{
+    "bench vae", "", 0, 0, "Wan VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",
+    {{"--config", K::Text, "tiny|wan21|custom", "VAE preset", "wan21"},
+     {"--dim", K::Int64, "N", "base width (makes the config custom)"},
+     {"--frames", K::Int64, "N", "pixel frames, 4k+1", "5"},
+     {"--size", K::Dimensions, "WxH", "pixels, multiples of 8", "64x64"},
+     {"--tiled", K::Flag, "", "also decode tiled"},
+     {"--tile", K::Int64, "N", "tile size in latent pixels (implies --tiled)"},
+     {"--overlap", K::Int64, "N", "tile overlap in latent pixels (default tile/4, at least 2)"},
+     kRepeats,
+     kDtype,
+     kJson},
+    "--tiled without --tile takes the tile from the memory estimate for half the full decode's estimate."};
+
+const CommandSpec kBenchResidencyCommand{
+    "bench residency", "[SEQUENCE]", 0, 1,
+    "the same chain of shots under pinned, offload and reload side by side: inter-shot overhead, handoff MSE vs round "
+    "trip, peak memory, fragmentation after the run, bytes moved; give SEQUENCE or --config",
+    {{"--config", K::Text, "demo|tiny|1.3b|14b", "a built-in chain instead of SEQUENCE (random weights except demo)"},
+     {"--shots", K::Int, "N", "shots in the chain (SEQUENCE's shots repeat)", "10"},
+     {"--steps", K::Int, "N", "sampling steps per shot"},
+     {"--policies", K::Text, "LIST", "the policies to compare, comma-separated", "pinned,offload,reload"},
+     {"--width", K::Int, "W", "shot width"},
+     {"--height", K::Int, "H", "shot height"},
+     {"--frames", K::Int, "F", "frames per shot"},
+     {"--device", K::Text, "cpu|cuda[:N]", "compute device", "cpu"},
+     kBudget,
+     {"--out", K::Path, "DIR", "keep the renders there (default: a temporary folder, removed)"},
+     kJson},
+    ""};
+
+const CommandSpec kTrainDemoCommand{
+    "train-demo", "", 0, 0,
+    "train the builtin:demo model (tokenizer, VAE, DiT) on procedural clips (resources/README.md)",
+    {{"--out", K::Path, "DIR", "where the five demo files go", "resources/demo"},
+     {"--minutes", K::Double, "N", "wall-clock cap over all phases (default: none)"},
+     {"--seed", K::Int64, "S", "random seed, not negative (default 1)"},
+     {"--vae-steps", K::Int64, "N", "VAE training steps (default 1200)"},
+     {"--dit-steps", K::Int64, "N", "DiT training steps (default 4000)"},
+     {"--latent-clips", K::Int, "N", "training clips encoded once for the DiT (default 2000)"},
+     {"--shape-weight", K::Double, "W", "weight of the shape-disagreement loss (default 0)"},
+     {"--resume-dit", K::Flag, "", "continue the DiT in DIR, keeping its other files"},
+     {"--new-dit", K::Flag, "", "train a new DiT on DIR's tokenizer, text encoder and VAE"}},
+    ""};
+
+const CommandSpec kEvalDemoCommand{
+    "eval-demo", "", 0, 0,
+    "measure the builtin:demo model: prompt following, continuity, VAE PSNR, render time",
+    {kJson,
+     {"--dir", K::Path, "DIR", "the demo files", "resources/demo"},
+     {"--samples", K::Int, "N", "held-out clips, one sample each (default 60)"},
+     {"--chains", K::Int, "N", "two-shot chains per continuity mode (default 8)"},
+     {"--steps", K::Int, "N", "sampling steps (default: the demo's)"},
+     {"--shift", K::Double, "X", "schedule shift (default: the demo's)"},
+     {"--guidance", K::Double, "X", "guidance scale (default: the demo's)"}},
+    ""};
+
+const CommandSpec kVersionCommand{"version", "", 0, 0, "print the version, libtorch and the compute device", {}, ""};
+
+const std::vector<const CommandSpec*>& commandSpecs() {
+  static const std::vector<const CommandSpec*> all = {
+      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kVerifyCommand,
+      &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
+      &kBenchResidencyCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kVersionCommand};
+  return all;
+}
+
+std::vector<const CommandSpec*> commandsOf(const std::string& verbOrCommand) {
+  std::vector<const CommandSpec*> found;
+  for (const CommandSpec* spec : commandSpecs())
+    if (spec->name == verbOrCommand) return {spec};
+  for (const CommandSpec* spec : commandSpecs())
+    if (spec->verb() == verbOrCommand) found.push_back(spec);
+  return found;
+}
+
+std::string overview() {
+  std::string text = "usage: shotchain VERB [ARGS...]   (shotchain VERB --help describes every option)\n\nverbs:\n";
+  for (const CommandSpec* spec : commandSpecs())
+    text += spec->synopsis(100, "  ") + "\n" + wrapText("      " + spec->summary, 100, "      ") + "\n";
+  text += "  help\n      this list\n";
+  return text;
+}
+
+}  // namespace shotchain::cli
