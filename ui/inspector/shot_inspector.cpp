@@ -22,6 +22,7 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "sequence/continuity_modes.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 
@@ -39,19 +40,6 @@ constexpr Preset kPresets[] = {
     {"624×624 — square", 624, 624},              {"64×64 — demo model", 64, 64},
 };
 
-const ContinuityMode kModes[] = {ContinuityMode::None, ContinuityMode::Latent, ContinuityMode::LatentOverlap,
-                                 ContinuityMode::Blend, ContinuityMode::VaeRoundtrip};
-
-QString modeLabel(ContinuityMode mode) {
-  switch (mode) {
-    case ContinuityMode::None: return QObject::tr("none — a fresh start");
-    case ContinuityMode::Latent: return QObject::tr("latent — continue from the last latent frame");
-    case ContinuityMode::LatentOverlap: return QObject::tr("latent overlap — re-use the last k latents");
-    case ContinuityMode::Blend: return QObject::tr("blend — handoff mixed with the fallback image");
-    case ContinuityMode::VaeRoundtrip: return QObject::tr("VAE round trip — through pixels (drifts)");
-  }
-  return {};
-}
 
 template <typename Widget, typename Set>
 void quietly(Widget* widget, Set&& set) {
@@ -142,7 +130,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   errors_["shift"] = addField(form, tr("Shift"), shift_);
 
   addSection(form, tr("Continuity"));
-  for (ContinuityMode mode : kModes) mode_->addItem(modeLabel(mode), QString::fromLatin1(toString(mode)));
+  for (const ContinuityModeTraits& mode : continuityModes())
+    mode_->addItem(tr(mode.description), QString::fromLatin1(mode.name));
   errors_["continuity.mode"] = addField(form, tr("From previous"), mode_);
   errors_["continuity.tag"] = addField(form, tr("Tag"), tag_);
   overlap_->setRange(1, 64);
@@ -208,7 +197,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
     commit("shift", [v](Shot& s) { s.shift = v == 0 ? std::nullopt : std::optional<double>(v); });
   });
   connect(mode_, &QComboBox::activated, this, [this](int row) {
-    commit("continuity.mode", [row](Shot& s) { s.continuity.mode = kModes[row]; });
+    const ContinuityMode mode = continuityModes()[static_cast<std::size_t>(row)].mode;
+    commit("continuity.mode", [mode](Shot& s) { s.continuity.mode = mode; });
   });
   connect(tag_, &QLineEdit::editingFinished, this, [this] {
     commit("continuity.tag", [this](Shot& s) { s.continuity.tag = tag_->text().trimmed().toStdString(); });
@@ -328,12 +318,13 @@ void ShotInspector::refresh() {
   quietly(steps_, [&] { steps_->setValue(shot.steps.value_or(0)); });
   quietly(guidance_, [&] { guidance_->setValue(shot.guidance.value_or(0)); });
   quietly(shift_, [&] { shift_->setValue(shot.shift.value_or(0)); });
-  quietly(mode_, [&] { mode_->setCurrentIndex(static_cast<int>(std::find(std::begin(kModes), std::end(kModes), shot.continuity.mode) - std::begin(kModes))); });
+  quietly(mode_, [&] { mode_->setCurrentIndex(mode_->findData(QString::fromLatin1(toString(shot.continuity.mode)))); });
   setText(tag_, shot.continuity.tag);
   quietly(overlap_, [&] { overlap_->setValue(shot.continuity.overlapLatents); });
   quietly(blend_, [&] { blend_->setValue(shot.continuity.blendRatio); });
-  overlap_->setEnabled(shot.continuity.mode == ContinuityMode::LatentOverlap);
-  blend_->setEnabled(shot.continuity.mode == ContinuityMode::Blend);
+  const ContinuityModeTraits& traits = traitsOf(shot.continuity.mode);
+  overlap_->setEnabled(traits.readsOverlap);
+  blend_->setEnabled(traits.readsBlend);
   setText(fallback_, shot.continuity.fallbackImage);
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
   quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
