@@ -22,6 +22,18 @@ void appendKind(std::string& message, const std::vector<std::string>& problems) 
 
 }  // namespace
 
+at::ScalarType matmulLoadDtype(const WeightInfo* probe, bool halfStaysHalf) {
+  if (!probe) return at::kFloat;
+  switch (probe->dtype) {
+    case DType::F16: return halfStaysHalf ? at::kHalf : at::kBFloat16;
+    case DType::BF16:
+    case DType::F8_E4M3:
+    case DType::F8_E5M2: return at::kBFloat16;
+    case DType::F64: return at::kDouble;
+    default: return at::kFloat;
+  }
+}
+
 StrictWeightLoader::StrictWeightLoader(const WeightSet& weights, std::string model)
     : weights_(weights), model_(std::move(model)) {}
 

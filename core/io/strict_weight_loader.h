@@ -12,6 +12,12 @@
 namespace shotchain::io {
 
 class WeightSet;
+struct WeightInfo;
+
+// The dtype a model computes its matmuls in, from the stored dtype of one of its matmul weights
+// (`probe`; null: float32): fp8 and bf16 → bfloat16, f16 → half (or bfloat16 when the family
+// overflows in half, as UMT5), f64 → double, else float32. Loaders and memory models share it.
+at::ScalarType matmulLoadDtype(const WeightInfo* probe, bool halfStaysHalf);
 
 // Loads a model's state dict strictly, for every model family: each tensor the model needs is
 // declared with require(); finish() first checks all of them against the file's headers (nothing is

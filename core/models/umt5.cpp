@@ -348,14 +348,7 @@ Umt5Encoder Umt5Encoder::load(const io::WeightSet& weights, const Umt5Config& co
   if (options.computeDtype) {
     impl->compute = *options.computeDtype;
   } else if (probe) {
-    switch (probe->dtype) {
-      case io::DType::F16:
-      case io::DType::BF16:
-      case io::DType::F8_E4M3:
-      case io::DType::F8_E5M2: impl->compute = at::kBFloat16; break;
-      case io::DType::F64: impl->compute = at::kDouble; break;
-      default: impl->compute = at::kFloat; break;
-    }
+    impl->compute = io::matmulLoadDtype(probe, /*halfStaysHalf=*/false);
   }
   io::StrictWeightLoader loader(weights, "a UMT5 encoder with " + std::to_string(config.numLayers) + " layers");
   for (const ParamSpec& spec : parameterSpecs(config))

@@ -13,6 +13,9 @@ class WeightSet;
 
 namespace shotchain::models {
 
+// A matmul weight every Wan DiT has: its stored dtype decides the load dtype.
+inline constexpr const char* kWanMatmulProbe = "blocks.0.ffn.0.weight";
+
 // Constructor arguments of the official WanModel (wan21.md §1.1).
 struct WanConfig {
   std::string modelType = "t2v";

@@ -258,15 +258,8 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
   impl->causalBlockSize = config.causalBlockSize;
   if (options.computeDtype) {
     impl->compute = *options.computeDtype;
-  } else if (const io::WeightInfo* probe = weights.find("blocks.0.ffn.0.weight")) {
-    switch (probe->dtype) {
-      case io::DType::F16: impl->compute = at::kHalf; break;
-      case io::DType::BF16:
-      case io::DType::F8_E4M3:
-      case io::DType::F8_E5M2: impl->compute = at::kBFloat16; break;
-      case io::DType::F64: impl->compute = at::kDouble; break;
-      default: impl->compute = at::kFloat; break;
-    }
+  } else if (const io::WeightInfo* probe = weights.find(kWanMatmulProbe)) {
+    impl->compute = io::matmulLoadDtype(probe, /*halfStaysHalf=*/true);
   }
   io::StrictWeightLoader loader(weights, "a t2v WanModel with " + std::to_string(config.numLayers) + " layers");
   for (const ParamSpec& spec : parameterSpecs(config))
