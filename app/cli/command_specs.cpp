@@ -29,6 +29,13 @@ const CommandSpec kInspectCommand{
     "config, parameters, dtypes, problems",
     {}, ""};
 
+const CommandSpec kModelsCommand{
+    "models", "[FOLDER...]", 0, 64,
+    "list every weights file under the folders (a ComfyUI models folder or a flat one; default: the built-in demo "
+    "model) from its header alone: role, family and variant, size, dtype, and why a file cannot be used",
+    {{"--json", K::Flag, "", "one JSON array instead of the table"}},
+    ""};
+
 const CommandSpec kVerifyCommand{
     "verify", "[WEIGHTS] IO", 1, 2,
     "run the component an IO file names (Wan or SkyReels-V2 DF DiT, VAE, UMT5) on its inputs and compare with its "
@@ -133,7 +140,7 @@ const CommandSpec kVersionCommand{"version", "", 0, 0, "print the version, libto
 
 const std::vector<const CommandSpec*>& commandSpecs() {
   static const std::vector<const CommandSpec*> all = {
-      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kVerifyCommand,
+      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kModelsCommand,  &kVerifyCommand,
       &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
       &kBenchResidencyCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kVersionCommand};
   return all;

@@ -23,6 +23,7 @@ const Verb kVerbs[] = {
     {"render", &shotchain::cli::runRender},        {"bench", &shotchain::cli::runBench},
     {"train-demo", &shotchain::cli::runTrainDemo}, {"eval-demo", &shotchain::cli::runEvalDemo},
     {"plan", &shotchain::cli::runPlan},            {"version", &shotchain::cli::runVersion},
+    {"models", &shotchain::cli::runModels},
 };
 
 void printHelp(std::FILE* to, const std::string& command) {

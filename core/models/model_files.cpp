@@ -150,6 +150,8 @@ fs::path builtinModelDirectory(const std::string& name) {
   return candidates.empty() ? fs::path(name) : candidates.back();
 }
 
+std::vector<fs::path> weightsFilesIn(const fs::path& folder) { return weightsFilesUnder(folder, {""}); }
+
 ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDirectory) {
   if (model.isBuiltin()) {
     if (model.builtin != "demo")

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sequence/sequence.h"
 
@@ -22,6 +23,10 @@ struct ModelFiles {
 // <executable dir>/../share/shotchain/<name>, else the source tree's resources/<name>. The first
 // that exists as a folder; the last when none does.
 std::filesystem::path builtinModelDirectory(const std::string& name);
+
+// Every weights file (.safetensors, .safetensors.index.json) under `folder` and its subfolders,
+// sorted by path; a shard is left out when its index file is there.
+std::vector<std::filesystem::path> weightsFilesIn(const std::filesystem::path& folder);
 
 // Resolves the document's model set. builtin: fixed names in builtinModelDirectory (dit,
 // vae, text_encoder .safetensors, tokenizer.model and latent_rgb.safetensors when present).

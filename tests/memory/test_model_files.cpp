@@ -2,7 +2,11 @@
 #include <QTest>
 
 #include <cstdlib>
+#include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
 #include "memory/memory_planner.h"
 #include "model_folder.h"
 #include "models/model_files.h"
@@ -60,6 +64,31 @@ class ModelFilesTest : public QObject {
     QCOMPARE(files.vae, models / "vae" / "vae_tiny.safetensors");
     QCOMPARE(files.textEncoder, models / "text_encoders" / "umt5_tiny.safetensors");
     QVERIFY(files.tokenizer.empty());
+  }
+
+  // `shotchain models FOLDER --json`: every weights file with its role and family from its header,
+  // and a file that is not a model listed with the reason (never dropped).
+  void theModelsCommandListsAFolderFromHeaders() {
+    QTemporaryDir dir;
+    makeModelFolder(tempPath(dir));
+    writeFile(tempPath(dir) / "models" / "vae" / "broken.safetensors", "not a safetensors file");
+    const CliRun run = runCli({"models", QString::fromStdString((tempPath(dir) / "models").string()), "--json"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out));
+    const nlohmann::json listed = nlohmann::json::parse(run.out.toStdString().substr(0, run.out.toStdString().rfind(']') + 1));
+    QCOMPARE(listed.size(), std::size_t{4});
+    std::map<std::string, nlohmann::json> byName;
+    for (const auto& entry : listed) byName[fs::path(entry["file"].get<std::string>()).filename().string()] = entry;
+    QCOMPARE(byName.at("wan_tiny.safetensors")["role"].get<std::string>(), std::string("dit"));
+    QVERIFY(byName.at("wan_tiny.safetensors")["model"].get<std::string>().starts_with("Wan 2.1 T2V, tiny"));
+    QCOMPARE(byName.at("vae_tiny.safetensors")["role"].get<std::string>(), std::string("vae"));
+    QCOMPARE(byName.at("umt5_tiny.safetensors")["role"].get<std::string>(), std::string("text_encoder"));
+    QVERIFY(byName.at("umt5_tiny.safetensors")["problem"].get<std::string>().empty());
+    QCOMPARE(byName.at("broken.safetensors")["role"].get<std::string>(), std::string(""));
+    QVERIFY(!byName.at("broken.safetensors")["problem"].get<std::string>().empty());
+
+    const CliRun missing = runCli({"models", QString::fromStdString((tempPath(dir) / "nowhere").string())});
+    QCOMPARE(missing.exitCode, 1);
+    QVERIFY2(missing.err.contains("is not a folder"), qPrintable(missing.err));
   }
 
   void theOlderFolderNamesWorkToo() {
