@@ -49,6 +49,14 @@ void quietly(Widget* widget, Set&& set) {
 
 }  // namespace
 
+// ~QWidget closes the window and deletes the fields, which moves the focus and ends their editing:
+// the handlers would then run on an object that is no longer a ShotInspector (UBSan: vptr). They
+// are cut first.
+ShotInspector::~ShotInspector() {
+  qApp->disconnect(this);
+  for (QObject* child : findChildren<QObject*>()) child->disconnect(this);
+}
+
 ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
     : QWidget(parent),
       document_(document),

@@ -29,6 +29,7 @@ class ShotInspector : public QWidget {
 
  public:
   explicit ShotInspector(SequenceDocument* document, QWidget* parent = nullptr);
+  ~ShotInspector() override;
 
   void setShotIndex(int index);
   int shotIndex() const { return index_; }
