@@ -10,7 +10,9 @@ FUZZ_RUNS=${SHOTCHAIN_FUZZ_RUNS:-200000}
 # Only the project's code is instrumented; libtorch, Qt, libgomp and the rest run uninstrumented
 # but with ASan's allocator. The suppression files name the third-party code and say why.
 sanitizer_environment() {
-  export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1"
+  # allocator_may_return_null: an impossible allocation returns null as it does without ASan, so the
+  # out-of-memory paths (counted refusals, the fallbacks) run as they do for users.
+  export ASAN_OPTIONS="detect_leaks=1:check_initialization_order=1:allocator_may_return_null=1"
   export LSAN_OPTIONS="suppressions=$SANITIZER_DIR/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$SANITIZER_DIR/ubsan.supp"
 }
