@@ -109,12 +109,17 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   connect(document_, &SequenceDocument::replaced, this, [this] {
     renderState_->clear();
     cutModel_->clear();
+    pendingProblem_.clear();
     setSelectedShot(-1);
   });
   connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(shotModel_, &ShotTableModel::editRejected, this, &MainWindow::reportRefusal);
   connect(timeline_, &TimelineView::statusMessage, this, &MainWindow::reportRefusal);
+  connect(inspector_->settingsInspector(), &SettingsInspector::pendingProblemChanged, this, [this](const QString& problem) {
+    pendingProblem_ = problem;
+    refreshProblems();
+  });
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::setSelectedShot);
   connect(timeline_, &TimelineView::playheadMoved, preview_, &PreviewPanel::showFrameAt);
   connect(preview_, &PreviewPanel::playheadRequested, timeline_, &TimelineView::setPlayhead);
@@ -178,8 +183,23 @@ void MainWindow::createDocks() {
   cutView->verticalHeader()->setVisible(false);
   cutView->setAlternatingRowColors(true);
   QDockWidget* cutDock = dock(tr("Cuts"), QStringLiteral("CutDock"), cutView, Qt::RightDockWidgetArea);
+  cutView->setObjectName(QStringLiteral("CutTable"));
+  cutView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  connect(timeline_, &TimelineView::cutActivated, this, [this, cutView, cutDock](int toIndex) {
+    const auto& shots = document_->sequence().shots;
+    if (toIndex <= 0 || toIndex >= static_cast<int>(shots.size())) return;
+    const std::string& id = shots[static_cast<std::size_t>(toIndex)].id;
+    const auto& cuts = cutModel_->cuts();
+    for (std::size_t row = 0; row < cuts.size(); ++row)
+      if (cuts[row].toShotId == id) {
+        cutDock->raise();
+        cutView->selectRow(static_cast<int>(row));
+        return;
+      }
+  });
   splitDockWidget(inspectorDock, vramDock, Qt::Vertical);
   tabifyDockWidget(vramDock, cutDock);
+  tabifyDockWidget(cutDock, createModelDock());
   vramDock->raise();
 
   log_->setReadOnly(true);
@@ -228,10 +248,21 @@ void MainWindow::refreshProblems() {
                         .arg(sequence.totalFrames())
                         .arg(sequence.totalFrames() / sequence.settings.fps, 0, 'f', 2)
                         .arg(sequence.settings.fps));
+  problems_->setObjectName(QStringLiteral("Problems"));
   problems_->clear();
+  bool modelFieldError = false;
   for (const Diagnostic& d : validateSequence(document_->sequence(), document_->validationContext())) {
     auto* item = new QListWidgetItem(QString::fromStdString(d.format()), problems_);
     item->setForeground(d.isError() ? QColor(0xff, 0x6b, 0x6b) : QColor(0xf0, 0xc0, 0x40));
+    modelFieldError = modelFieldError || (d.isError() && d.path.rfind("model", 0) == 0);
+  }
+  if (const std::string problem = modelFieldError ? std::string() : modelSetProblem(); !problem.empty()) {
+    auto* item = new QListWidgetItem(tr("%1 (see the Models panel)").arg(QString::fromStdString(problem)), problems_);
+    item->setForeground(QColor(0xff, 0x6b, 0x6b));
+  }
+  if (!pendingProblem_.isEmpty()) {
+    auto* item = new QListWidgetItem(pendingProblem_, problems_);
+    item->setForeground(QColor(0xf0, 0xc0, 0x40));
   }
   if (problems_->count() == 0) new QListWidgetItem(tr("No problems"), problems_);
 }
@@ -274,6 +305,27 @@ void MainWindow::deleteShot() {
   if (row < 0) return;
   document_->edit(RemoveShot{static_cast<std::size_t>(row)});
   setSelectedShot(std::min(row, static_cast<int>(document_->sequence().shots.size()) - 1));
+}
+
+void MainWindow::splitAtPlayhead() {
+  const Sequence& sequence = document_->sequence();
+  const int playhead = timeline_->playhead();
+  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
+    const int start = sequence.startFrame(i);
+    if (playhead >= start && playhead < start + sequence.shots[i].frames) {
+      timeline_->splitShot(static_cast<int>(i));
+      return;
+    }
+  }
+}
+
+void MainWindow::toggleShotEnabled() {
+  const int row = currentShot();
+  if (row < 0) return;
+  Shot shot = document_->sequence().shots[static_cast<std::size_t>(row)];
+  shot.enabled = !shot.enabled;
+  const Diagnostics errors = document_->edit(SetShot{static_cast<std::size_t>(row), shot});
+  if (!errors.empty()) reportRefusal(QString::fromStdString(errors.front().format()));
 }
 
 void MainWindow::moveShot(int delta) {

@@ -3,6 +3,9 @@
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "render/render_controller.h"
 
@@ -23,6 +26,8 @@ class Autosave;
 class CutTableModel;
 class InspectorPanel;
 class MessageBanner;
+class ModelBrowser;
+class PreferencesDialog;
 class PreviewPanel;
 class RenderState;
 class SequenceDocument;
@@ -55,10 +60,16 @@ class MainWindow : public QMainWindow {
   QAction* stopNowAction() const { return stopNowAction_; }
   QAction* stopAfterShotAction() const { return stopAfterAction_; }
   QComboBox* policyBox() const { return policy_; }
+  // The table Help › Keyboard Shortcuts last showed (rich text), for tests.
+  const QString& shortcutsText() const { return shortcutsText_; }
 
   // Loads a sequence file (offering a newer recovery file first); on failure shows every problem
   // and keeps the current document.
   bool openFile(const QString& path);
+  // File › Import ComfyUI workflow…: the workflow (UI or API format) becomes a new untitled,
+  // unsaved document; what was not mapped is listed in a message and the status bar. The workflow
+  // file is only read. False, with the reason shown, when it cannot be imported.
+  bool importComfyFile(const QString& path);
   bool save();
   bool saveAs();
   // Starts a render of the document as it is now; false (with a banner) when it cannot start.
@@ -67,6 +78,12 @@ class MainWindow : public QMainWindow {
   void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) { recoveryPrompt_ = std::move(prompt); }
   // At start with no file: offers the untitled document a crash left behind.
   void offerUntitledRecovery();
+  // At the first start: asks for the model folders (a ComfyUI models folder) once, then never again.
+  void offerModelFolders();
+  // Edit › Preferences…; tests get the dialog through `preferencesHook` before it runs.
+  void showPreferences();
+  void setPreferencesHook(std::function<void(PreferencesDialog&)> hook) { preferencesHook_ = std::move(hook); }
+  ModelBrowser* modelBrowser() const { return modelBrowser_; }
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -75,9 +92,13 @@ class MainWindow : public QMainWindow {
 
  private:
   void createDocks();
+  QDockWidget* createModelDock();
+  // Why the document's model set cannot be resolved to files (cached per model set); empty when it can.
+  std::string modelSetProblem();
   void createActions();
   void connectRenderer();
   void newDocument();
+  void importComfyWithDialog();
   void openWithDialog();
   bool confirmDiscard();
   bool saveTo(const QString& path);
@@ -91,6 +112,12 @@ class MainWindow : public QMainWindow {
   void addShot();
   void duplicateShot();
   void deleteShot();
+  // S: splits the shot under the playhead at the latent boundary nearest it.
+  void splitAtPlayhead();
+  // Delete: the current shot stays on the timeline, not rendered (or is enabled again).
+  void toggleShotEnabled();
+  // Help › Keyboard Shortcuts: every action with a shortcut, read from the actions themselves.
+  void showShortcuts();
   void moveShot(int delta);
   void reportRefusal(const QString& reason);
   void log(const QString& line);
@@ -123,6 +150,12 @@ class MainWindow : public QMainWindow {
   QAction* stopNowAction_ = nullptr;
   QAction* stopAfterAction_ = nullptr;
   QList<QAction*> shotActions_;
+  QString shortcutsText_;  // what Help › Keyboard Shortcuts showed last
+  ModelBrowser* modelBrowser_ = nullptr;
+  QString pendingProblem_;  // a settings edit the document refused (SettingsInspector::pendingProblemChanged)
+  std::function<void(PreferencesDialog&)> preferencesHook_;
+  // The model set the Problems panel last resolved, and why it could not be (empty: it could).
+  std::optional<std::pair<ModelSet, std::string>> modelCheck_;
   QTimer* memoryTimer_;
   QByteArray defaultState_;
   std::function<bool(const QString&)> recoveryPrompt_;

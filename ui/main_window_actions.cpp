@@ -49,6 +49,7 @@ void MainWindow::createActions() {
   }));
   toolbar->addAction(add(fileMenu, tr("&Open…"), QKeySequence::Open, [this] { openWithDialog(); }));
   recentMenu_ = fileMenu->addMenu(tr("Open &Recent"));
+  add(fileMenu, tr("&Import ComfyUI Workflow…"), QKeySequence(), [this] { importComfyWithDialog(); });
   toolbar->addAction(add(fileMenu, tr("&Save"), QKeySequence::Save, [this] { save(); }));
   add(fileMenu, tr("Save &As…"), QKeySequence::SaveAs, [this] { saveAs(); });
   fileMenu->addSeparator();
@@ -61,6 +62,8 @@ void MainWindow::createActions() {
   redo->setShortcut(QKeySequence::Redo);
   editMenu->addAction(undo);
   editMenu->addAction(redo);
+  editMenu->addSeparator();
+  add(editMenu, tr("&Preferences…"), QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { showPreferences(); });
   toolbar->addSeparator();
   toolbar->addAction(undo);
   toolbar->addAction(redo);
@@ -68,10 +71,12 @@ void MainWindow::createActions() {
 
   QAction* addShotAction = add(shotMenu, tr("&Add Shot"), QKeySequence(Qt::CTRL | Qt::Key_T), [this] { addShot(); });
   QAction* duplicate = add(shotMenu, tr("D&uplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] { duplicateShot(); });
-  QAction* split = add(shotMenu, tr("S&plit at Playhead"), QKeySequence(Qt::CTRL | Qt::Key_K), [this] {
-    timeline_->splitShot(currentShot());
-  });
-  QAction* remove = add(shotMenu, tr("&Delete"), QKeySequence::Delete, [this] { deleteShot(); });
+  QAction* split = add(shotMenu, tr("S&plit at Playhead"), QKeySequence(Qt::Key_S), [this] { splitAtPlayhead(); });
+  split->setShortcuts({QKeySequence(Qt::Key_S), QKeySequence(Qt::CTRL | Qt::Key_K)});
+  QAction* disable = add(shotMenu, tr("&Disable / Enable Shot"), QKeySequence(Qt::Key_Delete), [this] { toggleShotEnabled(); });
+  disable->setToolTip(tr("The shot keeps its place on the timeline but is not rendered (Delete; again to enable)"));
+  QAction* remove = add(shotMenu, tr("Ripple &Delete"), QKeySequence(Qt::SHIFT | Qt::Key_Delete), [this] { deleteShot(); });
+  remove->setToolTip(tr("Remove the shot; the shots after it move up (Shift+Delete)"));
   shotMenu->addSeparator();
   QAction* shorter = add(shotMenu, tr("Shorten by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Left), [this] {
     timeline_->nudgeLength(currentShot(), -4);
@@ -93,11 +98,23 @@ void MainWindow::createActions() {
   });
   viewMenu_->addSeparator();
   add(viewMenu_, tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { preview_->togglePlay(); });
-  add(viewMenu_, tr("Previous Frame"), QKeySequence(Qt::Key_Comma), [this] { preview_->stepFrame(-1); });
-  add(viewMenu_, tr("Next Frame"), QKeySequence(Qt::Key_Period), [this] { preview_->stepFrame(1); });
+  add(viewMenu_, tr("Shuttle Backward"), QKeySequence(Qt::Key_J), [this] { preview_->shuttle(-1); });
+  add(viewMenu_, tr("Stop"), QKeySequence(Qt::Key_K), [this] { preview_->pause(); });
+  add(viewMenu_, tr("Shuttle Forward"), QKeySequence(Qt::Key_L), [this] { preview_->shuttle(1); });
+  QAction* previous = add(viewMenu_, tr("Previous Frame"), QKeySequence(Qt::Key_Left), [this] { preview_->stepFrame(-1); });
+  previous->setShortcuts({QKeySequence(Qt::Key_Left), QKeySequence(Qt::Key_Comma)});
+  QAction* next = add(viewMenu_, tr("Next Frame"), QKeySequence(Qt::Key_Right), [this] { preview_->stepFrame(1); });
+  next->setShortcuts({QKeySequence(Qt::Key_Right), QKeySequence(Qt::Key_Period)});
+  add(viewMenu_, tr("Go to Start"), QKeySequence(Qt::Key_Home), [this] { timeline_->setPlayhead(0); });
+  add(viewMenu_, tr("Go to End"), QKeySequence(Qt::Key_End), [this] {
+    timeline_->setPlayhead(std::max(0, document_->sequence().totalFrames() - 1));
+  });
+  add(viewMenu_, tr("Set Loop &In"), QKeySequence(Qt::Key_I), [this] { preview_->setLoopIn(); });
+  add(viewMenu_, tr("Set Loop &Out"), QKeySequence(Qt::Key_O), [this] { preview_->setLoopOut(); });
+  add(viewMenu_, tr("Clear Loop"), QKeySequence(Qt::ALT | Qt::Key_X), [this] { preview_->clearLoop(); });
   viewMenu_->addSeparator();
   add(viewMenu_, tr("Reset &Layout"), QKeySequence(), [this] { restoreState(defaultState_); });
-  shotActions_ = {addShotAction, duplicate, split, remove, nullptr, fit};
+  shotActions_ = {addShotAction, duplicate, split, disable, remove, nullptr, fit};
 
   renderAction_ = add(renderMenu, tr("&Render Sequence"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { renderSequence(); });
   renderAction_->setToolTip(tr("Render every shot that changed since the last render (Ctrl+R)"));
@@ -113,6 +130,7 @@ void MainWindow::createActions() {
   add(renderMenu, tr("Open Output &Folder"), QKeySequence(), [this] {
     QDesktopServices::openUrl(QUrl::fromLocalFile(RenderController::outputDirectoryFor(document_->filePath())));
   });
+  add(helpMenu, tr("&Keyboard Shortcuts"), QKeySequence(Qt::Key_F1), [this] { showShortcuts(); });
   add(helpMenu, tr("&About ShotChain Studio"), QKeySequence(), [this] {
     QMessageBox::about(this, tr("About ShotChain Studio"),
                        tr("<b>ShotChain Studio %1</b><br>Renders a sequence of AI video shots with one model kept "
@@ -154,7 +172,32 @@ void MainWindow::createActions() {
   deviceLabel_->setText(tr("  %1 · %2  ").arg(controller_->device(), deviceDescription_));
   deviceLabel_->setToolTip(tr("The render device; change it in the sequence settings (click empty timeline space)"));
   toolbar->addWidget(deviceLabel_);
+  for (QAction* action : findChildren<QAction*>())
+    if (!action->shortcut().isEmpty() && action->toolTip() == QString(action->text()).remove('&'))
+      action->setToolTip(tr("%1 (%2)").arg(QString(action->text()).remove('&'), action->shortcut().toString(QKeySequence::NativeText)));
   updateRenderActions();
+}
+
+void MainWindow::showShortcuts() {
+  QString rows;
+  for (QMenu* menu : menuBar()->findChildren<QMenu*>()) {
+    if (menu->parent() != menuBar()) continue;
+    for (QAction* action : menu->actions()) {
+      const QList<QKeySequence> keys = action->shortcuts();
+      if (keys.isEmpty()) continue;
+      QStringList names;
+      for (const QKeySequence& key : keys) names << key.toString(QKeySequence::NativeText).toHtmlEscaped();
+      rows += QStringLiteral("<tr><td>%1</td><td><b>%2</b></td><td>%3</td></tr>")
+                  .arg(QString(menu->title()).remove('&'), names.join(QStringLiteral(", ")),
+                       QString(action->text()).remove('&').toHtmlEscaped());
+    }
+  }
+  QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), QString(), QMessageBox::Close, this);
+  box.setObjectName(QStringLiteral("ShortcutsDialog"));
+  box.setTextFormat(Qt::RichText);
+  box.setText(QStringLiteral("<table cellspacing=6>%1</table>").arg(rows));
+  shortcutsText_ = box.text();
+  if (!qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS")) box.exec();
 }
 
 void MainWindow::updatePolicyBox() {

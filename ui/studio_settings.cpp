@@ -38,6 +38,11 @@ void StudioSettings::setWindowLayout(const QByteArray& geometry, const QByteArra
   settings_->setValue(QStringLiteral("window/state"), state);
 }
 
+QStringList StudioSettings::modelFolders() const { return settings_->value(QStringLiteral("models/folders")).toStringList(); }
+void StudioSettings::setModelFolders(const QStringList& folders) { settings_->setValue(QStringLiteral("models/folders"), folders); }
+bool StudioSettings::modelFoldersAsked() const { return settings_->value(QStringLiteral("models/asked")).toBool(); }
+void StudioSettings::setModelFoldersAsked() { settings_->setValue(QStringLiteral("models/asked"), true); }
+
 QString StudioSettings::device() const { return settings_->value(QStringLiteral("render/device")).toString(); }
 void StudioSettings::setDevice(const QString& device) { settings_->setValue(QStringLiteral("render/device"), device); }
 

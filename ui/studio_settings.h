@@ -28,6 +28,13 @@ class StudioSettings {
   QByteArray windowState() const;
   void setWindowLayout(const QByteArray& geometry, const QByteArray& state);
 
+  // The model folders of Edit › Preferences (ComfyUI models folders or flat ones).
+  QStringList modelFolders() const;
+  void setModelFolders(const QStringList& folders);
+  // Whether the first-run question about model folders was asked.
+  bool modelFoldersAsked() const;
+  void setModelFoldersAsked();
+
   // "cpu", "cuda", "cuda:N"; empty until the user picked one.
   QString device() const;
   void setDevice(const QString& device);

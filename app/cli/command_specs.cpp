@@ -136,13 +136,31 @@ const CommandSpec kEvalDemoCommand{
      {"--guidance", K::Double, "X", "guidance scale (default: the demo's)"}},
     ""};
 
+const CommandSpec kImportComfyCommand{
+    "import-comfy", "WORKFLOW", 1, 1,
+    "read a ComfyUI workflow (UI or API format) into a sequence document: every KSampler a shot; prints the shots, "
+    "the nodes it did not map and why, and what changed meaning; exit 1 when the workflow cannot be read",
+    {{"-o", K::Path, "SEQUENCE", "where the document goes (default: WORKFLOW's name with .sequence.json, beside it)"},
+     {"--models", K::Path, "DIR", "a ComfyUI models folder where the loaders' file names are looked up"},
+     {"--force", K::Flag, "", "replace SEQUENCE when it exists"},
+     kJson},
+    ""};
+
+const CommandSpec kExportComfyCommand{
+    "export-comfy", "SEQUENCE", 1, 1,
+    "write every enabled shot as a ComfyUI API-format workflow of stock Wan nodes (continuity has no stock node: "
+    "each shot starts from noise there)",
+    {{"-o", K::Path, "DIR", "the folder for NN-<shot id>.json (default: SEQUENCE's name with .comfy, beside it)"}},
+    ""};
+
 const CommandSpec kVersionCommand{"version", "", 0, 0, "print the version, libtorch and the compute device", {}, ""};
 
 const std::vector<const CommandSpec*>& commandSpecs() {
   static const std::vector<const CommandSpec*> all = {
       &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kModelsCommand,  &kVerifyCommand,
       &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
-      &kBenchResidencyCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kVersionCommand};
+      &kBenchResidencyCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
+      &kVersionCommand};
   return all;
 }
 

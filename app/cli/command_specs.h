@@ -21,6 +21,8 @@ extern const CommandSpec kBenchVaeCommand;
 extern const CommandSpec kBenchResidencyCommand;
 extern const CommandSpec kTrainDemoCommand;
 extern const CommandSpec kEvalDemoCommand;
+extern const CommandSpec kImportComfyCommand;
+extern const CommandSpec kExportComfyCommand;
 extern const CommandSpec kVersionCommand;
 
 // All of them, in the order `shotchain help` lists them.

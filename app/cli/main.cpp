@@ -23,7 +23,8 @@ const Verb kVerbs[] = {
     {"render", &shotchain::cli::runRender},        {"bench", &shotchain::cli::runBench},
     {"train-demo", &shotchain::cli::runTrainDemo}, {"eval-demo", &shotchain::cli::runEvalDemo},
     {"plan", &shotchain::cli::runPlan},            {"version", &shotchain::cli::runVersion},
-    {"models", &shotchain::cli::runModels},
+    {"models", &shotchain::cli::runModels},        {"import-comfy", &shotchain::cli::runImportComfy},
+    {"export-comfy", &shotchain::cli::runExportComfy},
 };
 
 void printHelp(std::FILE* to, const std::string& command) {

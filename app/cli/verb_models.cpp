@@ -1,5 +1,4 @@
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -7,48 +6,19 @@
 
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
-#include "io/dtype.h"
-#include "io/weight_set.h"
+#include "models/model_catalogue.h"
 #include "models/model_family.h"
 #include "models/model_files.h"
 #include "util/byte_size.h"
 
 namespace shotchain::cli {
-namespace {
-
-struct Listed {
-  std::string file;
-  models::IdentifiedModel id;
-  std::uint64_t bytes = 0;
-  std::string dtype;  // the dtype holding most of the bytes
-  std::string problem;
-};
-
-Listed describe(const std::filesystem::path& file) {
-  Listed l{file.string(), {}, 0, "", ""};
-  try {
-    const io::WeightSet weights = io::WeightSet::open(file);
-    l.id = models::identifyModel(weights);
-    l.bytes = weights.totalBytes();
-    std::map<std::string, std::uint64_t> byDtype;
-    for (const io::WeightInfo& info : weights.weights()) byDtype[std::string(io::dtypeName(info.dtype))] += info.bytes;
-    for (const auto& [name, bytes] : byDtype)
-      if (l.dtype.empty() || bytes > byDtype[l.dtype]) l.dtype = name;
-    l.problem = l.id.role == models::ModelRole::None ? "not a model of a family ShotChain knows" : l.id.problem;
-  } catch (const std::exception& error) {
-    l.problem = error.what();
-  }
-  return l;
-}
-
-}  // namespace
 
 // Headers only, as `inspect`: a folder of 30 GB checkpoints lists at once.
 int runModels(const Args& args) {
   const ParsedOptions options = kModelsCommand.parse(args);
   std::vector<std::filesystem::path> folders(options.operands().begin(), options.operands().end());
   if (folders.empty()) folders.push_back(models::builtinModelDirectory("demo"));
-  std::vector<Listed> listed;
+  std::vector<models::CataloguedModel> listed;
   bool missingFolder = false;
   for (const std::filesystem::path& folder : folders) {
     std::error_code error;
@@ -57,12 +27,12 @@ int runModels(const Args& args) {
       missingFolder = true;
       continue;
     }
-    for (const std::filesystem::path& file : models::weightsFilesIn(folder)) listed.push_back(describe(file));
+    for (const std::filesystem::path& file : models::weightsFilesIn(folder)) listed.push_back(models::catalogueModelFile(file));
   }
   if (options.flag("--json")) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const Listed& l : listed)
-      all.push_back({{"file", l.file},
+    for (const models::CataloguedModel& l : listed)
+      all.push_back({{"file", l.file.string()},
                      {"role", models::roleName(l.id.role)},
                      {"model", l.id.description},
                      {"bytes", l.bytes},
@@ -70,10 +40,10 @@ int runModels(const Args& args) {
                      {"problem", l.problem}});
     std::printf("%s\n", all.dump(2).c_str());
   } else {
-    for (const Listed& l : listed) {
+    for (const models::CataloguedModel& l : listed) {
       const char* role = l.id.role == models::ModelRole::None ? "-" : models::roleName(l.id.role);
       std::printf("%-12s %-44s %10s  %-8s %s\n", role, l.id.description.empty() ? "-" : l.id.description.c_str(),
-                  formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(), l.file.c_str());
+                  formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(), l.file.string().c_str());
       if (!l.problem.empty()) std::printf("%-12s   problem: %s\n", "", l.problem.c_str());
     }
     if (listed.empty()) std::printf("no weights files found\n");

@@ -17,5 +17,7 @@ int runBenchVae(const Args& args);  // "bench vae", dispatched by runBench
 int runBenchResidency(const Args& args);  // "bench residency", dispatched by runBench
 int runRender(const Args& args);
 int runPlan(const Args& args);
+int runImportComfy(const Args& args);
+int runExportComfy(const Args& args);
 
 }  // namespace shotchain::cli

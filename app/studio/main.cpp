@@ -20,5 +20,6 @@ int main(int argc, char** argv) {
   window.show();
   if (args.size() > 1) window.openFile(args.at(1));
   else window.offerUntitledRecovery();
+  window.offerModelFolders();
   return QApplication::exec();
 }

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QStatusBar>
 #include <QTest>
 #include <QUndoStack>
 
@@ -86,6 +87,39 @@ class StudioDocument : public QObject {
     QCOMPARE(window.document()->undoStack()->count(), 1);
     window.document()->undoStack()->undo();
     QVERIFY(window.document()->sequence() == before);
+  }
+
+  // File › Import ComfyUI Workflow: the workflow becomes an untitled, unsaved document; a workflow
+  // that cannot be read keeps the current one; the workflow file itself is never written.
+  void comfyWorkflowImportsAsAnUntitledDocument() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir dir;
+    const QString path = dir.filePath("fox.json");
+    const std::string text = R"({
+      "1": {"class_type": "UNETLoader", "inputs": {"unet_name": "builtin:demo", "weight_dtype": "default"}},
+      "2": {"class_type": "CLIPTextEncode", "inputs": {"text": "a white bar moving left on a gray background"}},
+      "3": {"class_type": "EmptyHunyuanLatentVideo", "inputs": {"width": 64, "height": 64, "length": 17, "batch_size": 1}},
+      "4": {"class_type": "KSampler", "inputs": {"seed": 7, "steps": 20, "cfg": 4.0, "sampler_name": "uni_pc",
+            "scheduler": "simple", "denoise": 1.0, "model": ["1", 0], "positive": ["2", 0], "latent_image": ["3", 0]}},
+      "5": {"class_type": "ImageSharpen", "inputs": {"radius": 1}}})";
+    writeFile(path.toStdString(), text);
+    QAction* import = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+      if (action->text() == QStringLiteral("&Import ComfyUI Workflow…")) import = action;
+    QVERIFY(import);
+    QVERIFY(window.importComfyFile(path));
+    QCOMPARE(window.document()->sequence().shots.size(), std::size_t(1));
+    QCOMPARE(window.document()->sequence().shots[0].prompt, std::string("a white bar moving left on a gray background"));
+    QVERIFY(window.document()->filePath().isEmpty());
+    QVERIFY(window.isWindowModified());
+    QVERIFY2(window.statusBar()->currentMessage().contains("1 node(s) not mapped"), qPrintable(window.statusBar()->currentMessage()));
+    QCOMPARE(readFile(path.toStdString()), text);
+
+    writeFile(path.toStdString(), "{\"1\": {\"class_type\": \"KSampler\", \"inputs\": {\"model\": [\"1\", 0]}}}");
+    QVERIFY(!window.importComfyFile(path));
+    QVERIFY(window.statusBar()->currentMessage().contains("cycle"));
+    QCOMPARE(window.document()->sequence().shots.size(), std::size_t(1));
   }
 
   void failedOpenKeepsTheCurrentDocument() {

@@ -7,6 +7,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QTableView>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
@@ -20,6 +21,7 @@
 #include "render/render_state.h"
 #include "sequence/sequence_io.h"
 #include "test_support.h"
+#include "timeline/timeline_view.h"
 #include "widgets/message_banner.h"
 
 using namespace shotchain;
@@ -110,6 +112,10 @@ class StudioRender : public QObject {
     Q_EMIT c->cutMeasured(cut);
     QCOMPARE(window.cutModel()->rowCount(), 1);
     QVERIFY(window.renderState()->cutInto("cross").has_value());
+    // A click on the cut's marker selects its row in the Cuts table.
+    Q_EMIT window.timeline()->cutActivated(1);
+    auto* table = window.findChild<QTableView*>(QStringLiteral("CutTable"));
+    QVERIFY(table && table->selectionModel()->isRowSelected(0, {}));
 
     Q_EMIT c->failed(2, "out of memory in the decoder", "details here");
     QVERIFY(!window.banner()->isHidden());

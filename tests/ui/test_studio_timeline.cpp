@@ -367,8 +367,25 @@ class StudioTimeline : public QObject {
     QVERIFY(badgeColour(1) != red);  // not measured yet: no badge
     f.state.cutMeasured(flashed);
     f.state.cutMeasured(fine);
-    QCOMPARE(badgeColour(1), red);
-    QVERIFY(badgeColour(2) != red);
+    QCOMPARE(badgeColour(1), red);  // two warnings
+    QCOMPARE(badgeColour(2), green);
+    continuity::CutMetrics amberCut = fine;
+    amberCut.toIndex = 3;
+    amberCut.toShotId = "exit";
+    amberCut.fromShotId = "turn";
+    amberCut.flash = 3.0;  // one warning
+    f.state.cutMeasured(amberCut);
+    QCOMPARE(badgeColour(3), QColor(0xf0, 0xb0, 0x3c));
+    QCOMPARE(cutBadgeOf(amberCut), CutBadge::Warning);
+    QCOMPARE(cutBadgeOf(std::nullopt), CutBadge::None);
+
+    // A click on the badge selects the cut and moves the playhead to the first frame after it.
+    QSignalSpy activated(&f.view, &TimelineView::cutActivated);
+    const QRectF badge = cutBadgeRect(f.view.blockRect(1).left() - 1, TimelineView::kTrackTop);
+    QTest::mouseClick(&f.view, Qt::LeftButton, {}, badge.center().toPoint());
+    QCOMPARE(activated.count(), 1);
+    QCOMPARE(activated.at(0).at(0).toInt(), 1);
+    QCOMPARE(f.view.playhead(), f.document.sequence().startFrame(1));
     const Shot& enter = f.document.sequence().shots[0];
     const Shot& cross = f.document.sequence().shots[1];
     const QString tip = cutMarkerTooltip(enter, cross, flashed);

@@ -188,10 +188,14 @@ bool SettingsInspector::commit(const QString& field, const std::function<void(Se
   FieldError* error = errors_.value(field);
   if (settings == document_->sequence().settings) {
     if (error) error->clear();
+    Q_EMIT pendingProblemChanged(QString());
     return true;
   }
   const Diagnostics errors = document_->edit(SetSettings{settings});
   if (error) error->show(errors.empty() ? QString() : QString::fromStdString(errors.front().message));
+  Q_EMIT pendingProblemChanged(errors.empty() ? QString()
+                                              : tr("Not applied: %1 (the sequence keeps its previous setting)")
+                                                    .arg(QString::fromStdString(errors.front().format())));
   return errors.empty();
 }
 

@@ -34,6 +34,9 @@ class SettingsInspector : public QWidget {
 
  Q_SIGNALS:
   void deviceChanged(const QString& device);
+  // An edit the document refused (the field shows why) or, empty, that nothing is pending any more:
+  // the Problems panel lists it, so the two never disagree.
+  void pendingProblemChanged(const QString& problem);
 
  private:
   bool commit(const QString& field, const std::function<void(SequenceSettings&)>& change);

@@ -26,15 +26,15 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
       position_(new QLabel(this)),
       timer_(new QTimer(this)) {
   play_->setText(tr("▶ Play"));
-  play_->setToolTip(tr("Play / pause (Space)"));
+  play_->setToolTip(tr("Play / pause (Space); J / K / L shuttle backward, stop, forward; I / O loop in and out"));
   play_->setAutoRaise(true);
   auto* back = new QToolButton(this);
   back->setText(tr("◀|"));
-  back->setToolTip(tr("Previous frame (,)"));
+  back->setToolTip(tr("Previous frame (Left or ,)"));
   back->setAutoRaise(true);
   auto* forward = new QToolButton(this);
   forward->setText(tr("|▶"));
-  forward->setToolTip(tr("Next frame (.)"));
+  forward->setToolTip(tr("Next frame (Right or .)"));
   forward->setAutoRaise(true);
   scope_->addItems({tr("Whole sequence"), tr("Selected shot")});
   position_->setMinimumWidth(220);
@@ -62,8 +62,8 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
     if (!live_) showFrameAt(frame_);
   });
   connect(document_, &SequenceDocument::replaced, this, [this] {
-    timer_->stop();
-    play_->setText(tr("▶ Play"));
+    pause();
+    clearLoop();
     showFrameAt(0);
   });
   showFrameAt(0);
@@ -85,11 +85,16 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
   const Shot& shot = sequence.shots[index];
   const int local = sequenceFrame - sequence.startFrame(index);
   const double fps = sequence.settings.fps > 0 ? sequence.settings.fps : 16;
-  position_->setText(tr("%1 · frame %2/%3 · %4 s")
-                         .arg(QString::fromStdString(shot.displayName()))
-                         .arg(local + 1)
-                         .arg(shot.frames)
-                         .arg(sequenceFrame / fps, 0, 'f', 2));
+  QString text = tr("%1 · frame %2/%3 · %4 s")
+                     .arg(QString::fromStdString(shot.displayName()))
+                     .arg(local + 1)
+                     .arg(shot.frames)
+                     .arg(sequenceFrame / fps, 0, 'f', 2);
+  if (loopIn_ >= 0 || loopOut_ >= 0)
+    text += tr(" · loop %1–%2").arg(loopIn_ >= 0 ? QString::number(loopIn_ + 1) : tr("start"),
+                                   loopOut_ >= 0 ? QString::number(loopOut_ + 1) : tr("end"));
+  if (timer_->isActive() && rate_ != 1) text += tr(" · %1×").arg(rate_);
+  position_->setText(text);
   if (live_) return;
   const QVector<QImage> frames = state_->frames(shot.id);
   if (local >= 0 && local < frames.size() && !frames[local].isNull()) {
@@ -122,13 +127,50 @@ void PreviewPanel::setLive(bool live) {
 
 void PreviewPanel::togglePlay() {
   if (timer_->isActive()) {
-    timer_->stop();
-    play_->setText(tr("▶ Play"));
+    pause();
     return;
   }
+  rate_ = 1;
+  start();
+}
+
+void PreviewPanel::start() {
   const double fps = document_->sequence().settings.fps > 0 ? document_->sequence().settings.fps : 16;
   timer_->start(static_cast<int>(std::lround(1000.0 / fps)));
   play_->setText(tr("❚❚ Pause"));
+  showFrameAt(frame_);
+}
+
+void PreviewPanel::pause() {
+  timer_->stop();
+  rate_ = 1;
+  play_->setText(tr("▶ Play"));
+  showFrameAt(frame_);
+}
+
+void PreviewPanel::shuttle(int direction) {
+  if (live_ || direction == 0) return;
+  const int sign = direction > 0 ? 1 : -1;
+  if (timer_->isActive() && (rate_ > 0) == (sign > 0)) rate_ = std::clamp(rate_ * 2, -8, 8);
+  else rate_ = sign;
+  start();
+}
+
+void PreviewPanel::setLoopIn() {
+  loopIn_ = frame_;
+  if (loopOut_ >= 0 && loopOut_ < loopIn_) loopOut_ = -1;
+  showFrameAt(frame_);
+}
+
+void PreviewPanel::setLoopOut() {
+  loopOut_ = frame_;
+  if (loopIn_ > loopOut_) loopIn_ = -1;
+  showFrameAt(frame_);
+}
+
+void PreviewPanel::clearLoop() {
+  loopIn_ = loopOut_ = -1;
+  showFrameAt(frame_);
 }
 
 void PreviewPanel::stepFrame(int delta) {
@@ -146,8 +188,11 @@ void PreviewPanel::advance() {
     first = sequence.startFrame(static_cast<std::size_t>(selected_));
     last = first + sequence.shots[static_cast<std::size_t>(selected_)].frames - 1;
   }
-  int next = frame_ + 1;
-  if (next > last || next < first) next = first;  // loop
+  if (loopIn_ >= 0) first = std::clamp(loopIn_, 0, total - 1);
+  if (loopOut_ >= 0) last = std::clamp(loopOut_, first, total - 1);
+  int next = frame_ + rate_;
+  if (next > last) next = first;  // loop
+  if (next < first) next = rate_ < 0 ? last : first;
   Q_EMIT playheadRequested(next);
 }
 

@@ -26,6 +26,11 @@ class PreviewPanel : public QWidget {
   FrameView* view() const { return view_; }
   bool isPlaying() const;
   void setSelectedShot(int index) { selected_ = index; }
+  // Frames advanced per tick while playing: 1 forward, −1 backward, ±2, ±4, ±8 when shuttling.
+  int playbackRate() const { return rate_; }
+  // The loop range set with I and O (sequence frames, inclusive); −1 when unset.
+  int loopIn() const { return loopIn_; }
+  int loopOut() const { return loopOut_; }
 
  public Q_SLOTS:
   void showFrameAt(int sequenceFrame);
@@ -33,6 +38,13 @@ class PreviewPanel : public QWidget {
   void setLive(bool live);
   void togglePlay();
   void stepFrame(int delta);
+  // J / L: play backward / forward; pressed again in the same direction, twice as fast (up to 8×).
+  void shuttle(int direction);
+  // K: stop, and the next J or L starts at 1×.
+  void pause();
+  void setLoopIn();
+  void setLoopOut();
+  void clearLoop();
 
  Q_SIGNALS:
   // Playback and frame steps move the playhead; the timeline owns it.
@@ -48,8 +60,12 @@ class PreviewPanel : public QWidget {
   QComboBox* scope_;
   QLabel* position_;
   QTimer* timer_;
+  void start();
+
   int frame_ = 0;
   int selected_ = -1;
+  int rate_ = 1;
+  int loopIn_ = -1, loopOut_ = -1;
   bool live_ = false;
 };
 

@@ -32,6 +32,13 @@ QString fmt(const std::optional<double>& value, int decimals = 3, const char* un
 
 QRectF cutBadgeRect(double x, double trackTop) { return {x - 8, trackTop + 10, 16, 16}; }
 
+CutBadge cutBadgeOf(const std::optional<continuity::CutMetrics>& cut) {
+  if (!cut) return CutBadge::None;
+  const continuity::CutVerdict verdict = continuity::judgeCut(*cut);
+  if (!verdict.measured) return CutBadge::None;
+  return verdict.warnings == 0 ? CutBadge::Fine : verdict.warnings == 1 ? CutBadge::Warning : CutBadge::Bad;
+}
+
 void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity::CutMetrics>& cut, double x,
                     double trackTop, double trackHeight) {
   QColor colour(0x8a, 0x8a, 0x8a);
@@ -49,18 +56,21 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
   p.setPen(QPen(colour, 2));
   p.drawLine(QPointF(x, y + 6), QPointF(x, y + trackHeight));
 
-  if (!cut || continuity::judgeCut(*cut).warnings == 0) return;
+  const CutBadge state = cutBadgeOf(cut);
+  if (state == CutBadge::None) return;
   const QRectF badge = cutBadgeRect(x, trackTop);
   p.save();
   p.setPen(QPen(QColor(0x20, 0x20, 0x23), 1.5));
-  p.setBrush(QColor(0xe8, 0x4a, 0x4a));
+  p.setBrush(state == CutBadge::Fine      ? QColor(0x4c, 0xc3, 0x6a)
+             : state == CutBadge::Warning ? QColor(0xf0, 0xb0, 0x3c)
+                                          : QColor(0xe8, 0x4a, 0x4a));
   p.drawEllipse(badge);
   QFont font = p.font();
   font.setBold(true);
   font.setPixelSize(12);
   p.setFont(font);
   p.setPen(Qt::white);
-  p.drawText(badge, Qt::AlignCenter, QStringLiteral("!"));
+  p.drawText(badge, Qt::AlignCenter, state == CutBadge::Fine ? QStringLiteral("✓") : QStringLiteral("!"));
   p.restore();
 }
 
@@ -70,6 +80,8 @@ QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<c
                           QString::fromStdString(to.displayName()).toHtmlEscaped(),
                           QString::fromLatin1(toString(to.continuity.mode)));
   if (!cut) return text + tr("<br><i>Not measured yet: render to see its figures.</i>");
+  text += tr("<br>flash %1× · colour drift ΔE %2 <i>(click: the cut's row and the frames after it)</i>")
+              .arg(fmt(cut->flash, 2), fmt(cut->colourDrift, 1));
   const continuity::CutVerdict verdict = continuity::judgeCut(*cut);
   text += tr("<br><b>After the cut: %1</b><ul style=\"margin:0\">")
               .arg(QString::fromStdString(verdict.summary).toHtmlEscaped());

@@ -13,8 +13,10 @@ class QPainter;
 namespace shotchain::ui {
 
 // The timeline's cut marker: a diamond on the track's top edge (filled when the cut carries a
-// handoff) coloured by the MAD ratio, and a warning badge below it when the verdict on the frames
-// after the cut warns (continuity/cut_verdict.h).
+// handoff) coloured by the MAD ratio, and once the cut is measured a badge below it with the verdict
+// on the frames after the cut (continuity/cut_verdict.h): green fine, amber one warning, red more.
+enum class CutBadge { None, Fine, Warning, Bad };
+CutBadge cutBadgeOf(const std::optional<continuity::CutMetrics>& cut);
 void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity::CutMetrics>& cut, double x,
                     double trackTop, double trackHeight);
 // Where the badge of a cut at `x` sits (for hit tests and tests).

@@ -365,6 +365,12 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
     setPlayhead(static_cast<int>(std::floor(frameAtX(pressPos_.x()))));
     return;
   }
+  // The marker and its badge select the cut; the edge below them still trims.
+  if (const int cut = cutAt(pressPos_); cut >= 0) {
+    setPlayhead(document_->sequence().startFrame(static_cast<std::size_t>(cut)));
+    Q_EMIT cutActivated(cut);
+    return;
+  }
   if (const int edge = edgeAt(pressPos_); edge >= 0) {
     gesture_ = Gesture::Trim;
     gestureIndex_ = edge;

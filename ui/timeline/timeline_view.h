@@ -57,6 +57,8 @@ class TimelineView : public QWidget {
   void playheadMoved(int frame);
   void viewChanged();
   void statusMessage(const QString& message);
+  // A click on a cut's marker or badge: the cut into shot `toIndex` (the playhead moves to its first frame).
+  void cutActivated(int toIndex);
 
  protected:
   void paintEvent(QPaintEvent* event) override;

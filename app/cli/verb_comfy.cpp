@@ -1,0 +1,100 @@
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_specs.h"
+#include "cli/verbs.h"
+#include "interop/comfy_export.h"
+#include "interop/comfy_import.h"
+#include "sequence/sequence_io.h"
+#include "sequence/validation.h"
+#include "util/atomic_file.h"
+#include "util/bounded_file.h"
+
+namespace shotchain::cli {
+namespace {
+
+std::filesystem::path besideWith(const std::filesystem::path& file, const std::string& suffix) {
+  std::filesystem::path out = file;
+  if (out.extension() == ".json") out.replace_extension();
+  out += suffix;
+  return out;
+}
+
+}  // namespace
+
+int runImportComfy(const Args& args) {
+  const ParsedOptions options = kImportComfyCommand.parse(args);
+  const std::filesystem::path workflow = options.operands().front();
+  const std::filesystem::path target = options.text("-o") ? std::filesystem::path(*options.text("-o"))
+                                                          : besideWith(workflow, ".sequence.json");
+  interop::ComfyImportOptions importOptions;
+  if (const auto models = options.text("--models")) importOptions.modelFolders.push_back(*models);
+  interop::ComfyImport imported;
+  try {
+    imported = interop::importComfyWorkflow(readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "shotchain import-comfy: %s\n", error.what());
+    return 1;
+  }
+  std::error_code exists;
+  if (std::filesystem::exists(target, exists) && !options.flag("--force")) {
+    std::fprintf(stderr, "shotchain import-comfy: %s exists; give -o another file or --force\n", target.string().c_str());
+    return 1;
+  }
+  imported.sequence.settings.name = workflow.stem().string();
+  ValidationContext context;
+  context.baseFolder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const Diagnostics problems = validateSequence(imported.sequence, context);
+  saveSequenceFile(imported.sequence, target);
+  if (options.flag("--json")) {
+    nlohmann::json unmapped = nlohmann::json::array(), shots = nlohmann::json::array();
+    for (const interop::UnmappedNode& n : imported.unmapped) unmapped.push_back({{"id", n.id}, {"type", n.type}, {"why", n.why}});
+    for (const Shot& s : imported.sequence.shots)
+      shots.push_back({{"id", s.id}, {"prompt", s.prompt}, {"frames", s.frames}, {"continuity", toString(s.continuity.mode)}});
+    const nlohmann::json out = {{"sequence", target.string()},
+                                {"format", imported.format == interop::ComfyFormat::Ui ? "ui" : "api"},
+                                {"shots", shots},
+                                {"unmapped", unmapped},
+                                {"notes", imported.notes},
+                                {"problems", formatAll(problems)}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s: %s format, %zu shots → %s\n", workflow.string().c_str(),
+              imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(), target.string().c_str());
+  for (const Shot& s : imported.sequence.shots)
+    std::printf("  %-8s %3d frames %dx%d  seed %llu  %-14s \"%s\"\n", s.id.c_str(), s.frames, s.width, s.height,
+                static_cast<unsigned long long>(s.seed), toString(s.continuity.mode), s.prompt.c_str());
+  for (const interop::UnmappedNode& n : imported.unmapped)
+    std::printf("  not mapped: node %s (%s): %s\n", n.id.c_str(), n.type.c_str(), n.why.c_str());
+  for (const std::string& note : imported.notes) std::printf("  note: %s\n", note.c_str());
+  if (!problems.empty()) std::printf("%s", formatAll(problems, target.string()).c_str());
+  return 0;
+}
+
+int runExportComfy(const Args& args) {
+  const ParsedOptions options = kExportComfyCommand.parse(args);
+  const std::filesystem::path file = options.operands().front();
+  const LoadResult loaded = loadSequenceFile(file);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "%s", formatAll(loaded.diagnostics, file.string()).c_str());
+    return 3;
+  }
+  const std::filesystem::path dir = options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
+  std::filesystem::create_directories(dir);
+  int index = 0;
+  for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence)) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%02d-", ++index);
+    const std::filesystem::path path = dir / (name + w.shotId + ".json");
+    writeFileAtomically(path, w.json + "\n");
+    std::printf("%s\n", path.string().c_str());
+    for (const std::string& note : w.notes) std::printf("  note: %s\n", note.c_str());
+  }
+  return 0;
+}
+
+}  // namespace shotchain::cli

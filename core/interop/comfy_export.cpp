@@ -1,0 +1,76 @@
+#include "interop/comfy_export.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace shotchain::interop {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string fileName(const std::string& path, const char* fallback) {
+  return path.empty() ? fallback : std::filesystem::path(path).filename().string();
+}
+
+Json link(int node, int slot = 0) { return Json::array({std::to_string(node), slot}); }
+
+Json node(const char* type, Json inputs, const std::string& title) {
+  return {{"class_type", type}, {"inputs", std::move(inputs)}, {"_meta", {{"title", title}}}};
+}
+
+}  // namespace
+
+std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence) {
+  const SequenceSettings& s = sequence.settings;
+  const ModelSet& m = s.model;
+  const bool builtin = m.isBuiltin();
+  const std::string dit = builtin ? "dit.safetensors" : fileName(m.dit, "wan2.1_t2v_1.3B_fp16.safetensors");
+  const std::string vae = builtin ? "vae.safetensors" : fileName(m.vae, "wan_2.1_vae.safetensors");
+  const std::string text = builtin ? "text_encoder.safetensors" : fileName(m.textEncoder, "umt5_xxl_fp8_e4m3fn_scaled.safetensors");
+  std::vector<ComfyShotWorkflow> out;
+  for (const Shot& shot : sequence.shots) {
+    if (!shot.enabled) continue;
+    ComfyShotWorkflow w;
+    w.shotId = shot.id;
+    if (shot.continuity.mode != ContinuityMode::None)
+      w.notes.push_back("continuity " + std::string(toString(shot.continuity.mode)) +
+                        " has no stock ComfyUI node: this shot starts from noise there");
+    if (builtin) w.notes.push_back("builtin:" + m.builtin + ": copy its files into ComfyUI's models folders under these names");
+    Json g = Json::object();
+    g["1"] = node("UNETLoader", {{"unet_name", dit}, {"weight_dtype", "default"}}, "Load Diffusion Model");
+    g["2"] = node("CLIPLoader", {{"clip_name", text}, {"type", "wan"}}, "Load CLIP");
+    g["3"] = node("VAELoader", {{"vae_name", vae}}, "Load VAE");
+    g["4"] = node("ModelSamplingSD3", {{"shift", shot.shift.value_or(s.sampler.shift)}, {"model", link(1)}}, "ModelSamplingSD3");
+    g["5"] = node("CLIPTextEncode", {{"text", shot.prompt}, {"clip", link(2)}}, "Positive");
+    g["6"] = node("CLIPTextEncode", {{"text", shot.negativePrompt}, {"clip", link(2)}}, "Negative");
+    g["7"] = node("EmptyHunyuanLatentVideo",
+                  {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1}}, "Empty latent video");
+    g["8"] = node("KSampler",
+                  {{"seed", shot.seed},
+                   {"steps", shot.steps.value_or(s.sampler.steps)},
+                   {"cfg", shot.guidance.value_or(s.sampler.guidance)},
+                   {"sampler_name", s.sampler.solver == Solver::Euler ? "euler" : "uni_pc"},
+                   {"scheduler", "simple"},
+                   {"denoise", 1.0},
+                   {"model", link(4)},
+                   {"positive", link(5)},
+                   {"negative", link(6)},
+                   {"latent_image", link(7)}},
+                  shot.displayName());
+    g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
+    g["10"] = node("SaveAnimatedWEBP",
+                   {{"filename_prefix", "shotchain/" + shot.id},
+                    {"fps", s.fps},
+                    {"lossless", false},
+                    {"quality", 90},
+                    {"method", "default"},
+                    {"images", link(9)}},
+                   "Save");
+    w.json = g.dump(2);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace shotchain::interop

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shotchain::interop {
+
+// An input fed by another node's output.
+struct ComfyLink {
+  std::string node;  // the source node's id
+  int slot = 0;      // its output index
+};
+
+// One node of a ComfyUI workflow in either format, inputs by name: widget values and links apart.
+struct ComfyNode {
+  std::string id;
+  std::string type;  // class_type
+  std::map<std::string, nlohmann::json> values;
+  std::map<std::string, ComfyLink> links;
+  std::string title;  // the UI format's title, when set
+
+  const nlohmann::json* value(const std::string& name) const;
+  std::optional<ComfyLink> link(const std::string& name) const;
+};
+
+enum class ComfyFormat { Ui, Api };
+
+// Both ComfyUI formats read into one graph: the UI format ("nodes" with positional widgets_values
+// and a "links" table) and the API format ({id: {class_type, inputs}}).
+struct ComfyGraph {
+  ComfyFormat format = ComfyFormat::Api;
+  std::map<std::string, ComfyNode> nodes;  // by id
+  std::vector<std::string> order;          // topological: every node after the nodes feeding it (ties by id)
+
+  const ComfyNode* find(const std::string& id) const;
+  // The ids of nodes with an input linked to `id`'s outputs, in `order`.
+  std::vector<std::string> consumers(const std::string& id) const;
+};
+
+// The widget names of a node type in the UI format's widgets_values order (ComfyUI's own order,
+// "control_after_generate" included where the seed widget has one). Empty for a type we do not know.
+const std::vector<std::string>& comfyWidgetNames(const std::string& type);
+
+// Throws std::runtime_error naming `source` and the node for malformed JSON, a link to a missing
+// node, a node without a type and a cycle.
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source);
+
+}  // namespace shotchain::interop

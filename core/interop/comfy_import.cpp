@@ -1,0 +1,328 @@
+#include "interop/comfy_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace shotchain::interop {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::set<std::string> kSamplers = {"KSampler", "KSamplerAdvanced"};
+const std::set<std::string> kEmptyLatents = {"EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage",
+                                             "EmptySD3LatentImage"};
+const std::set<std::string> kOutputs = {"SaveImage",   "PreviewImage", "SaveAnimatedWEBP", "SaveAnimatedPNG", "SaveWEBM",
+                                        "SaveVideo",   "CreateVideo",  "VHS_VideoCombine"};
+
+std::string nodeName(const ComfyNode& node) { return node.type + " " + node.id; }
+
+class Importer {
+ public:
+  Importer(const ComfyGraph& graph, std::string source, const ComfyImportOptions& options)
+      : graph_(graph), source_(std::move(source)), options_(options) {}
+
+  ComfyImport run() {
+    out_.format = graph_.format;
+    out_.sequence.settings.name = "Imported ComfyUI workflow";
+    for (const std::string& id : graph_.order)
+      if (kSamplers.count(graph_.nodes.at(id).type)) shotOf(graph_.nodes.at(id));
+    if (out_.sequence.shots.empty()) fail("the workflow has no KSampler or KSamplerAdvanced node: nothing to render");
+    settleSamplerDefaults();
+    resolveModels();
+    for (const std::string& id : graph_.order) {
+      const ComfyNode& node = graph_.nodes.at(id);
+      if (used_.count(id)) continue;
+      std::string why = "not connected to a sampler";
+      if (kOutputs.count(node.type)) why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
+      else if (node.type == "Note" || node.type == "MarkdownNote") why = "a note";
+      else if (comfyWidgetNames(node.type).empty() && !kSamplers.count(node.type) && node.type != "VAEDecode")
+        why = "a node type ShotChain does not map";
+      out_.unmapped.push_back({node.id, node.type, why});
+    }
+    return std::move(out_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error(source_ + ": " + what); }
+
+  // The node feeding `input` of `node`, through UI reroutes; null when the input is not linked.
+  const ComfyNode* upstream(const ComfyNode& node, const std::string& input) {
+    std::optional<ComfyLink> link = node.link(input);
+    while (link) {
+      const ComfyNode* from = graph_.find(link->node);
+      if (!from) return nullptr;
+      used_.insert(from->id);
+      if (from->type != "Reroute") return from;
+      link = from->links.empty() ? std::nullopt : std::optional<ComfyLink>(from->links.begin()->second);
+    }
+    return nullptr;
+  }
+
+  const Json& required(const ComfyNode& node, const std::string& name) const {
+    const Json* value = node.value(name);
+    if (!value) {
+      if (node.link(name))
+        fail(nodeName(node) + ": \"" + name + "\" comes from another node; ShotChain reads it only as a value on the node");
+      fail(nodeName(node) + ": no \"" + name + "\"");
+    }
+    return *value;
+  }
+  double number(const ComfyNode& node, const std::string& name) const {
+    const Json& v = required(node, name);
+    if (!v.is_number()) fail(nodeName(node) + ": \"" + name + "\" is " + v.dump() + ", not a number");
+    return v.get<double>();
+  }
+  std::string text(const ComfyNode& node, const std::string& name) const {
+    const Json& v = required(node, name);
+    if (!v.is_string()) fail(nodeName(node) + ": \"" + name + "\" is " + v.dump() + ", not text");
+    return v.get<std::string>();
+  }
+  [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
+    fail(nodeName(into) + ": its \"" + input + "\" comes from " + nodeName(from) + ", a node type ShotChain cannot map there");
+  }
+
+  std::string promptOf(const ComfyNode& sampler, const std::string& input, Shot& shot) {
+    const ComfyNode* from = upstream(sampler, input);
+    if (!from) return "";
+    if (from->type == "CLIPTextEncode") {
+      if (const ComfyNode* clip = upstream(*from, "clip")) clipLoader(*clip);
+      return text(*from, "text");
+    }
+    if (from->type == "ZeroCopyLatentHandoff") {
+      handoff(*from, shot);
+      return text(*from, "prompt");
+    }
+    cannotMap(sampler, input, *from);
+  }
+
+  void clipLoader(const ComfyNode& node) {
+    if (node.type != "CLIPLoader") fail(nodeName(node) + ": a text encoder must come from a CLIPLoader here");
+    textEncoder_ = text(node, "clip_name");
+    if (const Json* type = node.value("type"); type && type->is_string() && type->get<std::string>() != "wan")
+      out_.notes.push_back(nodeName(node) + ": type \"" + type->get<std::string>() + "\" read as a Wan UMT5 encoder");
+  }
+
+  void vaeLoader(const ComfyNode& node) {
+    if (node.type != "VAELoader") fail(nodeName(node) + ": a VAE must come from a VAELoader here");
+    vae_ = text(node, "vae_name");
+  }
+
+  void modelChain(const ComfyNode& sampler, Shot& shot) {
+    const ComfyNode* node = upstream(sampler, "model");
+    const ComfyNode* into = &sampler;
+    std::string input = "model";
+    while (node) {
+      if (node->type == "UNETLoader") {
+        const std::string name = text(*node, "unet_name");
+        if (!dit_.empty() && dit_ != name)
+          out_.notes.push_back(nodeName(*node) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
+        if (dit_.empty()) dit_ = name;
+        if (const Json* dtype = node->value("weight_dtype"); dtype && dtype->is_string() && dtype->get<std::string>() != "default")
+          out_.notes.push_back(nodeName(*node) + ": weight_dtype " + dtype->get<std::string>() +
+                               " left to the memory plan (it picks the dtype from the file and the budget)");
+        return;
+      }
+      if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift");
+      else if (node->type == "ZeroCopyVRAMPin") {
+        const Json* pin = node->value("enable_pinning");
+        const Json* tune = node->value("tune_allocator");
+        if (!pin || pin->get<bool>()) out_.sequence.settings.policy = ResidencyPolicy::Pinned;
+        if (tune) out_.sequence.settings.allocatorTuning = tune->get<bool>();
+      } else {
+        cannotMap(*into, input, *node);
+      }
+      into = node;
+      node = upstream(*node, "model");
+    }
+    fail(nodeName(sampler) + ": its model does not come from a UNETLoader");
+  }
+
+  void handoff(const ComfyNode& node, Shot& shot) {
+    if (handoffDone_.count(node.id)) return;
+    handoffDone_.insert(node.id);
+    shot.width = static_cast<int>(number(node, "width"));
+    shot.height = static_cast<int>(number(node, "height"));
+    shot.frames = static_cast<int>(number(node, "length"));
+    if (const Json* tag = node.value("buffer_tag"); tag && tag->is_string() && !tag->get<std::string>().empty())
+      shot.continuity.tag = tag->get<std::string>();
+    const std::string mode = node.value("continuity_mode") ? text(node, "continuity_mode") : "zero_copy_latent_only";
+    if (mode == "zero_copy_latent_only") {
+      shot.continuity.mode = ContinuityMode::Latent;
+    } else if (mode == "blend_with_fallback") {
+      shot.continuity.mode = ContinuityMode::Blend;
+      if (node.value("blend_ratio")) shot.continuity.blendRatio = number(node, "blend_ratio");
+    } else {
+      fail(nodeName(node) + ": continuity_mode \"" + mode + "\" is neither zero_copy_latent_only nor blend_with_fallback");
+    }
+    if (const ComfyNode* image = upstream(node, "fallback_first_frame")) {
+      if (image->type != "LoadImage") cannotMap(node, "fallback_first_frame", *image);
+      shot.continuity.fallbackImage = text(*image, "image");
+    }
+    if (const ComfyNode* clip = upstream(node, "clip")) clipLoader(*clip);
+    if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
+  }
+
+  void latentOf(const ComfyNode& sampler, Shot& shot) {
+    const ComfyNode* from = upstream(sampler, "latent_image");
+    if (!from) fail(nodeName(sampler) + ": no latent_image");
+    if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
+    if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
+    shot.width = static_cast<int>(number(*from, "width"));
+    shot.height = static_cast<int>(number(*from, "height"));
+    shot.frames = from->value("length") ? static_cast<int>(number(*from, "length")) : 1;
+    if (const Json* batch = from->value("batch_size"); batch && batch->is_number() && batch->get<int>() != 1)
+      out_.notes.push_back(nodeName(*from) + ": batch_size " + batch->dump() + " rendered as one clip");
+  }
+
+  // Where the sampler's result goes: a ZeroCopyLatentStore's tag, the VAE of its VAEDecode.
+  void downstream(const ComfyNode& sampler, Shot& shot) {
+    for (const std::string& id : graph_.consumers(sampler.id)) {
+      const ComfyNode& next = graph_.nodes.at(id);
+      if (next.type == "ZeroCopyLatentStore") {
+        used_.insert(id);
+        const std::string tag = text(next, "buffer_tag");
+        if (shot.continuity.mode != ContinuityMode::None && shot.continuity.tag != tag)
+          out_.notes.push_back(nodeName(next) + ": stores under \"" + tag + "\" what reads from \"" + shot.continuity.tag +
+                               "\"; ShotChain keeps one tag a shot, \"" + shot.continuity.tag + "\"");
+        else shot.continuity.tag = tag;
+        for (const std::string& after : graph_.consumers(id)) decodeNode(graph_.nodes.at(after));
+      } else {
+        decodeNode(next);
+      }
+    }
+  }
+
+  void decodeNode(const ComfyNode& node) {
+    if (node.type != "VAEDecode" && node.type != "VAEDecodeTiled") return;
+    used_.insert(node.id);
+    if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
+    for (const std::string& id : graph_.consumers(node.id)) {
+      const ComfyNode& out = graph_.nodes.at(id);
+      for (const char* name : {"fps", "frame_rate"})
+        if (const Json* fps = out.value(name); fps && fps->is_number() && fps->get<double>() > 0)
+          out_.sequence.settings.fps = fps->get<double>();
+    }
+  }
+
+  void shotOf(const ComfyNode& sampler) {
+    used_.insert(sampler.id);
+    Shot shot;
+    const std::size_t index = out_.sequence.shots.size();
+    shot.id = "shot-" + std::to_string(index + 1);
+    shot.name = sampler.title.empty() || sampler.title == sampler.type ? "Shot " + std::to_string(index + 1) : sampler.title;
+    const bool advanced = sampler.type == "KSamplerAdvanced";
+    const double seed = number(sampler, advanced ? "noise_seed" : "seed");
+    shot.seed = seed < 0 ? 0 : static_cast<std::uint64_t>(seed);
+    shot.steps = static_cast<int>(number(sampler, "steps"));
+    shot.guidance = number(sampler, "cfg");
+    const std::string solver = text(sampler, "sampler_name");
+    samplerNames_.push_back(solver);
+    const std::string scheduler = text(sampler, "scheduler");
+    if (scheduler != "simple" && scheduler != "normal" && scheduler != "sgm_uniform")
+      out_.notes.push_back(nodeName(sampler) + ": scheduler \"" + scheduler + "\" becomes the shifted flow schedule");
+    if (!advanced && sampler.value("denoise") && std::fabs(number(sampler, "denoise") - 1.0) > 1e-9)
+      out_.notes.push_back(nodeName(sampler) + ": denoise " + sampler.value("denoise")->dump() + " becomes a full denoise (1.0)");
+    if (advanced && sampler.value("start_at_step") && number(sampler, "start_at_step") > 0)
+      out_.notes.push_back(nodeName(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes 0");
+    shot.prompt = promptOf(sampler, "positive", shot);
+    shot.negativePrompt = promptOf(sampler, "negative", shot);
+    modelChain(sampler, shot);
+    latentOf(sampler, shot);
+    downstream(sampler, shot);
+    out_.sequence.shots.push_back(std::move(shot));
+  }
+
+  // The first shot's steps, guidance and shift become the sequence's; shots keep only what differs.
+  void settleSamplerDefaults() {
+    SamplerDefaults& d = out_.sequence.settings.sampler;
+    Shot& first = out_.sequence.shots.front();
+    d.steps = first.steps.value_or(d.steps);
+    d.guidance = first.guidance.value_or(d.guidance);
+    d.shift = first.shift.value_or(d.shift);
+    for (Shot& shot : out_.sequence.shots) {
+      if (shot.steps == d.steps) shot.steps.reset();
+      if (shot.guidance == d.guidance) shot.guidance.reset();
+      if (shot.shift == d.shift) shot.shift.reset();
+    }
+    const std::string& name = samplerNames_.front();
+    d.solver = name == "euler" ? Solver::Euler : Solver::UniPC;
+    if (name != "euler" && name != "uni_pc" && name != "uni_pc_bh2")
+      out_.notes.push_back("sampler_name \"" + name + "\" becomes UniPC (ShotChain has euler and unipc)");
+    for (const std::string& other : samplerNames_)
+      if (other != name) {
+        out_.notes.push_back("the samplers use " + name + " and " + other + "; every shot uses " + toString(d.solver));
+        break;
+      }
+  }
+
+  // A loader's file under a models folder: the path relative to the folder, or empty.
+  std::string findIn(const std::filesystem::path& folder, const std::string& name, std::initializer_list<const char*> subfolders) {
+    std::error_code error;
+    for (const char* sub : subfolders) {
+      const std::filesystem::path relative = std::filesystem::path(sub) / name;
+      if (std::filesystem::is_regular_file(folder / relative, error)) return relative.lexically_normal().generic_string();
+    }
+    return "";
+  }
+
+  void resolveModels() {
+    ModelSet& model = out_.sequence.settings.model;
+    const std::string builtin = "builtin:";
+    if (dit_.rfind(builtin, 0) == 0) {
+      model.builtin = dit_.substr(builtin.size());
+      return;
+    }
+    model.builtin.clear();
+    for (const std::filesystem::path& folder : options_.modelFolders) {
+      const std::string dit = findIn(folder, dit_, {"diffusion_models", "unet", "."});
+      const std::string vae = vae_.empty() ? "" : findIn(folder, vae_, {"vae", "."});
+      const std::string text = textEncoder_.empty() ? "" : findIn(folder, textEncoder_, {"text_encoders", "clip", "."});
+      if (dit.empty() || (!vae_.empty() && vae.empty()) || (!textEncoder_.empty() && text.empty())) continue;
+      model.folder = folder.string();
+      model.dit = dit;
+      model.vae = vae;
+      model.textEncoder = text;
+      return;
+    }
+    model.dit = dit_;
+    model.vae = vae_;
+    model.textEncoder = textEncoder_;
+    std::string where = "no models folder was given";
+    if (!options_.modelFolders.empty()) {
+      model.folder = options_.modelFolders.front().string();
+      where = "not all found under " + model.folder;
+    }
+    out_.notes.push_back("model files " + dit_ + ", " + (vae_.empty() ? "(no VAE)" : vae_) + ", " +
+                         (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) + ": " + where +
+                         "; set the models folder in the sequence before rendering");
+  }
+
+  const ComfyGraph& graph_;
+  std::string source_;
+  const ComfyImportOptions& options_;
+  ComfyImport out_;
+  std::set<std::string> used_;
+  std::set<std::string> handoffDone_;
+  std::vector<std::string> samplerNames_;
+  std::string dit_, vae_, textEncoder_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& mappedComfyNodeTypes() {
+  static const std::vector<std::string> types = {
+      "KSampler",       "KSamplerAdvanced",        "CLIPTextEncode",      "UNETLoader",          "CLIPLoader",
+      "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
+      "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
+      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff"};
+  return types;
+}
+
+ComfyImport importComfyWorkflow(const std::string& text, const std::string& source, const ComfyImportOptions& options) {
+  const ComfyGraph graph = parseComfyGraph(text, source);
+  return Importer(graph, source, options).run();
+}
+
+}  // namespace shotchain::interop

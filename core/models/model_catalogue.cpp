@@ -1,0 +1,102 @@
+#include "models/model_catalogue.h"
+
+#include <map>
+#include <optional>
+
+#include "io/dtype.h"
+#include "io/weight_set.h"
+#include "models/model_files.h"
+
+namespace shotchain::models {
+
+CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
+  CataloguedModel m;
+  m.file = file;
+  try {
+    const io::WeightSet weights = io::WeightSet::open(file);
+    m.id = identifyModel(weights);
+    m.bytes = weights.totalBytes();
+    std::map<std::string, std::uint64_t> byDtype;
+    for (const io::WeightInfo& info : weights.weights()) byDtype[std::string(io::dtypeName(info.dtype))] += info.bytes;
+    for (const auto& [name, bytes] : byDtype)
+      if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
+    m.problem = m.id.role == ModelRole::None ? "not a model of a family ShotChain knows" : m.id.problem;
+  } catch (const std::exception& error) {
+    m.problem = error.what();
+  }
+  return m;
+}
+
+std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders) {
+  std::vector<CataloguedModel> out;
+  for (const std::filesystem::path& folder : folders) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error)) continue;
+    for (const std::filesystem::path& file : weightsFilesIn(folder)) out.push_back(catalogueModelFile(file));
+  }
+  return out;
+}
+
+}  // namespace shotchain::models
+
+namespace shotchain::models {
+namespace {
+
+std::string* roleField(ModelSet& set, ModelRole role) {
+  switch (role) {
+    case ModelRole::Dit: return &set.dit;
+    case ModelRole::Vae: return &set.vae;
+    case ModelRole::TextEncoder: return &set.textEncoder;
+    case ModelRole::None: break;
+  }
+  return nullptr;
+}
+
+// `file` relative to `folder` when it lies inside it.
+std::optional<std::filesystem::path> inside(const std::filesystem::path& file, const std::filesystem::path& folder) {
+  const std::filesystem::path relative =
+      std::filesystem::weakly_canonical(file).lexically_relative(std::filesystem::weakly_canonical(folder));
+  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  return relative;
+}
+
+}  // namespace
+
+ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory) {
+  ModelSetUse use;
+  try {
+    const ModelFiles files = resolveModelFiles(model, sequenceDirectory);
+    use.dit = files.dit;
+    use.vae = files.vae;
+    use.textEncoder = files.textEncoder;
+  } catch (const std::exception& error) {
+    use.problem = error.what();
+  }
+  return use;
+}
+
+ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::filesystem::path& file,
+                         const std::vector<std::filesystem::path>& folders) {
+  ModelSet next = current;
+  if (role == ModelRole::None) return next;
+  for (const std::filesystem::path& folder : folders) {
+    const auto relative = inside(file, folder);
+    if (!relative) continue;
+    if (next.isBuiltin() || next.folder != folder.string()) {
+      next.dit.clear();
+      next.vae.clear();
+      next.textEncoder.clear();
+      next.tokenizer.clear();
+    }
+    next.builtin.clear();
+    next.folder = folder.string();
+    *roleField(next, role) = relative->generic_string();
+    return next;
+  }
+  if (next.isBuiltin()) next.folder.clear();
+  next.builtin.clear();
+  *roleField(next, role) = std::filesystem::absolute(file).lexically_normal().string();
+  return next;
+}
+
+}  // namespace shotchain::models

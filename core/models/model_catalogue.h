@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/model_family.h"
+#include "sequence/sequence.h"
+
+namespace shotchain::models {
+
+// One weights file as `shotchain models` and the studio's model browser list it, from its header alone.
+struct CataloguedModel {
+  std::filesystem::path file;
+  IdentifiedModel id;
+  std::uint64_t bytes = 0;
+  std::string dtype;    // the dtype holding most of the bytes ("bfloat16", "float8_e4m3fn", …)
+  std::string problem;  // why it cannot be used (also an unreadable header); empty when it can
+};
+
+CataloguedModel catalogueModelFile(const std::filesystem::path& file);
+// Every weights file under the folders (weightsFilesIn), in order; a folder that does not exist adds nothing.
+std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders);
+
+}  // namespace shotchain::models
+
+namespace shotchain::models {
+
+// What a sequence's model set resolves to: the files it will load, or why it cannot (the document
+// field and the reason, as resolveModelFiles throws it).
+struct ModelSetUse {
+  std::filesystem::path dit, vae, textEncoder;
+  std::string problem;  // empty when every component was found
+};
+ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory);
+
+// The model set after the user picks `file` for `role` in the model browser. Inside one of
+// `folders` (ComfyUI models folders) the set becomes that folder with the file relative to it (the
+// other components are found there by their headers unless already named in it); elsewhere the
+// role's field is the file's absolute path and the set leaves the built-in model.
+ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::filesystem::path& file,
+                         const std::vector<std::filesystem::path>& folders);
+
+}  // namespace shotchain::models

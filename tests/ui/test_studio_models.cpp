@@ -1,0 +1,137 @@
+#include <QComboBox>
+#include <QFile>
+#include <QListWidget>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include "document/sequence_document.h"
+#include "main_window.h"
+#include "model_folder.h"
+#include "model_library/model_browser.h"
+#include "model_library/preferences_dialog.h"
+#include "runtime/torch_runtime.h"
+#include "sequence/edits.h"
+#include "sequence/sequence_io.h"
+#include "studio_settings.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::ui;
+using namespace shotchain::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+int rowOf(const ModelBrowser& browser, const std::string& fileName) {
+  for (std::size_t i = 0; i < browser.files().size(); ++i)
+    if (browser.files()[i].file.filename() == fileName) return static_cast<int>(i);
+  return -1;
+}
+
+QStringList problemsOf(MainWindow& window) {
+  QStringList out;
+  auto* list = window.findChild<QListWidget*>(QStringLiteral("Problems"));
+  for (int i = 0; list && i < list->count(); ++i) out << list->item(i)->text();
+  return out;
+}
+
+}  // namespace
+
+// The model folders of the preferences, the Models panel and the model problems a render would hit.
+class StudioModels : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    qputenv("SHOTCHAIN_NO_DIALOGS", "1");
+    QStandardPaths::setTestModeEnabled(true);
+    initTorchRuntime();
+  }
+
+  void browserListsAFolderAndWritesTheChoice() {
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    makeModelFolder(root);
+    writeFile(root / "models" / "vae" / "broken.safetensors", "not a safetensors file");
+    const QString folder = QString::fromStdString((root / "models").string());
+
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    ModelBrowser* browser = window.modelBrowser();
+    QVERIFY(browser);
+    QTRY_VERIFY(!browser->isScanning());
+    QVERIFY2(browser->useText().contains("builtin:demo"), qPrintable(browser->useText()));
+    window.setPreferencesHook([&](PreferencesDialog& dialog) { dialog.addFolder(folder); });
+    window.showPreferences();
+    QTRY_VERIFY_WITH_TIMEOUT(rowOf(*browser, "wan_tiny.safetensors") >= 0 && !browser->isScanning(), 10000);
+    const auto& files = browser->files();
+    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "wan_tiny.safetensors"))].id.role, models::ModelRole::Dit);
+    QVERIFY(files[static_cast<std::size_t>(rowOf(*browser, "wan_tiny.safetensors"))].id.description.starts_with("Wan 2.1 T2V, tiny"));
+    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "vae_tiny.safetensors"))].id.role, models::ModelRole::Vae);
+    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "umt5_tiny.safetensors"))].id.role, models::ModelRole::TextEncoder);
+    QVERIFY(!files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem.empty());
+    QVERIFY(rowOf(*browser, "dit.safetensors") >= 0);  // the built-in demo model is listed too
+
+    // The broken file cannot be chosen; the DiT can, and the rest of the set comes from its folder.
+    QVERIFY(!browser->useRow(rowOf(*browser, "broken.safetensors")));
+    QCOMPARE(window.document()->undoStack()->count(), 0);
+    QVERIFY(browser->useRow(rowOf(*browser, "wan_tiny.safetensors")));
+    const ModelSet& model = window.document()->sequence().settings.model;
+    QVERIFY(!model.isBuiltin());
+    QCOMPARE(QString::fromStdString(model.folder), folder);
+    QCOMPARE(model.dit, std::string("diffusion_models/wan_tiny.safetensors"));
+    QCOMPARE(window.document()->undoStack()->count(), 1);
+    QVERIFY2(browser->useText().contains("wan_tiny.safetensors") && browser->useText().contains("vae_tiny.safetensors") &&
+                 browser->useText().contains("umt5_tiny.safetensors"),
+             qPrintable(browser->useText()));
+    for (const QString& problem : problemsOf(window)) QVERIFY2(!problem.startsWith("model"), qPrintable(problem));
+
+    // A file that is not there is a problem in the Problems panel, naming the field, before any render.
+    SequenceSettings settings = window.document()->sequence().settings;
+    settings.model.dit = "diffusion_models/gone.safetensors";
+    QVERIFY(window.document()->edit(SetSettings{settings}).empty());
+    const QStringList problems = problemsOf(window);
+    QVERIFY2(problems.size() == 1 && problems[0].startsWith("model.dit") && problems[0].contains("gone.safetensors"),
+             qPrintable(problems.join('\n')));
+    QVERIFY(browser->useText().contains("gone.safetensors"));
+    window.document()->undoStack()->undo();
+    window.document()->undoStack()->undo();
+    QVERIFY(window.document()->sequence().settings.model.isBuiltin());
+    QCOMPARE(problemsOf(window), QStringList{"No problems"});
+  }
+
+  // Switching Weights to a models folder before giving one is refused by the document; the inspector
+  // and the Problems panel both say so.
+  void aRefusedModelChoiceIsAProblemToo() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QComboBox* source = nullptr;
+    for (QComboBox* box : window.findChildren<QComboBox*>())
+      if (box->findText(QStringLiteral("Models folder (ComfyUI layout)")) >= 0) source = box;
+    QVERIFY(source);
+    source->setCurrentIndex(1);
+    Q_EMIT source->activated(1);
+    QVERIFY(window.document()->sequence().settings.model.isBuiltin());
+    const QStringList problems = problemsOf(window);
+    QVERIFY2(problems.size() == 1 && problems[0].startsWith("Not applied: model.") && problems[0].contains("missing"),
+             qPrintable(problems.join('\n')));
+    source->setCurrentIndex(0);
+    Q_EMIT source->activated(0);
+    QCOMPARE(problemsOf(window), QStringList{"No problems"});
+  }
+
+  // The first start asks for the model folders once (here without a dialog) and remembers it.
+  void theFirstRunQuestionIsAskedOnce() {
+    QFile::remove(QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) + QStringLiteral("/studio.ini"));
+    QVERIFY(!StudioSettings().modelFoldersAsked());
+    QVERIFY(StudioSettings().modelFolders().isEmpty());
+    MainWindow window(QStringLiteral("CPU (test)"));
+    window.offerModelFolders();
+    QVERIFY(StudioSettings().modelFoldersAsked());
+  }
+};
+
+QTEST_MAIN(StudioModels)
+#include "test_studio_models.moc"

@@ -1,0 +1,62 @@
+#include "main_window.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QStatusBar>
+
+#include "document/sequence_document.h"
+#include "interop/comfy_import.h"
+#include "studio_settings.h"
+#include "util/bounded_file.h"
+
+// File › Import ComfyUI workflow: a workflow becomes a new untitled document.
+namespace shotchain::ui {
+namespace {
+
+bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
+
+}  // namespace
+
+void MainWindow::importComfyWithDialog() {
+  if (!confirmDiscard()) return;
+  const QString path = QFileDialog::getOpenFileName(this, tr("Import ComfyUI workflow"), QString(),
+                                                    tr("ComfyUI workflows (*.json);;All files (*)"));
+  if (!path.isEmpty()) importComfyFile(path);
+}
+
+bool MainWindow::importComfyFile(const QString& path) {
+  interop::ComfyImport imported;
+  interop::ComfyImportOptions options;
+  for (const QString& folder : settings_->modelFolders()) options.modelFolders.emplace_back(folder.toStdString());
+  try {
+    imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
+  } catch (const std::exception& error) {
+    QMessageBox box(QMessageBox::Warning, tr("Cannot import workflow"), QString::fromStdString(error.what()), QMessageBox::Ok, this);
+    if (dialogsAllowed()) box.exec();
+    statusBar()->showMessage(QString::fromStdString(error.what()));
+    return false;
+  }
+  imported.sequence.settings.name = QFileInfo(path).completeBaseName().toStdString();
+  QStringList details;
+  for (const interop::UnmappedNode& n : imported.unmapped)
+    details << tr("Not mapped: node %1 (%2): %3").arg(QString::fromStdString(n.id), QString::fromStdString(n.type),
+                                                     QString::fromStdString(n.why));
+  for (const std::string& note : imported.notes) details << tr("Note: %1").arg(QString::fromStdString(note));
+  const int shots = static_cast<int>(imported.sequence.shots.size());
+  document_->reset(std::move(imported.sequence), QString(), true);
+  updateTitle();
+  const QString summary = tr("Imported %1: %n shot(s), %2 node(s) not mapped", nullptr, shots)
+                              .arg(QFileInfo(path).fileName())
+                              .arg(imported.unmapped.size());
+  statusBar()->showMessage(summary);
+  if (dialogsAllowed() && !details.isEmpty()) {
+    QMessageBox box(QMessageBox::Information, tr("Workflow imported"),
+                    summary + tr(". Save the sequence to keep it; the workflow file was not changed."), QMessageBox::Ok, this);
+    box.setDetailedText(details.join('\n'));
+    box.exec();
+  }
+  return true;
+}
+
+}  // namespace shotchain::ui

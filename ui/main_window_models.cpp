@@ -1,0 +1,72 @@
+#include "main_window.h"
+
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStatusBar>
+
+#include "document/sequence_document.h"
+#include "model_library/model_browser.h"
+#include "model_library/preferences_dialog.h"
+#include "models/model_catalogue.h"
+#include "studio_settings.h"
+
+// The model folders of the preferences, the model browser and the first-run question.
+namespace shotchain::ui {
+namespace {
+
+bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
+
+}  // namespace
+
+QDockWidget* MainWindow::createModelDock() {
+  modelBrowser_ = new ModelBrowser(document_, settings_, this);
+  connect(modelBrowser_, &ModelBrowser::preferencesRequested, this, &MainWindow::showPreferences);
+  connect(modelBrowser_, &ModelBrowser::statusMessage, this, [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+  auto* dock = new QDockWidget(tr("Models"), this);
+  dock->setObjectName(QStringLiteral("ModelsDock"));
+  dock->setWidget(modelBrowser_);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+  viewMenu_->addAction(dock->toggleViewAction());
+  return dock;
+}
+
+std::string MainWindow::modelSetProblem() {
+  const ModelSet& model = document_->sequence().settings.model;
+  if (!modelCheck_ || !(modelCheck_->first == model))
+    modelCheck_ = std::make_pair(model, models::resolveModelSetUse(model, document_->baseFolder()).problem);
+  return modelCheck_->second;
+}
+
+void MainWindow::showPreferences() {
+  PreferencesDialog dialog(settings_->modelFolders(), this);
+  if (preferencesHook_) preferencesHook_(dialog);
+  else if (!dialogsAllowed() || dialog.exec() != QDialog::Accepted) return;
+  settings_->setModelFolders(dialog.modelFolders());
+  modelBrowser_->rescan();
+  modelCheck_.reset();
+  refreshProblems();
+}
+
+void MainWindow::offerModelFolders() {
+  if (settings_->modelFoldersAsked() || !settings_->modelFolders().isEmpty()) return;
+  settings_->setModelFoldersAsked();
+  if (!dialogsAllowed()) return;
+  QMessageBox box(QMessageBox::Question, tr("Your models"),
+                  tr("ShotChain renders the built-in demo model as it is. Do you have Wan 2.1 or SkyReels-V2 weights in a "
+                     "ComfyUI models folder? Add it, and the Models panel shows what it holds and which files a sequence "
+                     "will use. (Edit › Preferences changes it later.)"),
+                  QMessageBox::NoButton, this);
+  QPushButton* add = box.addButton(tr("Add Models Folder…"), QMessageBox::AcceptRole);
+  box.addButton(tr("Not Now"), QMessageBox::RejectRole);
+  box.exec();
+  if (box.clickedButton() != static_cast<QAbstractButton*>(add)) return;
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Models folder"));
+  if (dir.isEmpty()) return;
+  settings_->setModelFolders({dir});
+  modelBrowser_->rescan();
+}
+
+}  // namespace shotchain::ui

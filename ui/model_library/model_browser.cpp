@@ -1,0 +1,169 @@
+#include "model_library/model_browser.h"
+
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "document/sequence_document.h"
+#include "models/model_files.h"
+#include "sequence/edits.h"
+#include "studio_settings.h"
+#include "util/byte_size.h"
+
+namespace shotchain::ui {
+namespace {
+
+enum Column { Role, Model, Size, Dtype, File, Problem, ColumnCount };
+
+std::vector<std::filesystem::path> folderPaths(const QStringList& folders) {
+  std::vector<std::filesystem::path> out;
+  for (const QString& folder : folders) out.emplace_back(folder.toStdString());
+  return out;
+}
+
+}  // namespace
+
+ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      settings_(settings),
+      use_(new QLabel(this)),
+      folders_(new QLabel(this)),
+      table_(new QTableWidget(0, ColumnCount, this)),
+      useButton_(new QPushButton(tr("Use for This Sequence"), this)) {
+  use_->setWordWrap(true);
+  use_->setTextFormat(Qt::RichText);
+  use_->setObjectName(QStringLiteral("ModelUse"));
+  folders_->setWordWrap(true);
+  table_->setObjectName(QStringLiteral("ModelTable"));
+  table_->setHorizontalHeaderLabels({tr("Role"), tr("Model"), tr("Size"), tr("Dtype"), tr("File"), tr("Problem")});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role); double-click does the same"));
+  auto* rescanButton = new QPushButton(tr("Rescan"), this);
+  auto* foldersButton = new QPushButton(tr("Model Folders…"), this);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(useButton_);
+  buttons->addStretch();
+  buttons->addWidget(rescanButton);
+  buttons->addWidget(foldersButton);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(use_);
+  layout->addWidget(folders_);
+  layout->addWidget(table_, 1);
+  layout->addLayout(buttons);
+
+  connect(rescanButton, &QPushButton::clicked, this, &ModelBrowser::rescan);
+  connect(foldersButton, &QPushButton::clicked, this, &ModelBrowser::preferencesRequested);
+  connect(useButton_, &QPushButton::clicked, this, [this] { useRow(table_->currentRow()); });
+  connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { useRow(row); });
+  connect(document_, &SequenceDocument::replaced, this, &ModelBrowser::updateUse);
+  connect(document_, &SequenceDocument::changed, this, [this] {
+    if (!(document_->sequence().settings.model == shownModel_) || document_->baseFolder() != shownBase_) updateUse();
+  });
+  rescan();
+}
+
+void ModelBrowser::rescan() {
+  if (scanning_) {
+    rescanPending_ = true;
+    return;
+  }
+  scanning_ = true;
+  const QStringList folders = settings_->modelFolders();
+  folders_->setText(folders.isEmpty() ? tr("No model folders yet: add your ComfyUI models folder with Model Folders… "
+                                           "(the built-in demo model is always listed).")
+                                      : tr("Folders: %1").arg(folders.join(QStringLiteral(", "))));
+  std::vector<std::filesystem::path> paths = folderPaths(folders);
+  paths.push_back(models::builtinModelDirectory("demo"));
+  auto* watcher = new QFutureWatcher<std::vector<models::CataloguedModel>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+    showFiles(watcher->result());
+    watcher->deleteLater();
+    scanning_ = false;
+    if (rescanPending_) {
+      rescanPending_ = false;
+      rescan();
+    }
+  });
+  watcher->setFuture(QtConcurrent::run([paths] { return models::catalogueModelFolders(paths); }));
+}
+
+void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
+  files_ = std::move(files);
+  table_->setRowCount(static_cast<int>(files_.size()));
+  for (int row = 0; row < static_cast<int>(files_.size()); ++row) {
+    const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+    const QString role = m.id.role == models::ModelRole::None ? QStringLiteral("—") : QString::fromLatin1(models::roleName(m.id.role));
+    const QString cells[ColumnCount] = {role,
+                                        QString::fromStdString(m.id.description.empty() ? "—" : m.id.description),
+                                        QString::fromStdString(formatByteSize(m.bytes)),
+                                        QString::fromStdString(m.dtype),
+                                        QString::fromStdString(m.file.filename().string()),
+                                        QString::fromStdString(m.problem)};
+    for (int column = 0; column < ColumnCount; ++column) {
+      auto* item = new QTableWidgetItem(cells[column]);
+      item->setToolTip(column == File ? QString::fromStdString(m.file.string()) : cells[column]);
+      if (!m.problem.empty()) item->setForeground(QColor(0xf0, 0xc0, 0x40));
+      table_->setItem(row, column, item);
+    }
+  }
+  updateUse();
+}
+
+QString ModelBrowser::useText() const { return use_->text(); }
+
+void ModelBrowser::updateUse() {
+  const ModelSet& model = document_->sequence().settings.model;
+  shownModel_ = model;
+  shownBase_ = document_->baseFolder();
+  const models::ModelSetUse use = models::resolveModelSetUse(model, shownBase_);
+  const QString source = model.isBuiltin() ? tr("builtin:%1").arg(QString::fromStdString(model.builtin))
+                         : !model.folder.empty() ? tr("models folder %1").arg(QString::fromStdString(model.folder).toHtmlEscaped())
+                                                 : tr("separate files");
+  if (!use.problem.empty()) {
+    use_->setText(tr("<b>This sequence</b> (%1): <span style=\"color:#ff6b6b\">%2</span>")
+                      .arg(source, QString::fromStdString(use.problem).toHtmlEscaped()));
+    return;
+  }
+  auto name = [](const std::filesystem::path& p) { return QString::fromStdString(p.filename().string()).toHtmlEscaped(); };
+  use_->setText(tr("<b>This sequence</b> (%1) loads DiT <b>%2</b>, VAE <b>%3</b>, text encoder <b>%4</b>")
+                    .arg(source, name(use.dit), name(use.vae), name(use.textEncoder)));
+}
+
+bool ModelBrowser::useRow(int row) {
+  if (row < 0 || row >= static_cast<int>(files_.size())) return false;
+  const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+  if (m.id.role == models::ModelRole::None || !m.problem.empty()) {
+    Q_EMIT statusMessage(tr("%1 cannot be used: %2")
+                             .arg(QString::fromStdString(m.file.filename().string()),
+                                  QString::fromStdString(m.problem.empty() ? "not a model" : m.problem)));
+    return false;
+  }
+  SequenceSettings settings = document_->sequence().settings;
+  std::vector<std::filesystem::path> folders = folderPaths(settings_->modelFolders());
+  if (m.file.parent_path() == models::builtinModelDirectory("demo")) {
+    settings.model = ModelSet{};  // the built-in demo model's files are the built-in model
+  } else {
+    settings.model = models::chooseModelFile(settings.model, m.id.role, m.file, folders);
+  }
+  const Diagnostics errors = document_->edit(SetSettings{settings});
+  if (!errors.empty()) {
+    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+    return false;
+  }
+  Q_EMIT statusMessage(tr("The sequence's %1 is now %2")
+                           .arg(QString::fromLatin1(models::roleName(m.id.role)), QString::fromStdString(m.file.filename().string())));
+  return true;
+}
+
+}  // namespace shotchain::ui

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <QWidget>
+
+#include <vector>
+
+#include "models/model_catalogue.h"
+
+class QLabel;
+class QPushButton;
+class QTableWidget;
+
+namespace shotchain::ui {
+
+class SequenceDocument;
+class StudioSettings;
+
+// Every weights file in the model folders of the preferences (and the built-in demo model), as
+// detected from its header: role, family and variant, size, dtype, problem. Above the list, which
+// files the open sequence will load, or what is missing and why. "Use for this sequence" writes the
+// document's model set (one undo step). The folders are read off the GUI thread.
+class ModelBrowser : public QWidget {
+  Q_OBJECT
+
+ public:
+  ModelBrowser(SequenceDocument* document, StudioSettings* settings, QWidget* parent = nullptr);
+
+  const std::vector<models::CataloguedModel>& files() const { return files_; }
+  bool isScanning() const { return scanning_; }
+  QString useText() const;
+  // Sets the file of row `row` as the sequence's model for its role; false (with the reason in the
+  // status line) when the file cannot be used.
+  bool useRow(int row);
+
+ public Q_SLOTS:
+  void rescan();
+  void updateUse();
+
+ Q_SIGNALS:
+  void preferencesRequested();
+  void statusMessage(const QString& message);
+
+ private:
+  void showFiles(std::vector<models::CataloguedModel> files);
+
+  SequenceDocument* document_;
+  StudioSettings* settings_;
+  QLabel* use_;
+  QLabel* folders_;
+  QTableWidget* table_;
+  QPushButton* useButton_;
+  std::vector<models::CataloguedModel> files_;
+  ModelSet shownModel_;             // what `use_` describes: re-resolved only when it changes
+  std::filesystem::path shownBase_;
+  bool scanning_ = false;
+  bool rescanPending_ = false;
+};
+
+}  // namespace shotchain::ui
