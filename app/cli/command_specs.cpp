@@ -133,7 +133,8 @@ const CommandSpec kEvalDemoCommand{
      {"--chains", K::Int, "N", "two-shot chains per continuity mode (default 8)"},
      {"--steps", K::Int, "N", "sampling steps (default: the demo's)"},
      {"--shift", K::Double, "X", "schedule shift (default: the demo's)"},
-     {"--guidance", K::Double, "X", "guidance scale (default: the demo's)"}},
+     {"--guidance", K::Double, "X", "guidance scale (default: the demo's)"},
+     {"--condition-noise", K::Int, "T", "timestep of the handed prefix on a diffusion-forcing model (default: the demo's)"}},
     ""};
 
 const CommandSpec kImportComfyCommand{

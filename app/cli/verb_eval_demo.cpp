@@ -18,6 +18,7 @@ int runEvalDemo(const Args& args) {
   options.settings.steps = parsed.integer("--steps").value_or(demo::kDemoSteps);
   options.settings.shift = parsed.number("--shift").value_or(demo::kDemoShift);
   options.settings.guidance = parsed.number("--guidance").value_or(demo::kDemoGuidance);
+  options.settings.conditionNoise = parsed.integer("--condition-noise").value_or(demo::kDemoConditionNoise);
   const bool json = parsed.flag("--json");
   if (!json)
     options.log = [](const std::string& line) {

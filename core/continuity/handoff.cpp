@@ -60,7 +60,7 @@ at::Tensor decodeLastFrame(const models::VideoVae& vae, const at::Tensor& latent
 
 Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::VideoVae& vae,
                                  const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
-                                 std::uint64_t seed, c10::Device device) {
+                                 std::uint64_t seed, c10::Device device, const ConditioningOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   if (latentShape.size() != 4 || latentShape[1] < 1)
     throw std::invalid_argument("latent shape must be [C, F, h, w] with F ≥ 1");
@@ -104,7 +104,13 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.source = "handoff";
       const at::Tensor& p = previous->latent;
       const std::int64_t temporal = vae.geometry().temporalFactor;
-      if (p.size(1) > k) {
+      if (options.freshClipDecode) {
+        // The new latents follow a 1-frame latent of the shared frame: decode them after one (it is
+        // kept, as the held slot's last frame would be: the previous shot's last frame).
+        c.decodePrefix = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+        c.decodeSkipLatents = k;
+        c.dropPixelFrames = 0;
+      } else if (p.size(1) > k) {
         const at::Tensor prefix = resampleLatent(p.narrow(1, p.size(1) - k - 1, 1), h, w);
         c.decodePrefix = prefix.device() == device ? prefix : prefix.to(device);
         c.dropPixelFrames = temporal * k;  // the prefix's 1 frame, the k held slots' but their last frame
@@ -122,6 +128,11 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.conditionedOn = c.held.narrow(1, 1, k);
       c.sampleShape[1] = frames + k;
       c.dropPixelFrames = 1 + vae.geometry().temporalFactor * k;
+      if (options.freshClipDecode) {  // the new latents follow the anchor, as in a fresh clip: decode them so
+        c.decodePrefix = anchor;
+        c.decodeSkipLatents = 1 + k;
+        c.dropPixelFrames = 1;
+      }
       c.source = "last_frame_encode+handoff";
       break;
     }
@@ -158,7 +169,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     if (hasPrevious && !aliases(c.held, previous->latent)) c.bytesCopied = c.held.nbytes();
   }
   const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : 0;
-  c.outputPixelFrames = vae.geometry().pixelFrames(c.sampleShape[1] + prefixFrames) - c.dropPixelFrames;
+  c.outputPixelFrames = vae.geometry().pixelFrames(c.sampleShape[1] - c.decodeSkipLatents + prefixFrames) - c.dropPixelFrames;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
@@ -179,7 +190,9 @@ void restoreHeldSlots(at::Tensor& latent, const Conditioning& conditioning) {
 
 at::Tensor decodeInput(const at::Tensor& latent, const Conditioning& conditioning) {
   if (!conditioning.decodePrefix.defined()) return latent;
-  const at::Tensor shot = latent.dim() == 5 ? latent.squeeze(0) : latent;
+  at::Tensor shot = latent.dim() == 5 ? latent.squeeze(0) : latent;
+  if (conditioning.decodeSkipLatents > 0)
+    shot = shot.narrow(1, conditioning.decodeSkipLatents, shot.size(1) - conditioning.decodeSkipLatents);
   return at::cat({conditioning.decodePrefix.to(shot.device(), shot.scalar_type()), shot}, 1);
 }
 

@@ -56,6 +56,7 @@ struct Conditioning {
   at::Tensor conditionedOn;
   std::vector<std::int64_t> sampleShape;  // the latent shape to sample [C, F', h, w]
   at::Tensor decodePrefix;                // [C, 1, h, w] decoded ahead of the latent, see above
+  std::int64_t decodeSkipLatents = 0;     // leading sampled latent frames left out of the decode (freshClipDecode)
   std::int64_t dropPixelFrames = 0;       // decoded frames to drop at the start
   std::int64_t outputPixelFrames = 0;     // decoded frames kept
   bool resampled = false;                 // the tail was resampled to a new resolution
@@ -63,6 +64,14 @@ struct Conditioning {
   double seconds = 0;                     // wall time of prepareConditioning
 
   std::int64_t heldFrames() const { return held.defined() ? held.size(1) : 0; }
+};
+
+// How the model of the render continues a handed latent.
+struct ConditioningOptions {
+  // `latent` and `latent_overlap`: decode the shot's new latents right after a one-frame encode of the
+  // previous shot's last frame (decodePrefix), leaving the handed latents out of the decode
+  // (DitCapabilities::freshClipContinuation). Frame counts stay those of the mode.
+  bool freshClipDecode = false;
 };
 
 // A seed for the held-slot noise, derived from the shot seed (splitmix64), so it is unrelated to the
@@ -78,7 +87,7 @@ std::uint64_t handoffNoiseSeed(std::uint64_t shotSeed);
 // result lives on `device`. Throws std::invalid_argument naming the tensor for bad shapes.
 Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::VideoVae& vae,
                                  const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
-                                 std::uint64_t seed, c10::Device device);
+                                 std::uint64_t seed, c10::Device device, const ConditioningOptions& options = {});
 
 // The sampler hook holding the slots: x[:, 0:n] = (1 − σ)·held + σ·noise before every model call
 // (flow matching: x_σ = (1 − σ)·x₀ + σ·ε). Empty function when nothing is held. Keeps its own

@@ -38,6 +38,11 @@ models::WanConfig demoDitConfig() {
   c.textDim = demoUmt5Config().dim;
   c.numHeads = 2;
   c.numLayers = 4;
+  // Diffusion forcing with block-causal attention over single latent frames (demo v2): a handed latent
+  // is a clean prefix the model was trained on, and the same weights can stream with a KV cache.
+  c.diffusionForcing = true;
+  c.causalBlockSize = 1;
+  c.freshClipContinuation = true;  // its VAE drifts in colour past one 17-frame clip (resources/README.md)
   return c;
 }
 

@@ -31,6 +31,9 @@ inline constexpr int kDemoFps = 16;
 inline constexpr int kDemoSteps = 20;
 inline constexpr double kDemoShift = 3.0;
 inline constexpr double kDemoGuidance = 4.0;
+// The timestep a handed prefix is fed at (continuity.condition_noise of workflows/demo*.json): within
+// the prefix noise the DiT is trained with (DiffusionForcingRecipe::prefixNoise).
+inline constexpr int kDemoConditionNoise = 0;
 // The σ shift of the training distribution (shifted uniform).
 inline constexpr double kDemoTrainShift = 3.0;
 

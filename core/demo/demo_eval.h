@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "demo/chain_cut_eval.h"
 #include "demo/demo_generation.h"
 #include "demo/prompt_reliance.h"
 #include "demo/vae_handoff.h"
@@ -14,17 +15,10 @@ namespace shotchain::demo {
 struct DemoEvalOptions {
   std::filesystem::path dir;  // the shipped files
   int samples = 60;           // held-out clips (seeds ≥ kHeldOutSeedStart): their prompts, one sample each
-  int chains = 8;             // two-shot chains per continuity mode
+  int chains = 8;             // two-shot chains per continuity mode (and method)
   int psnrClips = 24;         // held-out clips for the VAE round trip
   DemoShotSettings settings;
   std::function<void(const std::string&)> log;
-};
-
-struct ContinuityResult {
-  std::string mode;
-  double medianRatio = 0;  // centroid jump across the cut / median per-frame centroid motion inside the shots
-  double meanRatio = 0;
-  int measured = 0;        // chains where both frames at the cut had an object
 };
 
 // How often the frame analyser names a clip's colour, shape and direction correctly.
@@ -44,7 +38,7 @@ struct DemoEvalReport {
   double found = 0;  // fraction of samples with an object in most frames
   double colourAccuracy = 0, shapeAccuracy = 0, directionAccuracy = 0;
   std::vector<BackgroundAccuracy> byBackground;  // demoBackgrounds() order
-  std::vector<ContinuityResult> continuity;  // none, latent, latent_overlap, vae_roundtrip
+  std::vector<ChainCutResult> continuity;  // evaluateAllChainCuts' sets
   double vaePsnr = 0;                        // dB, mean over held-out clips (frames in 0…1)
   // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on
   // their VAE round trips (what a DiT that produced the clips' exact latents would score).
@@ -60,7 +54,7 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& options);
 std::string formatDemoEvalTable(const DemoEvalReport& report);
 std::string demoEvalJson(const DemoEvalReport& report);
 
-// The 4-shot story of workflows/demo.json: one red circle moving right, right, down, down.
+// The 4-shot story of workflows/demo.json: one red circle moving right, down, left, up.
 std::vector<std::string> demoStoryPrompts();
 
 }  // namespace shotchain::demo

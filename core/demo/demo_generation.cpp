@@ -1,5 +1,7 @@
 #include "demo/demo_generation.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 
 #include "continuity/handoff.h"
@@ -39,17 +41,29 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
     prev.lastFrame = previous->frames.select(1, previous->frames.size(1) - 1);
   }
   const continuity::Conditioning conditioning = continuity::prepareConditioning(
-      handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU);
+      handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
+      continuity::ConditioningOptions{m.dit->capabilities().freshClipContinuation});
   sampling::SamplerOptions options;
   options.steps = s.steps;
   options.shift = s.shift;
   options.guidance = s.guidance;
   options.seed = seed;
+  const models::DitCapabilities capabilities = m.dit->capabilities();
+  // The re-noised slot takes one timestep for the whole clip (the hook runs on that path only).
+  const bool cleanPrefix = capabilities.perFrameTimesteps && !(s.renoisedSlot && conditioning.heldFrames() > 0);
+  if (cleanPrefix) {
+    sampling::PerFrameSampling forcing;
+    forcing.prefix = conditioning.held;
+    forcing.conditionNoise = conditioning.heldFrames() > 0 ? s.conditionNoise : 0;
+    forcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, capabilities.causalBlockSize));
+    options.perFrame = forcing;
+  }
   const at::Tensor cond = m.text->encode(prompt);
   const at::Tensor uncond = m.text->encode(sampling::effectiveNegativePrompt(""));
   sampling::SampleResult result = sampling::sampleFlow(sampling::ditDenoiser(*m.dit), conditioning.sampleShape, cond,
-                                                       uncond, options, {}, continuity::holdSlotsHook(conditioning));
-  continuity::restoreHeldSlots(result.latent, conditioning);
+                                                       uncond, options, {},
+                                                       cleanPrefix ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning));
+  if (!cleanPrefix) continuity::restoreHeldSlots(result.latent, conditioning);
   DemoShot shot;
   shot.latent = result.latent;
   shot.heldLatentFrames = conditioning.heldFrames();

@@ -36,6 +36,12 @@ struct DemoShotSettings {
   double guidance = 4.0;
   int frames = 17;
   int width = 64, height = 64;
+  // On a model with per-frame timesteps a handed latent is a clean prefix (diffusion forcing, as the
+  // renderer does); true holds it re-noised to each step's level instead (the method of one-timestep
+  // models), so an eval can show what diffusion forcing buys.
+  bool renoisedSlot = false;
+  // continuity.condition_noise of the continuing shots (diffusion forcing: the prefix fed this noised).
+  int conditionNoise = 0;
 };
 
 struct DemoShot {
@@ -45,7 +51,8 @@ struct DemoShot {
 };
 
 // One shot, optionally continuing `previous` (its final latent and last frame) with `continuity`
-// (continuity/handoff.h: held slots re-noised through sampling, restored at the end).
+// (continuity/handoff.h), the way the renderer's shot pass does: a clean prefix on a model with
+// per-frame timesteps, else held slots re-noised through sampling and restored at the end.
 DemoShot generateDemoShot(const DemoModels& models, const std::string& prompt, std::uint64_t seed,
                           const DemoShotSettings& settings, const Continuity& handoff = {},
                           const DemoShot* previous = nullptr);

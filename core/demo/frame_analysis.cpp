@@ -71,9 +71,9 @@ int nearestColour(const std::array<float, 3>& rgb) {
   return best;
 }
 
-Shape shapeFromFill(float fill) {
-  if (fill >= 0.89f) return Shape::Square;
-  if (fill < 0.64f) return Shape::Triangle;
+Shape shapeFromOutline(float fill, float aspect) {
+  if (aspect >= kBarAspect) return Shape::Bar;
+  if (fill < kTriangleFill) return Shape::Triangle;
   return Shape::Circle;
 }
 
@@ -125,6 +125,7 @@ FrameObservation analyseFrame(const at::Tensor& frameIn, float threshold) {
   o.cx = static_cast<float>(sx / o.pixels);
   o.cy = static_cast<float>(sy / o.pixels);
   o.fill = static_cast<float>(o.pixels) / static_cast<float>((o.maxX - o.minX + 1) * (o.maxY - o.minY + 1));
+  o.aspect = static_cast<float>(o.maxX - o.minX + 1) / static_cast<float>(o.maxY - o.minY + 1);
   o.touchesBorder = o.minX == 0 || o.minY == 0 || o.maxX == w - 1 || o.maxY == h - 1;
   o.components = countBlobs(mask, w, h);
   std::array<double, 3> sum{};
@@ -144,7 +145,7 @@ ClipObservation analyseClip(const at::Tensor& video, float stillBelow) {
   ClipObservation clip;
   const std::int64_t frames = video.size(1);
   std::array<double, 3> rgb{};
-  std::vector<float> fills, steps;
+  std::vector<float> fills, aspects, steps;
   std::vector<double> ts, xs, ys;
   const FrameObservation* previous = nullptr;
   clip.frames.reserve(static_cast<std::size_t>(frames));
@@ -158,7 +159,10 @@ ClipObservation analyseClip(const at::Tensor& video, float stillBelow) {
     ++clip.foundFrames;
     if (o.components == 1) ++clip.singleObjectFrames;
     for (std::size_t c = 0; c < 3; ++c) rgb[c] += o.meanRgb[c];
-    if (!o.touchesBorder) fills.push_back(o.fill);
+    if (!o.touchesBorder) {
+      fills.push_back(o.fill);
+      aspects.push_back(o.aspect);
+    }
     ts.push_back(static_cast<double>(t));
     xs.push_back(o.cx);
     ys.push_back(o.cy);
@@ -171,7 +175,8 @@ ClipObservation analyseClip(const at::Tensor& video, float stillBelow) {
   clip.colour = nearestColour(mean);
   clip.hue = hueDegrees(mean);
   clip.fill = fills.empty() ? 0 : median(fills);
-  clip.shape = shapeFromFill(clip.fill);
+  clip.aspect = aspects.empty() ? 0 : median(aspects);
+  clip.shape = shapeFromOutline(clip.fill, clip.aspect);
   clip.medianStep = median(steps);
   if (ts.size() >= 2) {
     const double n = static_cast<double>(ts.size());

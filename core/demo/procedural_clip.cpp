@@ -14,7 +14,7 @@ constexpr int kSuper = 4;  // supersampling per axis
 bool inside(Shape shape, float dx, float dy, float r) {
   switch (shape) {
     case Shape::Circle: return dx * dx + dy * dy <= r * r;
-    case Shape::Square: return std::fabs(dx) <= r * 0.85f && std::fabs(dy) <= r * 0.85f;
+    case Shape::Bar: return std::fabs(dx) <= r && std::fabs(dy) <= r / 3;
     case Shape::Triangle: {
       // Upward-pointing isosceles triangle filling the box [−r, r]²: apex (0, −r), base y = r.
       if (dy > r || dy < -r) return false;
@@ -43,7 +43,7 @@ const std::vector<NamedColour>& demoBackgrounds() {
 const char* shapeName(Shape shape) {
   switch (shape) {
     case Shape::Circle: return "circle";
-    case Shape::Square: return "square";
+    case Shape::Bar: return "bar";
     case Shape::Triangle: return "triangle";
   }
   return "?";
@@ -96,6 +96,43 @@ ClipParams randomClipParams(std::uint64_t seed) {
   return p;
 }
 
+ClipParams continuationClipParams(const ClipParams& first, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 0xD1B54A32D192ED03ULL + 0x2545F491ULL);
+  auto uniform = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+  ClipParams p = first;
+  const auto [x, y] = clipCentre(first, first.frames - 1);
+  p.x0 = x;
+  p.y0 = y;
+  // The object may touch the edge at the end, as in randomClipParams.
+  auto fits = [&](Direction d, float speed) {
+    const auto [sx, sy] = directionStep(d);
+    const float travel = speed * static_cast<float>(p.frames - 1);
+    const float ex = p.x0 + sx * travel, ey = p.y0 + sy * travel;
+    return ex >= p.radius - 0.5f && ex <= static_cast<float>(p.width) - p.radius + 0.5f && ey >= p.radius - 0.5f &&
+           ey <= static_cast<float>(p.height) - p.radius + 0.5f;
+  };
+  std::vector<Direction> options;
+  for (float speed : {uniform(1.0f, 2.0f), 1.0f}) {
+    p.speed = speed;
+    for (Direction d : {Direction::Left, Direction::Right, Direction::Up, Direction::Down})
+      if (d != first.direction && fits(d, speed)) options.push_back(d);
+    if (!options.empty()) break;
+  }
+  if (options.empty()) {
+    p.direction = Direction::Still;
+    p.speed = 0;
+    return p;
+  }
+  // One in five continuations stays still (a still object is a continuation too).
+  if (std::uniform_int_distribution<int>(0, 4)(rng) == 0 && first.direction != Direction::Still) {
+    p.direction = Direction::Still;
+    p.speed = 0;
+    return p;
+  }
+  p.direction = options[static_cast<std::size_t>(std::uniform_int_distribution<int>(0, static_cast<int>(options.size()) - 1)(rng))];
+  return p;
+}
+
 std::string clipPrompt(int colour, Shape shape, Direction direction, int background) {
   const std::string motion =
       direction == Direction::Still ? "staying still" : std::string("moving ") + directionName(direction);
@@ -135,6 +172,10 @@ at::Tensor renderClip(const ClipParams& p) {
     }
   }
   return at::from_blob(data.data(), {3, p.frames, p.height, p.width}, at::TensorOptions().dtype(at::kFloat)).clone();
+}
+
+at::Tensor renderChain(const ClipParams& first, const ClipParams& second) {
+  return at::cat({renderClip(first), renderClip(second).narrow(1, 1, second.frames - 1)}, 1);
 }
 
 at::Tensor objectMask(const at::Tensor& clip, const ClipParams& params) {

@@ -16,6 +16,9 @@ struct DitCapabilities {
   bool perFrameTimesteps = false;    // t may be [B, F]: one timestep per latent frame (diffusion forcing)
   std::int64_t causalBlockSize = 0;  // > 0: block-causal self-attention over blocks of this many frames
   bool kvCache = false;              // keeps the keys/values of earlier frames between calls (streaming)
+  // After a `latent` cut its new latents continue a fresh clip from the previous shot's last frame
+  // (continuity::ConditioningOptions::freshClipDecode).
+  bool freshClipContinuation = false;
 };
 
 // A video diffusion transformer, whatever its family: what residency, the sampler and the renderer

@@ -84,6 +84,7 @@ std::string WanConfig::toJson() const {
   if (injectSampleInfo) json["inject_sample_info"] = true;
   if (causalBlockSize > 0) json["causal_block_size"] = causalBlockSize;
   if (diffusionForcing) json["diffusion_forcing"] = true;
+  if (freshClipContinuation) json["fresh_clip_continuation"] = true;
   return json.dump();
 }
 
@@ -135,6 +136,7 @@ WanConfig WanConfig::fromJson(std::string_view text) {
   config.crossAttnNorm = flag("cross_attn_norm", config.crossAttnNorm);
   config.injectSampleInfo = flag("inject_sample_info", config.injectSampleInfo);
   config.diffusionForcing = flag("diffusion_forcing", config.diffusionForcing);
+  config.freshClipContinuation = flag("fresh_clip_continuation", config.freshClipContinuation);
   if (json.contains("causal_block_size") && !json["causal_block_size"].is_null()) {
     const Json& block = json["causal_block_size"];
     if (!block.is_number_integer() || block.get<std::int64_t>() < 0)

@@ -39,6 +39,10 @@ struct WanConfig {
   std::int64_t causalBlockSize = 0;
   // Trained with one timestep per latent frame (diffusion forcing). Implied by the two above.
   bool diffusionForcing = false;
+  // Trained to continue a handed latent with the latents of a fresh clip that starts on the previous
+  // shot's last frame (the demo model, whose VAE is coherent over one clip only): a shot after a
+  // `latent` cut decodes its new latents after a one-frame encode of that frame.
+  bool freshClipContinuation = false;
 
   std::int64_t headDim() const { return dim / numHeads; }
   std::int64_t patchVolume() const { return patch[0] * patch[1] * patch[2]; }

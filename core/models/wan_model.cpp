@@ -197,7 +197,7 @@ const WanConfig& WanModel::config() const { return impl_->config; }
 std::string WanModel::family() const { return impl_->config.family() + ", " + impl_->config.variant(); }
 
 DitCapabilities WanModel::capabilities() const {
-  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, false};
+  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, false, impl_->config.freshClipContinuation};
 }
 
 std::int64_t WanModel::latentChannels() const { return impl_->config.inDim; }

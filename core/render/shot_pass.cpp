@@ -271,6 +271,9 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   residency_.beforeShot(index);
   const models::VideoDiffusionModel& dit = residency_.dit();
   const models::DitCapabilities capabilities = dit.capabilities();
+  // A model that continues with a fresh clip's latents decodes after the previous shot's last frame:
+  // that shot's decode must be done (afterShot of it after beforeShot of this one, as with overlap).
+  if (previous && shot.continuity.mode == ContinuityMode::Latent && capabilities.freshClipContinuation) pump(true);
   const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
   continuity::PreviousShot handed;
   at::Tensor previousTail;
@@ -280,7 +283,8 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
     previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
   }
   continuity::Conditioning conditioning = continuity::prepareConditioning(
-      shot.continuity, previous ? &handed : nullptr, vae, fallbackImage(shot), shape, shot.seed, models_.device);
+      shot.continuity, previous ? &handed : nullptr, vae, fallbackImage(shot), shape, shot.seed, models_.device,
+      continuity::ConditioningOptions{capabilities.freshClipContinuation});
 
   ShotStarted started;
   started.index = index;

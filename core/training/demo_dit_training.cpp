@@ -33,6 +33,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  if (o.diffusionForcing && o.shapeWeight > 0)
+    throw std::invalid_argument("trainDemoDit: shapeWeight is not available with diffusion forcing");
   if (o.shapeWeight > 0 && !(data.shapeCells.defined() && data.shapeCells.size(0) == data.latents.size(0)))
     throw std::invalid_argument("trainDemoDit: shapeWeight needs data.shapeCells, a row for each latent");
   at::Generator g = at::detail::createCPUGenerator(o.seed);
@@ -48,6 +50,10 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   const std::int64_t n = data.latents.size(0);
   const auto longs = at::TensorOptions().dtype(at::kLong);
   const at::Tensor prompt = at::tensor(std::vector<std::int64_t>(data.prompt.begin(), data.prompt.end()), longs);
+  const at::Tensor continuation =
+      data.continuationPrompt.empty()
+          ? at::Tensor()
+          : at::tensor(std::vector<std::int64_t>(data.continuationPrompt.begin(), data.continuationPrompt.end()), longs);
   const at::Tensor unconditional =
       at::tensor(std::vector<std::int64_t>(data.unconditional.begin(), data.unconditional.end()), longs);
   std::deque<double> recent;
@@ -68,23 +74,39 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
       break;
     }
     const at::Tensor index = at::randint(n, {o.batch}, g, longs);
-    const at::Tensor x0 = data.latents.index_select(0, index);
-    at::Tensor rows = prompt.index_select(0, index);
+    at::Tensor x0, noisy, target, timestep, rows, frameMask;
+    if (o.diffusionForcing) {
+      DiffusionForcingBatch batch = makeDiffusionForcingBatch(data.latents, index, prompt, continuation, o.forcing, g);
+      x0 = batch.x0;
+      noisy = batch.noisy;
+      target = batch.target;
+      timestep = batch.timestep;
+      rows = batch.promptRow;
+      frameMask = batch.lossMask;
+    } else {
+      x0 = data.latents.index_select(0, index);
+      const FlowMatchingBatch batch = makeFlowMatchingBatch(x0, o.shift, g);
+      noisy = batch.noisy;
+      target = batch.target;
+      timestep = batch.timestep;
+      rows = prompt.index_select(0, index);
+    }
     const at::Tensor drop = at::rand({o.batch}, g, at::TensorOptions().dtype(at::kDouble)).lt(o.dropout);
     if (unconditional.numel() > 0) {
       const at::Tensor pick = unconditional.index_select(0, at::randint(unconditional.numel(), {o.batch}, g, longs));
       rows = at::where(drop, pick, rows);
     }
     const at::Tensor context = data.contexts.index_select(0, rows);
-    const FlowMatchingBatch batch = makeFlowMatchingBatch(x0, o.shift, g);
     optimizer.zeroGrad();
-    const at::Tensor velocity = model.forwardBatch(batch.noisy, batch.timestep, context);
-    const at::Tensor error = (velocity - batch.target).pow(2);
+    const at::Tensor velocity = model.forwardBatch(noisy, timestep, context);
+    const at::Tensor error = (velocity - target).pow(2);
     at::Tensor loss = error.mean();
     const bool byShape = o.shapeWeight > 0;
-    if (o.objectWeight > 0 || byShape) {
-      at::Tensor w = objectLossWeights(x0, o.objectWeight, o.objectSaturation);
+    if (o.objectWeight > 0 || byShape || frameMask.defined()) {
+      at::Tensor w = o.objectWeight > 0 ? objectLossWeights(x0, o.objectWeight, o.objectSaturation)
+                                        : at::ones({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)}, x0.options());
       if (byShape) w = w + shapeLossWeights(data.shapeCells.index_select(0, index), o.shapeWeight);
+      if (frameMask.defined()) w = w * frameMask;
       loss = error.mul(w).mean() / w.mean();
     }
     loss.backward();

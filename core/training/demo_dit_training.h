@@ -7,6 +7,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "training/diffusion_forcing_batch.h"
+
 namespace shotchain::models {
 class WanModel;
 }
@@ -15,8 +17,11 @@ namespace shotchain::training {
 
 // Precomputed training set of the DiT: normalised VAE latents and the text contexts of their prompts.
 struct DitTrainingData {
-  at::Tensor latents;             // [N, C, F, H, W]
-  std::vector<int> prompt;        // [N] row of `contexts` for each latent
+  // [N, C, F, H, W]. With continuationPrompt: two-clip chains encoded in one causal pass, the first
+  // clip's latent frames then the second clip's continuation latents.
+  at::Tensor latents;
+  std::vector<int> prompt;        // [N] row of `contexts` for each latent (the first clip's)
+  std::vector<int> continuationPrompt;  // [N] the second clip's rows, or empty (no chains)
   at::Tensor contexts;            // [P, textLen, textDim] zero-padded
   std::vector<int> unconditional; // rows used for prompt dropout (empty and default negative prompts)
   // Optional [N, 1, F, H, W]: the share of each latent cell's pixels where the clip's three shapes
@@ -44,6 +49,10 @@ struct DitTrainingOptions {
   // the DiT hardly reads the shape word: swapping it raised the loss by 0.002 at σ 0.7, the colour
   // word by 0.12, though the text encoder's contexts differ as much for either.
   double shapeWeight = 0.0;
+  // Diffusion forcing (models with per-frame timesteps): per-frame σ, clean prefixes and chain windows
+  // of `window` frames, drawn by `forcing`. Off: one σ per clip over all of data.latents' frames.
+  bool diffusionForcing = false;
+  DiffusionForcingRecipe forcing;
   std::uint64_t seed = 0;
   double maxSeconds = 0;  // 0 = no cap
   long checkpointEvery = 0;
@@ -65,7 +74,8 @@ at::Tensor objectLossWeights(const at::Tensor& x0, double weight, double saturat
 // weight · min(1, cells / 0.25) for shapeCells rows [B, 1, F, H, W]; no gradient.
 at::Tensor shapeLossWeights(const at::Tensor& shapeCells, double weight);
 
-// Flow-matching training of `model` (velocity target ε − x₀, σ shifted-uniform), AdamW, EMA.
+// Flow-matching training of `model` (velocity target ε − x₀, σ shifted-uniform), AdamW, EMA; with
+// options.diffusionForcing one σ per latent frame, and the loss left out on the clean prefix.
 // With options.objectWeight (and shapeWeight) the squared error is averaged under objectLossWeights
 // (plus shapeLossWeights).
 // Deterministic given options.seed. `model` keeps the raw (non-EMA) weights; the EMA weights go

@@ -65,10 +65,11 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   std::filesystem::create_directories(o.outDir);
   DemoTrainReport report;
 
-  // 1. Tokenizer and the frozen random text encoder.
+  // 1. Tokenizer and the frozen random text encoder (written again for a new DiT: the prompt language
+  // may have changed since the VAE was trained; the encoder's weights come from the seed alone).
   const auto tokenizerPath = o.outDir / demo::kTokenizerFile;
   const auto textPath = o.outDir / demo::kTextEncoderFile;
-  if (!keepVae) {
+  if (!o.resumeDit) {
     demo::trainDemoTokenizer(tokenizerPath);
     demo::saveUmt5(textPath, models::Umt5Encoder::random(demo::demoUmt5Config(), o.seed + 1));
   }
@@ -90,7 +91,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     contexts.push_back(sampling::padContext(text.encode(uncond), ditConfig.textLen));
   }
   data.contexts = at::stack(contexts);
-  log(std::string(keepVae ? "tokenizer and text encoder kept" : "tokenizer and text encoder written") + " (" +
+ log(std::string(o.resumeDit ? "tokenizer and text encoder kept" : "tokenizer and text encoder written") + " (" +
       std::to_string(prompts.size()) + " prompts)");
 
   // 2. VAE.
@@ -123,6 +124,11 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   std::vector<at::Tensor> shapeCells;
   const int temporalFactor = static_cast<int>(vae.config().temporalFactor());
   const int spatialFactor = static_cast<int>(vae.config().spatialFactor());
+  // A model with per-frame timesteps learns continuation from two-clip chains (diffusion forcing).
+  const bool forcing = o.resumeDit ? models::WanModel::load(io::WeightSet::open(o.outDir / demo::kDitFile)).config().takesPerFrameTimesteps()
+                                   : o.ditConfig.takesPerFrameTimesteps();
+  const bool chains = forcing;
+  if (forcing && o.shapeWeight > 0) throw std::invalid_argument("train-demo: --shape-weight is not available with diffusion forcing");
   {
     const at::NoGradGuard noGrad;
     for (int i = 0; i < o.latentClips; ++i) {
@@ -132,8 +138,20 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
       }
       const demo::ClipParams params = demo::randomClipParams(o.seed * 7919 + static_cast<std::uint64_t>(i));
       const at::Tensor clip = demo::renderClip(params);
-      latents.push_back(vae.encode(clip, false));
       data.prompt.push_back(promptRow.at(demo::clipPrompt(params)));
+      at::Tensor latent = vae.encode(clip, false);
+      if (chains) {
+        // The second clip starts on the first one's last frame and is encoded on its own: this causal
+        // VAE was trained on 17-frame clips and drifts in colour past them (a red circle decodes magenta
+        // from frame ~20 of one 33-frame encode), so its latents after frame 0 (1-frame latent of that
+        // shared frame) are what a shot after a `latent` cut must produce and decode (after a one-frame
+        // encode of the previous shot's last frame, continuity::Conditioning::decodePrefix).
+        const demo::ClipParams next = demo::continuationClipParams(params, o.seed * 104729 + static_cast<std::uint64_t>(i));
+        data.continuationPrompt.push_back(promptRow.at(demo::clipPrompt(next)));
+        const at::Tensor second = vae.encode(demo::renderClip(next), false);
+        latent = at::cat({latent, second.narrow(1, 1, second.size(1) - 1)}, 1);
+      }
+      latents.push_back(latent);
       if (o.shapeWeight > 0)
         shapeCells.push_back(
             sampling::poolVideoToLatentGrid(demo::shapeDisagreementMask(params), temporalFactor, spatialFactor));
@@ -164,8 +182,9 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   // 4. Latent → RGB preview factors of this VAE.
   if (!keepVae) {
     const auto n = static_cast<std::int64_t>(pooled.size());
+    const at::Tensor rgb = at::stack(pooled);  // the first clip of each chain: its latent frames come first
     sampling::LatentRgbFactors factors =
-        sampling::fitLatentRgbFactors(data.latents.narrow(0, 0, n), at::stack(pooled));
+        sampling::fitLatentRgbFactors(data.latents.narrow(0, 0, n).narrow(2, 0, rgb.size(2)), rgb);
     factors.source = "fitted on the builtin:demo VAE (shotchain train-demo)";
     sampling::saveLatentRgbFactors(o.outDir / demo::kLatentRgbFile, factors);
     log("latent_rgb factors written");
@@ -188,6 +207,9 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   dopt.shift = demo::kDemoTrainShift;
   dopt.objectWeight = 4;
   dopt.shapeWeight = o.shapeWeight;
+  dopt.diffusionForcing = forcing;
+  dopt.forcing.shift = demo::kDemoTrainShift;
+  dopt.forcing.window = vae.config().latentFrames(demo::ClipParams{}.frames);
   dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;
   dopt.log = o.log;
   dopt.checkpointEvery = 250;

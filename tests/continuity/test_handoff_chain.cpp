@@ -267,6 +267,42 @@ class TestHandoffChain : public QObject {
     QVERIFY(c.held.storage().is_alias_of(stored.storage()));  // nothing wrote into the ring entry
   }
 
+  // A model trained to continue with a fresh clip's latents (DitCapabilities::freshClipContinuation):
+  // the handoff stays the ring entry itself, but the decode starts with a one-frame encode of the
+  // previous shot's last frame and leaves the held slot out; the shot still writes `frames` frames.
+  void freshClipDecodeStartsFromTheLastFrame() {
+    LatentRingBuffer ring;
+    render("one", Continuity{}, ring, 101, shape());
+    const at::Tensor stored = *ring.handoff("main");
+    Continuity settings;
+    settings.mode = ContinuityMode::Latent;
+    const PreviousShot previous{stored, lastFrame_};
+    const Conditioning c = prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU,
+                                               ConditioningOptions{true});
+    QVERIFY(c.held.storage().is_alias_of(stored.storage()));  // the handoff is still zero copy
+    QCOMPARE(*handoffMse(c), 0.0);
+    QVERIFY(at::allclose(c.decodePrefix, vae_->encode(lastFrame_.unsqueeze(1)), 1e-5, 1e-6));
+    QCOMPARE(c.decodeSkipLatents, std::int64_t{1});
+    QCOMPARE(c.dropPixelFrames, std::int64_t{0});
+    QCOMPARE(c.outputPixelFrames, std::int64_t{kFrames});
+    const at::Tensor latent = at::randn({16, c.sampleShape[1], 2, 2});
+    const at::Tensor input = decodeInput(latent, c);
+    QCOMPARE(input.size(1), c.sampleShape[1]);  // the prefix in place of the held slot
+    QVERIFY(at::equal(input.narrow(1, 0, 1), c.decodePrefix));
+    QVERIFY(at::equal(input.narrow(1, 1, input.size(1) - 1), latent.narrow(1, 1, latent.size(1) - 1)));
+    QCOMPARE(keptFrames(vae_->decode(input), c).size(1), std::int64_t{kFrames});
+
+    // latent_overlap: the anchor it holds at slot 0 is the decode's prefix; the k handed latents are skipped.
+    settings.mode = ContinuityMode::LatentOverlap;
+    settings.overlapLatents = 1;
+    const Conditioning o = prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU, ConditioningOptions{true});
+    QCOMPARE(o.decodeSkipLatents, std::int64_t{2});
+    QVERIFY(at::equal(o.decodePrefix, o.held.narrow(1, 0, 1)));
+    QCOMPARE(o.outputPixelFrames, std::int64_t{kFrames - 1});
+    const at::Tensor overlap = at::randn({16, o.sampleShape[1], 2, 2});
+    QCOMPARE(keptFrames(vae_->decode(decodeInput(overlap, o)), o).size(1), std::int64_t{kFrames - 1});
+  }
+
   void resolutionChangeResamplesInLatentSpace() {
     LatentRingBuffer ring;
     render("one", Continuity{}, ring, 101, shape());

@@ -15,6 +15,7 @@ class SequenceRoundTrip : public QObject {
   void workflowsLoadCleanly_data() {
     QTest::addColumn<QString>("file");
     QTest::newRow("demo") << "demo.json";
+    QTest::newRow("demo prompt change") << "demo_prompt_change.json";
     QTest::newRow("wan21 five shots") << "wan21_1.3b_five_shots.json";
     QTest::newRow("resolution change") << "resolution_change.json";
     QTest::newRow("skyreels df continuation") << "skyreels_df_continuation.json";

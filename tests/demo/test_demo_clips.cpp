@@ -38,17 +38,17 @@ class TestDemoClips : public QObject {
     ClipParams p;
     p.colour = 1;      // green
     p.background = 1;  // gray: every channel differs from the object
-    p.shape = Shape::Square;
+    p.shape = Shape::Bar;
     p.direction = Direction::Still;
     p.speed = 0;
-    p.radius = 10;  // a square of side 2 · 0.85 · radius = 17 pixels
+    p.radius = 10;  // a bar of 2 · radius = 20 by 2 · radius / 3 ≈ 6.7 pixels
     p.x0 = 20;
     p.y0 = 40;
     const at::Tensor clip = renderClip(p);
     const at::Tensor mask = objectMask(clip, p);
     QCOMPARE(mask.sizes().vec(), (std::vector<std::int64_t>{1, 17, 64, 64}));
     const double area = mask.select(1, 0).sum().item<double>();
-    QVERIFY2(area >= 16 * 16 && area <= 19 * 19, std::to_string(area).c_str());  // the square and its anti-aliased edge
+    QVERIFY2(area >= 20 * 6 && area <= 22 * 9, std::to_string(area).c_str());  // the bar and its anti-aliased edge
     QCOMPARE(mask.select(1, 16)[0][40][20].item<float>(), 1.0f);
     QCOMPARE(mask.select(1, 16)[0][10][50].item<float>(), 0.0f);
     p.background = 0;  // the same clip against black: the gray background counts as object
@@ -76,6 +76,34 @@ class TestDemoClips : public QObject {
       QCOMPARE(r.speed == 0.0f, r.direction == Direction::Still);
     }
     QCOMPARE(allDemoPrompts().size(), std::size_t{6 * 3 * 5 * 2});
+  }
+
+  // The second clip of a training chain picks the object up where the first left it: same colour, shape,
+  // size and background, another direction, and a path that stays in frame.
+  void continuationStartsWhereTheFirstClipEnds() {
+    int turned = 0;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+      const ClipParams first = randomClipParams(seed);
+      const ClipParams next = continuationClipParams(first, seed);
+      QCOMPARE(next.colour, first.colour);
+      QCOMPARE(next.shape, first.shape);
+      QCOMPARE(next.background, first.background);
+      QCOMPARE(next.radius, first.radius);
+      QCOMPARE(clipCentre(next, 0), clipCentre(first, first.frames - 1));
+      QVERIFY(next.direction != first.direction || next.direction == Direction::Still);
+      QCOMPARE(next.speed == 0.0f, next.direction == Direction::Still);
+      turned += next.direction != Direction::Still;
+      const auto end = clipCentre(next, next.frames - 1);
+      for (float v : end) QVERIFY2(v >= next.radius - 0.5f && v <= 64 - next.radius + 0.5f, clipPrompt(next).c_str());
+    }
+    qInfo("%d of 200 continuations move", turned);
+    QVERIFY(turned >= 120);
+    const ClipParams first = randomClipParams(3), next = continuationClipParams(first, 3);
+    QVERIFY(continuationClipParams(first, 3).direction == next.direction);  // deterministic
+    const at::Tensor chain = renderChain(first, next);
+    QCOMPARE(chain.sizes().vec(), (std::vector<std::int64_t>{3, 33, 64, 64}));
+    QVERIFY(at::equal(chain.narrow(1, 0, 17), renderClip(first)));
+    QVERIFY(at::equal(chain.narrow(1, 16, 17), renderClip(next)));
   }
 
   void motionFollowsDirection() {

@@ -24,6 +24,7 @@
 #include "training/demo_dit_training.h"
 #include "training/demo_trainer.h"
 #include "training/demo_vae_training.h"
+#include "training/diffusion_forcing_batch.h"
 #include "training/flow_matching.h"
 #include "training/step_plan.h"
 
@@ -149,12 +150,72 @@ class TestDemoTraining : public QObject {
     QCOMPARE(mask.sizes().vec(), (std::vector<std::int64_t>{1, 17, 64, 64}));
     QCOMPARE(mask[0][5][32][32].item<float>(), 0.0f);  // every shape covers the centre
     QCOMPARE(mask[0][5][2][2].item<float>(), 0.0f);    // none covers the far corner
-    QCOMPARE(mask[0][5][38][38].item<float>(), 1.0f);  // the square's corner, outside the circle
-    QCOMPARE(mask[0][5][24][31].item<float>(), 1.0f);  // above the square's top, inside the circle
+    QCOMPARE(mask[0][5][38][38].item<float>(), 1.0f);  // the triangle's flank, outside the circle and the bar
+    QCOMPARE(mask[0][5][24][31].item<float>(), 1.0f);  // the circle's top, above the bar and the triangle's apex
     QVERIFY(at::equal(mask.select(1, 0), mask.select(1, 16)));  // still: the same every frame
 
     const at::Tensor w = training::shapeLossWeights(at::tensor(std::vector<float>{0, 0.125f, 0.25f, 0.9f}), 8.0);
     QVERIFY(at::allclose(w, at::tensor(std::vector<float>{0, 4, 8, 8})));
+  }
+
+  // Diffusion-forcing batches: a prefix is the clip's own latents, at timestep 0 or lightly noised (at
+  // most recipe.prefixNoise), and out of the loss; a chain window takes the first clip's last latents and
+  // the second clip's prompt; the other frames are noised at their own σ.
+  void diffusionForcingBatchesHoldCleanPrefixes() {
+    at::Generator g = at::detail::createCPUGenerator(4);
+    const std::int64_t n = 6, window = 5;
+    const at::Tensor latents = at::randn({n, 4, 9, 4, 4}, g);
+    const at::Tensor first = at::arange(n, at::TensorOptions().dtype(at::kLong));
+    const at::Tensor second = first + 100;
+    training::DiffusionForcingRecipe recipe;
+    recipe.window = window;
+    const at::Tensor index = at::randint(n, {256}, g, at::TensorOptions().dtype(at::kLong));
+    const training::DiffusionForcingBatch b = training::makeDiffusionForcingBatch(latents, index, first, second, recipe, g);
+    QCOMPARE(b.timestep.sizes().vec(), (std::vector<std::int64_t>{256, window}));
+    QCOMPARE(b.lossMask.sizes().vec(), (std::vector<std::int64_t>{256, 1, window, 1, 1}));
+    int chains = 0, prefixed = 0, shared = 0, perFrame = 0, noisedPrefix = 0, cleanPrefix = 0;
+    for (std::int64_t k = 0; k < 256; ++k) {
+      const std::int64_t i = index[k].item<std::int64_t>();
+      const bool chain = b.promptRow[k].item<std::int64_t>() == i + 100;
+      QVERIFY(chain || b.promptRow[k].item<std::int64_t>() == i);
+      const at::Tensor mask = b.lossMask[k].flatten();
+      const std::int64_t prefix = window - mask.sum().item<std::int64_t>();
+      QVERIFY(prefix >= 0 && prefix <= 2);
+      if (chain) QVERIFY(prefix >= 1);
+      const std::int64_t start = chain ? window - prefix : 0;
+      QVERIFY(at::equal(b.x0[k], latents[i].narrow(1, start, window)));
+      for (std::int64_t f = 0; f < window; ++f) {
+        const bool held = f < prefix;
+        const float t = b.timestep[k][f].item<float>();
+        QCOMPARE(mask[f].item<float>(), held ? 0.0f : 1.0f);
+        if (held) {
+          QVERIFY(t >= 0 && t <= 1000 * recipe.prefixNoise + 1e-3);
+          QCOMPARE(t, b.timestep[k][0].item<float>());  // one level for the whole prefix
+          if (t == 0) QVERIFY(at::equal(b.noisy[k].select(1, f), b.x0[k].select(1, f)));
+        } else {
+          QVERIFY(t > 0);
+        }
+        const float s = b.timestep[k][f].item<float>() / 1000;
+        QVERIFY(at::allclose(b.noisy[k].select(1, f), (1 - s) * b.x0[k].select(1, f) + s * (b.target[k].select(1, f) + b.x0[k].select(1, f)), 1e-4, 1e-5));
+      }
+      chains += chain;
+      prefixed += !chain && prefix > 0;
+      if (prefix > 0) (b.timestep[k][0].item<float>() > 0 ? noisedPrefix : cleanPrefix) += 1;
+      const at::Tensor noisy = b.timestep[k].narrow(0, prefix, window - prefix);
+      if (noisy.numel() > 1) (at::equal(noisy, noisy[0].expand_as(noisy)) ? shared : perFrame) += 1;
+    }
+    qInfo("256 windows: %d across a chain's cut, %d with a prefix of one clip; %d share one sigma, %d one per frame", chains,
+          prefixed, shared, perFrame);
+    QVERIFY(chains > 256 * recipe.chainShare * 0.7 && chains < 256 * recipe.chainShare * 1.3);
+    const double single = 256 * (1 - recipe.chainShare) * recipe.prefixShare;
+    QVERIFY(prefixed > single * 0.6 && prefixed < single * 1.4);
+    QVERIFY(shared > 80 && perFrame > 80);
+    QVERIFY(noisedPrefix > 30 && cleanPrefix > 30);
+
+    // Clips without a second one (F == window): no chain windows.
+    const training::DiffusionForcingBatch alone = training::makeDiffusionForcingBatch(
+        latents.narrow(2, 0, window), index, first, at::Tensor(), recipe, g);
+    QVERIFY(at::equal(alone.promptRow, index));
   }
 
   void shiftedSigmasFollowTheShift() {
@@ -266,13 +327,26 @@ class TestDemoTraining : public QObject {
     training::DemoTrainOptions again = o;
     again.newDit = true;
     again.ditSteps = 3;
-    again.shapeWeight = 8;  // and the DiT phase's shape-disagreement weighting runs
+    QVERIFY(again.ditConfig.takesPerFrameTimesteps());  // diffusion forcing on two-clip chains
     const training::DemoTrainReport report = training::trainDemoModel(again);
     QCOMPARE(report.vae.steps, 0L);
     QCOMPARE(report.dit.steps, 3L);
     for (std::size_t i = 0; i < before.size(); ++i) QVERIFY2(bytes(kept[i]) == before[i], kept[i]);
     QVERIFY(bytes(demo::kDitFile) != ditBefore);
     QCOMPARE(demo::DemoModels::load(o.outDir).dit->config().toJson(), o.ditConfig.toJson());
+
+    // A one-timestep DiT with the shape-disagreement weighting (run 9's recipe); that weighting is
+    // refused with diffusion forcing.
+    training::DemoTrainOptions plain = again;
+    plain.ditConfig.diffusionForcing = false;
+    plain.ditConfig.causalBlockSize = 0;
+    plain.shapeWeight = 8;
+    QCOMPARE(training::trainDemoModel(plain).dit.steps, 3L);
+    QVERIFY(!demo::DemoModels::load(o.outDir).dit->capabilities().perFrameTimesteps);
+    training::DemoTrainOptions shaped = again;
+    shaped.shapeWeight = 8;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, training::trainDemoModel(shaped));
+    QVERIFY(training::trainDemoModel(again).dit.steps == 3);
 
     training::DemoTrainOptions unfit = again;
     unfit.ditConfig = demo::demoDitConfig();  // in_dim 4 against the kept VAE's z_dim 16

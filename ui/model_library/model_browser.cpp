@@ -99,6 +99,11 @@ void ModelBrowser::rescan() {
 }
 
 void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
+  // The built-in model's folder also holds its preview factors: not a model, not worth a row.
+  const std::filesystem::path builtin = models::builtinModelDirectory("demo");
+  std::erase_if(files, [&](const models::CataloguedModel& m) {
+    return m.id.role == models::ModelRole::None && m.file.parent_path() == builtin;
+  });
   files_ = std::move(files);
   table_->setRowCount(static_cast<int>(files_.size()));
   for (int row = 0; row < static_cast<int>(files_.size()); ++row) {
