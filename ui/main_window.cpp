@@ -21,6 +21,7 @@
 #include "document/sequence_document.h"
 #include "inspector/inspector_panel.h"
 #include "inspector/settings_inspector.h"
+#include "model_library/model_browser.h"
 #include "monitor/cut_table_model.h"
 #include "monitor/vram_panel.h"
 #include "preview/preview_panel.h"
@@ -68,6 +69,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
       memoryTimer_(new QTimer(this)),
       deviceDescription_(deviceDescription) {
   setObjectName(QStringLiteral("MainWindow"));
+  problems_->setObjectName(QStringLiteral("Problems"));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   // The right column (inspector, memory) runs the full height; the timeline spans the rest.
@@ -248,15 +250,14 @@ void MainWindow::refreshProblems() {
                         .arg(sequence.totalFrames())
                         .arg(sequence.totalFrames() / sequence.settings.fps, 0, 'f', 2)
                         .arg(sequence.settings.fps));
-  problems_->setObjectName(QStringLiteral("Problems"));
   problems_->clear();
-  bool modelFieldError = false;
+  bool modelFieldError = false;  // then the model set's own problem says the same again
   for (const Diagnostic& d : validateSequence(document_->sequence(), document_->validationContext())) {
     auto* item = new QListWidgetItem(QString::fromStdString(d.format()), problems_);
     item->setForeground(d.isError() ? QColor(0xff, 0x6b, 0x6b) : QColor(0xf0, 0xc0, 0x40));
     modelFieldError = modelFieldError || (d.isError() && d.path.rfind("model", 0) == 0);
   }
-  if (const std::string problem = modelFieldError ? std::string() : modelSetProblem(); !problem.empty()) {
+  if (const std::string problem = modelFieldError ? std::string() : modelBrowser_->currentUse().problem; !problem.empty()) {
     auto* item = new QListWidgetItem(tr("%1 (see the Models panel)").arg(QString::fromStdString(problem)), problems_);
     item->setForeground(QColor(0xff, 0x6b, 0x6b));
   }
@@ -308,15 +309,7 @@ void MainWindow::deleteShot() {
 }
 
 void MainWindow::splitAtPlayhead() {
-  const Sequence& sequence = document_->sequence();
-  const int playhead = timeline_->playhead();
-  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
-    const int start = sequence.startFrame(i);
-    if (playhead >= start && playhead < start + sequence.shots[i].frames) {
-      timeline_->splitShot(static_cast<int>(i));
-      return;
-    }
-  }
+  if (const auto index = shotAtFrame(document_->sequence(), timeline_->playhead())) timeline_->splitShot(static_cast<int>(*index));
 }
 
 void MainWindow::toggleShotEnabled() {

@@ -93,8 +93,6 @@ class MainWindow : public QMainWindow {
  private:
   void createDocks();
   QDockWidget* createModelDock();
-  // Why the document's model set cannot be resolved to files (cached per model set); empty when it can.
-  std::string modelSetProblem();
   void createActions();
   void connectRenderer();
   void newDocument();
@@ -154,8 +152,6 @@ class MainWindow : public QMainWindow {
   ModelBrowser* modelBrowser_ = nullptr;
   QString pendingProblem_;  // a settings edit the document refused (SettingsInspector::pendingProblemChanged)
   std::function<void(PreferencesDialog&)> preferencesHook_;
-  // The model set the Problems panel last resolved, and why it could not be (empty: it could).
-  std::optional<std::pair<ModelSet, std::string>> modelCheck_;
   QTimer* memoryTimer_;
   QByteArray defaultState_;
   std::function<bool(const QString&)> recoveryPrompt_;

@@ -10,7 +10,6 @@
 #include "document/sequence_document.h"
 #include "model_library/model_browser.h"
 #include "model_library/preferences_dialog.h"
-#include "models/model_catalogue.h"
 #include "studio_settings.h"
 
 // The model folders of the preferences, the model browser and the first-run question.
@@ -33,21 +32,12 @@ QDockWidget* MainWindow::createModelDock() {
   return dock;
 }
 
-std::string MainWindow::modelSetProblem() {
-  const ModelSet& model = document_->sequence().settings.model;
-  if (!modelCheck_ || !(modelCheck_->first == model))
-    modelCheck_ = std::make_pair(model, models::resolveModelSetUse(model, document_->baseFolder()).problem);
-  return modelCheck_->second;
-}
-
 void MainWindow::showPreferences() {
   PreferencesDialog dialog(settings_->modelFolders(), this);
   if (preferencesHook_) preferencesHook_(dialog);
   else if (!dialogsAllowed() || dialog.exec() != QDialog::Accepted) return;
   settings_->setModelFolders(dialog.modelFolders());
   modelBrowser_->rescan();
-  modelCheck_.reset();
-  refreshProblems();
 }
 
 void MainWindow::offerModelFolders() {

@@ -40,15 +40,15 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
     prev.latent = previous->latent;
     prev.lastFrame = previous->frames.select(1, previous->frames.size(1) - 1);
   }
+  const models::DitCapabilities capabilities = m.dit->capabilities();
   const continuity::Conditioning conditioning = continuity::prepareConditioning(
       handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
-      continuity::ConditioningOptions{m.dit->capabilities().freshClipContinuation});
+      continuity::ConditioningOptions{capabilities.freshClipContinuation});
   sampling::SamplerOptions options;
   options.steps = s.steps;
   options.shift = s.shift;
   options.guidance = s.guidance;
   options.seed = seed;
-  const models::DitCapabilities capabilities = m.dit->capabilities();
   // The re-noised slot takes one timestep for the whole clip (the hook runs on that path only).
   const bool cleanPrefix = capabilities.perFrameTimesteps && !(s.renoisedSlot && conditioning.heldFrames() > 0);
   if (cleanPrefix) {

@@ -37,7 +37,7 @@ class Importer {
       std::string why = "not connected to a sampler";
       if (kOutputs.count(node.type)) why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
       else if (node.type == "Note" || node.type == "MarkdownNote") why = "a note";
-      else if (comfyWidgetNames(node.type).empty() && !kSamplers.count(node.type) && node.type != "VAEDecode")
+      else if (const auto& mapped = mappedComfyNodeTypes(); std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
         why = "a node type ShotChain does not map";
       out_.unmapped.push_back({node.id, node.type, why});
     }

@@ -37,9 +37,6 @@ std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesy
   return out;
 }
 
-}  // namespace shotchain::models
-
-namespace shotchain::models {
 namespace {
 
 std::string* roleField(ModelSet& set, ModelRole role) {
@@ -79,15 +76,22 @@ ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::fil
                          const std::vector<std::filesystem::path>& folders) {
   ModelSet next = current;
   if (role == ModelRole::None) return next;
+  const auto clearFiles = [&next] {
+    next.dit.clear();
+    next.vae.clear();
+    next.textEncoder.clear();
+    next.tokenizer.clear();
+  };
+  if (inside(file, builtinModelDirectory("demo"))) {
+    clearFiles();
+    next.folder.clear();
+    next.builtin = "demo";
+    return next;
+  }
   for (const std::filesystem::path& folder : folders) {
     const auto relative = inside(file, folder);
     if (!relative) continue;
-    if (next.isBuiltin() || next.folder != folder.string()) {
-      next.dit.clear();
-      next.vae.clear();
-      next.textEncoder.clear();
-      next.tokenizer.clear();
-    }
+    if (next.isBuiltin() || next.folder != folder.string()) clearFiles();
     next.builtin.clear();
     next.folder = folder.string();
     *roleField(next, role) = relative->generic_string();

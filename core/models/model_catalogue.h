@@ -23,9 +23,6 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file);
 // Every weights file under the folders (weightsFilesIn), in order; a folder that does not exist adds nothing.
 std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders);
 
-}  // namespace shotchain::models
-
-namespace shotchain::models {
 
 // What a sequence's model set resolves to: the files it will load, or why it cannot (the document
 // field and the reason, as resolveModelFiles throws it).
@@ -35,7 +32,8 @@ struct ModelSetUse {
 };
 ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory);
 
-// The model set after the user picks `file` for `role` in the model browser. Inside one of
+// The model set after the user picks `file` for `role` in the model browser. A file of the built-in
+// demo model's folder makes the set builtin:demo again (fields this build does not know are kept). Inside one of
 // `folders` (ComfyUI models folders) the set becomes that folder with the file relative to it (the
 // other components are found there by their headers unless already named in it); elsewhere the
 // role's field is the file's absolute path and the set leaves the built-in model.

@@ -124,4 +124,11 @@ SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int f
   return result;
 }
 
+std::optional<std::size_t> shotAtFrame(const Sequence& sequence, int frame) {
+  if (frame < 0) return std::nullopt;
+  for (std::size_t i = 0; i < sequence.shots.size(); ++i)
+    if (frame < sequence.startFrame(i) + sequence.shots[i].frames) return i;
+  return std::nullopt;
+}
+
 }  // namespace shotchain

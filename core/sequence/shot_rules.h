@@ -32,6 +32,9 @@ inline constexpr int kMinSplitPart = 5;
 // boundary when the playhead is outside the shot.
 int splitFrameNear(const Shot& shot, int offset);
 
+// The shot whose frames hold sequence frame `frame` on the gapless track; nullopt past either end.
+std::optional<std::size_t> shotAtFrame(const Sequence& sequence, int frame);
+
 struct SplitResult {
   std::optional<Sequence> sequence;  // set exactly when the split is possible
   Diagnostics errors;                // otherwise why not, naming the shot and the frame

@@ -76,7 +76,7 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const at::Tensor index = at::randint(n, {o.batch}, g, longs);
     at::Tensor x0, noisy, target, timestep, rows, frameMask;
     if (o.diffusionForcing) {
-      DiffusionForcingBatch batch = makeDiffusionForcingBatch(data.latents, index, prompt, continuation, o.forcing, g);
+      DiffusionForcingBatch batch = makeDiffusionForcingBatch(data.latents, index, prompt, continuation, o.forcing, o.shift, g);
       x0 = batch.x0;
       noisy = batch.noisy;
       target = batch.target;

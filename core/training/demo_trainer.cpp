@@ -208,7 +208,6 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   dopt.objectWeight = 4;
   dopt.shapeWeight = o.shapeWeight;
   dopt.diffusionForcing = forcing;
-  dopt.forcing.shift = demo::kDemoTrainShift;
   dopt.forcing.window = vae.config().latentFrames(demo::ClipParams{}.frames);
   dopt.maxSeconds = cap > 0 ? std::max(60.0, cap - elapsed() - 30) : 0;
   dopt.log = o.log;

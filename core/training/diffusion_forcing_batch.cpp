@@ -11,15 +11,15 @@ namespace shotchain::training {
 
 DiffusionForcingBatch makeDiffusionForcingBatch(const at::Tensor& latents, const at::Tensor& index,
                                                 const at::Tensor& firstPrompt, const at::Tensor& secondPrompt,
-                                                const DiffusionForcingRecipe& r, at::Generator& g) {
+                                                const DiffusionForcingRecipe& r, double shift, at::Generator& g) {
   const std::int64_t batch = index.numel(), frames = latents.size(2);
   if (frames < r.window) throw std::invalid_argument("makeDiffusionForcingBatch: fewer latent frames than the window");
   const bool chains = frames > r.window && secondPrompt.defined();
   const auto f64 = at::TensorOptions().dtype(at::kDouble);
   const at::Tensor u = at::rand({batch, 5}, g, f64);
   const at::Tensor prefixDraw = at::randint(1, r.maxPrefix + 1, {batch}, g, at::TensorOptions().dtype(at::kLong));
-  const at::Tensor perFrame = sampleShiftedSigmas(batch * r.window, r.shift, g).view({batch, r.window});
-  const at::Tensor shared = sampleShiftedSigmas(batch, r.shift, g);
+  const at::Tensor perFrame = sampleShiftedSigmas(batch * r.window, shift, g).view({batch, r.window});
+  const at::Tensor shared = sampleShiftedSigmas(batch, shift, g);
   std::vector<at::Tensor> windows;
   std::vector<std::int64_t> rows;
   at::Tensor sigma = at::empty({batch, r.window}, at::TensorOptions().dtype(at::kFloat));

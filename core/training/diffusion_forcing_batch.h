@@ -11,7 +11,6 @@ namespace shotchain::training {
 // frame gets its own σ, and some windows start with clean frames at timestep 0, exactly what a handed
 // shot gives the model.
 struct DiffusionForcingRecipe {
-  double shift = 3.0;            // shifted-uniform σ, per frame
   std::int64_t window = 5;       // latent frames the model sees (one clip)
   double chainShare = 0.4;       // windows across the chain's cut: the first clip's last 1–2 latents held, the second's prompt
   double prefixShare = 0.3;      // of the other windows (the first clip alone): a held prefix of 1–2 frames
@@ -33,11 +32,11 @@ struct DiffusionForcingBatch {
   at::Tensor promptRow; // [B] int64: rows of the first clip's or the second clip's prompt
 };
 
-// latents [N, C, F, H, W]: the first clip's `window` latent frames, then (F > window) the second
+// σ is drawn shifted-uniform with `shift`, per frame. latents [N, C, F, H, W]: the first clip's `window` latent frames, then (F > window) the second
 // clip's continuation latents of the same causal encode. firstPrompt, secondPrompt [N] int64 rows;
 // secondPrompt may be undefined when F == window (then no chain windows).
 DiffusionForcingBatch makeDiffusionForcingBatch(const at::Tensor& latents, const at::Tensor& index,
                                                 const at::Tensor& firstPrompt, const at::Tensor& secondPrompt,
-                                                const DiffusionForcingRecipe& recipe, at::Generator& generator);
+                                                const DiffusionForcingRecipe& recipe, double shift, at::Generator& generator);
 
 }  // namespace shotchain::training

@@ -164,6 +164,24 @@ class ShotRules : public QObject {
     QCOMPARE(splitFrameNear(shot, 21), 20);
   }
 
+  void shotAtFrameFindsTheShotUnderAFrame() {
+    Sequence s;
+    for (int frames : {17, 9, 33}) {
+      Shot shot;
+      shot.frames = frames;
+      s.shots.push_back(shot);
+    }
+    QCOMPARE(shotAtFrame(s, 0), std::optional<std::size_t>(0));
+    QCOMPARE(shotAtFrame(s, 16), std::optional<std::size_t>(0));
+    QCOMPARE(shotAtFrame(s, 17), std::optional<std::size_t>(1));
+    QCOMPARE(shotAtFrame(s, 25), std::optional<std::size_t>(1));
+    QCOMPARE(shotAtFrame(s, 26), std::optional<std::size_t>(2));
+    QCOMPARE(shotAtFrame(s, 58), std::optional<std::size_t>(2));
+    QVERIFY(!shotAtFrame(s, 59));
+    QVERIFY(!shotAtFrame(s, -1));
+    QVERIFY(!shotAtFrame(Sequence{}, 0));
+  }
+
   void defaultShotContinuesThePreviousOne() {
     Sequence s = demoSequence();
     s.shots[1].seed = 77;

@@ -170,7 +170,7 @@ class TestDemoTraining : public QObject {
     training::DiffusionForcingRecipe recipe;
     recipe.window = window;
     const at::Tensor index = at::randint(n, {256}, g, at::TensorOptions().dtype(at::kLong));
-    const training::DiffusionForcingBatch b = training::makeDiffusionForcingBatch(latents, index, first, second, recipe, g);
+    const training::DiffusionForcingBatch b = training::makeDiffusionForcingBatch(latents, index, first, second, recipe, 3.0, g);
     QCOMPARE(b.timestep.sizes().vec(), (std::vector<std::int64_t>{256, window}));
     QCOMPARE(b.lossMask.sizes().vec(), (std::vector<std::int64_t>{256, 1, window, 1, 1}));
     int chains = 0, prefixed = 0, shared = 0, perFrame = 0, noisedPrefix = 0, cleanPrefix = 0;
@@ -214,7 +214,7 @@ class TestDemoTraining : public QObject {
 
     // Clips without a second one (F == window): no chain windows.
     const training::DiffusionForcingBatch alone = training::makeDiffusionForcingBatch(
-        latents.narrow(2, 0, window), index, first, at::Tensor(), recipe, g);
+        latents.narrow(2, 0, window), index, first, at::Tensor(), recipe, 3.0, g);
     QVERIFY(at::equal(alone.promptRow, index));
   }
 

@@ -88,6 +88,17 @@ class StudioModels : public QObject {
              qPrintable(browser->useText()));
     for (const QString& problem : problemsOf(window)) QVERIFY2(!problem.startsWith("model"), qPrintable(problem));
 
+    // The built-in model's DiT makes the set builtin:demo again, keeping keys this build does not know.
+    SequenceSettings withUnknown = window.document()->sequence().settings;
+    withUnknown.model.unknown["future_key"] = "1";
+    QVERIFY(window.document()->edit(SetSettings{withUnknown}).empty());
+    QVERIFY(browser->useRow(rowOf(*browser, "dit.safetensors")));
+    const ModelSet& builtin = window.document()->sequence().settings.model;
+    QVERIFY(builtin.isBuiltin() && builtin.folder.empty() && builtin.dit.empty());
+    QCOMPARE(builtin.unknown.at("future_key"), std::string("1"));
+    window.document()->undoStack()->undo();
+    window.document()->undoStack()->undo();
+
     // A file that is not there is a problem in the Problems panel, naming the field, before any render.
     SequenceSettings settings = window.document()->sequence().settings;
     settings.model.dit = "diffusion_models/gone.safetensors";

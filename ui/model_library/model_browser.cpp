@@ -67,9 +67,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   connect(useButton_, &QPushButton::clicked, this, [this] { useRow(table_->currentRow()); });
   connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { useRow(row); });
   connect(document_, &SequenceDocument::replaced, this, &ModelBrowser::updateUse);
-  connect(document_, &SequenceDocument::changed, this, [this] {
-    if (!(document_->sequence().settings.model == shownModel_) || document_->baseFolder() != shownBase_) updateUse();
-  });
+  connect(document_, &SequenceDocument::changed, this, &ModelBrowser::updateUse);
   rescan();
 }
 
@@ -129,9 +127,7 @@ QString ModelBrowser::useText() const { return use_->text(); }
 
 void ModelBrowser::updateUse() {
   const ModelSet& model = document_->sequence().settings.model;
-  shownModel_ = model;
-  shownBase_ = document_->baseFolder();
-  const models::ModelSetUse use = models::resolveModelSetUse(model, shownBase_);
+  const models::ModelSetUse& use = currentUse();
   const QString source = model.isBuiltin() ? tr("builtin:%1").arg(QString::fromStdString(model.builtin))
                          : !model.folder.empty() ? tr("models folder %1").arg(QString::fromStdString(model.folder).toHtmlEscaped())
                                                  : tr("separate files");
@@ -145,6 +141,17 @@ void ModelBrowser::updateUse() {
                     .arg(source, name(use.dit), name(use.vae), name(use.textEncoder)));
 }
 
+const models::ModelSetUse& ModelBrowser::currentUse() {
+  const ModelSet& model = document_->sequence().settings.model;
+  const std::filesystem::path base = document_->baseFolder();
+  if (!resolved_ || !(model == resolvedModel_) || base != resolvedBase_) {
+    resolved_ = models::resolveModelSetUse(model, base);
+    resolvedModel_ = model;
+    resolvedBase_ = base;
+  }
+  return *resolved_;
+}
+
 bool ModelBrowser::useRow(int row) {
   if (row < 0 || row >= static_cast<int>(files_.size())) return false;
   const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
@@ -155,12 +162,7 @@ bool ModelBrowser::useRow(int row) {
     return false;
   }
   SequenceSettings settings = document_->sequence().settings;
-  std::vector<std::filesystem::path> folders = folderPaths(settings_->modelFolders());
-  if (m.file.parent_path() == models::builtinModelDirectory("demo")) {
-    settings.model = ModelSet{};  // the built-in demo model's files are the built-in model
-  } else {
-    settings.model = models::chooseModelFile(settings.model, m.id.role, m.file, folders);
-  }
+  settings.model = models::chooseModelFile(settings.model, m.id.role, m.file, folderPaths(settings_->modelFolders()));
   const Diagnostics errors = document_->edit(SetSettings{settings});
   if (!errors.empty()) {
     Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));

@@ -2,6 +2,7 @@
 
 #include <QWidget>
 
+#include <optional>
 #include <vector>
 
 #include "models/model_catalogue.h"
@@ -28,6 +29,9 @@ class ModelBrowser : public QWidget {
   const std::vector<models::CataloguedModel>& files() const { return files_; }
   bool isScanning() const { return scanning_; }
   QString useText() const;
+  // What the document's model set resolves to (the Problems panel reads it too): resolved again only
+  // when the model set or the document's folder changed.
+  const models::ModelSetUse& currentUse();
   // Sets the file of row `row` as the sequence's model for its role; false (with the reason in the
   // status line) when the file cannot be used.
   bool useRow(int row);
@@ -50,8 +54,9 @@ class ModelBrowser : public QWidget {
   QTableWidget* table_;
   QPushButton* useButton_;
   std::vector<models::CataloguedModel> files_;
-  ModelSet shownModel_;             // what `use_` describes: re-resolved only when it changes
-  std::filesystem::path shownBase_;
+  std::optional<models::ModelSetUse> resolved_;  // of resolvedModel_ against resolvedBase_
+  ModelSet resolvedModel_;
+  std::filesystem::path resolvedBase_;
   bool scanning_ = false;
   bool rescanPending_ = false;
 };

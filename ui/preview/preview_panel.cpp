@@ -13,6 +13,7 @@
 #include "document/sequence_document.h"
 #include "preview/frame_view.h"
 #include "render/render_state.h"
+#include "sequence/shot_rules.h"
 
 namespace shotchain::ui {
 
@@ -80,8 +81,7 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
     if (!live_) view_->setMessage(tr("An empty sequence. Add a shot to begin."));
     return;
   }
-  std::size_t index = 0;
-  while (index + 1 < sequence.shots.size() && sequence.startFrame(index + 1) <= sequenceFrame) ++index;
+  const std::size_t index = shotAtFrame(sequence, sequenceFrame).value_or(sequence.shots.size() - 1);
   const Shot& shot = sequence.shots[index];
   const int local = sequenceFrame - sequence.startFrame(index);
   const double fps = sequence.settings.fps > 0 ? sequence.settings.fps : 16;
