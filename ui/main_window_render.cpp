@@ -67,6 +67,7 @@ void MainWindow::connectRenderer() {
   connect(c, &RenderController::memorySampled, vram_, &VramPanel::addCutSample);
   connect(c, &RenderController::shotFinished, this, [this](const render::ShotFinished& shot) {
     renderState_->shotFinished(shot);
+    if (shot.stream) vram_->addStreamShot(shot.index, *shot.stream);
     if (!shot.reused)
       log(tr("Shot %1 done: %2 frames in %3 s (sampling %4 s, decoding %5 s)")
               .arg(QString::fromStdString(shot.id)).arg(shot.framesWritten).arg(shot.seconds, 0, 'f', 1)

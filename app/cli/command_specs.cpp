@@ -93,6 +93,23 @@ const CommandSpec kBenchVaeCommand{
      kJson},
     "--tiled without --tile takes the tile from the memory estimate for half the full decode's estimate."};
 
+const CommandSpec kBenchStreamingCommand{
+    "bench streaming", "", 0, 0,
+    "a block-causal DiT streaming with a KV cache: one shot against re-running the clip at every step, the time to a "
+    "shot's first decoded frame, cache bytes, the cache over a long chain and, on the demo, the cut figures of keep vs "
+    "recache vs the clean-prefix handoff",
+    {{"--config", K::Text, "demo|tiny", "the built-in demo model, or a tiny random causal DiT and VAE", "demo"},
+     {"--size", K::Dimensions, "WxH", "shot size in pixels", "64x64"},
+     {"--latent-frames", K::Int64, "N", "latent frames per shot", "9"},
+     {"--steps", K::Int, "N", "sampling steps per chunk (default: the demo's 20; tiny 8)"},
+     {"--shots", K::Int, "N", "shots in the chain whose memory is followed", "20"},
+     {"--chain-steps", K::Int, "N", "sampling steps per chunk in that chain", "2"},
+     {"--window", K::Int64, "W", "latent frames of the attention window in the chain (default: demo 3, tiny 8)"},
+     {"--chains", K::Int, "N", "two-shot chains per handoff for the cut figures (demo only; default 16, 0: none)"},
+     kRepeats,
+     kJson},
+    ""};
+
 const CommandSpec kBenchResidencyCommand{
     "bench residency", "[SEQUENCE]", 0, 1,
     "the same chain of shots under pinned, offload and reload side by side: inter-shot overhead, handoff MSE vs round "
@@ -160,7 +177,7 @@ const std::vector<const CommandSpec*>& commandSpecs() {
   static const std::vector<const CommandSpec*> all = {
       &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kModelsCommand,  &kVerifyCommand,
       &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
-      &kBenchResidencyCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
+      &kBenchResidencyCommand, &kBenchStreamingCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
       &kVersionCommand};
   return all;
 }

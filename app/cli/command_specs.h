@@ -19,6 +19,7 @@ extern const CommandSpec kPlanCommand;
 extern const CommandSpec kBenchDitCommand;
 extern const CommandSpec kBenchVaeCommand;
 extern const CommandSpec kBenchResidencyCommand;
+extern const CommandSpec kBenchStreamingCommand;
 extern const CommandSpec kTrainDemoCommand;
 extern const CommandSpec kEvalDemoCommand;
 extern const CommandSpec kImportComfyCommand;

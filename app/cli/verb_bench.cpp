@@ -41,8 +41,9 @@ int runBench(const Args& args) {
   const std::string sub = args.empty() ? std::string() : args[0];
   if (sub == "vae") return runBenchVae(args);
   if (sub == "residency") return runBenchResidency(args);
+  if (sub == "streaming") return runBenchStreaming(args);
   if (sub == "--help" || sub == "-h") throw HelpRequested("bench");
-  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae or residency" : "unknown benchmark \"" + sub + "\"");
+  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae, residency or streaming" : "unknown benchmark \"" + sub + "\"");
   const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
   const std::string preset = parsed.text("--config").value_or("custom-default");
   models::WanConfig config = models::WanConfig::preset(parsed.text("--config").value_or("1.3b"));

@@ -15,6 +15,7 @@ int runVerify(const Args& args);
 int runBench(const Args& args);
 int runBenchVae(const Args& args);  // "bench vae", dispatched by runBench
 int runBenchResidency(const Args& args);  // "bench residency", dispatched by runBench
+int runBenchStreaming(const Args& args);  // "bench streaming", dispatched by runBench
 int runRender(const Args& args);
 int runPlan(const Args& args);
 int runImportComfy(const Args& args);

@@ -136,6 +136,28 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.source = "last_frame_encode+handoff";
       break;
     }
+    case ContinuityMode::Stream: {
+      // The previous frames live in the DiT's KV cache (the stream handoff): nothing is held. The shot
+      // generates F − 1 latents, decoded behind the previous shot's tail so that its first frame is that
+      // shot's last (as with `latent`).
+      if (!hasPrevious) break;
+      const at::Tensor& p = previous->latent;
+      if (p.size(2) != h || p.size(3) != w)
+        throw std::invalid_argument("stream: the previous shot's latent " + shapeText(p.sizes()) +
+                                    " is not this shot's size (a stream keeps its resolution)");
+      c.storedTail = p.narrow(1, p.size(1) - 1, 1);
+      c.conditionedOn = c.storedTail;
+      c.sampleShape[1] = frames - 1;
+      c.source = "kv_cache";
+      if (options.freshClipDecode) {
+        c.decodePrefix = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+      } else {
+        const std::int64_t k = std::min<std::int64_t>(2, p.size(1));
+        c.decodePrefix = p.narrow(1, p.size(1) - k, k).to(device);
+        c.dropPixelFrames = vae.geometry().pixelFrames(k) - 1;  // keep the previous shot's last frame
+      }
+      break;
+    }
     case ContinuityMode::Blend: {
       const bool hasImage = fallbackImage.defined();
       const at::Tensor image = hasImage ? encodeFrame(vae, fallbackImage, h * scale, w * scale, device, "fallback image")

@@ -38,17 +38,11 @@ double hueDistance(double a, double b) {
 
 }  // namespace
 
-ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings, const Continuity& continuity,
-                                 int chains, bool renoisedSlot) {
-  const bool perFrame = models.dit->capabilities().perFrameTimesteps;
+ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains, const ChainShots& shots) {
   ChainCutResult result;
-  result.mode = toString(continuity.mode);
-  result.method = continuity.mode == ContinuityMode::None ? ""
-                  : (perFrame && !renoisedSlot)          ? "diffusion forcing"
-                                                         : "re-noised slot";
+  result.mode = mode;
+  result.method = method;
   result.chains = chains;
-  DemoShotSettings second = settings;
-  second.renoisedSlot = renoisedSlot;
   const Direction moving[4] = {Direction::Right, Direction::Up, Direction::Left, Direction::Down};
   std::vector<double> ratios, flashes, drifts, hues;
   int within20 = 0, frames = 0, wrongFrames = 0;
@@ -58,9 +52,7 @@ ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSetting
     const int background = (c / static_cast<int>(demoColours().size())) % static_cast<int>(demoBackgrounds().size());
     const Direction d1 = moving[c % 4], d2 = moving[(c + 1 + c / 4) % 4];
     const auto seed = static_cast<std::uint64_t>(5000 + 2 * c);
-    const DemoShot a = generateDemoShot(models, clipPrompt(colour, shape, d1, background), seed, settings);
-    const DemoShot b =
-        generateDemoShot(models, clipPrompt(colour, shape, d2, background), seed + 1, second, continuity, &a);
+    const auto [a, b] = shots(clipPrompt(colour, shape, d1, background), clipPrompt(colour, shape, d2, background), seed);
     const ClipObservation oa = analyseClip(a.frames), ob = analyseClip(b.frames);
     if (const auto r = jumpRatio(oa, ob)) ratios.push_back(*r);
     const continuity::ShotStats stats = continuity::computeShotStats("a", a.latent, a.heldLatentFrames, a.frames);
@@ -86,6 +78,22 @@ ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSetting
   result.hueWithin20 = hues.empty() ? 0 : static_cast<double>(within20) / static_cast<double>(hues.size());
   result.wrongObjectFrames = frames > 0 ? static_cast<double>(wrongFrames) / frames : 0;
   return result;
+}
+
+ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings, const Continuity& continuity,
+                                 int chains, bool renoisedSlot) {
+  const bool perFrame = models.dit->capabilities().perFrameTimesteps;
+  const std::string method = continuity.mode == ContinuityMode::None ? ""
+                             : (perFrame && !renoisedSlot)          ? "diffusion forcing"
+                                                                    : "re-noised slot";
+  DemoShotSettings second = settings;
+  second.renoisedSlot = renoisedSlot;
+  return measureChainCuts(toString(continuity.mode), method, chains,
+                          [&](const std::string& first, const std::string& next, std::uint64_t seed) {
+                            DemoShot a = generateDemoShot(models, first, seed, settings);
+                            DemoShot b = generateDemoShot(models, next, seed + 1, second, continuity, &a);
+                            return std::make_pair(std::move(a), std::move(b));
+                          });
 }
 
 std::vector<ChainCutResult> evaluateAllChainCuts(const DemoModels& models, const DemoShotSettings& settings, int chains) {

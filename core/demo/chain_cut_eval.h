@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "demo/demo_generation.h"
@@ -31,6 +34,15 @@ struct ChainCutGoals {
   static constexpr double wrongObjectFrames = 0.10;
   static constexpr double noneJumpRatio = 5.0;  // a `none` cut should look like a cut
 };
+
+// Two shots of a chain: the first from prompt `first` and `seed`, the second continuing it from prompt
+// `second` and seed + 1.
+using ChainShots = std::function<std::pair<DemoShot, DemoShot>(const std::string& first, const std::string& second,
+                                                               std::uint64_t seed)>;
+
+// The figures of `chains` two-shot chains (seeds from 5000, held-out prompts, a new direction at the cut)
+// made by `shots`; `mode` and `method` name them in the result.
+ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains, const ChainShots& shots);
 
 // `chains` two-shot chains (seeds from 5000) with the second shot continuing under `continuity`;
 // `renoisedSlot` forces the old method on a model with per-frame timesteps.

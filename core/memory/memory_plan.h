@@ -35,6 +35,7 @@ struct MemoryPlan {
   std::int64_t tile = 0;              // latent pixels per tile when the decode is tiled (0 = untiled)
   std::int64_t tileOverlap = 0;
   std::uint64_t ringBufferBytes = 0;
+  std::uint64_t kvCacheBytes = 0;     // a stream's KV cache at its largest (0: no stream shot)
   std::uint64_t margin = 0;
 
   // Peak device bytes under each policy (the largest of the phases: text encoding, sampling, decode).

@@ -71,6 +71,7 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.textEncoderWeights = r.textEncoderWeights;
   plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
   plan.ringBufferBytes = r.ringBufferBytes;
+  plan.kvCacheBytes = r.kvCacheBytesPerFrame * static_cast<std::uint64_t>(r.streamChunk * 2 + r.streamWindow);
 
   const PlanShot* largest = &r.shots.front();
   std::uint64_t latentBytes = 0;
@@ -85,20 +86,20 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   // The sampler's own tensors: latent, noise, the two velocities, the solver's history.
   plan.ditActivationPeak += 8 * latentBytes;
 
-  const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes;
+  const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
   const std::uint64_t usable = minus(plan.limit, plan.margin);
   const std::uint64_t sampling = resident + plan.ditActivationPeak;
   // Prompts are encoded before the first step: beside the resident DiT under pinned, before the
   // DiT is loaded (or while it is on the host) under offload and reload.
   const std::uint64_t text = plan.textEncoderPeak + resident;
-  const std::uint64_t textWithoutDit = plan.textEncoderPeak + plan.vaeWeights + plan.ringBufferBytes;
+  const std::uint64_t textWithoutDit = plan.textEncoderPeak + plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
 
   const Decode pinnedDecode = decodeBytes(r, minus(usable, resident));
   plan.vaeDecodeFull = pinnedDecode.full;
   plan.peakPinned = std::max({text, sampling, resident + pinnedDecode.full});
   plan.peakPinnedTiled = std::max({text, sampling, resident + pinnedDecode.tiled});
 
-  const std::uint64_t withoutDit = plan.vaeWeights + plan.ringBufferBytes;
+  const std::uint64_t withoutDit = plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
   const Decode offDecode = decodeBytes(r, minus(usable, withoutDit));
   const std::uint64_t offFull = std::max({textWithoutDit, sampling, withoutDit + offDecode.full});
   const std::uint64_t offTiled = std::max({textWithoutDit, sampling, withoutDit + offDecode.tiled});
@@ -214,9 +215,23 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       {"vae decode (tiled)", plan.vaeDecodeTiled,
        plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},
       {"ring buffer", plan.ringBufferBytes, "handoff latents"},
-      {"margin", plan.margin, "allocator slack"},
   };
+  if (plan.kvCacheBytes > 0)
+    plan.items.push_back({"kv cache", plan.kvCacheBytes,
+                          "stream: sink " + std::to_string(r.streamChunk) + " + window " + std::to_string(r.streamWindow) +
+                              " + chunk " + std::to_string(r.streamChunk) + " latent frames, " +
+                              std::to_string(r.streamBranches) + (r.streamBranches == 1 ? " branch" : " branches")});
+  plan.items.push_back({"margin", plan.margin, "allocator slack"});
   return plan;
+}
+
+// The widest stream window (whole chunks, below the requested one) with which the plan fits; 0: none.
+std::int64_t widestFittingWindow(const PlanRequest& r) {
+  PlanRequest smaller = r;
+  for (smaller.streamWindow = r.streamWindow - r.streamChunk; smaller.streamWindow >= r.streamChunk;
+       smaller.streamWindow -= r.streamChunk)
+    if (planWithBatch(smaller).fits) return smaller.streamWindow;
+  return 0;
 }
 
 }  // namespace
@@ -224,6 +239,12 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 MemoryPlan planMemory(const PlanRequest& r) {
   if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
   MemoryPlan plan = planWithBatch(r);
+  if (!plan.fits && plan.kvCacheBytes > 0) {
+    const std::int64_t window = widestFittingWindow(r);
+    plan.reason += " The stream's KV cache needs " + gib(plan.kvCacheBytes) + " at window " + std::to_string(r.streamWindow) +
+                   (window > 0 ? "; sampler.stream_window " + std::to_string(window) + " would fit."
+                               : "; even a window of one chunk does not fit.");
+  }
   if (r.handsOff && !r.dit->perFrameTimesteps()) plan.notes.push_back(continuity::approximateContinuationNote(r.dit->family()));
   if (plan.fits || r.cfgBatch < 2) return plan;
   PlanRequest split = r;

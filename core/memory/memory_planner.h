@@ -45,6 +45,12 @@ struct PlanRequest {
   std::optional<std::uint64_t> margin;  // default: 5% of the limit, at most 1 GiB
   ResidencyPolicy policy = ResidencyPolicy::Auto;
   bool handsOff = false;  // an enabled shot continues from the one before (latent, latent_overlap, blend, vae_roundtrip)
+  // Stream shots: the KV cache stays on the device from shot to shot. Its largest size is
+  // kvCacheBytesPerFrame × (chunk sink + window + one chunk being committed).
+  std::uint64_t kvCacheBytesPerFrame = 0;  // 0: no stream shot
+  std::int64_t streamChunk = 0;
+  std::int64_t streamWindow = 0;  // latent frames, whole chunks
+  int streamBranches = 0;
 };
 
 // Fills every MemoryPlan field. auto: pinned if it fits, else pinned with a tiled decode, else

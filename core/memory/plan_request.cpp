@@ -39,6 +39,16 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
     slot = std::max(slot, frames * static_cast<std::uint64_t>(s.channels * s.height * s.width) * 4);
   }
   for (const auto& [tag, bytes] : ringSlots) r.ringBufferBytes += bytes;
+  r.streamChunk = std::max<std::int64_t>(1, r.dit->causalBlockSize());
+  const std::int64_t window = sequence.settings.sampler.streamWindow.value_or(kDefaultStreamWindow);
+  r.streamWindow = (window + r.streamChunk - 1) / r.streamChunk * r.streamChunk;
+  for (const Shot& shot : sequence.shots) {
+    if (!shot.enabled || shot.continuity.mode != ContinuityMode::Stream) continue;
+    const int branches = shot.guidance.value_or(sequence.settings.sampler.guidance) == 1.0 ? 1 : 2;
+    r.streamBranches = std::max(r.streamBranches, branches);
+    r.kvCacheBytesPerFrame = std::max(r.kvCacheBytesPerFrame,
+                                      r.dit->kvCacheBytesPerFrame(r.ditDtype, branches, shot.height / spatial, shot.width / spatial));
+  }
 
   r.device = device;
   r.deviceTotal = deviceTotalBytes(device);

@@ -32,6 +32,11 @@ class DitMemoryModel {
   // The dtype the loader gives the matmul weights, from their stored dtype.
   virtual c10::ScalarType loadDtype() const = 0;
   virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;
+  // Latent frames per causal block (0: full attention, no streaming).
+  virtual std::int64_t causalBlockSize() const = 0;
+  // KV-cache bytes per latent frame of h × w latents for `branches` guidance branches (streaming).
+  virtual std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,
+                                             std::int64_t width) const = 0;
   // Peak bytes of live tensors beyond the weights during one forward of `batch` samples.
   virtual std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& latent) const = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,12 +11,15 @@
 
 namespace shotchain::models {
 
+class KvCache;
+struct StreamWindow;
+
 // What a DiT can do beyond one timestep for the whole clip; the sampler and the shot pass read
 // these instead of a family's config.
 struct DitCapabilities {
   bool perFrameTimesteps = false;    // t may be [B, F]: one timestep per latent frame (diffusion forcing)
   std::int64_t causalBlockSize = 0;  // > 0: block-causal self-attention over blocks of this many frames
-  bool kvCache = false;              // keeps the keys/values of earlier frames between calls (streaming)
+  bool kvCache = false;  // streams chunk by chunk over a KvCache (newKvCache, forwardCached); chunk = causalBlockSize
   // After a `latent` cut its new latents continue a fresh clip from the previous shot's last frame
   // (continuity::ConditioningOptions::freshClipDecode).
   bool freshClipContinuation = false;
@@ -39,6 +43,16 @@ class VideoDiffusionModel {
   // context [B, L, text_dim] → [B, C, F, H, W] float32.
   virtual at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
                                   std::int64_t fpsIndex = 0) const = 0;
+
+  // Streaming (capabilities().kvCache): an empty cache for `branches` guidance branches (1: conditional
+  // only; 2: conditional and unconditional) of latents h × w.
+  virtual std::unique_ptr<KvCache> newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
+                                              const StreamWindow& window) const;
+  // Velocity of one chunk x [B, C, c, h, w] (c = causalBlockSize frames) at t [B] (or [B, c]), batch row b
+  // attending to the cached frames of branch firstBranch + b and to the chunk itself. `commit`: the
+  // chunk's keys and values join the cache afterwards (called at timestep 0 on a finished chunk).
+  virtual at::Tensor forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
+                                   std::int64_t firstBranch, bool commit, std::int64_t fpsIndex = 0) const;
 
   virtual at::Device device() const = 0;
   virtual std::uint64_t weightBytes() const = 0;

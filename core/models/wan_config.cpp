@@ -233,6 +233,20 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     c.qkNorm = shapeOf("blocks.0.self_attn.norm_q.weight") != nullptr;
     c.crossAttnNorm = shapeOf("blocks.0.norm3.weight") != nullptr;
   }
+  // Block-causal checkpoints (Self-Forcing, LongLive) have the plain Wan key names: their chunk comes from
+  // the metadata, as "causal_block_size" or Self-Forcing's "num_frame_per_block".
+  for (const char* key : {"causal_block_size", "num_frame_per_block"}) {
+    const auto found = weights.metadata().find(key);
+    if (found == weights.metadata().end()) continue;
+    try {
+      const long long block = std::stoll(found->second);
+      if (block < 0 || std::to_string(block) != found->second) throw std::invalid_argument(found->second);
+      result.config.causalBlockSize = block;
+    } catch (const std::exception&) {
+      result.problems.push_back(std::string("metadata \"") + key + "\": \"" + found->second +
+                                "\" is not a non-negative whole number of latent frames");
+    }
+  }
   // The fps embedding is what the key names say of a SkyReels-V2 DF checkpoint, whatever a config claims.
   if (shapeOf("fps_embedding.weight")) result.config.injectSampleInfo = true;
   if (result.config.inDim == 48) result.problems.push_back("in_dim 48: a Wan 2.2 TI2V model (different family), not supported");

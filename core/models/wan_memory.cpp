@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/kv_cache.h"
 #include "models/wan_vae_memory.h"
 
 namespace shotchain::models {
@@ -18,6 +19,12 @@ class WanDitMemory final : public DitMemoryModel {
   std::int64_t latentChannels() const override { return config_.inDim; }
   bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
   c10::ScalarType loadDtype() const override { return loadDtype_; }
+  std::int64_t causalBlockSize() const override { return config_.causalBlockSize; }
+  std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,
+                                     std::int64_t width) const override {
+    const std::int64_t tokens = (height / config_.patch[1]) * (width / config_.patch[2]);
+    return kvCacheBytes(config_.numLayers, branches, 1, tokens, config_.dim, static_cast<std::int64_t>(c10::elementSize(dtype)));
+  }
   std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
   std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
     const std::int64_t tokens = (s.frames / config_.patch[0]) * (s.height / config_.patch[1]) * (s.width / config_.patch[2]);

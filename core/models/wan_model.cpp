@@ -13,6 +13,7 @@
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/detection_problems.h"
+#include "models/kv_cache.h"
 #include "models/rope.h"
 #include "models/wan_blocks.h"
 
@@ -83,6 +84,12 @@ struct Block {
   Attention self, cross;
   at::Tensor norm3Weight, norm3Bias;
   Linear ffn0, ffn2;
+};
+
+// RoPE of a stream chunk's call: frames 0…n−1 are the cached ones (in stream order), n…n+f−1 the chunk.
+struct StreamRope {
+  at::Tensor cos, sin;  // the chunk's: [1, f·tokensPerFrame, d/2] float64
+  std::int64_t cachedTokens = 0;
 };
 
 }  // namespace
@@ -171,6 +178,30 @@ struct WanModel::Impl {
     return a.o(blockCausalAttention(q, k, v, causalTokens, attend).flatten(2));
   }
 
+  // Self-attention of a stream chunk z [B, c, dim]: its queries see the cached keys and values of their
+  // branch and the chunk's own (block-causally, when the chunk spans several blocks); the chunk's keys and
+  // values wait in the cache for forwardCached to commit them.
+  at::Tensor cachedSelfAttention(const Attention& a, const at::Tensor& z, const StreamRope& rope, KvCache& cache,
+                                 std::int64_t layer, std::int64_t firstBranch, std::int64_t causalTokens) const {
+    const std::int64_t chunk = z.size(1), cached = rope.cachedTokens;
+    const at::Tensor qr = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), rope.cos, rope.sin).to(compute);
+    const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), rope.cos, rope.sin).to(compute);
+    const at::Tensor v = heads(a.v(z)).to(compute);
+    const auto [kr, vc] = cache.attend(layer, firstBranch, k, v);
+    at::Tensor out;
+    if (causalTokens <= 0 || causalTokens >= chunk) {
+      out = models::attention(qr, kr, vc, {}, attention);
+    } else {
+      std::vector<at::Tensor> pieces;
+      for (std::int64_t start = 0; start < chunk; start += causalTokens) {
+        const std::int64_t n = std::min(causalTokens, chunk - start), visible = cached + start + n;
+        pieces.push_back(models::attention(qr.narrow(1, start, n), kr.narrow(1, 0, visible), vc.narrow(1, 0, visible), {}, attention));
+      }
+      out = at::cat(pieces, 1);
+    }
+    return a.o(out.flatten(2));
+  }
+
   // Plain softmax attention from out-of-place operations (training), q [B, Lq, H, d], k, v [B, Lk, H, d].
   static at::Tensor differentiableAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
@@ -197,7 +228,8 @@ const WanConfig& WanModel::config() const { return impl_->config; }
 std::string WanModel::family() const { return impl_->config.family() + ", " + impl_->config.variant(); }
 
 DitCapabilities WanModel::capabilities() const {
-  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, false, impl_->config.freshClipContinuation};
+  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, impl_->causalBlockSize > 0,
+          impl_->config.freshClipContinuation};
 }
 
 std::int64_t WanModel::latentChannels() const { return impl_->config.inDim; }
@@ -346,9 +378,40 @@ struct ModulationRows {
 
 }  // namespace
 
-std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& tIn,
+// A chunk of a stream: its batch rows are branches [firstBranch, firstBranch + B) of the cache.
+struct WanModel::StreamCall {
+  KvCache* cache = nullptr;
+  std::int64_t firstBranch = 0;
+};
+
+namespace {
+
+StreamRope streamRopeFor(const KvCache& cache, std::int64_t firstBranch, std::int64_t batch, std::int64_t headDim,
+                         std::int64_t frames, std::int64_t height, std::int64_t width, const at::Device& device) {
+  const std::int64_t held = cache.frames(firstBranch);
+  for (std::int64_t b = 1; b < batch; ++b)
+    if (cache.frames(firstBranch + b) != held)
+      throw std::logic_error("WanModel::forwardCached: the guidance branches of the cache hold different frames");
+  if (cache.tokensPerFrame() != height * width)
+    throw std::invalid_argument("WanModel::forwardCached: the chunk has " + std::to_string(height * width) +
+                                " tokens per frame, the cache " + std::to_string(cache.tokensPerFrame()));
+  const std::int64_t perFrame = height * width;
+  const at::Tensor angles =
+      ropeGridAngles(headDim, held + frames, height, width).narrow(0, held * perFrame, frames * perFrame).to(device).unsqueeze(0);
+  return {at::cos(angles), at::sin(angles), held * height * width};
+}
+
+}  // namespace
+
+std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& t,
                                           const std::vector<at::Tensor>& contexts, WanTrace* trace,
                                           std::int64_t fpsIndex) const {
+  return run(xs, t, contexts, trace, fpsIndex, nullptr);
+}
+
+std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const at::Tensor& tIn,
+                                      const std::vector<at::Tensor>& contexts, WanTrace* trace, std::int64_t fpsIndex,
+                                      const StreamCall* stream) const {
   const Impl& m = *impl_;
   const WanConfig& c = m.config;
   const auto batch = static_cast<std::int64_t>(xs.size());
@@ -385,7 +448,7 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   const std::int64_t maxLength = *std::max_element(lengths.begin(), lengths.end());
   const bool ragged = std::any_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l != maxLength; });
   const std::int64_t causalFrames = m.causalBlockSize;
-  if (ragged && (perFrame || causalFrames > 0))
+  if (ragged && (perFrame || causalFrames > 0 || stream))
     throw std::invalid_argument("WanModel::forward: per-frame timesteps and block-causal attention need latents of one size");
   if (perFrame && t.size(1) != grids.front().f)
     throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) + " per-frame timesteps for " +
@@ -428,11 +491,16 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   const at::Tensor context = m.text2(at::gelu(m.text0(padded), "tanh"));
   if (trace) (*trace)["text_embedding"] = context.to(at::kFloat);
 
-  // 5. RoPE angles per sample; padding rows stay unrotated.
+  // 5. RoPE angles per sample; padding rows stay unrotated. A stream chunk comes after the cached frames.
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(m.device);
   at::Tensor cos = at::ones({batch, maxLength, c.headDim() / 2}, f64);
   at::Tensor sin = at::zeros({batch, maxLength, c.headDim() / 2}, f64);
-  for (std::int64_t b = 0; b < batch; ++b) {
+  StreamRope streamRope;
+  if (stream) {
+    streamRope = streamRopeFor(*stream->cache, stream->firstBranch, batch, c.headDim(), grids.front().f, grids.front().h,
+                               grids.front().w, m.device);
+  }
+  for (std::int64_t b = 0; b < batch && !stream; ++b) {
     const Grid& g = grids[static_cast<std::size_t>(b)];
     const at::Tensor angles = ropeGridAngles(c.headDim(), g.f, g.h, g.w).to(m.device);
     cos[b].narrow(0, 0, angles.size(0)).copy_(at::cos(angles));
@@ -446,7 +514,11 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + e0rows : block.modulation + e0rows, perFrame,
                              frames};  // float32
     at::Tensor z = mod.modulate(m.layerNorm(x), 0, 1);
-    const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens).to(at::kFloat);
+    const at::Tensor selfOut =
+        (stream ? m.cachedSelfAttention(block.self, z, streamRope, *stream->cache, static_cast<std::int64_t>(i),
+                                        stream->firstBranch, causalTokens)
+                : m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens))
+            .to(at::kFloat);
     x = mod.gate(x, selfOut, 2);
     z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
     const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
@@ -490,6 +562,46 @@ at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, cons
     contexts.push_back(context[b]);
   }
   return at::stack(forward(xs, t, contexts, nullptr, fpsIndex));
+}
+
+std::unique_ptr<KvCache> WanModel::newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
+                                              const StreamWindow& window) const {
+  const WanConfig& c = impl_->config;
+  if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::newKvCache(branches, latentHeight, latentWidth, window);
+  if (latentHeight % c.patch[1] != 0 || latentWidth % c.patch[2] != 0)
+    throw std::invalid_argument("WanModel::newKvCache: the latent size is not a multiple of the patch");
+  const std::int64_t tokens = (latentHeight / c.patch[1]) * (latentWidth / c.patch[2]);
+  const std::int64_t headDim = c.headDim();
+  // A frame shift is a rotation of the frame axis' pairs alone (height and width angles 0).
+  auto reposition = [headDim](const at::Tensor& keys, std::int64_t frames) {
+    const std::int64_t distance = frames < 0 ? -frames : frames;
+    at::Tensor angles = ropeGridAngles(headDim, distance + 1, 1, 1)[distance].to(keys.device());
+    if (frames < 0) angles = angles.neg();
+    const at::Tensor cos = at::cos(angles).view({1, 1, -1}), sin = at::sin(angles).view({1, 1, -1});
+    return ropeApply(keys.unsqueeze(0), cos, sin).squeeze(0).to(keys.scalar_type());
+  };
+  return std::make_unique<KvCache>(c.numLayers, branches, tokens, window, reposition);
+}
+
+at::Tensor WanModel::forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
+                                   std::int64_t firstBranch, bool commit, std::int64_t fpsIndex) const {
+  const WanConfig& c = impl_->config;
+  if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::forwardCached(x, t, context, cache, firstBranch, commit, fpsIndex);
+  if (x.dim() != 5 || x.size(2) != impl_->causalBlockSize * c.patch[0])
+    throw std::invalid_argument("WanModel::forwardCached: a chunk is [B, C, " + std::to_string(impl_->causalBlockSize * c.patch[0]) +
+                                ", h, w] (one causal block)");
+  if (cache.layers() != c.numLayers || firstBranch < 0 || firstBranch + x.size(0) > cache.branches())
+    throw std::invalid_argument("WanModel::forwardCached: the cache does not fit this model or batch");
+  std::vector<at::Tensor> xs, contexts;
+  for (std::int64_t b = 0; b < x.size(0); ++b) {
+    xs.push_back(x[b]);
+    contexts.push_back(context[b]);
+  }
+  const StreamCall call{&cache, firstBranch};
+  at::Tensor out = at::stack(run(xs, t, contexts, nullptr, fpsIndex, &call));
+  if (commit)
+    for (std::int64_t b = 0; b < x.size(0); ++b) cache.finishCommit(firstBranch + b, x.size(2) / c.patch[0]);
+  return out;
 }
 
 double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {

@@ -85,6 +85,11 @@ class WanModel final : public VideoDiffusionModel {
   // t [B] or [B, F], context [B, L, text_dim] → [B, out_dim, F, H, W].
   at::Tensor forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
                           std::int64_t fpsIndex = 0) const override;
+  // Streaming on a block-causal config (causalBlockSize > 0): see VideoDiffusionModel.
+  std::unique_ptr<KvCache> newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
+                                      const StreamWindow& window) const override;
+  at::Tensor forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
+                           std::int64_t firstBranch, bool commit, std::int64_t fpsIndex = 0) const override;
 
   ~WanModel() override;
   WanModel(WanModel&&) noexcept;
@@ -92,7 +97,10 @@ class WanModel final : public VideoDiffusionModel {
 
  private:
   struct Impl;
+  struct StreamCall;
   explicit WanModel(std::unique_ptr<Impl> impl);
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& x, const at::Tensor& t, const std::vector<at::Tensor>& context,
+                              WanTrace* trace, std::int64_t fpsIndex, const StreamCall* stream) const;
   std::unique_ptr<Impl> impl_;
 };
 

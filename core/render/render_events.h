@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,19 @@ struct FramesDecoded {
   std::vector<RgbFrame> frames;
 };
 
+// A shot of continuity mode stream: what its KV cache did and cost.
+struct StreamFigures {
+  // "started" (first shot of a stream), "kept" (same prompt, or recache off), "recached" (rebuilt under
+  // the new prompt); "rebuilt from N shots" first when the cache was not in memory (resume, re-render).
+  std::string cache;
+  int framesHeld = 0;               // latent frames in the cache when the shot ended (sink + window)
+  std::uint64_t cacheBytes = 0;     // its bytes then
+  std::uint64_t peakCacheBytes = 0; // its largest (while a chunk is committed)
+  std::uint64_t bytesCopied = 0;    // bytes copied to hand the cache to this shot: 0, it is the same object
+  int framesCommitted = 0;          // latent frames the stream has taken in so far
+  double recacheSeconds = 0;        // rebuilding it at the cut (recache and/or replay)
+};
+
 struct ShotFinished {
   int index = 0;
   std::string id;
@@ -55,6 +69,8 @@ struct ShotFinished {
   double sampleSeconds = 0;
   double decodeSeconds = 0;
   double seconds = 0;
+  double firstFrameSeconds = 0;  // from the shot's start to its first decoded frame (0: not measured)
+  std::optional<StreamFigures> stream;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };
 

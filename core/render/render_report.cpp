@@ -5,6 +5,7 @@
 #include "memory/memory_planner.h"
 #include "render/cut_metrics_json.h"
 #include "render/output_layout.h"
+#include "render/stream_figures_json.h"
 #include "util/atomic_file.h"
 
 namespace shotchain::render {
@@ -31,15 +32,18 @@ Json sampleToJson(int cut, const MemorySample& s) {
 }
 
 Json shotToJson(const ShotFinished& shot) {
-  return {{"index", shot.index},
-          {"id", shot.id},
-          {"key", shot.key},
-          {"reused", shot.reused},
-          {"frames_written", shot.framesWritten},
-          {"sample_seconds", shot.sampleSeconds},
-          {"decode_seconds", shot.decodeSeconds},
-          {"seconds", shot.seconds},
-          {"directory", shot.directory}};
+  Json json = {{"index", shot.index},
+               {"id", shot.id},
+               {"key", shot.key},
+               {"reused", shot.reused},
+               {"frames_written", shot.framesWritten},
+               {"sample_seconds", shot.sampleSeconds},
+               {"decode_seconds", shot.decodeSeconds},
+               {"seconds", shot.seconds},
+               {"first_frame_seconds", shot.firstFrameSeconds},
+               {"directory", shot.directory}};
+  if (shot.stream) json["stream"] = streamFiguresToJson(*shot.stream);
+  return json;
 }
 
 Json reportJson(const Sequence& sequence, const RenderSummary& summary) {

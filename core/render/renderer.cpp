@@ -21,8 +21,10 @@
 #include "render/shot_key.h"
 #include "render/shot_pass.h"
 #include "render/shot_record.h"
+#include "render/stream_checks.h"
 #include "sampling/sampler.h"
 #include "sequence/sequence_io.h"
+#include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
 
@@ -96,6 +98,9 @@ void requirePredecessorsOnDisk(const Sequence& sequence, const std::vector<std::
       if (const auto source = lastByTag.find(c.tag); usesHandoff(c.mode) && source != lastByTag.end())
         require(source->second, i, "hands off from it (continuity " + std::string(toString(c.mode)) + ", tag \"" + c.tag + "\")");
       if (c.anchorColour) require(firstEnabled, i, "anchors its colour to it");
+      if (c.mode == ContinuityMode::Stream)
+        for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i)))
+          require(j, i, "streams on from it (its latents rebuild the KV cache)");
     }
     lastByTag[c.tag] = i;
     if (firstEnabled < 0) firstEnabled = i;
@@ -213,6 +218,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
   requireShortEnoughPaths(sequence, options.outputDirectory);
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
+  requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
   requireWritableFolder(options.outputDirectory);
 
   RenderSummary summary;
@@ -262,6 +268,12 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
       const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
       prompts.insert(shot.prompt);
       prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
+      if (shot.continuity.mode != ContinuityMode::Stream) continue;
+      for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i))) {  // a rebuilt cache needs them
+        const Shot& before = sequence.shots[static_cast<std::size_t>(j)];
+        prompts.insert(before.prompt);
+        prompts.insert(sampling::effectiveNegativePrompt(before.negativePrompt));
+      }
     }
     if (!prompts.empty()) {
       const std::unique_ptr<models::TextEncoder> encoder = [&] {

@@ -9,6 +9,7 @@
 
 #include "continuity/cut_measures.h"
 #include "continuity/handoff.h"
+#include "continuity/kv_stream.h"
 #include "continuity/latent_ops.h"
 #include "memory/decode_fallback.h"
 #include "memory/device_memory.h"
@@ -71,6 +72,9 @@ class DecodeJob {
   at::Tensor previousTail;
   ShotRecord record;
   bool lastShot = false;
+  Clock::time_point shotStart = Clock::now();
+  at::Tensor predecoded;  // frames already decoded (and delivered) while the shot streamed
+  int predecodedFrames = 0;
 
   // Results.
   at::Tensor video;  // kept frames [3, T, H, W] on the CPU
@@ -78,12 +82,21 @@ class DecodeJob {
   std::optional<continuity::CutMetrics> cut;
   std::vector<MemoryFallback> fallbacks;
   double decodeSeconds = 0;
+  double firstFrameSeconds = 0;
   int framesWritten = 0;
   std::exception_ptr error;
 
   void run(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
     const auto start = Clock::now();
     try {
+      if (predecoded.defined()) {
+        video = predecoded;
+        framesWritten = predecodedFrames;
+        stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
+        if (const std::optional<continuity::CutInputs> inputs = cutInputs(vae)) cut = continuity::measureCut(*inputs);
+        decodeSeconds = secondsSince(start);
+        return;
+      }
       std::vector<at::Tensor> kept;
       const std::int64_t drop = conditioning.dropPixelFrames;
       auto sink = [&](const at::Tensor& frames, std::int64_t firstFrame) {
@@ -92,6 +105,7 @@ class DecodeJob {
         if (skip == n) return;
         const at::Tensor keep = frames.narrow(1, skip, n - skip).to(at::kCPU);
         kept.push_back(keep);
+        if (firstFrameSeconds == 0) firstFrameSeconds = secondsSince(shotStart);
         FramesDecoded event;
         event.shotIndex = index;
         event.firstFrame = framesWritten;
@@ -228,6 +242,7 @@ void ShotPass::finalize(DecodeJob& job) {
   ShotRecord& record = job.record;
   record.framesWritten = job.framesWritten;
   record.decodeSeconds = job.decodeSeconds;
+  if (record.firstFrameSeconds == 0) record.firstFrameSeconds = job.firstFrameSeconds;
   record.statsJson = continuity::shotStatsToJson(*job.stats);
   if (job.cut) {
     record.cutIn = *job.cut;
@@ -250,6 +265,8 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.sampleSeconds = record.sampleSeconds;
   finished.decodeSeconds = job.decodeSeconds;
   finished.seconds = record.seconds;
+  finished.firstFrameSeconds = record.firstFrameSeconds;
+  finished.stream = record.stream;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -266,7 +283,9 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   std::shared_ptr<ShotLegacy> previous;
   if (usesHandoff(shot.continuity.mode))
     if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) previous = found->second;
-  if (previous && traitsOf(shot.continuity.mode).needsLastFrame) pump(true);
+  const bool streaming = shot.continuity.mode == ContinuityMode::Stream;
+  // A stream shot delivers frames while it samples: every earlier frame goes out first.
+  if ((previous && traitsOf(shot.continuity.mode).needsLastFrame) || streaming) pump(true);
 
   residency_.beforeShot(index);
   const models::VideoDiffusionModel& dit = residency_.dit();
@@ -333,22 +352,30 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
     pump(false);
     return !cancel_.load();
   };
+  std::optional<StreamedShot> streamed;
+  if (streaming) streamed = streamShot(index, previous, conditioning, sampler, onStep, started.frames);
   const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
   sampling::SampleResult result =
-      sampling::sampleFlow(denoiser, conditioning.sampleShape, cond, uncond, sampler, onStep,
-                           perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning), &cancel_);
+      streamed ? std::move(streamed->result)
+               : sampling::sampleFlow(denoiser, conditioning.sampleShape, cond, uncond, sampler, onStep,
+                                      perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning), &cancel_);
   if (result.cancelled) {
+    if (streamed) stream_.reset();  // it holds part of a shot
     pump(true);
     return {true};
   }
   at::Tensor latent = result.latent;
   if (!perFrame) continuity::restoreHeldSlots(latent, conditioning);  // a clean prefix was never touched
-  if (shot.continuity.anchorColour && first_ && first_->stats)
+  if (shot.continuity.anchorColour && first_ && first_->stats && !streaming)
     latent = continuity::anchorChannelStats(latent, first_->stats->latent, conditioning.heldFrames());
   const double sampleSeconds = secondsSince(sampleStart);
   pump(true);  // the previous shot's decode must be done before this one starts
 
   ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
+  if (streaming) {
+    streamShot_ = index;
+    streamKey_ = key;
+  }
   auto self = std::make_shared<ShotLegacy>();
   self->index = index;
   self->id = shot.id;
@@ -373,6 +400,13 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   job->first = first_;
   job->previousTail = previousTail;
   job->lastShot = lastShot;
+  job->shotStart = shotStart;
+  if (streamed) {
+    job->predecoded = streamed->video;
+    job->predecodedFrames = streamed->framesWritten;
+    job->record.firstFrameSeconds = streamed->firstFrameSeconds;
+    job->record.stream = streamed->figures;
+  }
   if (result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(index, result));
   ShotRecord& record = job->record;
   record.index = index;
@@ -463,6 +497,8 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.sampleSeconds = record->sampleSeconds;
   finished.decodeSeconds = record->decodeSeconds;
   finished.seconds = record->seconds;
+  finished.firstFrameSeconds = record->firstFrameSeconds;
+  finished.stream = record->stream;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

@@ -14,6 +14,12 @@
 #include "memory/residency_manager.h"
 #include "render/model_context.h"
 #include "render/renderer.h"
+#include "sampling/sampler.h"
+
+namespace shotchain::continuity {
+class KvStream;
+struct Conditioning;
+}  // namespace shotchain::continuity
 
 namespace shotchain::render {
 
@@ -34,6 +40,15 @@ struct ShotLegacy {
 };
 
 class DecodeJob;
+
+// A shot sampled chunk by chunk over its stream's KV cache (continuity mode stream).
+struct StreamedShot {
+  sampling::SampleResult result;
+  at::Tensor video;  // its kept frames [3, T, H, W] on the CPU, decoded chunk by chunk (undefined: decode after)
+  int framesWritten = 0;
+  double firstFrameSeconds = 0;
+  StreamFigures figures;
+};
 
 // The per-render state of Renderer::render and the steps of one shot: sample (holding the handoff)
 // → restore → store the tail in the ring buffer → decode (on a worker thread, overlapped with the
@@ -64,6 +79,12 @@ class ShotPass {
   // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one
   // this pass rendered or read back; null otherwise.
   std::shared_ptr<ShotLegacy> neighbourOf(int index) const;
+  // Stream mode (render/shot_pass_stream.cpp): the shot's cache made ready (continued, recached or rebuilt
+  // from the latents on disk), then its chunks sampled, each decoded as soon as it is final.
+  StreamedShot streamShot(int index, const std::shared_ptr<ShotLegacy>& previous, const continuity::Conditioning& conditioning,
+                          const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames);
+  std::string prepareStream(int index, const std::shared_ptr<ShotLegacy>& previous, int branches, bool split);
+  void replayStream(const std::vector<int>& chain, int branches, bool split);
 
   const Sequence& sequence_;
   const RenderOptions& options_;
@@ -81,6 +102,9 @@ class ShotPass {
   std::shared_ptr<ShotLegacy> first_;   // shot 1 of this render (rendered or re-used)
   std::shared_ptr<ShotLegacy> latest_;  // the shot rendered or read back last
   std::unique_ptr<DecodeJob> pending_;
+  std::unique_ptr<continuity::KvStream> stream_;  // the latest stream's cache, with the shot it ended
+  int streamShot_ = -1;
+  std::string streamKey_;
 };
 
 }  // namespace shotchain::render

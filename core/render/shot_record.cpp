@@ -10,6 +10,7 @@
 #include "io/strict_json.h"
 #include "io/weight_set.h"
 #include "render/cut_metrics_json.h"
+#include "render/stream_figures_json.h"
 #include "render/output_layout.h"
 #include "util/atomic_file.h"
 
@@ -35,7 +36,9 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   json["timings"] = {{"sample_seconds", record.sampleSeconds},
                      {"decode_seconds", record.decodeSeconds},
                      {"seconds", record.seconds},
+                     {"first_frame_seconds", record.firstFrameSeconds},
                      {"step_seconds", record.stepSeconds}};
+  if (record.stream) json["stream"] = streamFiguresToJson(*record.stream);
   json["cut_in"] = record.cutIn ? cutMetricsToJson(*record.cutIn) : Json(nullptr);
   json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
   json["fallbacks"] = record.fallbacks;
@@ -63,6 +66,8 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     record.decodeSeconds = timings.value("decode_seconds", 0.0);
     record.seconds = timings.value("seconds", 0.0);
     record.stepSeconds = timings.value("step_seconds", std::vector<double>());
+    record.firstFrameSeconds = timings.value("first_frame_seconds", 0.0);
+    if (json.contains("stream") && json["stream"].is_object()) record.stream = streamFiguresFromJson(json["stream"]);
     if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
     if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());

@@ -9,6 +9,7 @@
 #include <c10/core/Device.h>
 
 #include "continuity/cut_metrics.h"
+#include "render/render_events.h"
 
 namespace shotchain::render {
 
@@ -25,6 +26,8 @@ struct ShotRecord {
   double sampleSeconds = 0;
   double decodeSeconds = 0;
   double seconds = 0;
+  double firstFrameSeconds = 0;
+  std::optional<StreamFigures> stream;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
   std::string statsJson;     // per-shot statistics the next cut is measured against (JSON text)

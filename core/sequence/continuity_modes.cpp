@@ -27,6 +27,16 @@ ContinuityGeometry latentOverlap(const Continuity& c) {
   return g;
 }
 
+// The previous shot's frames are in the DiT's KV cache: nothing is held; the shot generates one latent
+// frame fewer, as its first decoded frame repeats the previous shot's last (decoded behind its tail).
+ContinuityGeometry stream(const Continuity&) {
+  ContinuityGeometry g;
+  g.extraLatents = -1;
+  g.handedTailLatents = 1;
+  g.decodePrefixLatents = 2;
+  return g;
+}
+
 ContinuityGeometry oneSlot(const Continuity&) {
   ContinuityGeometry g;
   g.heldLatents = g.handedTailLatents = 1;
@@ -34,18 +44,20 @@ ContinuityGeometry oneSlot(const Continuity&) {
 }
 
 //                      mode                           name              description
-//                      handoff lastFrame afterPred overlap prefix blend geometry
-constexpr std::array<ContinuityModeTraits, 5> kModes{{
+//                      handoff lastFrame afterPred overlap prefix blend recache geometry
+constexpr std::array<ContinuityModeTraits, 6> kModes{{
     {ContinuityMode::None, "none", "none — a fresh start",
-     false, false, false, false, false, false, none},
+     false, false, false, false, false, false, false, none},
     {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame",
-     true, false, true, false, true, false, latent},
+     true, false, true, false, true, false, false, latent},
     {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents",
-     true, true, false, true, false, false, latentOverlap},
+     true, true, false, true, false, false, false, latentOverlap},
     {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image",
-     true, false, false, false, false, true, oneSlot},
+     true, false, false, false, false, true, false, oneSlot},
     {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)",
-     true, true, false, false, false, false, oneSlot},
+     true, true, false, false, false, false, false, oneSlot},
+    {ContinuityMode::Stream, "stream", "stream — the model's KV cache carries on (block-causal models)",
+     true, false, true, false, false, false, true, stream},
 }};
 
 }  // namespace
@@ -59,6 +71,8 @@ const ContinuityModeTraits& traitsOf(ContinuityMode mode) {
 }
 
 int prefixFrames(const Continuity& continuity) { return std::max(1, continuity.prefixFrames.value_or(1)); }
+
+bool recaches(const Continuity& continuity) { return continuity.recache.value_or(true); }
 
 ContinuityGeometry continuityGeometry(const Continuity& continuity) {
   return traitsOf(continuity.mode).geometry(continuity);

@@ -28,6 +28,7 @@ struct ContinuityModeTraits {
   bool readsOverlap;        // continuity.overlap_latents (k)
   bool readsPrefix;         // continuity.prefix_frames
   bool readsBlend;          // continuity.blend_ratio and continuity.fallback_image
+  bool readsRecache;        // continuity.recache (and the sequence's sampler.stream_window)
   ContinuityGeometry (*geometry)(const Continuity& continuity);
 };
 
@@ -38,5 +39,7 @@ const ContinuityModeTraits& traitsOf(ContinuityMode mode);
 ContinuityGeometry continuityGeometry(const Continuity& continuity);
 // continuity.prefix_frames with its default (1).
 int prefixFrames(const Continuity& continuity);
+// continuity.recache with its default (true).
+bool recaches(const Continuity& continuity);
 
 }  // namespace shotchain

@@ -11,7 +11,7 @@ namespace shotchain {
 // JSON text of a key this build does not know, kept verbatim so a save does not drop it.
 using UnknownFields = std::map<std::string, std::string>;
 
-enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip };
+enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip, Stream };
 enum class Solver { Euler, UniPC };
 enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
 
@@ -40,6 +40,9 @@ struct ModelSet {
   bool operator==(const ModelSet&) const = default;
 };
 
+// Latent frames of a stream's local attention window when the sequence does not say (sampler.stream_window).
+inline constexpr int kDefaultStreamWindow = 8;
+
 struct SamplerDefaults {
   int steps = 30;
   double guidance = 5.0;
@@ -48,6 +51,9 @@ struct SamplerDefaults {
   // Diffusion forcing on a model with per-frame timesteps: each generated latent frame starts this
   // many iterations after the one before (0 or unset: all frames share the schedule).
   std::optional<int> arStep;
+  // Streaming shots (continuity mode stream): the latent frames a chunk attends to besides the first
+  // chunk of the stream (a local window; unset: kDefaultStreamWindow).
+  std::optional<int> streamWindow;
   UnknownFields unknown;
   bool operator==(const SamplerDefaults&) const = default;
 };
@@ -64,6 +70,9 @@ struct Continuity {
   // On a model with per-frame timesteps: the handed latents are fed at this timestep with as much
   // noise (SkyReels' addnoise_condition, 0…999; unset or 0: clean at timestep 0).
   std::optional<int> conditionNoise;
+  // `stream`: at a cut to a new prompt, rebuild the cache of the frames it holds under the new prompt
+  // (unset: true); false keeps it as the previous prompt left it.
+  std::optional<bool> recache;
   UnknownFields unknown;
   bool operator==(const Continuity&) const = default;
 };

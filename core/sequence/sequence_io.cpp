@@ -94,6 +94,13 @@ class ObjectReader {
     }
   }
 
+  void optionalBoolean(const std::string& key, std::optional<bool>& target) {
+    if (const Json* v = find(key, false)) {
+      if (v->is_boolean()) target = v->get<bool>();
+      else typeError(key, "true or false", *v);
+    }
+  }
+
   void optionalInteger(const std::string& key, std::optional<int>& target) {
     if (const Json* v = find(key, false); v && !v->is_null()) {
       int value = 0;
@@ -197,6 +204,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.real("shift", settings.sampler.shift);
     reader.enumeration("solver", settings.sampler.solver, &solverFromString, "euler, unipc");
     reader.optionalInteger("ar_step", settings.sampler.arStep);
+    reader.optionalInteger("stream_window", settings.sampler.streamWindow);
     settings.sampler.unknown = reader.unknownFields();
   }
   if (const Json* memory = root.object("memory")) {
@@ -232,7 +240,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   if (const Json* continuity = reader.object("continuity")) {
     ObjectReader c(*continuity, shotPath(index, "continuity"), out);
     c.enumeration("mode", shot.continuity.mode, &continuityModeFromString,
-                  "none, latent, latent_overlap, blend, vae_roundtrip");
+                  "none, latent, latent_overlap, blend, vae_roundtrip, stream");
     c.string("tag", shot.continuity.tag);
     c.integer("overlap_latents", shot.continuity.overlapLatents);
     c.real("blend_ratio", shot.continuity.blendRatio);
@@ -240,6 +248,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
     c.boolean("anchor_colour", shot.continuity.anchorColour);
     c.optionalInteger("prefix_frames", shot.continuity.prefixFrames);
     c.optionalInteger("condition_noise", shot.continuity.conditionNoise);
+    c.optionalBoolean("recache", shot.continuity.recache);
     shot.continuity.unknown = c.unknownFields();
   }
   shot.unknown = reader.unknownFields();
@@ -294,6 +303,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.continuity.anchorColour) continuity["anchor_colour"] = true;
   if (shot.continuity.prefixFrames) continuity["prefix_frames"] = *shot.continuity.prefixFrames;
   if (shot.continuity.conditionNoise) continuity["condition_noise"] = *shot.continuity.conditionNoise;
+  if (shot.continuity.recache) continuity["recache"] = *shot.continuity.recache;
   addUnknown(continuity, shot.continuity.unknown);
   object["continuity"] = continuity;
   object["enabled"] = shot.enabled;
@@ -394,6 +404,7 @@ std::string serializeSequence(const Sequence& sequence) {
   sampler["shift"] = s.sampler.shift;
   sampler["solver"] = toString(s.sampler.solver);
   if (s.sampler.arStep) sampler["ar_step"] = *s.sampler.arStep;
+  if (s.sampler.streamWindow) sampler["stream_window"] = *s.sampler.streamWindow;
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
   Json memory = Json::object();

@@ -132,3 +132,28 @@ std::optional<std::size_t> shotAtFrame(const Sequence& sequence, int frame) {
 }
 
 }  // namespace shotchain
+
+namespace shotchain {
+
+int predecessorByTag(const Sequence& sequence, std::size_t index) {
+  const std::string& tag = sequence.shots.at(index).continuity.tag;
+  for (std::size_t i = index; i-- > 0;) {
+    const Shot& shot = sequence.shots[i];
+    if (shot.enabled && shot.continuity.tag == tag) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<int> streamChainBefore(const Sequence& sequence, std::size_t index) {
+  std::vector<int> chain;
+  int current = predecessorByTag(sequence, index);
+  while (current >= 0) {
+    chain.insert(chain.begin(), current);
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(current)];
+    if (shot.continuity.mode != ContinuityMode::Stream) break;
+    current = predecessorByTag(sequence, static_cast<std::size_t>(current));
+  }
+  return chain;
+}
+
+}  // namespace shotchain

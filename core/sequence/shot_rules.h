@@ -52,3 +52,13 @@ struct SplitResult {
 SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, const std::string& newId = {});
 
 }  // namespace shotchain
+
+namespace shotchain {
+
+// The enabled shot before `index` that writes the tag shot `index` reads (−1: none).
+int predecessorByTag(const Sequence& sequence, std::size_t index);
+// The shots whose latents a stream shot at `index` continues, oldest first: its predecessor and, while
+// that one streams too, the predecessor's predecessor and so on. Empty when the shot has no predecessor.
+std::vector<int> streamChainBefore(const Sequence& sequence, std::size_t index);
+
+}  // namespace shotchain

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -130,6 +131,9 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   if (settings.sampler.arStep && (*settings.sampler.arStep < 0 || *settings.sampler.arStep > limits::kMaxSteps))
     report.error("sampler.ar_step", std::to_string(*settings.sampler.arStep) + " is outside 0.." +
                                         std::to_string(limits::kMaxSteps));
+  if (settings.sampler.streamWindow && (*settings.sampler.streamWindow < 1 || *settings.sampler.streamWindow > limits::kMaxStreamWindow))
+    report.error("sampler.stream_window", std::to_string(*settings.sampler.streamWindow) + " is outside 1.." +
+                                              std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
                                       formatByteSize(limits::kMinMemoryBudget));
@@ -183,6 +187,12 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (c.conditionNoise && (*c.conditionNoise < 0 || *c.conditionNoise > 999))
     report.error(shotPath(index, "continuity.condition_noise"),
                  std::to_string(*c.conditionNoise) + " is outside 0..999 (a timestep)");
+  if (c.anchorColour && mode.readsRecache)
+    report.warning(shotPath(index, "continuity.anchor_colour"),
+                   "is not applied to stream shots (the KV cache holds the frames as they were generated)");
+  if (c.recache && !mode.readsRecache)
+    report.warning(shotPath(index, "continuity.recache"),
+                   std::string("is read by the stream mode only (this shot is ") + toString(c.mode) + ")");
   if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
     report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
   if (mode.readsBlend) {
@@ -202,6 +212,7 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
 
   std::set<std::string> ids;
   std::set<std::string> tagsWritten;
+  std::map<std::string, const Shot*> lastByTag;
   const Shot* previousEnabled = nullptr;
   for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
     const Shot& shot = sequence.shots[i];
@@ -213,7 +224,14 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
 
     const Continuity& c = shot.continuity;
     const ContinuityModeTraits& mode = traitsOf(c.mode);
-    if (mode.handoff && !c.tag.empty() && !tagsWritten.count(c.tag)) {
+    const auto source = lastByTag.find(c.tag);
+    if (mode.readsRecache && source != lastByTag.end() &&
+        (source->second->width != shot.width || source->second->height != shot.height))
+      report.error(shotPath(i, "continuity.mode"),
+                   "stream continues the frames of shot \"" + source->second->id + "\" and needs its size (" +
+                       std::to_string(source->second->width) + "x" + std::to_string(source->second->height) +
+                       "); choose latent to change the size at this cut");
+    if (mode.handoff && !mode.readsRecache && !c.tag.empty() && !tagsWritten.count(c.tag)) {
       report.warning(shotPath(i, "continuity.mode"),
                      std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag +
                          "\": this shot starts from noise");
@@ -229,6 +247,7 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
                        std::to_string(previousEnabled->latentFrames()) + " latent frames");
     }
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
+    lastByTag[c.tag] = &shot;
     previousEnabled = &shot;
   }
   return out;

@@ -145,7 +145,7 @@ class SequenceRoundTrip : public QObject {
     shot.enabled = false;
     s.shots.push_back(shot);
     const std::string plain = serializeSequence(s);
-    for (const char* field : {"prefix_frames", "condition_noise", "ar_step"})
+    for (const char* field : {"prefix_frames", "condition_noise", "ar_step", "recache", "stream_window"})
       QVERIFY2(plain.find(field) == std::string::npos, field);  // unset: not written, old files stay byte-identical
     s.settings.sampler.arStep = 3;
     s.shots[0].continuity.mode = ContinuityMode::Latent;
@@ -154,6 +154,12 @@ class SequenceRoundTrip : public QObject {
     const LoadResult back = parseSequence(serializeSequence(s));
     QVERIFY2(back.ok(), formatAll(back.diagnostics).c_str());
     QVERIFY(*back.sequence == s);
+    s.settings.sampler.streamWindow = 12;
+    s.shots[0].continuity.mode = ContinuityMode::Stream;
+    s.shots[0].continuity.recache = false;
+    const LoadResult streamed = parseSequence(serializeSequence(s));
+    QVERIFY2(streamed.ok(), formatAll(streamed.diagnostics).c_str());
+    QVERIFY(*streamed.sequence == s);
   }
 };
 

@@ -61,10 +61,15 @@ class SequenceValidation : public QObject {
       c.prefixFrames = 2;
       const ContinuityGeometry g = continuityGeometry(c);
       QCOMPARE(g.handedTailLatents > 0, traits.handoff);
+      if (traits.readsRecache) {  // stream: the handoff is the KV cache, nothing is held; one latent fewer
+        QCOMPARE(g.heldLatents, 0);
+        QCOMPARE(g.extraLatents, -1);
+        continue;
+      }
       QCOMPARE(g.heldLatents, g.handedTailLatents + (traits.needsLastFrame && traits.readsOverlap ? 1 : 0));
       QVERIFY(g.extraLatents < std::max(1, g.heldLatents));
     }
-    QCOMPARE(names.size(), std::size_t{5});
+    QCOMPARE(names.size(), std::size_t{6});
     Continuity overlap;
     overlap.mode = ContinuityMode::LatentOverlap;
     overlap.overlapLatents = 3;
@@ -166,6 +171,13 @@ class SequenceValidation : public QObject {
     row("condition noise beyond a timestep", [](Json& d) { d["shots"][1]["continuity"]["condition_noise"] = 1000; },
         "shots[1].continuity.condition_noise", "outside 0..999");
     row("ar_step negative", [](Json& d) { d["sampler"]["ar_step"] = -1; }, "sampler.ar_step", "outside 0..");
+    row("stream window zero", [](Json& d) { d["sampler"]["stream_window"] = 0; }, "sampler.stream_window", "outside 1..1024");
+    row("recache not bool", [](Json& d) { d["shots"][1]["continuity"]["recache"] = "yes"; }, "shots[1].continuity.recache",
+        "true or false");
+    row("stream changes the size", [](Json& d) {
+          d["shots"][1]["continuity"]["mode"] = "stream";
+          d["shots"][1]["width"] = 448;
+        }, "shots[1].continuity.mode", "needs its size");
     row("schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
     row("schema from the future", [](Json& d) { d["schema"] = "shotchain.sequence/2"; }, "schema",
         "newer or unknown ShotChain");

@@ -34,9 +34,10 @@ struct TinyModelSet {
   }
 };
 
-// diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps).
+// diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps). causalBlockSize > 0:
+// a block-causal DiT with per-frame timesteps that streams with a KV cache, chunks of that many frames.
 inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11,
-                                      bool diffusionForcing = false) {
+                                      bool diffusionForcing = false, std::int64_t causalBlockSize = 0) {
   std::filesystem::create_directories(dir);
   std::string corpus;
   for (const char* colour : {"red", "green", "blue", "yellow", "white", "magenta"})
@@ -56,6 +57,8 @@ inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uin
   models::WanConfig dit = models::WanConfig::preset("tiny");
   dit.textLen = 64;
   dit.injectSampleInfo = diffusionForcing;
+  dit.causalBlockSize = causalBlockSize;
+  dit.diffusionForcing = causalBlockSize > 0;
   io::saveSafetensors(set.dit, models::WanModel::random(dit, seed).namedParameters(), {{"config", dit.toJson()}});
   const models::WanVaeConfig vae = models::WanVaeConfig::preset("tiny");
   io::saveSafetensors(set.vae, models::WanVae::random(vae, seed + 1).namedParameters(), {{"config", vae.toJson()}});

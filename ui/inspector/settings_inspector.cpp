@@ -48,6 +48,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
       guidance_(new QDoubleSpinBox(this)),
       shift_(new QDoubleSpinBox(this)),
       solver_(new QComboBox(this)),
+      streamWindow_(new QSpinBox(this)),
       device_(new QComboBox(this)),
       budget_(new QDoubleSpinBox(this)),
       policy_(new QComboBox(this)),
@@ -98,7 +99,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   guidance_->setSingleStep(0.5);
   shift_->setRange(0, limits::kMaxShift);
   shift_->setSingleStep(0.5);
-  for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{steps_, guidance_, shift_, budget_})
+  for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{steps_, guidance_, shift_, streamWindow_, budget_})
     box->setKeyboardTracking(false);
   solver_->addItem(QStringLiteral("UniPC"), static_cast<int>(Solver::UniPC));
   solver_->addItem(QStringLiteral("Euler"), static_cast<int>(Solver::Euler));
@@ -106,6 +107,11 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   errors_["sampler.guidance"] = addField(form, tr("Guidance"), guidance_);
   errors_["sampler.shift"] = addField(form, tr("Shift"), shift_);
   errors_["sampler.solver"] = addField(form, tr("Solver"), solver_);
+  streamWindow_->setRange(1, limits::kMaxStreamWindow);
+  streamWindow_->setSuffix(tr(" latent frames"));
+  streamWindow_->setToolTip(tr("Stream shots: the frames a new chunk attends to besides the stream's first one. "
+                               "The cache stops growing there; wider remembers more and costs memory."));
+  errors_["sampler.stream_window"] = addField(form, tr("Stream window"), streamWindow_);
 
   addSection(form, tr("Memory"));
   device_->setEditable(true);
@@ -158,6 +164,11 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
     commit("sampler.guidance", [v](SequenceSettings& s) { s.sampler.guidance = v; });
   });
   connect(shift_, &QDoubleSpinBox::valueChanged, this, [this](double v) { commit("sampler.shift", [v](SequenceSettings& s) { s.sampler.shift = v; }); });
+  connect(streamWindow_, &QSpinBox::valueChanged, this, [this](int v) {
+    commit("sampler.stream_window", [v](SequenceSettings& s) {
+      s.sampler.streamWindow = v == kDefaultStreamWindow ? std::nullopt : std::optional<int>(v);
+    });
+  });
   connect(solver_, &QComboBox::activated, this, [this](int row) {
     const auto solver = static_cast<Solver>(solver_->itemData(row).toInt());
     commit("sampler.solver", [solver](SequenceSettings& s) { s.sampler.solver = solver; });
@@ -227,6 +238,7 @@ void SettingsInspector::refresh() {
   quietly(guidance_, [&] { guidance_->setValue(s.sampler.guidance); });
   quietly(shift_, [&] { shift_->setValue(s.sampler.shift); });
   quietly(solver_, [&] { solver_->setCurrentIndex(s.sampler.solver == Solver::UniPC ? 0 : 1); });
+  quietly(streamWindow_, [&] { streamWindow_->setValue(s.sampler.streamWindow.value_or(kDefaultStreamWindow)); });
   quietly(budget_, [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
   quietly(policy_, [&] { policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies))); });
   quietly(tuning_, [&] { tuning_->setChecked(s.allocatorTuning); });

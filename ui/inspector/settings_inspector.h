@@ -59,6 +59,7 @@ class SettingsInspector : public QWidget {
   QDoubleSpinBox* guidance_;
   QDoubleSpinBox* shift_;
   QComboBox* solver_;
+  QSpinBox* streamWindow_;
   QComboBox* device_;
   QDoubleSpinBox* budget_;
   QComboBox* policy_;

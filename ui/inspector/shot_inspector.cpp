@@ -79,6 +79,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       fallback_(new QLineEdit(this)),
       fallbackThumb_(new QLabel(this)),
       anchor_(new QCheckBox(tr("Pull colours toward shot 1 (AdaIN)"), this)),
+      recache_(new QCheckBox(tr("Recache the stream under a new prompt"), this)),
       enabled_(new QCheckBox(tr("Render this shot"), this)) {
   auto* form = new QFormLayout(this);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -162,6 +163,9 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   fallbackThumb_->setVisible(false);
   form->addRow(QString(), fallbackThumb_);
   errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
+  recache_->setToolTip(tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
+                          "the new prompt (LongLive's KV-recache). Off: keep it as the previous prompt left it."));
+  errors_["continuity.recache"] = addField(form, QString(), recache_);
   errors_["enabled"] = addField(form, QString(), enabled_);
 
   widgets_ = {{"name", name_},       {"prompt", prompt_},     {"negative_prompt", negative_}, {"frames", frames_},
@@ -230,6 +234,9 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   });
   connect(anchor_, &QCheckBox::toggled, this, [this](bool on) {
     commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; });
+  });
+  connect(recache_, &QCheckBox::toggled, this, [this](bool on) {
+    commit("continuity.recache", [on](Shot& s) { s.continuity.recache = on ? std::nullopt : std::optional<bool>(false); });
   });
   connect(enabled_, &QCheckBox::toggled, this, [this](bool on) { commit("enabled", [on](Shot& s) { s.enabled = on; }); });
 
@@ -335,6 +342,9 @@ void ShotInspector::refresh() {
   blend_->setEnabled(traits.readsBlend);
   setText(fallback_, shot.continuity.fallbackImage);
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
+  quietly(recache_, [&] { recache_->setChecked(recaches(shot.continuity)); });
+  recache_->setEnabled(traits.readsRecache);
+  anchor_->setEnabled(!traits.readsRecache);
   quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
   showFallbackThumbnail(QString::fromStdString(shot.continuity.fallbackImage));
 }

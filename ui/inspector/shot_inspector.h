@@ -72,6 +72,7 @@ class ShotInspector : public QWidget {
   QLineEdit* fallback_;
   QLabel* fallbackThumb_;
   QCheckBox* anchor_;
+  QCheckBox* recache_;
   QCheckBox* enabled_;
 };
 

@@ -19,9 +19,10 @@ VramPanel::VramPanel(QWidget* parent)
       title_(new QLabel(this)),
       figures_(new QLabel(this)),
       moved_(new QLabel(this)),
+      cache_(new QLabel(this)),
       plan_(new QLabel(this)) {
   title_->setStyleSheet(QStringLiteral("font-weight: bold;"));
-  for (QLabel* label : {figures_, moved_, plan_}) {
+  for (QLabel* label : {figures_, moved_, cache_, plan_}) {
     label->setWordWrap(true);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
     label->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -33,6 +34,7 @@ VramPanel::VramPanel(QWidget* parent)
   layout->addWidget(chart_, 1);
   layout->addWidget(figures_);
   layout->addWidget(moved_);
+  layout->addWidget(cache_);
   layout->addWidget(plan_);
   setHostMemory(true);
 }
@@ -101,9 +103,19 @@ void VramPanel::setPlan(const MemoryPlan& plan) {
 
 QString VramPanel::planText() const { return plan_->text(); }
 
+void VramPanel::addStreamShot(int shotIndex, const render::StreamFigures& stream) {
+  cachePerShot_ << tr("%1: %2, %3 (%4 frames)")
+                       .arg(shotIndex + 1)
+                       .arg(QString::fromStdString(stream.cache), bytes(stream.cacheBytes))
+                       .arg(stream.framesHeld);
+  cache_->setText(tr("KV cache after each stream shot (handed on, 0 bytes copied): %1").arg(cachePerShot_.join(QStringLiteral("; "))));
+}
+
 void VramPanel::clearRun() {
   movedPerCut_.clear();
   moved_->clear();
+  cachePerShot_.clear();
+  cache_->clear();
 }
 
 }  // namespace shotchain::ui

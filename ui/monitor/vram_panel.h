@@ -5,6 +5,7 @@
 #include "memory/memory_plan.h"
 #include "memory/memory_sample.h"
 #include "monitor/memory_history.h"
+#include "render/render_events.h"
 
 class QLabel;
 
@@ -24,6 +25,8 @@ class VramPanel : public QWidget {
   // A sample the renderer took at a cut (cutIndex = the shot about to start; −1 at the end).
   void addCutSample(int cutIndex, const MemorySample& sample);
   void setPlan(const MemoryPlan& plan);
+  // A stream shot finished: its KV cache (what the cut did with it, and its size) joins the per-shot line.
+  void addStreamShot(int shotIndex, const render::StreamFigures& stream);
   void clearRun();
   // On a CPU device the figures are host memory and say so.
   void setHostMemory(bool host);
@@ -42,6 +45,8 @@ class VramPanel : public QWidget {
   QLabel* moved_;
   QLabel* plan_;
   QStringList movedPerCut_;
+  QStringList cachePerShot_;
+  QLabel* cache_;
   bool host_ = true;
 };
 

@@ -1,0 +1,18 @@
+#include "models/video_diffusion_model.h"
+
+#include <stdexcept>
+
+#include "models/kv_cache.h"
+
+namespace shotchain::models {
+
+std::unique_ptr<KvCache> VideoDiffusionModel::newKvCache(std::int64_t, std::int64_t, std::int64_t, const StreamWindow&) const {
+  throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
+}
+
+at::Tensor VideoDiffusionModel::forwardCached(const at::Tensor&, const at::Tensor&, const at::Tensor&, KvCache&,
+                                              std::int64_t, bool, std::int64_t) const {
+  throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
+}
+
+}  // namespace shotchain::models

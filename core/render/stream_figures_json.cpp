@@ -1,0 +1,27 @@
+#include "render/stream_figures_json.h"
+
+namespace shotchain::render {
+
+nlohmann::ordered_json streamFiguresToJson(const StreamFigures& s) {
+  return {{"cache", s.cache},
+          {"frames_held", s.framesHeld},
+          {"cache_bytes", s.cacheBytes},
+          {"peak_cache_bytes", s.peakCacheBytes},
+          {"bytes_copied", s.bytesCopied},
+          {"frames_committed", s.framesCommitted},
+          {"recache_seconds", s.recacheSeconds}};
+}
+
+StreamFigures streamFiguresFromJson(const nlohmann::ordered_json& json) {
+  StreamFigures s;
+  s.cache = json.value("cache", std::string());
+  s.framesHeld = json.value("frames_held", 0);
+  s.cacheBytes = json.value("cache_bytes", std::uint64_t{0});
+  s.peakCacheBytes = json.value("peak_cache_bytes", std::uint64_t{0});
+  s.bytesCopied = json.value("bytes_copied", std::uint64_t{0});
+  s.framesCommitted = json.value("frames_committed", 0);
+  s.recacheSeconds = json.value("recache_seconds", 0.0);
+  return s;
+}
+
+}  // namespace shotchain::render
