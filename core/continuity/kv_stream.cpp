@@ -10,13 +10,21 @@ namespace shotchain::continuity {
 
 KvStream::KvStream(const models::VideoDiffusionModel& model, int branches, std::int64_t latentHeight,
                    std::int64_t latentWidth, std::int64_t windowFrames, std::int64_t fpsIndex)
-    : branches_(branches), chunk_(model.capabilities().causalBlockSize), height_(latentHeight), width_(latentWidth) {
+    : branches_(branches),
+      chunk_(model.capabilities().causalBlockSize),
+      height_(latentHeight),
+      width_(latentWidth),
+      fpsIndex_(fpsIndex) {
   if (!model.capabilities().kvCache || chunk_ <= 0)
     throw std::invalid_argument(model.family() + " does not stream with a KV cache (it needs a block-causal model)");
   if (windowFrames <= 0) throw std::invalid_argument("stream window: at least one latent frame");
   const std::int64_t window = (windowFrames + chunk_ - 1) / chunk_ * chunk_;  // whole chunks
   cache_ = model.newKvCache(branches, latentHeight, latentWidth, {chunk_, window});
-  denoiser_ = sampling::cachedChunkDenoiser(model, *cache_, fpsIndex);
+  bind(model);
+}
+
+void KvStream::bind(const models::VideoDiffusionModel& model) {
+  denoiser_ = sampling::cachedChunkDenoiser(model, *cache_, fpsIndex_);
 }
 
 void KvStream::committed(const at::Tensor& chunk) {

@@ -31,6 +31,8 @@ class KvStream {
   const models::KvCache& cache() const { return *cache_; }
   // What the sampler streams through; a chunk it commits must be reported with committed().
   const sampling::ChunkDenoiser& denoiser() const { return denoiser_; }
+  // The model the denoiser runs from now on (the same weights: a reload policy loads a new object per shot).
+  void bind(const models::VideoDiffusionModel& model);
   // A chunk [C, c, h, w] the denoiser just committed: kept (and dropped again as the window slides).
   void committed(const at::Tensor& chunk);
   // Takes in finished latents [C, n, h, w] it did not generate (n a multiple of the chunk; leading
@@ -47,7 +49,7 @@ class KvStream {
   std::unique_ptr<models::KvCache> cache_;
   sampling::ChunkDenoiser denoiser_;
   int branches_;
-  std::int64_t chunk_, height_, width_;
+  std::int64_t chunk_, height_, width_, fpsIndex_;
   void keep(const at::Tensor& chunk);
   void commitChunks(const at::Tensor& latents, const at::Tensor& condContext, const at::Tensor& uncondContext, bool split);
 

@@ -67,6 +67,7 @@ std::string ShotPass::prepareStream(int index, const std::shared_ptr<ShotLegacy>
     replayStream(chain, branches, split);
     action = "rebuilt from " + std::to_string(chain.size()) + (chain.size() == 1 ? " shot, " : " shots, ");
   }
+  stream_->bind(dit);
   const Shot& before = sequence_.shots[static_cast<std::size_t>(previous->index)];
   if (recaches(shot.continuity) && promptChanged(before, shot)) {
     stream_->recache(contexts_.at(shot.prompt), contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt)), split);

@@ -160,6 +160,23 @@ class StreamRenderTest : public QObject {
     }
   }
 
+  // Under the reload policy the DiT is a new object every shot: the stream follows it, same results.
+  void everyResidencyPolicyStreamsAlike() {
+    render::Renderer renderer;
+    Collecting observer;
+    renderer.render(stream(2), options("pinned"), observer);
+    for (const ResidencyPolicy policy : {ResidencyPolicy::Offload, ResidencyPolicy::Reload}) {
+      render::RenderOptions o = options(toString(policy));
+      o.policy = policy;
+      const render::RenderSummary summary = renderer.render(stream(2), o, observer);
+      QVERIFY(summary.finished.completed);
+      for (int i = 0; i < 4; ++i) {
+        const std::string id(1, static_cast<char>('a' + i));
+        QVERIFY2(at::equal(tail("pinned", i, id).latent, tail(toString(policy), i, id).latent), (toString(policy) + id).c_str());
+      }
+    }
+  }
+
   void whatCannotStreamIsRefusedBeforeWork() {
     const TinyModelSet full = writeTinyModelSet(root() / "full_attention", 5, true);
     Sequence sequence = stream(8);
