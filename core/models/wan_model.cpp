@@ -395,9 +395,10 @@ StreamRope streamRopeFor(const KvCache& cache, std::int64_t firstBranch, std::in
   if (cache.tokensPerFrame() != height * width)
     throw std::invalid_argument("WanModel::forwardCached: the chunk has " + std::to_string(height * width) +
                                 " tokens per frame, the cache " + std::to_string(cache.tokensPerFrame()));
-  const std::int64_t perFrame = height * width;
-  const at::Tensor angles =
-      ropeGridAngles(headDim, held + frames, height, width).narrow(0, held * perFrame, frames * perFrame).to(device).unsqueeze(0);
+  // The chunk's grid, its frame axis moved `held` frames on (the height and width angles of frame `held`'s
+  // first token are 0).
+  const at::Tensor shift = ropeGridAngles(headDim, held + 1, 1, 1)[held];
+  const at::Tensor angles = (ropeGridAngles(headDim, frames, height, width) + shift).to(device).unsqueeze(0);
   return {at::cos(angles), at::sin(angles), held * height * width};
 }
 
