@@ -94,6 +94,7 @@ struct WanModel::Impl {
   AttentionImpl attention = AttentionImpl::Auto;
   std::int64_t causalBlockSize = 0;  // patched latent frames per causal block; 0: full attention
   bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
+  std::shared_ptr<DitParallel> parallel = defaultDitParallel();
   std::map<std::string, at::Tensor> params;
   // Resolved references into params:
   at::Tensor patchWeight, patchBias;
@@ -159,7 +160,8 @@ struct WanModel::Impl {
 
   // causalTokens > 0: block-causal, a query sees the keys up to the end of its block of that many tokens.
   at::Tensor selfAttention(const Attention& a, const at::Tensor& z, const at::Tensor& cos, const at::Tensor& sin,
-                           const std::vector<std::int64_t>& keyLengths, std::int64_t causalTokens) const {
+                           const std::vector<std::int64_t>& keyLengths, std::int64_t causalTokens,
+                           const UlyssesSplit* split = nullptr) const {
     const at::Tensor q = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), cos, sin).to(compute);
     const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), cos, sin).to(compute);
     const at::Tensor v = heads(a.v(z));
@@ -167,8 +169,11 @@ struct WanModel::Impl {
       return trainable && keyLengths.empty() ? differentiableAttention(qs, ks, vs)
                                              : models::attention(qs, ks, vs, keyLengths, attention);
     };
-    if (causalTokens <= 0 || causalTokens >= q.size(1)) return a.o(attend(q, k, v).flatten(2));
-    return a.o(blockCausalAttention(q, k, v, causalTokens, attend).flatten(2));
+    auto full = [&](const at::Tensor& qs, const at::Tensor& ks, const at::Tensor& vs) {
+      if (causalTokens <= 0 || causalTokens >= qs.size(1)) return attend(qs, ks, vs);
+      return blockCausalAttention(qs, ks, vs, causalTokens, attend);
+    };
+    return a.o((split ? split->attention(q, k, v, full) : full(q, k, v)).flatten(2));
   }
 
   // Plain softmax attention from out-of-place operations (training), q [B, Lq, H, d], k, v [B, Lk, H, d].
@@ -242,6 +247,8 @@ void WanModel::setTrainable(bool trainable) {
 }
 
 bool WanModel::trainable() const { return impl_->trainable; }
+
+void WanModel::setParallel(std::shared_ptr<DitParallel> parallel) { impl_->parallel = std::move(parallel); }
 
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
@@ -393,12 +400,18 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
   for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
   tokens.clear();
-  const std::vector<std::int64_t> keyLengths = ragged ? lengths : std::vector<std::int64_t>{};
+  // Sequence parallel (Ulysses): this rank keeps 1/N of the (padded) tokens; pad keys are masked.
+  const std::optional<UlyssesSplit> split = UlyssesSplit::make(m.parallel.get(), maxLength, c.numHeads);
+  if (split && trace) throw std::invalid_argument("WanModel::forward: no trace of a forward spread over ranks");
+  const std::vector<std::int64_t> keyLengths =
+      ragged ? lengths : split ? split->keyLengths(batch) : std::vector<std::int64_t>{};
   const std::int64_t causalTokens = causalFrames > 0 ? causalFrames * grids.front().h * grids.front().w : 0;
+  if (split) x = split->shardTokens(x);
 
   // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32, per sample or per
   // frame; the fps term (SkyReels-V2 DF) joins the block modulation, not the head's.
-  const std::int64_t frames = perFrame ? t.size(1) : 1;
+  const std::int64_t framesIn = perFrame ? t.size(1) : 1;
+  const std::int64_t frames = split && perFrame ? split->shard() : framesIn;  // a shard's rows are per token
   const at::Tensor sinusoid = wanSinusoidalEmbedding(c.freqDim, t.to(m.device));
   const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));  // [B·F, dim]
   const at::Tensor e0 = m.timeProjection(at::silu(e));                       // [B·F, 6·dim]
@@ -407,7 +420,7 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     (*trace)["time_embedding"] = e;
     (*trace)["time_projection"] = e0;
   }
-  at::Tensor e0rows = perFrame ? e0.view({batch, frames, 6, c.dim}) : e0.view({batch, 6, c.dim});
+  at::Tensor e0rows = perFrame ? e0.view({batch, framesIn, 6, c.dim}) : e0.view({batch, 6, c.dim});
   if (m.fpsEmbedding.defined()) {
     if (fpsIndex < 0 || fpsIndex >= m.fpsEmbedding.size(0))
       throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) + " (0: 16 fps, 1: other)");
@@ -415,6 +428,8 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     if (trace) (*trace)["fps_projection"] = fps;
     e0rows = e0rows + (perFrame ? fps.view({1, 1, 6, c.dim}) : fps.view({1, 6, c.dim}));
   }
+  const std::int64_t tokensPerFrame = maxLength / framesIn;
+  if (split && perFrame) e0rows = split->rowsPerToken(e0rows, tokensPerFrame);
 
   // 4. Text embedding over the zero-padded text_len rows (no mask anywhere).
   at::Tensor padded = at::zeros({batch, c.textLen, c.textDim}, f32);
@@ -438,6 +453,10 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     cos[b].narrow(0, 0, angles.size(0)).copy_(at::cos(angles));
     sin[b].narrow(0, 0, angles.size(0)).copy_(at::sin(angles));
   }
+  if (split) {
+    cos = split->shardTokens(cos, 1.0);
+    sin = split->shardTokens(sin, 0.0);
+  }
 
   // 6. Attention blocks.
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
@@ -446,7 +465,8 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
     const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + e0rows : block.modulation + e0rows, perFrame,
                              frames};  // float32
     at::Tensor z = mod.modulate(m.layerNorm(x), 0, 1);
-    const at::Tensor selfOut = m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens).to(at::kFloat);
+    const at::Tensor selfOut =
+        m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens, split ? &*split : nullptr).to(at::kFloat);
     x = mod.gate(x, selfOut, 2);
     z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
     const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
@@ -463,10 +483,12 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
   }
 
   // 7. Head (uses e, not e0), float32.
-  const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + e.view({batch, frames, 1, c.dim})
-                                        : m.headModulation + e.unsqueeze(1),
+  at::Tensor headRows = e.view({batch, framesIn, 1, c.dim});
+  if (split && perFrame) headRows = split->rowsPerToken(headRows, tokensPerFrame);
+  const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + headRows : m.headModulation + e.unsqueeze(1),
                                perFrame, frames};  // [B, (F,) 2, dim]
-  const at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
+  at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
+  if (split) y = split->gatherTokens(y);
   if (trace) (*trace)["head"] = y;
 
   // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
@@ -484,12 +506,15 @@ std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, con
 
 at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
                                   std::int64_t fpsIndex) const {
-  std::vector<at::Tensor> xs, contexts;
-  for (std::int64_t b = 0; b < x.size(0); ++b) {
-    xs.push_back(x[b]);
-    contexts.push_back(context[b]);
-  }
-  return at::stack(forward(xs, t, contexts, nullptr, fpsIndex));
+  auto whole = [&](const at::Tensor& xb, const at::Tensor& tb, const at::Tensor& cb) {
+    std::vector<at::Tensor> xs, contexts;
+    for (std::int64_t b = 0; b < xb.size(0); ++b) {
+      xs.push_back(xb[b]);
+      contexts.push_back(cb[b]);
+    }
+    return at::stack(forward(xs, tb, contexts, nullptr, fpsIndex));
+  };
+  return impl_->parallel ? forwardGuidanceParallel(*impl_->parallel, x, t, context, whole) : whole(x, t, context);
 }
 
 double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {

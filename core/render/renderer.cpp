@@ -213,7 +213,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
   requireShortEnoughPaths(sequence, options.outputDirectory);
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
-  requireWritableFolder(options.outputDirectory);
+  if (options.writesFiles) requireWritableFolder(options.outputDirectory);
 
   RenderSummary summary;
   summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
@@ -332,7 +332,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   summary.finished.completed = !failed && !summary.finished.cancelled;
   summary.finished.seconds = secondsSince(renderStart);
   summary.finished.outputDirectory = options.outputDirectory.string();
-  writeRenderReport(options.outputDirectory, sequence, summary);
+  if (options.writesFiles) writeRenderReport(options.outputDirectory, sequence, summary);
   observer.sequenceFinished(summary.finished);
   return summary;
 }
