@@ -98,6 +98,7 @@ int finishDistributed(DistributedSession& session, int status) {
     endNow(status);
   }
   if (!session.finish()) endNow(kRankLostExit);
+  models::setDefaultDitParallel(nullptr);  // the group ends with the session, not among static destructors
   return status;
 }
 

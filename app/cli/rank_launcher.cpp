@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -72,38 +74,24 @@ bool failed(const Child& child) { return WIFSIGNALED(child.status) || WEXITSTATU
 
 }  // namespace
 
-Args withoutRanksOption(const Args& args) {
-  Args kept;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--") {
-      kept.insert(kept.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-      break;
-    }
-    if (args[i] == "--ranks") {
-      ++i;
-      continue;
-    }
-    kept.push_back(args[i]);
-  }
-  return kept;
-}
-
 int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::chrono::milliseconds timeout) {
   const int port = freeLoopbackPort();
   std::vector<std::string> argv{"/proc/self/exe", verb};
-  for (const std::string& arg : withoutRanksOption(args)) argv.push_back(arg);
+  for (const std::string& arg : args) argv.push_back(arg);  // --ranks stays: a placed rank joins instead
   std::vector<char*> raw;
   for (std::string& arg : argv) raw.push_back(arg.data());
   raw.push_back(nullptr);
   std::fprintf(stderr, "shotchain %s: %d ranks on this machine, rendezvous at 127.0.0.1:%d\n", verb.c_str(), ranks, port);
   std::fflush(stderr);
 
+  std::signal(SIGPIPE, SIG_IGN);  // our stderr closing must not end us while ranks run
   std::vector<Child> children(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     Child& child = children[static_cast<std::size_t>(r)];
     child.rank = r;
     int errPipe[2], outPipe[2] = {-1, -1};
-    if (::pipe(errPipe) != 0 || (r > 0 && ::pipe(outPipe) != 0))
+    // Close-on-exec: a rank holds no end of another rank's pipes (dup2 clears it on 1 and 2).
+    if (::pipe2(errPipe, O_CLOEXEC) != 0 || (r > 0 && ::pipe2(outPipe, O_CLOEXEC) != 0))
       throw std::runtime_error(std::string("--ranks: pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("--ranks: fork: ") + std::strerror(errno));
@@ -150,6 +138,7 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
       auto [child, isErr] = owners[i];
       char buffer[4096];
       const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       std::string& partial = isErr ? child->errLine : child->outLine;
       if (n > 0) {
         forward(child->rank, partial, buffer, static_cast<std::size_t>(n), false);

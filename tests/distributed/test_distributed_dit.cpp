@@ -108,15 +108,18 @@ int sequenceParallelWorker(int guidanceGroups) {
 
 // Rank 1 dies (SIGKILL) or hangs; rank 0's all-to-all must fail within the timeout naming rank 1.
 int faultWorker(const std::string& fault) {
-  const auto group = joinFromEnvironment(1, 4);
-  if (group->rank() == 1) {
-    if (fault == "die") std::raise(SIGKILL);
-    std::this_thread::sleep_for(std::chrono::seconds(60));
-    return 0;
-  }
-  const auto start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   try {
-    for (int i = 0; i < 1000; ++i) (void)group->allToAll(at::ones({2, 8}));
+    const auto group = joinFromEnvironment(1, 4);
+    group->barrier();  // both ranks are in the group before one of them goes
+    if (group->rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (fault == "die") std::raise(SIGKILL);
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      return 0;
+    }
+    start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100000; ++i) (void)group->allToAll(at::ones({2, 8}));
   } catch (const distributed::DistributedError& error) {
     std::printf("error after %.1f s (rank at fault %d): %s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), error.rankAtFault(),
