@@ -1,6 +1,7 @@
 #include "distributed/process_group.h"
 
 #include <atomic>
+#include <cstdio>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -25,6 +26,12 @@ std::string textOf(const std::vector<std::uint8_t>& bytes) { return {bytes.begin
 std::string heartbeatKey(int rank) { return "shotchain/heartbeat/" + std::to_string(rank); }
 std::string failureKey(int rank) { return "shotchain/failed/" + std::to_string(rank); }
 const char* const kFailures = "shotchain/failures";  // how many ranks reported a failure
+
+std::string secondsText(std::chrono::nanoseconds duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
+  return text;
+}
 
 bool isLoopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1"; }
 
@@ -96,13 +103,13 @@ struct DistributedGroup::Impl {
   // frozen), or has not reached this collective. {message, rank or −1}.
   std::pair<std::string, int> diagnose() const {
     const Rendezvous& r = options.rendezvous;
+    const std::pair<std::string, int> storeGone{
+        "rank 0 is gone (its rendezvous store at " + r.masterAddress + ":" + std::to_string(r.masterPort) + " does not answer)", 0};
     c10::intrusive_ptr<::c10d::TCPStore> probe;
     try {
       probe = connectStore(r, false, false, std::chrono::seconds(3));
     } catch (const std::exception&) {
-      return {"rank 0 (it serves the rendezvous at " + r.masterAddress + ":" + std::to_string(r.masterPort) +
-                  ") is gone",
-              0};
+      return storeGone;
     }
     auto read = [&] {
       std::map<int, std::pair<std::uint64_t, std::uint64_t>> beats;  // rank → (beat, collectives entered)
@@ -137,9 +144,7 @@ struct DistributedGroup::Impl {
                       " (it is at #" + std::to_string(beat.second) + ")",
                   other};
     } catch (const std::exception&) {
-      return {"rank 0 (it serves the rendezvous at " + r.masterAddress + ":" + std::to_string(r.masterPort) +
-                  ") is gone",
-              0};
+      return storeGone;
     }
     return {"no other rank is known to have failed", -1};
   }
@@ -182,8 +187,8 @@ struct DistributedGroup::Impl {
       if (const auto newline = error.find('\n'); newline != std::string::npos) error.resize(newline);
       const auto [why, culprit] = diagnose();
       const std::string message = "rank " + std::to_string(rank) + ": collective #" + std::to_string(index) + " (" + what +
-                                  ") failed within the " + std::to_string(options.timeout.count() / 1000.0).substr(0, 5) +
-                                  " s timeout: " + why + " [" + error + "]";
+                                  ") failed after " + secondsText(Clock::now() - begin) + " (timeout " +
+                                  secondsText(options.timeout) + "): " + why + " [" + error + "]";
       {
         const std::lock_guard<std::mutex> lock(statsMutex);
         failure = message;
@@ -229,7 +234,7 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const GroupOptions& opt
   impl->sequenceSize = r.worldSize / options.guidanceGroups;
   const std::string where = r.masterAddress + ":" + std::to_string(r.masterPort);
   try {
-    impl->store = connectStore(r, r.rank == 0, true, options.timeout);
+    impl->store = connectStore(r, r.rank == 0 && !r.agentStore, true, options.timeout);
   } catch (const std::exception& e) {
     std::string error = e.what();
     if (const auto newline = error.find('\n'); newline != std::string::npos) error.resize(newline);

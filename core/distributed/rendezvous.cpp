@@ -40,6 +40,7 @@ std::optional<Rendezvous> rendezvousFromEnvironment() {
   r.masterAddress = require("MASTER_ADDR");
   if (r.masterAddress.empty()) throw std::invalid_argument("environment variable MASTER_ADDR is empty");
   r.masterPort = static_cast<int>(number("MASTER_PORT", require("MASTER_PORT"), 1, 65535));
+  r.agentStore = variable("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   if (const std::optional<std::string> local = variable("LOCAL_RANK"))
     r.localRank = static_cast<int>(number("LOCAL_RANK", *local, 0, 65535));
   return r;

@@ -15,6 +15,9 @@ struct Rendezvous {
   int localRank = 0;
   std::string masterAddress = "127.0.0.1";
   int masterPort = 29500;
+  // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): rank 0 connects to it instead of serving one.
+  bool agentStore = false;
 };
 
 // nullopt when neither RANK nor WORLD_SIZE is set (a plain single process). Throws
