@@ -52,6 +52,8 @@ std::optional<int> launchRanksIfAsked(const std::string& command, const Args& ar
   if (!ranks) return std::nullopt;
   if (*ranks < 1 || *ranks > 64) throw UsageError(command, "--ranks: 1 to 64 local processes");
   if (distributed::rendezvousFromEnvironment()) return std::nullopt;  // a rank already: --ranks said how many
+  if (parsed.flag("--guidance-parallel") && *ranks % 2 != 0)
+    throw UsageError(command, "--guidance-parallel needs an even --ranks (the two passes on two halves of the ranks)");
   if (*ranks == 1) return std::nullopt;
   return launchLocalRanks(command.substr(0, command.find(' ')), args, static_cast<int>(*ranks), collectiveTimeout(command, parsed));
 }

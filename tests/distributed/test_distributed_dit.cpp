@@ -19,6 +19,7 @@
 #include "distributed/process_group.h"
 #include "models/wan_model.h"
 #include "rank_processes.h"
+#include "test_support.h"
 #include "runtime/torch_runtime.h"
 
 using namespace shotchain;
@@ -155,6 +156,25 @@ class DistributedDit : public QObject {
   }
 
  private Q_SLOTS:
+  void badVariablesAreNamed() {
+    qputenv("RANK", "2");
+    qputenv("WORLD_SIZE", "2");
+    qputenv("MASTER_ADDR", "127.0.0.1");
+    qputenv("MASTER_PORT", "29500");
+    QVERIFY(errorOf([] { distributed::rendezvousFromEnvironment(); }).contains("RANK=\"2\": expected a whole number in 0-1"));
+    qputenv("RANK", "1");
+    qunsetenv("MASTER_ADDR");
+    QVERIFY(errorOf([] { distributed::rendezvousFromEnvironment(); }).contains("MASTER_ADDR is not set"));
+    qputenv("MASTER_ADDR", "127.0.0.1");
+    qputenv("MASTER_PORT", "port");
+    QVERIFY(errorOf([] { distributed::rendezvousFromEnvironment(); }).contains("MASTER_PORT"));
+    qputenv("MASTER_PORT", "29500");
+    const std::optional<distributed::Rendezvous> placed = distributed::rendezvousFromEnvironment();
+    QVERIFY(placed && placed->rank == 1 && placed->worldSize == 2 && placed->masterPort == 29500);
+    for (const char* name : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) qunsetenv(name);
+    QVERIFY(!distributed::rendezvousFromEnvironment());
+  }
+
   void sequenceParallelEqualsOneProcess() {
     const std::vector<RankRun> runs = run("sequence", 2, 60000);
     for (const RankRun& r : runs) {
