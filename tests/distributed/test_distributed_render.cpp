@@ -150,6 +150,18 @@ class DistributedRender : public QObject {
              qPrintable(text.out));
   }
 
+  // 9 tokens (3×3) padded to 10, 5 a rank; width 64, float32: 4 · 5 · 64 · 4 bytes · ½ per layer.
+  void benchDitReportsWhatTheCollectivesCost() {
+    const CliRun run = runCli({"bench", "dit", "--config", "tiny", "--tokens", "9", "--repeats", "1", "--ranks", "2", "--json"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out));
+    const nlohmann::json bench = nlohmann::json::parse(run.out.left(run.out.size() - run.err.size()).toStdString());
+    QCOMPARE(bench["ranks"].get<int>(), 2);
+    QCOMPARE(bench["all_to_all_bytes_per_layer"].get<double>(), 4.0 * 5 * 64 * 4 / 2);
+    QCOMPARE(bench["collectives"].get<int>(), 2 * 4 + 1);  // four all-to-alls a layer, one gather
+    QVERIFY(bench["collective_s"].get<double>() > 0 && bench["compute_s"].get<double>() > 0);
+    QVERIFY(bench["rel_l2_vs_one_process"].get<double>() <= 1e-5);
+  }
+
   void secondRenderIntoTheSameFolderIsRefused() {
     const std::filesystem::path out = root_ / "locked";
     std::filesystem::create_directories(out);
