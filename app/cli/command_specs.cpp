@@ -12,6 +12,14 @@ const OptionSpec kPolicy{"--policy", K::Choice, "pinned|offload|reload|auto",
 const OptionSpec kBudget{"--budget", K::ByteSize, "SIZE", "memory budget, e.g. 16GiB or 16GB (default: the sequence's)"};
 const OptionSpec kDtype{"--dtype", K::Choice, "float32|bfloat16", "weights and activations", "float32"};
 const OptionSpec kRepeats{"--repeats", K::Int, "N", "timed runs, the median is reported", "3"};
+const OptionSpec kRanks{"--ranks", K::Int64, "N",
+                        "spread over N processes (c10d): started here, or joined through RANK, WORLD_SIZE, MASTER_ADDR, "
+                        "MASTER_PORT as torchrun sets them"};
+const OptionSpec kTimeout{"--timeout", K::Int64, "S",
+                          "seconds before a collective between ranks fails (default: SHOTCHAIN_COLLECTIVE_TIMEOUT, else 300)"};
+const OptionSpec kGuidanceParallel{"--guidance-parallel", K::Flag, "",
+                                   "with an even rank count: the conditional and unconditional passes of guidance on "
+                                   "different halves of the ranks"};
 
 }  // namespace
 
@@ -47,7 +55,8 @@ const CommandSpec kVerifyCommand{
 const CommandSpec kRenderCommand{
     "render", "SEQUENCE", 1, 1,
     "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in the output folder\n"
-    "exit 0 done, 1 failed part-way, 2 usage, 3 invalid document, 4 refused before any work, 5 stopped (Ctrl+C)",
+    "exit 0 done, 1 failed part-way, 2 usage, 3 invalid document, 4 refused before any work, 5 stopped (Ctrl+C), "
+    "6 a rank died, hung or failed (--resume continues)",
     {{"--out", K::Path, "DIR", "output folder (default: <SEQUENCE without .json>.render beside it)"},
      kPolicy,
      kBudget,
@@ -55,14 +64,19 @@ const CommandSpec kRenderCommand{
      {"--resume", K::Flag, "", "re-use every shot already on disk with its current settings"},
      {"--shots", K::Range, "A-B", "render shots A to B (1-based); the shots they hand off from must be on disk"},
      kJson,
-     {"--no-preview", K::Flag, "", "no latent preview at each step"}},
+     {"--no-preview", K::Flag, "", "no latent preview at each step"},
+     kRanks,
+     kTimeout,
+     kGuidanceParallel},
     ""};
 
 const CommandSpec kPlanCommand{
     "plan", "SEQUENCE", 1, 1,
     "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
     {kBudget, kPolicy, {"--device", K::Text, "cpu|cuda[:N]", "device to plan for (default: cuda:0 when present, else cpu)"},
-     kJson},
+     kJson,
+     {"--ranks", K::Int64, "N", "also the figures per rank of a render spread over N processes"},
+     kGuidanceParallel},
     ""};
 
 const CommandSpec kBenchDitCommand{
@@ -76,8 +90,12 @@ const CommandSpec kBenchDitCommand{
      {"--tokens", K::Int64, "N", "tokens per forward", "1560"},
      kRepeats,
      kDtype,
-     kJson},
-    ""};
+     kJson,
+     kRanks,
+     kTimeout,
+     kGuidanceParallel},
+    "With --ranks N: compute time, time in collectives, bytes sent per layer and per forward, and the relative L2 "
+    "error against one process."};
 
 const CommandSpec kBenchVaeCommand{
     "bench vae", "", 0, 0, "Wan VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",

@@ -7,8 +7,10 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "cli/bench_dit_ranks.h"
 #include "cli/bench_options.h"
 #include "cli/command_specs.h"
+#include "cli/distributed_session.h"
 #include "cli/verbs.h"
 #include "models/attention.h"
 #include "models/wan_model.h"
@@ -45,6 +47,7 @@ int runBench(const Args& args) {
   if (sub == "--help" || sub == "-h") throw HelpRequested("bench");
   if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae, residency or streaming" : "unknown benchmark \"" + sub + "\"");
   const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
+  if (const std::optional<int> launched = launchRanksIfAsked("bench dit", args, parsed)) return *launched;
   const std::string preset = parsed.text("--config").value_or("custom-default");
   models::WanConfig config = models::WanConfig::preset(parsed.text("--config").value_or("1.3b"));
   if (!parsed.text("--config")) config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
@@ -58,6 +61,7 @@ int runBench(const Args& args) {
   const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value());
   config.check();
   const auto [h, w] = grid(tokens);
+  if (parsed.int64("--ranks")) return benchDitRanks(parsed, config, h, w, repeats, dtype);
   const models::WanModel model = models::WanModel::random(config, 42, {dtype});
   const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
   const at::Tensor t = at::tensor({500.0f});

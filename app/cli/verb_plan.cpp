@@ -4,6 +4,7 @@
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/memory_planner.h"
+#include "memory/rank_plan.h"
 #include "models/model_files.h"
 #include "runtime/cuda_device.h"
 #include "sequence/sequence_io.h"
@@ -26,14 +27,23 @@ int runPlan(const Args& args) {
   const Sequence& sequence = *result.sequence;
   const models::ModelFiles files =
       models::resolveModelFiles(sequence.settings.model, std::filesystem::absolute(file).parent_path());
-  const MemoryPlan plan = planMemory(planRequestFromFiles(files, sequence, device, budget, policy));
-  if (json) {
+  const PlanRequest request = planRequestFromFiles(files, sequence, device, budget, policy);
+  const MemoryPlan plan = planMemory(request);
+  const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
+  if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");
+  const std::optional<RankPlan> perRank =
+      ranks ? std::optional<RankPlan>(planPerRank(request, plan, static_cast<int>(*ranks), parsed.flag("--guidance-parallel")))
+            : std::nullopt;
+  if (json && perRank) {
+    std::printf("{\"plan\": %s,\n\"per_rank\": %s}\n", planToJson(plan).c_str(), rankPlanToJson(*perRank).c_str());
+  } else if (json) {
     std::printf("%s\n", planToJson(plan).c_str());
   } else {
     std::printf("%s: %s\n", file.c_str(), files.description.c_str());
     std::printf("%s", formatPlan(plan).c_str());
+    if (perRank) std::printf("\n%s", formatRankPlan(*perRank).c_str());
   }
-  return plan.fits ? 0 : 1;
+  return plan.fits && (!perRank || perRank->refusal.empty()) ? 0 : 1;
 }
 
 }  // namespace shotchain::cli

@@ -6,6 +6,9 @@
 #include <optional>
 
 #include "cli/command_specs.h"
+#include "cli/distributed_session.h"
+#include "cli/rank_launcher.h"
+#include "cli/render_ranks.h"
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
 #include "continuity/cut_verdict.h"
@@ -18,7 +21,8 @@ namespace {
 
 // Exit codes of `shotchain render` (README): 0 done, 1 the render failed part-way, 2 usage,
 // 3 the document is not valid, 4 refused before any work (output folder, model files, device, memory
-// plan), 5 stopped by the user (Ctrl+C: the first finishes the current shot, the second stops now).
+// plan), 5 stopped by the user (Ctrl+C: the first finishes the current shot, the second stops now),
+// 6 a rank of a distributed render died, hung or failed (kRankLostExit).
 enum Exit { kDone = 0, kFailed = 1, kUsage = 2, kInvalid = 3, kRefused = 4, kStopped = 5 };
 
 render::Renderer* gRenderer = nullptr;  // for the SIGINT handler only
@@ -83,6 +87,7 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
 
 int runRender(const Args& args) {
   const ParsedOptions parsed = kRenderCommand.parse(args);
+  if (const std::optional<int> launched = launchRanksIfAsked("render", args, parsed)) return *launched;
   const std::filesystem::path file = parsed.operands().front();
   const LoadResult loaded = loadSequenceFile(file);
   for (const Diagnostic& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.format(file.string()).c_str());
@@ -93,6 +98,10 @@ int runRender(const Args& args) {
   options.sequenceDirectory = std::filesystem::absolute(file).parent_path();
   const std::optional<std::string> out = parsed.text("--out");
   options.outputDirectory = out ? std::filesystem::path(*out) : options.sequenceDirectory / (file.stem().string() + ".render");
+  const bool cuda = options.device.rfind("cuda", 0) == 0;
+  DistributedSession session = joinDistributed("render", parsed, cuda);
+  if (session.group && options.device == "cuda") options.device = "cuda:" + std::to_string(session.localRank);
+  if (!session.primary()) return renderOnFollowerRank(sequence, options, session);
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   RenderProgress progress(stderr, terminal, false);
@@ -105,7 +114,8 @@ int runRender(const Args& args) {
     rendered = exporting::renderToDisk(renderer, sequence, options, progress);
   } catch (const render::RenderError& error) {
     gRenderer = nullptr;
-    std::fprintf(stderr, "shotchain render: %s: %s\n", error.field().c_str(), error.what());
+    std::fprintf(stderr, "shotchain render: %s%s: %s\n", session.prefix().c_str(), error.field().c_str(), error.what());
+    session.reportFailure(std::string("refused: ") + error.what());
     return kRefused;
   }
   gRenderer = nullptr;
@@ -130,7 +140,7 @@ int runRender(const Args& args) {
                summary.finished.shotsReused, summary.finished.seconds,
                (options.outputDirectory / "report.json").string().c_str());
   if (parsed.flag("--json")) std::fputs(render::renderReportJson(sequence, summary).c_str(), stdout);
-  return status;
+  return finishDistributed(session, status);
 }
 
 }  // namespace shotchain::cli

@@ -27,9 +27,14 @@ class WanDitMemory final : public DitMemoryModel {
   }
   std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
   std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
-    const std::int64_t tokens = (s.frames / config_.patch[0]) * (s.height / config_.patch[1]) * (s.width / config_.patch[2]);
-    return estimateWanDitActivations(config_, dtype, batch, tokens);
+    return estimateWanDitActivations(config_, dtype, batch, tokens(s));
   }
+  std::int64_t tokens(const LatentShape& s) const override {
+    return (s.frames / config_.patch[0]) * (s.height / config_.patch[1]) * (s.width / config_.patch[2]);
+  }
+  std::int64_t hiddenSize() const override { return config_.dim; }
+  std::int64_t heads() const override { return config_.numHeads; }
+  std::int64_t layers() const override { return config_.numLayers; }
 
  private:
   WanConfig config_;

@@ -13,9 +13,7 @@
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/detection_problems.h"
-#include "models/kv_cache.h"
-#include "models/rope.h"
-#include "models/wan_blocks.h"
+#include "models/wan_model_impl.h"
 
 namespace shotchain::models {
 namespace {
@@ -69,154 +67,7 @@ std::vector<ParamSpec> parameterSpecs(const WanConfig& c) {
   return specs;
 }
 
-struct Linear {
-  at::Tensor weight, bias;
-  at::Tensor operator()(const at::Tensor& x) const { return at::linear(x.to(weight.scalar_type()), weight, bias); }
-};
-
-struct Attention {
-  Linear q, k, v, o;
-  at::Tensor normQ, normK;  // undefined when qk_norm is off
-};
-
-struct Block {
-  at::Tensor modulation;
-  Attention self, cross;
-  at::Tensor norm3Weight, norm3Bias;
-  Linear ffn0, ffn2;
-};
-
-// RoPE of a stream chunk's call: frames 0…n−1 are the cached ones (in stream order), n…n+f−1 the chunk.
-struct StreamRope {
-  at::Tensor cos, sin;  // the chunk's: [1, f·tokensPerFrame, d/2] float64
-  std::int64_t cachedTokens = 0;
-};
-
 }  // namespace
-
-struct WanModel::Impl {
-  WanConfig config;
-  at::ScalarType compute = at::kFloat;
-  at::Device device = at::kCPU;
-  AttentionImpl attention = AttentionImpl::Auto;
-  std::int64_t causalBlockSize = 0;  // patched latent frames per causal block; 0: full attention
-  bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
-  std::map<std::string, at::Tensor> params;
-  // Resolved references into params:
-  at::Tensor patchWeight, patchBias;
-  Linear text0, text2, time0, time2, timeProjection, head;
-  at::Tensor headModulation;
-  at::Tensor fpsEmbedding;  // undefined without inject_sample_info
-  Linear fps0, fps2;
-  std::vector<Block> blocks;
-
-  const at::Tensor& get(const std::string& name) const { return params.at(name); }
-  Linear linear(const std::string& name) const { return {get(name + ".weight"), get(name + ".bias")}; }
-
-  void resolve() {
-    patchWeight = get("patch_embedding.weight");
-    patchBias = get("patch_embedding.bias");
-    text0 = linear("text_embedding.0");
-    text2 = linear("text_embedding.2");
-    time0 = linear("time_embedding.0");
-    time2 = linear("time_embedding.2");
-    timeProjection = linear("time_projection.1");
-    head = linear("head.head");
-    headModulation = get("head.modulation");
-    if (config.injectSampleInfo) {
-      fpsEmbedding = get("fps_embedding.weight");
-      fps0 = linear("fps_projection.0");
-      fps2 = linear("fps_projection.2");
-    }
-    blocks.clear();
-    for (std::int64_t i = 0; i < config.numLayers; ++i) {
-      const std::string p = "blocks." + std::to_string(i) + ".";
-      Block block;
-      block.modulation = get(p + "modulation");
-      auto attn = [&](const std::string& a) {
-        Attention result{linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}};
-        if (config.qkNorm) {
-          result.normQ = get(p + a + ".norm_q.weight");
-          result.normK = get(p + a + ".norm_k.weight");
-        }
-        return result;
-      };
-      block.self = attn("self_attn");
-      block.cross = attn("cross_attn");
-      if (config.crossAttnNorm) {
-        block.norm3Weight = get(p + "norm3.weight");
-        block.norm3Bias = get(p + "norm3.bias");
-      }
-      block.ffn0 = linear(p + "ffn.0");
-      block.ffn2 = linear(p + "ffn.2");
-      blocks.push_back(std::move(block));
-    }
-  }
-
-  at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const { return wanRmsNorm(x, weight, config.eps); }
-
-  at::Tensor layerNorm(const at::Tensor& x) const {
-    return at::layer_norm(x.to(at::kFloat), {config.dim}, {}, {}, config.eps);
-  }
-
-  // [B, L, dim] → [B, L, H, d]
-  at::Tensor heads(const at::Tensor& x) const {
-    return x.view({x.size(0), x.size(1), config.numHeads, config.headDim()});
-  }
-
-  // causalTokens > 0: block-causal, a query sees the keys up to the end of its block of that many tokens.
-  at::Tensor selfAttention(const Attention& a, const at::Tensor& z, const at::Tensor& cos, const at::Tensor& sin,
-                           const std::vector<std::int64_t>& keyLengths, std::int64_t causalTokens) const {
-    const at::Tensor q = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), cos, sin).to(compute);
-    const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), cos, sin).to(compute);
-    const at::Tensor v = heads(a.v(z));
-    auto attend = [&](const at::Tensor& qs, const at::Tensor& ks, const at::Tensor& vs) {
-      return trainable && keyLengths.empty() ? differentiableAttention(qs, ks, vs)
-                                             : models::attention(qs, ks, vs, keyLengths, attention);
-    };
-    if (causalTokens <= 0 || causalTokens >= q.size(1)) return a.o(attend(q, k, v).flatten(2));
-    return a.o(blockCausalAttention(q, k, v, causalTokens, attend).flatten(2));
-  }
-
-  // Self-attention of a stream chunk z [B, c, dim]: its queries see the cached keys and values of their
-  // branch and the chunk's own (block-causally, when the chunk spans several blocks); the chunk's keys and
-  // values wait in the cache for forwardCached to commit them.
-  at::Tensor cachedSelfAttention(const Attention& a, const at::Tensor& z, const StreamRope& rope, KvCache& cache,
-                                 std::int64_t layer, std::int64_t firstBranch, std::int64_t causalTokens) const {
-    const std::int64_t chunk = z.size(1), cached = rope.cachedTokens;
-    const at::Tensor qr = ropeApply(heads(rmsNorm(a.q(z), a.normQ)), rope.cos, rope.sin).to(compute);
-    const at::Tensor k = ropeApply(heads(rmsNorm(a.k(z), a.normK)), rope.cos, rope.sin).to(compute);
-    const at::Tensor v = heads(a.v(z)).to(compute);
-    const auto [kr, vc] = cache.attend(layer, firstBranch, k, v);
-    at::Tensor out;
-    if (causalTokens <= 0 || causalTokens >= chunk) {
-      out = models::attention(qr, kr, vc, {}, attention);
-    } else {
-      std::vector<at::Tensor> pieces;
-      for (std::int64_t start = 0; start < chunk; start += causalTokens) {
-        const std::int64_t n = std::min(causalTokens, chunk - start), visible = cached + start + n;
-        pieces.push_back(models::attention(qr.narrow(1, start, n), kr.narrow(1, 0, visible), vc.narrow(1, 0, visible), {}, attention));
-      }
-      out = at::cat(pieces, 1);
-    }
-    return a.o(out.flatten(2));
-  }
-
-  // Plain softmax attention from out-of-place operations (training), q [B, Lq, H, d], k, v [B, Lk, H, d].
-  static at::Tensor differentiableAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-    const at::Tensor logits = at::matmul(q.transpose(1, 2), k.permute({0, 2, 3, 1})) * scale;  // [B, H, Lq, Lk]
-    return at::matmul(at::softmax(logits, -1), v.transpose(1, 2)).transpose(1, 2);           // [B, Lq, H, d]
-  }
-
-  at::Tensor crossAttention(const Attention& a, const at::Tensor& z, const at::Tensor& context) const {
-    const at::Tensor q = heads(rmsNorm(a.q(z), a.normQ));
-    const at::Tensor k = heads(rmsNorm(a.k(context), a.normK));
-    const at::Tensor v = heads(a.v(context));
-    if (trainable) return a.o(differentiableAttention(q, k, v).flatten(2));
-    return a.o(models::attention(q, k, v, {}, attention).flatten(2));
-  }
-};
 
 WanModel::WanModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 WanModel::~WanModel() = default;
@@ -274,6 +125,8 @@ void WanModel::setTrainable(bool trainable) {
 }
 
 bool WanModel::trainable() const { return impl_->trainable; }
+
+void WanModel::setParallel(std::shared_ptr<DitParallel> parallel) { impl_->parallel = std::move(parallel); }
 
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
@@ -378,32 +231,6 @@ struct ModulationRows {
 
 }  // namespace
 
-// A chunk of a stream: its batch rows are branches [firstBranch, firstBranch + B) of the cache.
-struct WanModel::StreamCall {
-  KvCache* cache = nullptr;
-  std::int64_t firstBranch = 0;
-};
-
-namespace {
-
-StreamRope streamRopeFor(const KvCache& cache, std::int64_t firstBranch, std::int64_t batch, std::int64_t headDim,
-                         std::int64_t frames, std::int64_t height, std::int64_t width, const at::Device& device) {
-  const std::int64_t held = cache.frames(firstBranch);
-  for (std::int64_t b = 1; b < batch; ++b)
-    if (cache.frames(firstBranch + b) != held)
-      throw std::logic_error("WanModel::forwardCached: the guidance branches of the cache hold different frames");
-  if (cache.tokensPerFrame() != height * width)
-    throw std::invalid_argument("WanModel::forwardCached: the chunk has " + std::to_string(height * width) +
-                                " tokens per frame, the cache " + std::to_string(cache.tokensPerFrame()));
-  // The chunk's grid, its frame axis moved `held` frames on (the height and width angles of frame `held`'s
-  // first token are 0).
-  const at::Tensor shift = ropeGridAngles(headDim, held + 1, 1, 1)[held];
-  const at::Tensor angles = (ropeGridAngles(headDim, frames, height, width) + shift).to(device).unsqueeze(0);
-  return {at::cos(angles), at::sin(angles), held * height * width};
-}
-
-}  // namespace
-
 std::vector<at::Tensor> WanModel::forward(const std::vector<at::Tensor>& xs, const at::Tensor& t,
                                           const std::vector<at::Tensor>& contexts, WanTrace* trace,
                                           std::int64_t fpsIndex) const {
@@ -457,12 +284,19 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
   for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
   tokens.clear();
-  const std::vector<std::int64_t> keyLengths = ragged ? lengths : std::vector<std::int64_t>{};
+  // Sequence parallel (Ulysses): this rank keeps 1/N of the (padded) tokens; pad keys are masked.
+  // A stream chunk runs whole on every rank (its cache is per rank).
+  const std::optional<UlyssesSplit> split = UlyssesSplit::make(stream ? nullptr : m.parallel.get(), maxLength, c.numHeads);
+  if (split && trace) throw std::invalid_argument("WanModel::forward: no trace of a forward spread over ranks");
+  const std::vector<std::int64_t> keyLengths =
+      ragged ? lengths : split ? split->keyLengths(batch) : std::vector<std::int64_t>{};
   const std::int64_t causalTokens = causalFrames > 0 ? causalFrames * grids.front().h * grids.front().w : 0;
+  if (split) x = split->shardTokens(x);
 
   // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32, per sample or per
   // frame; the fps term (SkyReels-V2 DF) joins the block modulation, not the head's.
-  const std::int64_t frames = perFrame ? t.size(1) : 1;
+  const std::int64_t framesIn = perFrame ? t.size(1) : 1;
+  const std::int64_t frames = split && perFrame ? split->shard() : framesIn;  // a shard's rows are per token
   const at::Tensor sinusoid = wanSinusoidalEmbedding(c.freqDim, t.to(m.device));
   const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));  // [B·F, dim]
   const at::Tensor e0 = m.timeProjection(at::silu(e));                       // [B·F, 6·dim]
@@ -471,7 +305,7 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     (*trace)["time_embedding"] = e;
     (*trace)["time_projection"] = e0;
   }
-  at::Tensor e0rows = perFrame ? e0.view({batch, frames, 6, c.dim}) : e0.view({batch, 6, c.dim});
+  at::Tensor e0rows = perFrame ? e0.view({batch, framesIn, 6, c.dim}) : e0.view({batch, 6, c.dim});
   if (m.fpsEmbedding.defined()) {
     if (fpsIndex < 0 || fpsIndex >= m.fpsEmbedding.size(0))
       throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) + " (0: 16 fps, 1: other)");
@@ -479,6 +313,8 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     if (trace) (*trace)["fps_projection"] = fps;
     e0rows = e0rows + (perFrame ? fps.view({1, 1, 6, c.dim}) : fps.view({1, 6, c.dim}));
   }
+  const std::int64_t tokensPerFrame = maxLength / framesIn;
+  if (split && perFrame) e0rows = split->rowsPerToken(e0rows, tokensPerFrame);
 
   // 4. Text embedding over the zero-padded text_len rows (no mask anywhere).
   at::Tensor padded = at::zeros({batch, c.textLen, c.textDim}, f32);
@@ -507,6 +343,10 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     cos[b].narrow(0, 0, angles.size(0)).copy_(at::cos(angles));
     sin[b].narrow(0, 0, angles.size(0)).copy_(at::sin(angles));
   }
+  if (split) {
+    cos = split->shardTokens(cos, 1.0);
+    sin = split->shardTokens(sin, 0.0);
+  }
 
   // 6. Attention blocks.
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
@@ -518,7 +358,7 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     const at::Tensor selfOut =
         (stream ? m.cachedSelfAttention(block.self, z, streamRope, *stream->cache, static_cast<std::int64_t>(i),
                                         stream->firstBranch, causalTokens)
-                : m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens))
+                : m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens, split ? &*split : nullptr))
             .to(at::kFloat);
     x = mod.gate(x, selfOut, 2);
     z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
@@ -536,10 +376,12 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   }
 
   // 7. Head (uses e, not e0), float32.
-  const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + e.view({batch, frames, 1, c.dim})
-                                        : m.headModulation + e.unsqueeze(1),
+  at::Tensor headRows = e.view({batch, framesIn, 1, c.dim});
+  if (split && perFrame) headRows = split->rowsPerToken(headRows, tokensPerFrame);
+  const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + headRows : m.headModulation + e.unsqueeze(1),
                                perFrame, frames};  // [B, (F,) 2, dim]
-  const at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
+  at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
+  if (split) y = split->gatherTokens(y);
   if (trace) (*trace)["head"] = y;
 
   // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
@@ -557,52 +399,15 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
 
 at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
                                   std::int64_t fpsIndex) const {
-  std::vector<at::Tensor> xs, contexts;
-  for (std::int64_t b = 0; b < x.size(0); ++b) {
-    xs.push_back(x[b]);
-    contexts.push_back(context[b]);
-  }
-  return at::stack(forward(xs, t, contexts, nullptr, fpsIndex));
-}
-
-std::unique_ptr<KvCache> WanModel::newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
-                                              const StreamWindow& window) const {
-  const WanConfig& c = impl_->config;
-  if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::newKvCache(branches, latentHeight, latentWidth, window);
-  if (latentHeight % c.patch[1] != 0 || latentWidth % c.patch[2] != 0)
-    throw std::invalid_argument("WanModel::newKvCache: the latent size is not a multiple of the patch");
-  const std::int64_t tokens = (latentHeight / c.patch[1]) * (latentWidth / c.patch[2]);
-  const std::int64_t headDim = c.headDim();
-  // A frame shift is a rotation of the frame axis' pairs alone (height and width angles 0).
-  auto reposition = [headDim](const at::Tensor& keys, std::int64_t frames) {
-    const std::int64_t distance = frames < 0 ? -frames : frames;
-    at::Tensor angles = ropeGridAngles(headDim, distance + 1, 1, 1)[distance].to(keys.device());
-    if (frames < 0) angles = angles.neg();
-    const at::Tensor cos = at::cos(angles).view({1, 1, -1}), sin = at::sin(angles).view({1, 1, -1});
-    return ropeApply(keys.unsqueeze(0), cos, sin).squeeze(0).to(keys.scalar_type());
+  auto whole = [&](const at::Tensor& xb, const at::Tensor& tb, const at::Tensor& cb) {
+    std::vector<at::Tensor> xs, contexts;
+    for (std::int64_t b = 0; b < xb.size(0); ++b) {
+      xs.push_back(xb[b]);
+      contexts.push_back(cb[b]);
+    }
+    return at::stack(forward(xs, tb, contexts, nullptr, fpsIndex));
   };
-  return std::make_unique<KvCache>(c.numLayers, branches, tokens, window, reposition);
-}
-
-at::Tensor WanModel::forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
-                                   std::int64_t firstBranch, bool commit, std::int64_t fpsIndex) const {
-  const WanConfig& c = impl_->config;
-  if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::forwardCached(x, t, context, cache, firstBranch, commit, fpsIndex);
-  if (x.dim() != 5 || x.size(2) != impl_->causalBlockSize * c.patch[0])
-    throw std::invalid_argument("WanModel::forwardCached: a chunk is [B, C, " + std::to_string(impl_->causalBlockSize * c.patch[0]) +
-                                ", h, w] (one causal block)");
-  if (cache.layers() != c.numLayers || firstBranch < 0 || firstBranch + x.size(0) > cache.branches())
-    throw std::invalid_argument("WanModel::forwardCached: the cache does not fit this model or batch");
-  std::vector<at::Tensor> xs, contexts;
-  for (std::int64_t b = 0; b < x.size(0); ++b) {
-    xs.push_back(x[b]);
-    contexts.push_back(context[b]);
-  }
-  const StreamCall call{&cache, firstBranch};
-  at::Tensor out = at::stack(run(xs, t, contexts, nullptr, fpsIndex, &call));
-  if (commit)
-    for (std::int64_t b = 0; b < x.size(0); ++b) cache.finishCommit(firstBranch + b, x.size(2) / c.patch[0]);
-  return out;
+  return impl_->parallel ? forwardGuidanceParallel(*impl_->parallel, x, t, context, whole) : whole(x, t, context);
 }
 
 double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {

@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "models/attention.h"
+#include "models/sequence_parallel.h"
 #include "models/video_diffusion_model.h"
 #include "models/wan_config.h"
 
@@ -69,6 +70,9 @@ class WanModel final : public VideoDiffusionModel {
   // attention, no NoGradGuard). Off (the default) is the inference path.
   void setTrainable(bool trainable);
   bool trainable() const;
+  // The processes this model's forward is spread over (Ulysses tokens, guidance passes); starts at
+  // defaultDitParallel(). Null: one process.
+  void setParallel(std::shared_ptr<DitParallel> parallel);
 
   // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps, or [B, F/p_t] with
   // one timestep per patched latent frame (diffusion forcing: every token gets its own frame's

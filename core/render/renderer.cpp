@@ -219,7 +219,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   requireShortEnoughPaths(sequence, options.outputDirectory);
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
-  requireWritableFolder(options.outputDirectory);
+  if (options.writesFiles) requireWritableFolder(options.outputDirectory);
 
   RenderSummary summary;
   summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
@@ -344,7 +344,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   summary.finished.completed = !failed && !summary.finished.cancelled;
   summary.finished.seconds = secondsSince(renderStart);
   summary.finished.outputDirectory = options.outputDirectory.string();
-  writeRenderReport(options.outputDirectory, sequence, summary);
+  if (options.writesFiles) writeRenderReport(options.outputDirectory, sequence, summary);
   observer.sequenceFinished(summary.finished);
   return summary;
 }

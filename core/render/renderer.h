@@ -41,6 +41,9 @@ struct RenderOptions {
   // The observers write frames/000001.png… (export's FrameFileWriter): a shot is re-used only when
   // all its frames are on disk. Off for renders that keep no frame files.
   bool framesOnDisk = true;
+  // Off on the ranks other than 0 of a render spread over processes: they compute what rank 0
+  // computes (the same shots, re-used or not, as the folder says) and write nothing.
+  bool writesFiles = true;
 };
 
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.

@@ -252,9 +252,11 @@ void ShotPass::finalize(DecodeJob& job) {
   const at::Tensor lastFrame = job.video.select(1, job.video.size(1) - 1).contiguous();
   job.self->lastFrame = lastFrame;
   job.self->stats = job.stats;
-  writeShotTail(job.directory, {job.latent, lastFrame, job.key});
   record.seconds += job.decodeSeconds;
-  writeShotRecord(job.directory, record);
+  if (options_.writesFiles) {
+    writeShotTail(job.directory, {job.latent, lastFrame, job.key});
+    writeShotRecord(job.directory, record);
+  }
   residency_.afterShot(job.index, !job.lastShot);
 
   ShotFinished finished;
@@ -473,7 +475,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
     if (cut) {
       ShotRecord updated = *record;
       updated.cutIn = cut;
-      writeShotRecord(dir, updated);
+      if (options_.writesFiles) writeShotRecord(dir, updated);
     } else if (record->cutIn) {
       const RenderWarning warning{index, "cut", "cut " + std::to_string(neighbour->index + 1) + "→" + std::to_string(index + 1) +
                                                     ": shot " + std::to_string(index + 1) + " was re-used after shot " +

@@ -84,7 +84,8 @@ class ShotPass {
   StreamedShot streamShot(int index, const std::shared_ptr<ShotLegacy>& previous, const continuity::Conditioning& conditioning,
                           const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames);
   std::string prepareStream(int index, const std::shared_ptr<ShotLegacy>& previous, int branches, bool split);
-  void replayStream(const std::vector<int>& chain, int branches, bool split);
+  // `previousLatent`: the last chain shot's latent from the ring buffer (the others are read from disk).
+  void replayStream(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent);
 
   const Sequence& sequence_;
   const RenderOptions& options_;

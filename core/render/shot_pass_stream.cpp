@@ -27,7 +27,7 @@ bool promptChanged(const Shot& before, const Shot& after) {
 
 }  // namespace
 
-void ShotPass::replayStream(const std::vector<int>& chain, int branches, bool split) {
+void ShotPass::replayStream(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent) {
   const models::VideoDiffusionModel& dit = residency_.dit();
   const std::int64_t spatial = models_.vae->geometry().spatialFactor;
   const Shot& root = sequence_.shots[static_cast<std::size_t>(chain.front())];
@@ -37,15 +37,19 @@ void ShotPass::replayStream(const std::vector<int>& chain, int branches, bool sp
   for (std::size_t n = 0; n < chain.size(); ++n) {
     const int i = chain[n];
     const Shot& shot = sequence_.shots[static_cast<std::size_t>(i)];
-    const std::filesystem::path dir = shotDirectory(options_.outputDirectory, i, shot.id);
-    const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
-    if (!tail) throw std::runtime_error(dir.string() + ": the latents of shot " + std::to_string(i + 1) +
-                                        " are needed to rebuild the stream's cache and could not be read");
+    at::Tensor latent = n + 1 == chain.size() ? previousLatent : at::Tensor();
+    if (!latent.defined()) {
+      const std::filesystem::path dir = shotDirectory(options_.outputDirectory, i, shot.id);
+      const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
+      if (!tail) throw std::runtime_error(dir.string() + ": the latents of shot " + std::to_string(i + 1) +
+                                          " are needed to rebuild the stream's cache and could not be read");
+      latent = tail->latent;
+    }
     const at::Tensor& cond = contexts_.at(shot.prompt);
     const at::Tensor& uncond = contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
     if (n > 0 && recaches(shot.continuity) && promptChanged(sequence_.shots[static_cast<std::size_t>(chain[n - 1])], shot))
       stream_->recache(cond, uncond, split);
-    stream_->commit(tail->latent, cond, uncond, split);
+    stream_->commit(latent, cond, uncond, split);
   }
 }
 
@@ -64,7 +68,7 @@ std::string ShotPass::prepareStream(int index, const std::shared_ptr<ShotLegacy>
     const std::vector<int> chain = streamChainBefore(sequence_, static_cast<std::size_t>(index));
     if (chain.empty() || chain.back() != previous->index)
       throw std::logic_error("stream: the shot handed off from is not the one before in the sequence");
-    replayStream(chain, branches, split);
+    replayStream(chain, branches, split, *ring_.handoff(sequence_.shots[static_cast<std::size_t>(index)].continuity.tag));
     action = "rebuilt from " + std::to_string(chain.size()) + (chain.size() == 1 ? " shot, " : " shots, ");
   }
   stream_->bind(dit);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -21,8 +22,11 @@ void relaunchWithPassiveOpenMp(char** argv) {
 
 RuntimeInfo initTorchRuntime() {
   RuntimeInfo info;
+  // Ranks that share a machine (LOCAL_WORLD_SIZE, as torchrun and `--ranks` set it) share its cores.
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  const int sharing = local != nullptr ? std::max(1, std::atoi(local)) : 1;
   const unsigned cores = std::thread::hardware_concurrency();
-  at::set_num_threads(static_cast<int>(cores > 0 ? cores : 1));
+  at::set_num_threads(std::max(1, static_cast<int>(cores > 0 ? cores : 1) / sharing));
   info.intraOpThreads = at::get_num_threads();
   info.torchVersion = TORCH_VERSION;
   info.cudaBuild = cudaBuild();

@@ -9,7 +9,7 @@ BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
 # rendered MP4 (libx264 comes with libavcodec) and ffmpeg (ffprobe, used by the export tests).
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache jq)
 LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
-              libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
+              libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg libgloo-dev)
 
 # libgomp spins waiting threads by default; on a busy 2-core machine that made libtorch ~20x
 # slower. It reads the setting when it loads, so it is set here (and by the programs themselves).

@@ -61,10 +61,12 @@ class SamplingFallbackTest : public QObject {
 
   void splitGuidanceMatchesTheBatchedCall() {
     const at::NoGradGuard noGrad;
-    const at::Tensor x = at::randn(shape_);
+    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(8);
+    const at::Tensor x = at::randn(shape_, g);
     const at::Tensor batched = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, false);
     const at::Tensor split = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, true);
-    QVERIFY2(at::allclose(split, batched, 1e-4, 1e-5), qPrintable(QString::number((split - batched).abs().max().item<double>())));
+    // Batch 1 and batch 2 round differently; guidance 5 multiplies the difference of the branches by 5.
+    QVERIFY2(at::allclose(split, batched, 1e-4, 5e-5), qPrintable(QString::number((split - batched).abs().max().item<double>())));
   }
 
   void outOfMemoryInABatchTwoStepSplitsGuidance() {

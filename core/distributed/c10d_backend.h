@@ -1,0 +1,37 @@
+#pragma once
+
+// The c10d pieces ShotChain uses, behind the names that differ between libtorch 1.13 (Debian) and
+// 2.x: in 2.x ProcessGroupGloo/NCCL derive from c10d::Backend, in 1.13 from c10d::ProcessGroup.
+// Include only from translation units compiled with USE_C10D_GLOO (CMake sets it on them).
+
+#include <chrono>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/version.h>
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#endif
+
+namespace shotchain::distributed {
+
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = ::c10d::Backend;
+#else
+using CollectiveBackend = ::c10d::ProcessGroup;
+#endif
+
+// Gloo over TCP, bound to `host` (an address or host name of this machine; empty: the interface
+// GLOO_SOCKET_IFNAME names, else this machine's host name).
+c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
+                                                      std::chrono::milliseconds timeout, const std::string& host);
+
+#ifdef SHOTCHAIN_WITH_CUDA
+// NCCL on the current CUDA device (nccl_backend_cuda.cpp, a CUDA-only file).
+c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
+                                                      std::chrono::milliseconds timeout);
+#endif
+
+}  // namespace shotchain::distributed
