@@ -315,7 +315,7 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   started.key = key;
   started.steps = shot.steps.value_or(defaults.steps);
   started.frames = static_cast<int>(conditioning.outputPixelFrames);
-  std::filesystem::remove_all(dir);
+  if (options_.writesFiles) std::filesystem::remove_all(dir);  // rank 0 alone owns the folder
   observer_.shotStarted(started);
 
   sampling::SamplerOptions sampler;
