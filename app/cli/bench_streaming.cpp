@@ -63,8 +63,6 @@ Bench loadBench(const std::string& config, std::int64_t width, std::int64_t heig
     b.vae = std::make_unique<models::WanVae>(models::WanVae::random(models::WanVaeConfig::preset("tiny"), 8));
     b.cond = at::randn({12, c.textDim});
     b.uncond = at::randn({8, c.textDim});
-  } else {
-    throw UsageError("bench streaming", "--config: demo or tiny, not \"" + config + "\"");
   }
   const std::int64_t spatial = b.vae->config().spatialFactor();
   b.channels = b.dit->latentChannels();
@@ -98,14 +96,21 @@ int runBenchStreaming(const Args& args) {
   const int repeats = std::max(1, parsed.integer("--repeats").value());
   const bool json = parsed.flag("--json");
   const double guidance = isDemo ? demo::kDemoGuidance : 4.0;
+  if (config != "demo" && config != "tiny") throw kBenchStreamingCommand.error("--config: demo or tiny, not \"" + config + "\"");
+  if (frames < 2) throw kBenchStreamingCommand.error("--latent-frames: at least 2 (a later shot of the chain streams one chunk fewer)");
+  const std::pair<const char*, std::int64_t> positive[] = {
+      {"--steps", steps}, {"--shots", shots}, {"--chain-steps", chainSteps}, {"--window", window}};
+  for (const auto& [name, value] : positive)
+    if (value < 1) throw kBenchStreamingCommand.error(std::string(name) + ": at least 1");
   installCountingCpuAllocator();
   at::NoGradGuard noGrad;
   const Bench b = loadBench(config, size.width, size.height);
   const int branches = sampling::streamBranches(guidance);
   const std::vector<std::int64_t> shape{b.channels, frames, b.height, b.width};
   const std::int64_t chunk = b.dit->capabilities().causalBlockSize;
-  if (chunk <= 0) throw UsageError("bench streaming", "the " + config + " DiT is not block-causal");
-  if (frames % chunk != 0) throw UsageError("bench streaming", "--latent-frames must be whole chunks of " + std::to_string(chunk));
+  if (chunk <= 0) throw kBenchStreamingCommand.error("the " + config + " DiT is not block-causal");
+  if (frames % chunk != 0 || frames == chunk)
+    throw kBenchStreamingCommand.error("--latent-frames: at least two whole chunks of " + std::to_string(chunk));
 
   // 1. One shot: chunked with the cache vs re-running the clip so far at every step (same steps, same noise),
   // one after the other in every repeat so that both see the same machine.
@@ -161,14 +166,14 @@ int runBenchStreaming(const Args& args) {
     }
   }
 
-  // 4. The demo's cuts: keep vs recache at a prompt change, and the clean-prefix handoff of `latent`.
+  // 4. The demo's cuts: keep vs recache at a prompt change, and the clean-prefix handoff of `latent`, on the
+  // demo's own 17-frame shots (the eval of resources/README.md).
   std::vector<demo::ChainCutResult> cuts;
   if (isDemo && chains > 0) {
     const demo::DemoModels models = demo::DemoModels::load(models::builtinModelDirectory("demo"));
     demo::DemoShotSettings settings;
     settings.width = static_cast<int>(size.width);
     settings.height = static_cast<int>(size.height);
-    settings.frames = static_cast<int>(1 + 4 * (frames - 1));
     cuts.push_back(demo::evaluateStreamChainCuts(models, settings, chains, static_cast<int>(window), false));
     cuts.push_back(demo::evaluateStreamChainCuts(models, settings, chains, static_cast<int>(window), true));
     Continuity latent;

@@ -65,8 +65,8 @@ class SamplingFallbackTest : public QObject {
     const at::Tensor x = at::randn(shape_, g);
     const at::Tensor batched = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, false);
     const at::Tensor split = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, true);
-    // Batch 1 and batch 2 round differently; guidance 5 multiplies the difference of the branches by 5.
-    QVERIFY2(at::allclose(split, batched, 1e-4, 5e-5), qPrintable(QString::number((split - batched).abs().max().item<double>())));
+    // A fixed input: batch 1 and batch 2 round differently, and an unseeded one now and then went past 1e-5.
+    QVERIFY2(at::allclose(split, batched, 1e-4, 1e-5), qPrintable(QString::number((split - batched).abs().max().item<double>())));
   }
 
   void outOfMemoryInABatchTwoStepSplitsGuidance() {
