@@ -44,6 +44,8 @@ QSize sizeFor(const QSize& available) {
 
 }  // namespace
 
+bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
+
 MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, RenderController::OptionsHook renderHook)
     : QMainWindow(parent),
       settings_(new StudioSettings),

@@ -36,6 +36,9 @@ class StudioSettings;
 class TimelineView;
 class VramPanel;
 
+// Whether the studio may open a modal dialog: not when SHOTCHAIN_NO_DIALOGS is set (tests, scripted runs).
+bool dialogsAllowed();
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
 

@@ -22,8 +22,6 @@ namespace {
 
 const char* const kFileFilter = "ShotChain sequences (*.json);;All files (*)";
 
-bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
-
 QString sequencePathFrom(const QMimeData* mime) {
   if (mime == nullptr || !mime->hasUrls()) return {};
   for (const QUrl& url : mime->urls())

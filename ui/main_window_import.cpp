@@ -12,12 +12,6 @@
 
 // File › Import ComfyUI workflow: a workflow becomes a new untitled document.
 namespace shotchain::ui {
-namespace {
-
-bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
-
-}  // namespace
-
 void MainWindow::importComfyWithDialog() {
   if (!confirmDiscard()) return;
   const QString path = QFileDialog::getOpenFileName(this, tr("Import ComfyUI workflow"), QString(),

@@ -14,12 +14,6 @@
 
 // The model folders of the preferences, the model browser and the first-run question.
 namespace shotchain::ui {
-namespace {
-
-bool dialogsAllowed() { return !qEnvironmentVariableIsSet("SHOTCHAIN_NO_DIALOGS"); }
-
-}  // namespace
-
 QDockWidget* MainWindow::createModelDock() {
   modelBrowser_ = new ModelBrowser(document_, settings_, this);
   connect(modelBrowser_, &ModelBrowser::preferencesRequested, this, &MainWindow::showPreferences);

@@ -11,7 +11,7 @@
 #include "cli/bench_dit_ranks.h"
 #include "cli/distributed_session.h"
 #include "distributed/process_group.h"
-#include "models/wan_model.h"
+#include "models/wan/wan_model.h"
 
 namespace shotchain::cli {
 namespace {

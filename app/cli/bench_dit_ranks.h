@@ -5,7 +5,7 @@
 #include <c10/core/ScalarType.h>
 
 #include "cli/cli_options.h"
-#include "models/wan_config.h"
+#include "models/wan/wan_config.h"
 
 namespace shotchain::cli {
 

@@ -4,9 +4,9 @@
 
 #include "io/safetensors_writer.h"
 #include "models/model_files.h"
-#include "models/umt5.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "text/umt5_tokenizer.h"
 
 namespace shotchain::cli {

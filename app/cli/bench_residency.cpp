@@ -18,11 +18,17 @@
 #include "render/renderer.h"
 #include "sequence/sequence_io.h"
 #include "util/byte_size.h"
+#include "util/median.h"
 
 namespace shotchain::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+struct Gap {
+  double seconds = 0;
+  render::GapParts parts;
+};
 
 // Collects the timing of every step and the figures of every cut of one render.
 class BenchObserver : public render::RenderObserver {
@@ -30,7 +36,7 @@ class BenchObserver : public render::RenderObserver {
   explicit BenchObserver(Clock::time_point start) : start_(start) {}
 
   void shotStarted(const render::ShotStarted& event) override {
-    shots_.push_back({event.index, -1, -1});
+    shots_.push_back({event.index, -1, -1, event.gap});
   }
   void stepDone(const render::StepDone& event) override {
     const double now = std::chrono::duration<double>(Clock::now() - start_).count();
@@ -40,12 +46,12 @@ class BenchObserver : public render::RenderObserver {
   }
   void cutMeasured(const continuity::CutMetrics& cut) override { cuts_.push_back(cut); }
 
-  // End of shot N's last step → start of shot N+1's first step, for every cut.
-  std::vector<double> interShotOverheads() const {
-    std::vector<double> gaps;
+  // End of shot N's last step → start of shot N+1's first step, for every cut; with what it went to.
+  std::vector<Gap> interShotGaps() const {
+    std::vector<Gap> gaps;
     for (std::size_t i = 1; i < shots_.size(); ++i)
       if (shots_[i - 1].lastStepEnd >= 0 && shots_[i].firstStepStart >= 0)
-        gaps.push_back(shots_[i].firstStepStart - shots_[i - 1].lastStepEnd);
+        gaps.push_back({shots_[i].firstStepStart - shots_[i - 1].lastStepEnd, shots_[i].gap});
     return gaps;
   }
   const std::vector<continuity::CutMetrics>& cuts() const { return cuts_; }
@@ -55,6 +61,7 @@ class BenchObserver : public render::RenderObserver {
     int index;
     double firstStepStart;
     double lastStepEnd;
+    render::GapParts gap;
   };
   Clock::time_point start_;
   std::vector<ShotTimes> shots_;
@@ -68,6 +75,9 @@ struct PolicyRun {
   double wallSeconds = 0;
   std::vector<double> overheads;
   double medianOverhead = 0;
+  // Medians over the gaps of what each went to; `rest` is the gap less the named parts.
+  render::GapParts medianParts;
+  double medianRest = 0;
   double overheadShare = 0;  // sum of the gaps / wall time
   double medianHandoffMse = NAN;
   double medianRoundtripMse = NAN;
@@ -78,14 +88,6 @@ struct PolicyRun {
   int ditLoads = 0;            // reload: one per shot
   double ditLoadSeconds = 0;
 };
-
-double median(std::vector<double> values) {
-  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseDir, const std::filesystem::path& out,
                     ResidencyPolicy policy, const std::string& device, std::optional<std::uint64_t> budget) {
@@ -116,8 +118,18 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
     return run;
   }
   run.wallSeconds = std::chrono::duration<double>(Clock::now() - start).count();
-  run.overheads = observer.interShotOverheads();
-  run.medianOverhead = median(run.overheads);
+  std::vector<double> waits, encodes, weights, writes, rests;
+  for (const Gap& gap : observer.interShotGaps()) {
+    run.overheads.push_back(gap.seconds);
+    waits.push_back(gap.parts.waitingForDecode);
+    encodes.push_back(gap.parts.encodingFrames);
+    weights.push_back(gap.parts.movingWeights);
+    writes.push_back(gap.parts.writingFiles);
+    rests.push_back(std::max(0.0, gap.seconds - gap.parts.total()));
+  }
+  run.medianOverhead = util::medianOr(run.overheads, NAN);
+  run.medianParts = {util::medianOr(waits, NAN), util::medianOr(encodes, NAN), util::medianOr(weights, NAN), util::medianOr(writes, NAN)};
+  run.medianRest = util::medianOr(rests, NAN);
   double total = 0;
   for (const double gap : run.overheads) total += gap;
   run.overheadShare = run.wallSeconds > 0 ? total / run.wallSeconds : 0;
@@ -126,12 +138,14 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
     handoff.push_back(cut.handoffMse.value_or(NAN));
     roundtrip.push_back(cut.roundtripMse.value_or(NAN));
   }
-  run.medianHandoffMse = median(handoff);
-  run.medianRoundtripMse = median(roundtrip);
+  run.medianHandoffMse = util::medianOr(handoff, NAN);
+  run.medianRoundtripMse = util::medianOr(roundtrip, NAN);
   run.last = renderer.probe()->sample();
   run.peakAllocated = run.last.peakAllocated;
   return run;
 }
+
+nlohmann::ordered_json orNull(double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); }
 
 std::string seconds(double s) {
   char text[32];
@@ -229,6 +243,11 @@ int runBenchResidency(const Args& args) {
                            {"inter_shot_overhead_seconds", run.overheads},
                            {"median_inter_shot_overhead_seconds", run.medianOverhead},
                            {"overhead_share_of_wall", run.overheadShare},
+                           {"median_gap_parts_seconds", {{"waiting_for_decode", orNull(run.medianParts.waitingForDecode)},
+                                                         {"encoding_frames", orNull(run.medianParts.encodingFrames)},
+                                                         {"moving_weights", orNull(run.medianParts.movingWeights)},
+                                                         {"writing_files", orNull(run.medianParts.writingFiles)},
+                                                         {"rest", orNull(run.medianRest)}}},
                            {"median_handoff_mse", std::isnan(run.medianHandoffMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianHandoffMse)},
                            {"median_roundtrip_mse", std::isnan(run.medianRoundtripMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianRoundtripMse)},
                            {"peak_allocated", run.peakAllocated},
@@ -262,6 +281,13 @@ int runBenchResidency(const Args& args) {
                   formatByteSize(run.peakAllocated).c_str(), formatByteSize(run.last.cachedUnused()).c_str(),
                   run.last.freeFragmentation, formatByteSize(run.last.transferredBytes).c_str());
     }
+    std::printf("\nwhat the gap between shots went to (medians): waiting for a decode, encoding frames, moving weights, "
+                "writing files, the rest\n");
+    for (const PolicyRun& run : runs)
+      if (run.ran)
+        std::printf("%-8s %s  %s  %s  %s  %s\n", run.policy.c_str(), seconds(run.medianParts.waitingForDecode).c_str(),
+                    seconds(run.medianParts.encodingFrames).c_str(), seconds(run.medianParts.movingWeights).c_str(),
+                    seconds(run.medianParts.writingFiles).c_str(), seconds(run.medianRest).c_str());
     std::printf("\ninter-shot overhead, reload / pinned: %s (goal ≥ 35.5)\n", number(reloadRatio, "%.1f×").c_str());
     if (pinned) std::printf("pinned overhead share of wall time: %.2f%% (goal ≤ 1%%)\n", 100 * pinned->overheadShare);
   }

@@ -22,9 +22,9 @@
 #include "memory/counting_cpu_allocator.h"
 #include "models/kv_cache.h"
 #include "models/model_files.h"
-#include "models/umt5_text_encoder.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "sampling/stream_sampler.h"
 #include "util/median.h"
 
@@ -37,7 +37,7 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 double medianOf(int repeats, const std::function<double()>& run) {
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) times.push_back(run());
-  return util::median(std::move(times));
+  return util::medianOr(std::move(times), 0);
 }
 
 struct Bench {
@@ -126,7 +126,7 @@ int runBenchStreaming(const Args& args) {
     rerunTimes.push_back(since(start));
     ratios.push_back(rerunTimes.back() / cachedTimes.back());
   }
-  const double cached = util::median(cachedTimes), rerun = util::median(rerunTimes), ratio = util::median(ratios);
+  const double cached = util::medianOr(cachedTimes, 0), rerun = util::medianOr(rerunTimes, 0), ratio = util::medianOr(ratios, 0);
 
   // 2. A continuing shot: from its start to its first decoded frame (its first chunk, then a VAE stream push).
   std::uint64_t bytesPerFrame = 0;

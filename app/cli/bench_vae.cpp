@@ -15,19 +15,19 @@
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/counting_cpu_allocator.h"
-#include "models/wan_vae.h"
-#include "models/wan_vae_memory.h"
+#include "models/wan/wan_vae.h"
+#include "models/wan/wan_vae_memory.h"
 
 namespace shotchain::cli {
 namespace {
 
-double seconds(const std::function<void()>& body) {
+double timeOf(const std::function<void()>& body) {
   const auto start = std::chrono::steady_clock::now();
   body();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-struct Run {
+struct VaeRun {
   std::string mode;
   models::VaeTiling tiling;
   double median = 0, best = 0;
@@ -65,7 +65,7 @@ int runBenchVae(const Args& args) {
   const models::WanVae vae = models::WanVae::random(config, 42, {dtype});
   const at::Tensor latent = at::randn({config.zDim, latentFrames, lh, lw}, at::detail::createCPUGenerator(7));
 
-  std::vector<Run> runs;
+  std::vector<VaeRun> runs;
   runs.push_back({"full", {}, 0, 0, 0, {}});
   if (withTiled) {
     models::VaeTiling tiling;
@@ -83,7 +83,7 @@ int runBenchVae(const Args& args) {
     runs.push_back({"tiled", tiling, 0, 0, 0, {}});
   }
 
-  for (Run& run : runs) {
+  for (VaeRun& run : runs) {
     models::VaeDecodeOptions options;
     options.tiling = run.tiling;
     run.estimate = models::estimateWanVaeDecode(config, latentFrames, lh, lw, dtype, run.tiling);
@@ -92,7 +92,7 @@ int runBenchVae(const Args& args) {
     for (int r = 0; r < repeats; ++r) {
       const std::uint64_t base = cpuAllocationStats().allocated;
       resetCpuPeak();
-      times.push_back(seconds([&] { (void)vae.decode(latent, options); }));
+      times.push_back(timeOf([&] { (void)vae.decode(latent, options); }));
       run.peak = std::max(run.peak, cpuAllocationStats().peak - base);
     }
     std::sort(times.begin(), times.end());
@@ -109,7 +109,7 @@ int runBenchVae(const Args& args) {
                 static_cast<long long>(latentFrames), static_cast<long long>(width), static_cast<long long>(height),
                 dtypeName, at::get_num_threads(), repeats, static_cast<unsigned long long>(vae.weightBytes()));
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      const Run& r = runs[i];
+      const VaeRun& r = runs[i];
       std::printf("%s{\"mode\": \"%s\", \"tile\": %lld, \"overlap\": %lld, \"decode_s\": %.6f, \"best_s\": %.6f, "
                   "\"peak_bytes\": %llu, \"estimate_bytes\": %llu, \"estimate_cache_bytes\": %llu, "
                   "\"estimate_activation_bytes\": %llu, \"estimate_clip_bytes\": %llu, \"estimate_ratio\": %.4f}",
@@ -131,7 +131,7 @@ int runBenchVae(const Args& args) {
               at::get_num_threads());
   std::printf("weights: %.1f MiB; peak = live libtorch CPU bytes above the weights (counting allocator)\n",
               mib(vae.weightBytes()));
-  for (const Run& r : runs) {
+  for (const VaeRun& r : runs) {
     std::string label = r.mode;
     if (r.tiling.enabled()) label += " (tile " + std::to_string(r.tiling.tile) + ", overlap " + std::to_string(r.tiling.overlap) + ")";
     std::printf("%-28s decode %.3f s median of %d | peak %.1f MiB | estimate %.1f MiB (%+.1f%%; caches %.1f, activations %.1f, clip %.1f)\n",

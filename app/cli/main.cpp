@@ -41,7 +41,7 @@ void printUsageError(const shotchain::cli::UsageError& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  shotchain::relaunchWithPassiveOpenMp(argv);
+  shotchain::runtime::relaunchWithPassiveOpenMp(argv);
   if (argc < 2) {
     std::fputs(shotchain::cli::overview().c_str(), stderr);
     return 2;
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   for (const Verb& verb : kVerbs) {
     if (name != verb.name) continue;
     try {
-      shotchain::initTorchRuntime();
+      shotchain::runtime::initTorchRuntime();
       return verb.run(args);
     } catch (const shotchain::cli::HelpRequested& help) {
       printHelp(stdout, help.command());

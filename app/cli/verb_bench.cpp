@@ -13,7 +13,7 @@
 #include "cli/distributed_session.h"
 #include "cli/verbs.h"
 #include "models/attention.h"
-#include "models/wan_model.h"
+#include "models/wan/wan_model.h"
 
 namespace shotchain::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include "cli/verbs.h"
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
-#include "models/wan_config.h"
+#include "models/model_registry.h"
 #include "util/byte_size.h"
 
 namespace shotchain::cli {
@@ -47,15 +47,11 @@ int runInspect(const Args& args) {
   else if (count >= 1e6) std::printf("parameters: %llu (%.2f M)\n", static_cast<unsigned long long>(elements), count / 1e6);
   else std::printf("parameters: %llu (%.1f K)\n", static_cast<unsigned long long>(elements), count / 1e3);
 
-  const models::WanDetection wan = models::detectWanConfig(weights);
-  if (wan.isWanDit) {
-    std::printf("family: wan2.1 DiT (%s): %s\n", wan.config.modelType.c_str(), wan.config.family().c_str());
-    std::printf("variant: %s\n", wan.problems.empty() ? wan.config.variant().c_str() : "unknown");
-    std::printf("per-frame timesteps: %s\n",
-                wan.config.takesPerFrameTimesteps()
-                    ? "yes (diffusion forcing: a handed latent continues as a clean prefix)"
-                    : "no (one timestep per clip: continuation across latent cuts is approximate)");
-    std::printf("config (from %s): %s\n", wan.configSource.c_str(), wan.config.toJson().c_str());
+  const models::ModelFamilyRow* row = models::identifyFamily(weights).first;
+  models::FamilyInspection inspection;
+  if (row != nullptr && row->inspect != nullptr) {
+    inspection = row->inspect(weights);
+    for (const auto& [name, value] : inspection.lines) std::printf("%s: %s\n", name.c_str(), value.c_str());
   } else {
     std::printf("family: unknown\nvariant: unknown\n");
   }
@@ -66,12 +62,12 @@ int runInspect(const Args& args) {
       std::printf(" %s=%s", key.c_str(), value.size() > 60 ? (value.substr(0, 57) + "...").c_str() : value.c_str());
     std::printf("\n");
   }
-  if (wan.problems.empty() && wan.isWanDit) {
+  if (inspection.problems.empty() && !inspection.lines.empty()) {
     std::printf("problems: none\n");
     return 0;
   }
   std::printf("problems:\n");
-  for (const std::string& problem : wan.problems) std::printf("  %s\n", problem.c_str());
+  for (const std::string& problem : inspection.problems) std::printf("  %s\n", problem.c_str());
   return 1;
 }
 

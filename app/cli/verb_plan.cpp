@@ -15,7 +15,7 @@ int runPlan(const Args& args) {
   const ParsedOptions parsed = kPlanCommand.parse(args);
   const std::string file = parsed.operands().front();
   const std::string device =
-      parsed.text("--device").value_or(cudaBuild() && describeCudaDevice().available ? "cuda:0" : "cpu");
+      parsed.text("--device").value_or(runtime::cudaBuild() && runtime::describeCudaDevice().available ? "cuda:0" : "cpu");
   const std::optional<std::uint64_t> budget = parsed.byteSize("--budget");
   const std::optional<ResidencyPolicy> policy =
       parsed.text("--policy") ? residencyPolicyFromString(*parsed.text("--policy")) : std::nullopt;

@@ -8,7 +8,7 @@ namespace shotchain::cli {
 
 int runVersion(const Args& args) {
   (void)kVersionCommand.parse(args);
-  const RuntimeInfo info = initTorchRuntime();
+  const runtime::RuntimeInfo info = runtime::initTorchRuntime();
   std::printf("shotchain %s\nlibtorch %s (%s build)\ndevice: %s\n", SHOTCHAIN_VERSION, info.torchVersion.c_str(),
               info.cudaBuild ? "CUDA" : "CPU", info.device.c_str());
   return 0;

@@ -4,7 +4,7 @@
 #include "cli/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
-#include "models/umt5.h"
+#include "models/umt5/umt5.h"
 
 namespace shotchain::cli {
 

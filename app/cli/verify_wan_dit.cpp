@@ -5,7 +5,7 @@
 #include "cli/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
-#include "models/wan_model.h"
+#include "models/wan/wan_model.h"
 
 namespace shotchain::cli {
 

@@ -3,7 +3,7 @@
 #include "cli/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
-#include "models/wan_vae.h"
+#include "models/wan/wan_vae.h"
 
 namespace shotchain::cli {
 

@@ -6,8 +6,8 @@
 #include "theme.h"
 
 int main(int argc, char** argv) {
-  shotchain::relaunchWithPassiveOpenMp(argv);
-  const shotchain::RuntimeInfo runtime = shotchain::initTorchRuntime();
+  shotchain::runtime::relaunchWithPassiveOpenMp(argv);
+  const shotchain::runtime::RuntimeInfo runtime = shotchain::runtime::initTorchRuntime();
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("ShotChain Studio"));
   QApplication::setOrganizationName(QStringLiteral("ShotChain"));

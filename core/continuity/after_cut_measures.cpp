@@ -7,7 +7,7 @@
 #include <ATen/ATen.h>
 
 #include "continuity/frame_measures.h"
-#include "continuity/median.h"
+#include "util/median.h"
 
 namespace shotchain::continuity {
 
@@ -43,9 +43,9 @@ void measureAfterCut(const ShotStats& previous, const at::Tensor& nextFrames, in
     ssims.push_back(ssimLuma(frame(i), frame(i + 1)));
   }
   if (previous.tailChanges)
-    if (const std::optional<double> usual = median(changes))
+    if (const std::optional<double> usual = util::median(changes))
       m.flash = std::max(largestChange, kVisibleChange) / std::max(*usual, kVisibleChange);
-  if (const std::optional<double> usual = median(ssims); usual && *usual > 0) m.structure = lowestSsim / *usual;
+  if (const std::optional<double> usual = util::median(ssims); usual && *usual > 0) m.structure = lowestSsim / *usual;
 }
 
 }  // namespace shotchain::continuity

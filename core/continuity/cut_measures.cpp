@@ -12,7 +12,7 @@
 #include "continuity/frame_measures.h"
 #include "continuity/handoff.h"
 #include "continuity/latent_ops.h"
-#include "continuity/median.h"
+#include "util/median.h"
 
 namespace shotchain::continuity {
 
@@ -122,7 +122,7 @@ CutMetrics measureCut(const CutInputs& in) {
                                 .select(1, 0)
                                 .to(head.device());
     const double cut = rmsDifference(head, tail);
-    m.latentStepRatio = ratio(cut, median(windowValues(in.previous->latentSteps, in.next->latentSteps, in.window,
+    m.latentStepRatio = ratio(cut, util::median(windowValues(in.previous->latentSteps, in.next->latentSteps, in.window,
                                                        [](double v) { return v; })));
   }
 
@@ -140,9 +140,9 @@ CutMetrics measureCut(const CutInputs& in) {
     m.ssimCut = cut.ssim;
     const auto& before = in.previous->tailPairs;
     const auto& after = in.next->headPairs;
-    m.psnrWithinMedian = median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.psnr; }));
-    m.ssimWithinMedian = median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.ssim; }));
-    m.madRatio = ratio(cut.mad, median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.mad; })));
+    m.psnrWithinMedian = util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.psnr; }));
+    m.ssimWithinMedian = util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.ssim; }));
+    m.madRatio = ratio(cut.mad, util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.mad; })));
     measureAfterCut(*in.previous, in.nextFrames, in.window, m);
   }
   m.deltaEPrev = deltaE76(in.next->firstFrameLab, in.previous->lastFrameLab);

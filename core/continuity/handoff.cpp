@@ -87,6 +87,10 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     c.resampled = !aliases(tail, c.storedTail);
     return tail.device() == device ? tail : tail.to(device);
   };
+  const auto encode = [&](const at::Tensor& frame, const char* what) {
+    ++c.framesEncoded;
+    return encodeFrame(vae, frame, h * scale, w * scale, device, what);
+  };
   const auto lastFrame = [&] {
     return previous->lastFrame.defined() ? previous->lastFrame : decodeLastFrame(vae, previous->latent);
   };
@@ -107,7 +111,13 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       if (options.freshClipDecode) {
         // The new latents follow a 1-frame latent of the shared frame: decode them after one (it is
         // kept, as the held slot's last frame would be: the previous shot's last frame).
-        c.decodePrefix = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+        if (options.encodeLastFrameLater && !previous->lastFrame.defined()) {
+          c.decodePrefixPending = true;
+          c.pendingFrameHeight = h * scale;
+          c.pendingFrameWidth = w * scale;
+        } else {
+          c.decodePrefix = encode(lastFrame(), "previous shot last frame");
+        }
         c.decodeSkipLatents = k;
         c.dropPixelFrames = 0;
       } else if (p.size(1) > k) {
@@ -123,7 +133,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       if (!hasPrevious) break;
       const at::Tensor tail = tailOf(continuityGeometry(settings).handedTailLatents);
       const std::int64_t k = tail.size(1);
-      const at::Tensor anchor = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+      const at::Tensor anchor = encode(lastFrame(), "previous shot last frame");
       c.held = at::cat({anchor, tail.to(anchor.scalar_type())}, 1);
       c.conditionedOn = c.held.narrow(1, 1, k);
       c.sampleShape[1] = frames + k;
@@ -150,7 +160,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       c.sampleShape[1] = frames - 1;
       c.source = "kv_cache";
       if (options.freshClipDecode) {
-        c.decodePrefix = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+        c.decodePrefix = encode(lastFrame(), "previous shot last frame");
       } else {
         const std::int64_t k = std::min<std::int64_t>(2, p.size(1));
         c.decodePrefix = p.narrow(1, p.size(1) - k, k).to(device);
@@ -160,7 +170,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     }
     case ContinuityMode::Blend: {
       const bool hasImage = fallbackImage.defined();
-      const at::Tensor image = hasImage ? encodeFrame(vae, fallbackImage, h * scale, w * scale, device, "fallback image")
+      const at::Tensor image = hasImage ? encode(fallbackImage, "fallback image")
                                         : at::Tensor();
       if (hasPrevious) {
         const at::Tensor tail = tailOf(1);
@@ -177,7 +187,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     case ContinuityMode::VaeRoundtrip:
       if (!hasPrevious) break;
       tailOf(1);
-      c.held = encodeFrame(vae, lastFrame(), h * scale, w * scale, device, "previous shot last frame");
+      c.held = encode(lastFrame(), "previous shot last frame");
       c.conditionedOn = c.held;
       c.source = "last_frame_encode";
       break;
@@ -190,10 +200,17 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     c.noise = sampling::seededNoise(c.held.sizes().vec(), handoffNoiseSeed(seed), device);
     if (hasPrevious && !aliases(c.held, previous->latent)) c.bytesCopied = c.held.nbytes();
   }
-  const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : 0;
+  const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : c.decodePrefixPending ? 1 : 0;
   c.outputPixelFrames = vae.geometry().pixelFrames(c.sampleShape[1] - c.decodeSkipLatents + prefixFrames) - c.dropPixelFrames;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
+}
+
+void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame, c10::Device device) {
+  if (!conditioning.decodePrefixPending) return;
+  conditioning.decodePrefix = encodeFrame(vae, lastFrame, conditioning.pendingFrameHeight, conditioning.pendingFrameWidth,
+                                          device, "previous shot last frame");
+  conditioning.decodePrefixPending = false;
 }
 
 sampling::BeforeStepHook holdSlotsHook(const Conditioning& conditioning) {

@@ -56,11 +56,17 @@ struct Conditioning {
   at::Tensor conditionedOn;
   std::vector<std::int64_t> sampleShape;  // the latent shape to sample [C, F', h, w]
   at::Tensor decodePrefix;                // [C, 1, h, w] decoded ahead of the latent, see above
+  // The decode prefix is the encode of the previous shot's last frame, whose decode had not finished
+  // when the shot was prepared (ConditioningOptions::encodeLastFrameLater): encodeDecodePrefix makes it
+  // before the shot's decode. Sampling never needs it.
+  bool decodePrefixPending = false;
+  std::int64_t pendingFrameHeight = 0, pendingFrameWidth = 0;
   std::int64_t decodeSkipLatents = 0;     // leading sampled latent frames left out of the decode (freshClipDecode)
   std::int64_t dropPixelFrames = 0;       // decoded frames to drop at the start
   std::int64_t outputPixelFrames = 0;     // decoded frames kept
   bool resampled = false;                 // the tail was resampled to a new resolution
   std::uint64_t bytesCopied = 0;          // bytes of conditioning materialised outside the ring buffer
+  int framesEncoded = 0;                  // VAE encodes of a frame made for it (a last frame, an image)
   double seconds = 0;                     // wall time of prepareConditioning
 
   std::int64_t heldFrames() const { return held.defined() ? held.size(1) : 0; }
@@ -72,6 +78,10 @@ struct ConditioningOptions {
   // previous shot's last frame (decodePrefix), leaving the handed latents out of the decode
   // (DitCapabilities::freshClipContinuation). Frame counts stay those of the mode.
   bool freshClipDecode = false;
+  // When the previous shot's last frame is not decoded yet (PreviousShot::lastFrame undefined) and only
+  // the decode needs it, leave its encode to encodeDecodePrefix (Conditioning::decodePrefixPending)
+  // instead of decoding the previous latent again.
+  bool encodeLastFrameLater = false;
 };
 
 // A seed for the held-slot noise, derived from the shot seed (splitmix64), so it is unrelated to the
@@ -88,6 +98,10 @@ std::uint64_t handoffNoiseSeed(std::uint64_t shotSeed);
 Conditioning prepareConditioning(const Continuity& settings, const PreviousShot* previous, const models::VideoVae& vae,
                                  const at::Tensor& fallbackImage, const std::vector<std::int64_t>& latentShape,
                                  std::uint64_t seed, c10::Device device, const ConditioningOptions& options = {});
+
+// Completes a pending decode prefix: the 1-frame encode of `lastFrame` [3, H, W] (the previous shot's
+// last decoded frame) on `device`. Does nothing when none is pending.
+void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame, c10::Device device);
 
 // The sampler hook holding the slots: x[:, 0:n] = (1 − σ)·held + σ·noise before every model call
 // (flow matching: x_σ = (1 − σ)·x₀ + σ·ε). Empty function when nothing is held. Keeps its own

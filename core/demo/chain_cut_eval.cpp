@@ -11,7 +11,7 @@
 #include "continuity/cut_measures.h"
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
-#include "models/wan_model.h"
+#include "models/wan/wan_model.h"
 #include "util/median.h"
 
 namespace shotchain::demo {
@@ -27,7 +27,7 @@ std::optional<double> jumpRatio(const ClipObservation& a, const ClipObservation&
     for (std::size_t i = 1; i < o->frames.size(); ++i)
       if (o->frames[i].found && o->frames[i - 1].found)
         steps.push_back(std::hypot(o->frames[i].cx - o->frames[i - 1].cx, o->frames[i].cy - o->frames[i - 1].cy));
-  const double within = util::median(std::move(steps));
+  const double within = util::medianOr(std::move(steps), 0);
   return std::hypot(first.cx - last.cx, first.cy - last.cy) / std::max(within, 0.25);
 }
 
@@ -71,10 +71,10 @@ ChainCutResult measureChainCuts(const std::string& mode, const std::string& meth
     }
   }
   result.measured = static_cast<int>(ratios.size());
-  result.jumpRatio = util::median(ratios);
-  result.flash = util::median(flashes);
-  result.colourDrift = util::median(drifts);
-  result.hueChange = util::median(hues);
+  result.jumpRatio = util::medianOr(ratios, 0);
+  result.flash = util::medianOr(flashes, 0);
+  result.colourDrift = util::medianOr(drifts, 0);
+  result.hueChange = util::medianOr(hues, 0);
   result.hueWithin20 = hues.empty() ? 0 : static_cast<double>(within20) / static_cast<double>(hues.size());
   result.wrongObjectFrames = frames > 0 ? static_cast<double>(wrongFrames) / frames : 0;
   return result;

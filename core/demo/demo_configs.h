@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "models/umt5.h"
-#include "models/wan_config.h"
-#include "models/wan_vae_config.h"
+#include "models/umt5/umt5.h"
+#include "models/wan/wan_config.h"
+#include "models/wan/wan_vae_config.h"
 
 namespace shotchain::demo {
 

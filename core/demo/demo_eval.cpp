@@ -11,7 +11,7 @@
 
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
-#include "models/wan_vae.h"
+#include "models/wan/wan_vae.h"
 #include "util/median.h"
 
 namespace shotchain::demo {

@@ -7,9 +7,9 @@
 #include "continuity/handoff.h"
 #include "demo/demo_configs.h"
 #include "io/weight_set.h"
-#include "models/umt5_text_encoder.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "sampling/sampler.h"
 
 namespace shotchain::demo {

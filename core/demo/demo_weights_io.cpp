@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_writer.h"
-#include "models/umt5.h"
-#include "models/wan_config.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5.h"
+#include "models/wan/wan_config.h"
+#include "models/wan/wan_vae.h"
 
 namespace shotchain::demo {
 namespace {

@@ -8,7 +8,8 @@
 namespace shotchain::demo {
 namespace {
 
-float median(std::vector<float> v) {
+// The upper of the two middle values (the eval's published figures were measured with it).
+float upperMedian(std::vector<float> v) {
   if (v.empty()) return 0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -94,7 +95,7 @@ FrameObservation analyseFrame(const at::Tensor& frameIn, float threshold) {
       ring.push_back(px(c, 0, y));
       ring.push_back(px(c, w - 1, y));
     }
-    o.background[static_cast<std::size_t>(c)] = median(ring);
+    o.background[static_cast<std::size_t>(c)] = upperMedian(ring);
   }
   std::vector<float> diff(plane);
   std::vector<char> mask(plane, 0);
@@ -174,10 +175,10 @@ ClipObservation analyseClip(const at::Tensor& video, float stillBelow) {
   for (std::size_t c = 0; c < 3; ++c) mean[c] = static_cast<float>(rgb[c] / clip.foundFrames);
   clip.colour = nearestColour(mean);
   clip.hue = hueDegrees(mean);
-  clip.fill = fills.empty() ? 0 : median(fills);
-  clip.aspect = aspects.empty() ? 0 : median(aspects);
+  clip.fill = fills.empty() ? 0 : upperMedian(fills);
+  clip.aspect = aspects.empty() ? 0 : upperMedian(aspects);
   clip.shape = shapeFromOutline(clip.fill, clip.aspect);
-  clip.medianStep = median(steps);
+  clip.medianStep = upperMedian(steps);
   if (ts.size() >= 2) {
     const double n = static_cast<double>(ts.size());
     double mt = 0, mx = 0, my = 0;

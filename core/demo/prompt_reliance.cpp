@@ -5,9 +5,9 @@
 
 #include "demo/demo_generation.h"
 #include "demo/procedural_clip.h"
-#include "models/umt5_text_encoder.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "sampling/sampler.h"
 
 namespace shotchain::demo {

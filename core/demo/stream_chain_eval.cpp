@@ -6,9 +6,9 @@
 
 #include "continuity/handoff.h"
 #include "continuity/kv_stream.h"
-#include "models/umt5_text_encoder.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "sampling/stream_sampler.h"
 
 namespace shotchain::demo {

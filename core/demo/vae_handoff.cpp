@@ -7,7 +7,7 @@
 
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
-#include "models/wan_vae.h"
+#include "models/wan/wan_vae.h"
 #include "util/median.h"
 
 namespace shotchain::demo {
@@ -34,7 +34,7 @@ VaeHandoffErrors measureVaeHandoff(const models::WanVae& vae, int clips, std::ui
   }
   auto summarise = [](VaeHandoffError& r, const std::vector<double>& errors) {
     for (double e : errors) r.meanPixels += e / static_cast<double>(errors.size());
-    r.medianPixels = util::median(errors);
+    r.medianPixels = util::medianOr(errors, 0);
   };
   summarise(result.alone, errorsAlone);
   summarise(result.afterPredecessor, errorsAfter);

@@ -16,7 +16,7 @@ const std::set<std::string> kEmptyLatents = {"EmptyHunyuanLatentVideo", "EmptyMo
 const std::set<std::string> kOutputs = {"SaveImage",   "PreviewImage", "SaveAnimatedWEBP", "SaveAnimatedPNG", "SaveWEBM",
                                         "SaveVideo",   "CreateVideo",  "VHS_VideoCombine"};
 
-std::string nodeName(const ComfyNode& node) { return node.type + " " + node.id; }
+std::string nodeLabel(const ComfyNode& node) { return node.type + " " + node.id; }
 
 class Importer {
  public:
@@ -64,23 +64,23 @@ class Importer {
     const Json* value = node.value(name);
     if (!value) {
       if (node.link(name))
-        fail(nodeName(node) + ": \"" + name + "\" comes from another node; ShotChain reads it only as a value on the node");
-      fail(nodeName(node) + ": no \"" + name + "\"");
+        fail(nodeLabel(node) + ": \"" + name + "\" comes from another node; ShotChain reads it only as a value on the node");
+      fail(nodeLabel(node) + ": no \"" + name + "\"");
     }
     return *value;
   }
   double number(const ComfyNode& node, const std::string& name) const {
     const Json& v = required(node, name);
-    if (!v.is_number()) fail(nodeName(node) + ": \"" + name + "\" is " + v.dump() + ", not a number");
+    if (!v.is_number()) fail(nodeLabel(node) + ": \"" + name + "\" is " + v.dump() + ", not a number");
     return v.get<double>();
   }
   std::string text(const ComfyNode& node, const std::string& name) const {
     const Json& v = required(node, name);
-    if (!v.is_string()) fail(nodeName(node) + ": \"" + name + "\" is " + v.dump() + ", not text");
+    if (!v.is_string()) fail(nodeLabel(node) + ": \"" + name + "\" is " + v.dump() + ", not text");
     return v.get<std::string>();
   }
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
-    fail(nodeName(into) + ": its \"" + input + "\" comes from " + nodeName(from) + ", a node type ShotChain cannot map there");
+    fail(nodeLabel(into) + ": its \"" + input + "\" comes from " + nodeLabel(from) + ", a node type ShotChain cannot map there");
   }
 
   std::string promptOf(const ComfyNode& sampler, const std::string& input, Shot& shot) {
@@ -98,14 +98,14 @@ class Importer {
   }
 
   void clipLoader(const ComfyNode& node) {
-    if (node.type != "CLIPLoader") fail(nodeName(node) + ": a text encoder must come from a CLIPLoader here");
+    if (node.type != "CLIPLoader") fail(nodeLabel(node) + ": a text encoder must come from a CLIPLoader here");
     textEncoder_ = text(node, "clip_name");
     if (const Json* type = node.value("type"); type && type->is_string() && type->get<std::string>() != "wan")
-      out_.notes.push_back(nodeName(node) + ": type \"" + type->get<std::string>() + "\" read as a Wan UMT5 encoder");
+      out_.notes.push_back(nodeLabel(node) + ": type \"" + type->get<std::string>() + "\" read as a Wan UMT5 encoder");
   }
 
   void vaeLoader(const ComfyNode& node) {
-    if (node.type != "VAELoader") fail(nodeName(node) + ": a VAE must come from a VAELoader here");
+    if (node.type != "VAELoader") fail(nodeLabel(node) + ": a VAE must come from a VAELoader here");
     vae_ = text(node, "vae_name");
   }
 
@@ -117,10 +117,10 @@ class Importer {
       if (node->type == "UNETLoader") {
         const std::string name = text(*node, "unet_name");
         if (!dit_.empty() && dit_ != name)
-          out_.notes.push_back(nodeName(*node) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
+          out_.notes.push_back(nodeLabel(*node) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
         if (dit_.empty()) dit_ = name;
         if (const Json* dtype = node->value("weight_dtype"); dtype && dtype->is_string() && dtype->get<std::string>() != "default")
-          out_.notes.push_back(nodeName(*node) + ": weight_dtype " + dtype->get<std::string>() +
+          out_.notes.push_back(nodeLabel(*node) + ": weight_dtype " + dtype->get<std::string>() +
                                " left to the memory plan (it picks the dtype from the file and the budget)");
         return;
       }
@@ -136,7 +136,7 @@ class Importer {
       into = node;
       node = upstream(*node, "model");
     }
-    fail(nodeName(sampler) + ": its model does not come from a UNETLoader");
+    fail(nodeLabel(sampler) + ": its model does not come from a UNETLoader");
   }
 
   void handoff(const ComfyNode& node, Shot& shot) {
@@ -154,7 +154,7 @@ class Importer {
       shot.continuity.mode = ContinuityMode::Blend;
       if (node.value("blend_ratio")) shot.continuity.blendRatio = number(node, "blend_ratio");
     } else {
-      fail(nodeName(node) + ": continuity_mode \"" + mode + "\" is neither zero_copy_latent_only nor blend_with_fallback");
+      fail(nodeLabel(node) + ": continuity_mode \"" + mode + "\" is neither zero_copy_latent_only nor blend_with_fallback");
     }
     if (const ComfyNode* image = upstream(node, "fallback_first_frame")) {
       if (image->type != "LoadImage") cannotMap(node, "fallback_first_frame", *image);
@@ -166,14 +166,14 @@ class Importer {
 
   void latentOf(const ComfyNode& sampler, Shot& shot) {
     const ComfyNode* from = upstream(sampler, "latent_image");
-    if (!from) fail(nodeName(sampler) + ": no latent_image");
+    if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     shot.width = static_cast<int>(number(*from, "width"));
     shot.height = static_cast<int>(number(*from, "height"));
     shot.frames = from->value("length") ? static_cast<int>(number(*from, "length")) : 1;
     if (const Json* batch = from->value("batch_size"); batch && batch->is_number() && batch->get<int>() != 1)
-      out_.notes.push_back(nodeName(*from) + ": batch_size " + batch->dump() + " rendered as one clip");
+      out_.notes.push_back(nodeLabel(*from) + ": batch_size " + batch->dump() + " rendered as one clip");
   }
 
   // Where the sampler's result goes: a ZeroCopyLatentStore's tag, the VAE of its VAEDecode.
@@ -184,7 +184,7 @@ class Importer {
         used_.insert(id);
         const std::string tag = text(next, "buffer_tag");
         if (shot.continuity.mode != ContinuityMode::None && shot.continuity.tag != tag)
-          out_.notes.push_back(nodeName(next) + ": stores under \"" + tag + "\" what reads from \"" + shot.continuity.tag +
+          out_.notes.push_back(nodeLabel(next) + ": stores under \"" + tag + "\" what reads from \"" + shot.continuity.tag +
                                "\"; ShotChain keeps one tag a shot, \"" + shot.continuity.tag + "\"");
         else shot.continuity.tag = tag;
         for (const std::string& after : graph_.consumers(id)) decodeNode(graph_.nodes.at(after));
@@ -221,11 +221,11 @@ class Importer {
     samplerNames_.push_back(solver);
     const std::string scheduler = text(sampler, "scheduler");
     if (scheduler != "simple" && scheduler != "normal" && scheduler != "sgm_uniform")
-      out_.notes.push_back(nodeName(sampler) + ": scheduler \"" + scheduler + "\" becomes the shifted flow schedule");
+      out_.notes.push_back(nodeLabel(sampler) + ": scheduler \"" + scheduler + "\" becomes the shifted flow schedule");
     if (!advanced && sampler.value("denoise") && std::fabs(number(sampler, "denoise") - 1.0) > 1e-9)
-      out_.notes.push_back(nodeName(sampler) + ": denoise " + sampler.value("denoise")->dump() + " becomes a full denoise (1.0)");
+      out_.notes.push_back(nodeLabel(sampler) + ": denoise " + sampler.value("denoise")->dump() + " becomes a full denoise (1.0)");
     if (advanced && sampler.value("start_at_step") && number(sampler, "start_at_step") > 0)
-      out_.notes.push_back(nodeName(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes 0");
+      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes 0");
     shot.prompt = promptOf(sampler, "positive", shot);
     shot.negativePrompt = promptOf(sampler, "negative", shot);
     modelChain(sampler, shot);

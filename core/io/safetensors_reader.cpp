@@ -12,14 +12,14 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 
 namespace {
 
-[[noreturn]] void failTensor(const std::string& label, std::string_view name, const std::string& what) {
+[[noreturn]] void failReadingTensor(const std::string& label, std::string_view name, const std::string& what) {
   throw SafetensorsError(label + ": tensor \"" + std::string(name) + "\": " + what);
 }
 
 std::vector<int64_t> torchShape(const TensorEntry& entry, const std::string& label) {
   std::vector<int64_t> shape;
   for (const std::uint64_t dim : entry.shape) {
-    if (dim > static_cast<std::uint64_t>(INT64_MAX)) failTensor(label, entry.name, "dimension too large for libtorch");
+    if (dim > static_cast<std::uint64_t>(INT64_MAX)) failReadingTensor(label, entry.name, "dimension too large for libtorch");
     shape.push_back(static_cast<int64_t>(dim));
   }
   return shape;
@@ -116,7 +116,7 @@ std::string_view SafetensorsFile::rawBytes(const TensorEntry& entry) const {
 
 at::Tensor SafetensorsFile::tensor(std::string_view name, std::optional<at::ScalarType> as) const {
   const TensorEntry* entry = find(name);
-  if (entry == nullptr) failTensor(label_, name, "not in this file");
+  if (entry == nullptr) failReadingTensor(label_, name, "not in this file");
   return tensor(*entry, as);
 }
 
@@ -146,7 +146,7 @@ at::Tensor SafetensorsFile::tensor(const TensorEntry& entry, std::optional<at::S
       if (entry.bytes() > 0) std::memcpy(result.data_ptr(), data, static_cast<std::size_t>(entry.bytes()));
     }
   } else {
-    failTensor(label_, entry.name, "dtype " + std::string(dtypeName(entry.dtype)) + " cannot be loaded (not supported)");
+    failReadingTensor(label_, entry.name, "dtype " + std::string(dtypeName(entry.dtype)) + " cannot be loaded (not supported)");
   }
   if (as && result.scalar_type() != *as) result = result.to(*as);
   return result;

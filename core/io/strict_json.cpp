@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "io/safetensors_header.h"
@@ -27,7 +28,9 @@ class PathTracker {
     if (static_cast<int>(levels_.size()) >= maxDepth_)
       throw JsonRefused({path(), "JSON nested deeper than " + std::to_string(maxDepth_) +
                                      " levels of arrays and objects (refused before reading further)"});
-    levels_.push_back({isObject});
+    Level level;
+    level.isObject = isObject;
+    levels_.push_back(std::move(level));
   }
   void endContainer() {
     if (!levels_.empty()) levels_.pop_back();

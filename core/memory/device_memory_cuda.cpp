@@ -29,7 +29,7 @@ constexpr std::size_t kAggregate = 0;  // StatType::AGGREGATE
 
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double steadyNow() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 c10::DeviceIndex indexOf(const std::string& device) {
   const at::Device d(device);
@@ -79,7 +79,7 @@ class CudaMemoryProbe final : public MemoryProbe {
 
   MemorySample sample() override {
     MemorySample s;
-    s.seconds = now();
+    s.seconds = steadyNow();
     s.device = "cuda:" + std::to_string(index_);
     {
       c10::cuda::CUDAGuard guard(index_);
@@ -107,9 +107,9 @@ class CudaMemoryProbe final : public MemoryProbe {
   // Device-wide used bytes from NVML (all processes), read at most once a second.
   std::uint64_t nvmlUsed() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (now() - nvmlTime_ >= 1.0) {
+    if (steadyNow() - nvmlTime_ >= 1.0) {
       nvmlUsed_ = nvml_.used(static_cast<unsigned>(index_));
-      nvmlTime_ = now();
+      nvmlTime_ = steadyNow();
     }
     return nvmlUsed_;
   }
@@ -119,7 +119,7 @@ class CudaMemoryProbe final : public MemoryProbe {
   // at most once a second (native allocator only; the async backend has no segments to show).
   double freeFragmentation(std::uint64_t) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (now() - snapshotTime_ >= 1.0) {
+    if (steadyNow() - snapshotTime_ >= 1.0) {
       std::uint64_t largest = 0, total = 0;
       for (const auto& segment : cuda_compat::snapshotSegments()) {
         if (segment.device != index_) continue;
@@ -131,7 +131,7 @@ class CudaMemoryProbe final : public MemoryProbe {
         }
       }
       fragmentation_ = total == 0 ? 0.0 : 1.0 - static_cast<double>(largest) / static_cast<double>(total);
-      snapshotTime_ = now();
+      snapshotTime_ = steadyNow();
     }
     return fragmentation_;
   }

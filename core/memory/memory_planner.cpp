@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "continuity/continuation_note.h"
+#include "models/continuation_note.h"
 #include "memory/device_memory.h"
 #include "util/byte_size.h"
 
@@ -245,7 +245,7 @@ MemoryPlan planMemory(const PlanRequest& r) {
                    (window > 0 ? "; sampler.stream_window " + std::to_string(window) + " would fit."
                                : "; even a window of one chunk does not fit.");
   }
-  if (r.handsOff && !r.dit->perFrameTimesteps()) plan.notes.push_back(continuity::approximateContinuationNote(r.dit->family()));
+  if (r.handsOff && !r.dit->perFrameTimesteps()) plan.notes.push_back(models::approximateContinuationNote(r.dit->family()));
   if (plan.fits || r.cfgBatch < 2) return plan;
   PlanRequest split = r;
   split.cfgBatch = 1;

@@ -43,7 +43,7 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   const std::int64_t window = sequence.settings.sampler.streamWindow.value_or(kDefaultStreamWindow);
   r.streamWindow = (window + r.streamChunk - 1) / r.streamChunk * r.streamChunk;
   for (const Shot& shot : sequence.shots) {
-    if (!shot.enabled || shot.continuity.mode != ContinuityMode::Stream) continue;
+    if (!shot.enabled || !streams(shot.continuity.mode)) continue;
     const int branches = shot.guidance.value_or(sequence.settings.sampler.guidance) == 1.0 ? 1 : 2;
     r.streamBranches = std::max(r.streamBranches, branches);
     r.kvCacheBytesPerFrame = std::max(r.kvCacheBytesPerFrame,

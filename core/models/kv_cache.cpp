@@ -93,9 +93,9 @@ void KvCache::finishCommit(std::int64_t b, std::int64_t frames) {
   if (held + frames > capacity_) throw std::logic_error("KvCache: a commit without its chunk");
   held += frames;
   committed_.at(static_cast<std::size_t>(b)) += frames;
-  const at::Tensor& k = keys_.front();  // every branch holds a committed chunk at once (batch 2, or one after the other)
-  peak_ = std::max(peak_, 2u * static_cast<std::uint64_t>(layers_ * branches_ * held * tokensPerFrame_ * k.size(2) * k.size(3)) *
-                              k.element_size());
+  const at::Tensor& first = keys_.front();  // every branch holds a committed chunk at once (batch 2, or one after the other)
+  peak_ = std::max(peak_, 2u * static_cast<std::uint64_t>(layers_ * branches_ * held * tokensPerFrame_ * first.size(2) * first.size(3)) *
+                              first.element_size());
   if (!window_.bounded() || held <= window_.heldFrames()) return;
   const std::int64_t sink = std::min(window_.sinkFrames, held) * tokensPerFrame_;
   const std::int64_t recent = window_.windowFrames * tokensPerFrame_;

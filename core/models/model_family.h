@@ -8,15 +8,14 @@ class WeightSet;
 
 namespace shotchain::models {
 
-// Every model family ShotChain can load (llama.cpp's architecture enum, stable-diffusion.cpp's
-// version detection): a second family is a new value here, its detector in identifyModel, its
-// classes behind the interfaces (video_diffusion_model.h, video_vae.h, text_encoder.h) and its
-// case in model_loading.cpp. Nothing outside core/models names a family's classes.
-enum class ModelFamily { Unknown, WanDit, WanVae, Umt5 };
+// Every model family ShotChain can load is a row of the registry (model_registry.h; llama.cpp's
+// architecture table, stable-diffusion.cpp's version detection): a new family is a folder under
+// core/models/ with its classes behind the interfaces (video_diffusion_model.h, video_vae.h,
+// text_encoder.h) and one line in model_registry.cpp. Nothing outside core/models names its classes.
 enum class ModelRole { None, Dit, Vae, TextEncoder };
 
 struct IdentifiedModel {
-  ModelFamily family = ModelFamily::Unknown;
+  std::string family;       // the registry row's name ("wan_dit"); empty when no family recognised the file
   ModelRole role = ModelRole::None;
   std::string description;  // "Wan 2.1 T2V, 1.3B", "SkyReels-V2 DF, custom", "Wan 2.1 VAE (wan2.1)"
   std::string problem;      // why a file of this family cannot be used; empty when it can

@@ -44,6 +44,8 @@ class DitMemoryModel {
   virtual std::int64_t hiddenSize() const = 0;
   virtual std::int64_t heads() const = 0;
   virtual std::int64_t layers() const = 0;
+  // Rows of text context the DiT takes (tokens per prompt, EOS included; the text encoder pads to it).
+  virtual std::int64_t contextLength() const = 0;
 };
 
 class VaeMemoryModel {

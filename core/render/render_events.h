@@ -20,6 +20,16 @@ struct RgbFrame {
   bool empty() const { return rgb.empty(); }
 };
 
+// What the time between the previous shot's last sampling step and this shot's start went to, in
+// seconds (the rest of the gap is bookkeeping: events, the ring buffer, the sampler's set-up).
+struct GapParts {
+  double waitingForDecode = 0;  // for a decode of an earlier shot (a frame this shot needs, or no overlap)
+  double encodingFrames = 0;    // VAE encodes of a decoded frame (the conditioning, a decode prefix)
+  double movingWeights = 0;     // loading, offloading or restoring the DiT
+  double writingFiles = 0;      // a finished shot's tail and record
+  double total() const { return waitingForDecode + encodingFrames + movingWeights + writingFiles; }
+};
+
 struct ShotStarted {
   int index = 0;  // position in the sequence (0-based)
   int count = 0;  // shots in the sequence
@@ -29,6 +39,7 @@ struct ShotStarted {
   int steps = 0;
   int frames = 0;   // pixel frames this shot will write
   bool reused = false;  // its result on disk is current; nothing is sampled
+  GapParts gap;         // since the previous rendered shot's last step (rendered shots only)
 };
 
 struct StepDone {

@@ -1,14 +1,12 @@
 #include "render/renderer.h"
 
 #include <atomic>
-#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include <ATen/ATen.h>
 
-#include "continuity/latent_ring_buffer.h"
 #include "memory/device_memory.h"
 #include "memory/memory_planner.h"
 #include "memory/memory_probe.h"
@@ -23,16 +21,15 @@
 #include "render/shot_record.h"
 #include "render/stream_checks.h"
 #include "sampling/sampler.h"
+#include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
+#include "util/stopwatch.h"
 
 namespace shotchain::render {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void requireWritableFolder(const std::filesystem::path& out) {
   std::error_code error;
@@ -98,7 +95,7 @@ void requirePredecessorsOnDisk(const Sequence& sequence, const std::vector<std::
       if (const auto source = lastByTag.find(c.tag); usesHandoff(c.mode) && source != lastByTag.end())
         require(source->second, i, "hands off from it (continuity " + std::string(toString(c.mode)) + ", tag \"" + c.tag + "\")");
       if (c.anchorColour) require(firstEnabled, i, "anchors its colour to it");
-      if (c.mode == ContinuityMode::Stream)
+      if (streams(c.mode))
         for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i)))
           require(j, i, "streams on from it (its latents rebuild the KV cache)");
     }
@@ -116,6 +113,18 @@ MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c1
   }
 }
 
+// What a render settles before any work: the model files, the device, the shot keys and range.
+struct Prepared {
+  models::ModelFiles files;
+  std::string fingerprint;
+  c10::Device device = c10::kCPU;
+  std::vector<std::string> keys;
+  int first = 0;
+  int last = -1;
+  ResidencyPolicy policy = ResidencyPolicy::Auto;
+  std::optional<std::uint64_t> budget;
+};
+
 }  // namespace
 
 struct Renderer::Impl {
@@ -128,17 +137,6 @@ struct Renderer::Impl {
   std::unique_ptr<ModelContext> models;
   std::atomic<int> stop{static_cast<int>(StopRequest::None)};
   std::atomic<bool> cancelNow{false};
-
-  struct Prepared {
-    models::ModelFiles files;
-    std::string fingerprint;
-    c10::Device device = c10::kCPU;
-    std::vector<std::string> keys;
-    int first = 0;
-    int last = -1;
-    ResidencyPolicy policy = ResidencyPolicy::Auto;
-    std::optional<std::uint64_t> budget;
-  };
 
   Prepared prepare(const Sequence& sequence, const RenderOptions& options) {
     const Diagnostics diagnostics = validateSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true});
@@ -204,23 +202,14 @@ void Renderer::requestStop(StopRequest request) {
 std::shared_ptr<MemoryProbe> Renderer::probe() const { return impl_->currentProbe(); }
 
 MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
-  const Impl::Prepared prepared = impl_->prepare(sequence, options);
+  const Prepared prepared = impl_->prepare(sequence, options);
   return planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
 }
 
-RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& options, RenderObserver& observer) {
-  Impl& impl = *impl_;
-  const auto renderStart = Clock::now();
-  impl.stop.store(static_cast<int>(StopRequest::None));
-  impl.cancelNow.store(false);
+namespace {
 
-  const Impl::Prepared prepared = impl.prepare(sequence, options);
-  const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
-  requireShortEnoughPaths(sequence, options.outputDirectory);
-  requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
-  requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
-  if (options.writesFiles) requireWritableFolder(options.outputDirectory);
-
+// The plan is made and shown before any model loads; a plan that does not fit refuses the render.
+RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, RenderObserver& observer) {
   RenderSummary summary;
   summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
@@ -230,101 +219,99 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
     summary.warnings.push_back(warning);
     observer.warning(warning);
   }
+  return summary;
+}
 
-  const auto loadStart = Clock::now();
-  summary.allocatorTuning = applyAllocatorTuning(sequence.settings.allocatorTuning).message;
-  impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
-  summary.modelLoadSeconds = secondsSince(loadStart);
-
-  std::optional<ResidencyManager> residency;
-  try {
-    residency.emplace(summary.plan, *probe, impl.models->dit,
-                      [&prepared] { return models::loadVideoDiffusionModel(prepared.files, prepared.device); }, prepared.device.str());
-  } catch (const BudgetError& error) {
-    throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
-  }
-  const bool overlap = options.overlapDecode && overlapFits(summary.plan);
-  ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, overlap);
-
-  // Decide which shots are current on disk.
-  std::vector<int> toRender, reused;
+// The enabled shots of the range whose result on disk is current (re-used as they are).
+std::set<int> currentOnDisk(const Sequence& sequence, const RenderOptions& options, const Prepared& prepared) {
+  std::set<int> reused;
   for (int i = prepared.first; i <= prepared.last; ++i) {
     const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
-    if (!shot.enabled) continue;
+    if (!shot.enabled || !options.reuse) continue;
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
-    const std::optional<ShotRecord> record = options.reuse ? readShotRecord(dir) : std::nullopt;
-    const bool current = record && record->key == prepared.keys[static_cast<std::size_t>(i)] &&
-                         (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir);
-    (current ? reused : toRender).push_back(i);
+    const std::optional<ShotRecord> record = readShotRecord(dir);
+    if (record && record->key == prepared.keys[static_cast<std::size_t>(i)] &&
+        (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir))
+      reused.insert(i);
   }
-  // Shots before the range that hand off into it come from disk.
-  pass.loadPredecessorsBefore(prepared.first, prepared.keys);
+  return reused;
+}
 
-  // Every prompt first, then the text encoder is released before the first DiT step.
-  {
-    const auto encodeStart = Clock::now();
-    std::set<std::string> prompts;
-    for (const int i : toRender) {
-      const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
-      prompts.insert(shot.prompt);
-      prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
-      if (shot.continuity.mode != ContinuityMode::Stream) continue;
-      for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i))) {  // a rebuilt cache needs them
-        const Shot& before = sequence.shots[static_cast<std::size_t>(j)];
-        prompts.insert(before.prompt);
-        prompts.insert(sampling::effectiveNegativePrompt(before.negativePrompt));
+// Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded
+// first; the text encoder is released before the first DiT step.
+void encodePrompts(const Sequence& sequence, const Prepared& prepared, const std::set<int>& reused,
+                   ResidencyManager& residency, RenderSummary& summary, ShotPass& pass) {
+  const auto start = Stopwatch::now();
+  std::set<std::string> prompts;
+  auto add = [&](const Shot& shot) {
+    prompts.insert(shot.prompt);
+    prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
+  };
+  for (int i = prepared.first; i <= prepared.last; ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled || reused.count(i)) continue;
+    add(shot);
+    if (!streams(shot.continuity.mode)) continue;
+    for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i))) add(sequence.shots[static_cast<std::size_t>(j)]);
+  }
+  if (!prompts.empty()) {
+    const std::unique_ptr<models::TextEncoder> encoder = [&] {
+      try {
+        return models::loadTextEncoder(prepared.files, prepared.device);
+      } catch (const std::exception& e) {
+        throw RenderError("model.text_encoder", e.what());
       }
-    }
-    if (!prompts.empty()) {
-      const std::unique_ptr<models::TextEncoder> encoder = [&] {
-        try {
-          return models::loadTextEncoder(prepared.files, prepared.device);
-        } catch (const std::exception& e) {
-          throw RenderError("model.text_encoder", e.what());
-        }
-      }();
-      residency->reserve("text encoder", summary.plan.textEncoderPeak);
-      for (const std::string& prompt : prompts) pass.contexts()[prompt] = encoder->encode(prompt);
-      encoder->unload();
-      residency->release("text encoder");
-    }
-    summary.textEncodeSeconds = secondsSince(encodeStart);
+    }();
+    residency.reserve("text encoder", summary.plan.textEncoderPeak);
+    for (const std::string& prompt : prompts) pass.promptContexts()[prompt] = encoder->encode(prompt);
+    encoder->unload();
+    residency.release("text encoder");
   }
+  summary.textEncodeSeconds = secondsSince(start);
+}
 
+// Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
+// failure (which is reported and ends the loop). Returns whether a shot failed.
+bool renderShots(const Sequence& sequence, const Prepared& prepared, const std::set<int>& reused, MemoryProbe& probe,
+                 const std::atomic<int>& stop, RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
   const int count = static_cast<int>(sequence.shots.size());
   int lastEnabled = prepared.last;
   while (lastEnabled > prepared.first && !sequence.shots[static_cast<std::size_t>(lastEnabled)].enabled) --lastEnabled;
-  bool failed = false;
-  for (int i = prepared.first; i <= prepared.last && !failed; ++i) {
+  for (int i = prepared.first; i <= prepared.last; ++i) {
     const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled) continue;
-    if (impl.stop.load() != static_cast<int>(StopRequest::None)) {
+    if (stop.load() != static_cast<int>(StopRequest::None)) {
       summary.finished.cancelled = true;
-      break;
+      return false;
     }
-    const MemorySample sample = probe->sample();
+    const MemorySample sample = probe.sample();
     summary.memory.emplace_back(i, sample);
     observer.memorySampled(i, sample);
-    const bool isReused = std::find(reused.begin(), reused.end(), i) != reused.end();
     try {
       const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
-      if (isReused) {
+      if (reused.count(i)) {
         pass.reuse(i, key, count);
         ++summary.finished.shotsReused;
       } else if (pass.render(i, key, count, i == lastEnabled).cancelled) {
         summary.finished.cancelled = true;
-        break;
+        return false;
       } else {
         ++summary.finished.shotsRendered;
       }
     } catch (const std::exception& e) {
-      failed = true;
       const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what()};
       observer.failed(failure);
       summary.warnings.push_back({i, "failure", failure.message});
+      return true;
     }
   }
+  return false;
+}
 
+// The last decode delivered, the residency figures, the last memory sample and the report.
+void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed, Stopwatch::time_point start,
+                  ShotPass& pass, ResidencyManager& residency, MemoryProbe& probe, RenderObserver& observer,
+                  RenderSummary& summary) {
   try {
     pass.finishPending();
   } catch (const std::exception& e) {
@@ -333,19 +320,55 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
     observer.failed(failure);
     summary.warnings.push_back({-1, "failure", failure.message});
   }
-  residency->finish();
-  summary.ditLoads = residency->stats().loads;
-  summary.ditLoadSeconds = residency->stats().loadSeconds;
-  summary.ditOffloads = residency->stats().offloads;
-  summary.decodeOverlapped = overlap;
-  const MemorySample endSample = probe->sample();
+  residency.finish();
+  summary.ditLoads = residency.stats().loads;
+  summary.ditLoadSeconds = residency.stats().loadSeconds;
+  summary.ditOffloads = residency.stats().offloads;
+  const MemorySample endSample = probe.sample();
   summary.memory.emplace_back(-1, endSample);
   observer.memorySampled(-1, endSample);
   summary.finished.completed = !failed && !summary.finished.cancelled;
-  summary.finished.seconds = secondsSince(renderStart);
+  summary.finished.seconds = secondsSince(start);
   summary.finished.outputDirectory = options.outputDirectory.string();
   if (options.writesFiles) writeRenderReport(options.outputDirectory, sequence, summary);
   observer.sequenceFinished(summary.finished);
+}
+
+}  // namespace
+
+RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& options, RenderObserver& observer) {
+  Impl& impl = *impl_;
+  const auto renderStart = Stopwatch::now();
+  impl.stop.store(static_cast<int>(StopRequest::None));
+  impl.cancelNow.store(false);
+
+  const Prepared prepared = impl.prepare(sequence, options);
+  const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
+  requireShortEnoughPaths(sequence, options.outputDirectory);
+  requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
+  requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
+  if (options.writesFiles) requireWritableFolder(options.outputDirectory);
+  RenderSummary summary = planRender(sequence, prepared, observer);
+
+  const auto loadStart = Stopwatch::now();
+  summary.allocatorTuning = applyAllocatorTuning(sequence.settings.allocatorTuning).message;
+  impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
+  summary.modelLoadSeconds = secondsSince(loadStart);
+  std::optional<ResidencyManager> residency;
+  try {
+    residency.emplace(summary.plan, *probe, impl.models->dit,
+                      [&prepared] { return models::loadVideoDiffusionModel(prepared.files, prepared.device); }, prepared.device.str());
+  } catch (const BudgetError& error) {
+    throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
+  }
+  summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
+  ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
+
+  const std::set<int> reused = currentOnDisk(sequence, options, prepared);
+  pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
+  encodePrompts(sequence, prepared, reused, *residency, summary, pass);
+  const bool failed = renderShots(sequence, prepared, reused, *probe, impl.stop, observer, summary, pass);
+  finishRender(sequence, options, failed, renderStart, pass, *residency, *probe, observer, summary);
   return summary;
 }
 

@@ -14,8 +14,8 @@
 namespace shotchain::render {
 
 std::optional<continuity::CutMetrics> remeasureReusedCut(const std::optional<continuity::CutMetrics>& stored,
-                                                         const ShotLegacy& before, const ShotLegacy* first,
-                                                         const ShotLegacy& self, const at::Tensor& latent,
+                                                         const PriorShot& before, const PriorShot* first,
+                                                         const PriorShot& self, const at::Tensor& latent,
                                                          ContinuityMode mode, int framesWritten,
                                                          const std::filesystem::path& shotDir, const ImageLoader& loadImage) {
   if (!loadImage || !before.stats || !self.stats || !before.lastFrame.defined() || framesWritten < 1) return std::nullopt;

@@ -7,7 +7,7 @@
 
 #include "continuity/cut_metrics.h"
 #include "render/renderer.h"
-#include "render/shot_pass.h"
+#include "render/prior_shot.h"
 
 namespace shotchain::render {
 
@@ -18,8 +18,8 @@ namespace shotchain::render {
 // time, MSE, source) are kept from `stored`, the latent figures that need the handed tail are left
 // out. nullopt when the frames cannot be read (no loader, missing or unreadable files).
 std::optional<continuity::CutMetrics> remeasureReusedCut(const std::optional<continuity::CutMetrics>& stored,
-                                                         const ShotLegacy& before, const ShotLegacy* first,
-                                                         const ShotLegacy& self, const at::Tensor& latent,
+                                                         const PriorShot& before, const PriorShot* first,
+                                                         const PriorShot& self, const at::Tensor& latent,
                                                          ContinuityMode mode, int framesWritten,
                                                          const std::filesystem::path& shotDir, const ImageLoader& loadImage);
 

@@ -86,7 +86,7 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     if (mode.readsPrefix && c.prefixFrames.value_or(1) != 1) j["prefix"] = *c.prefixFrames;
     if (mode.handoff && c.conditionNoise.value_or(0) != 0) j["condition_noise"] = *c.conditionNoise;
     if (defaults.arStep.value_or(0) != 0) j["ar_step"] = *defaults.arStep;
-    if (mode.readsRecache) {
+    if (mode.sampling == ShotSampling::KvStream) {
       j["stream_window"] = defaults.streamWindow.value_or(kDefaultStreamWindow);
       j["recache"] = recaches(c);
     }

@@ -1,34 +1,22 @@
 #include "render/shot_pass.h"
 
-#include <chrono>
-#include <deque>
-#include <future>
-#include <mutex>
-
 #include <ATen/ATen.h>
 
-#include "continuity/cut_measures.h"
-#include "continuity/handoff.h"
 #include "continuity/kv_stream.h"
 #include "continuity/latent_ops.h"
-#include "memory/decode_fallback.h"
 #include "memory/device_memory.h"
 #include "memory/memory_probe.h"
+#include "render/decode_job.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
 #include "render/reused_cut.h"
 #include "render/shot_record.h"
-#include "runtime/thread_intra_op.h"
 #include "sampling/latent_preview.h"
-#include "sampling/sampler.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::render {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 sampling::SolverKind solverOf(Solver solver) {
   return solver == Solver::Euler ? sampling::SolverKind::Euler : sampling::SolverKind::UniPC;
@@ -55,137 +43,74 @@ MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& res
   return fallback;
 }
 
+// A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
+// them re-noised to each step's level (the plan says that continuation is approximate there).
+sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults& defaults, const models::DitCapabilities& capabilities,
+                                        const continuity::Conditioning& conditioning, c10::Device device) {
+  sampling::SamplerOptions sampler;
+  sampler.steps = shot.steps.value_or(defaults.steps);
+  sampler.shift = shot.shift.value_or(defaults.shift);
+  sampler.guidance = shot.guidance.value_or(defaults.guidance);
+  sampler.solver = solverOf(defaults.solver);
+  sampler.seed = shot.seed;
+  sampler.device = device;
+  if (capabilities.perFrameTimesteps) {
+    sampling::PerFrameSampling diffusionForcing;
+    diffusionForcing.prefix = conditioning.held;
+    diffusionForcing.conditionNoise = shot.continuity.conditionNoise.value_or(0);
+    diffusionForcing.arStep = defaults.arStep.value_or(0);
+    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, capabilities.causalBlockSize));
+    sampler.perFrame = diffusionForcing;
+  }
+  return sampler;
+}
+
+// The decode of a sampled shot, with its record so far (the decode adds its part and the cut).
+std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared, const SampledShot& sampled) {
+  auto job = std::make_unique<DecodeJob>();
+  job->index = prepared.index;
+  job->shotId = shot.id;
+  job->key = prepared.key;
+  job->directory = prepared.directory;
+  job->latent = sampled.latent;
+  job->conditioning = std::move(prepared.conditioning);
+  job->previous = prepared.previous;
+  job->previousTail = prepared.previousTail;
+  job->lastShot = prepared.lastShot;
+  job->shotStart = prepared.start;
+  if (sampled.streamed) {
+    job->predecoded = sampled.streamed->video;
+    job->predecodedFrames = sampled.streamed->framesWritten;
+    job->record.firstFrameSeconds = sampled.streamed->firstFrameSeconds;
+    job->record.stream = sampled.streamed->figures;
+  }
+  if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
+  ShotRecord& record = job->record;
+  record.index = prepared.index;
+  record.id = shot.id;
+  record.name = shot.name;
+  record.key = prepared.key;
+  record.settingsJson = serializeShot(shot);
+  record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
+  record.sampleSeconds = sampled.seconds;
+  record.stepSeconds = sampled.result.stepSeconds;
+  record.seconds = secondsSince(prepared.start);
+  return job;
+}
+
+// Runs `work`, adding its wall time to `seconds`.
+template <typename Work>
+decltype(auto) timed(double& seconds, Work&& work) {
+  const auto start = Stopwatch::now();
+  struct Add {
+    double& to;
+    Stopwatch::time_point from;
+    ~Add() { to += secondsSince(from); }
+  } add{seconds, start};
+  return work();
+}
+
 }  // namespace
-
-// One shot's decode and measurements, run on a worker thread (or inline). Its frame events queue up
-// until the render thread delivers them.
-class DecodeJob {
- public:
-  int index = 0;
-  std::string shotId;
-  std::string key;
-  std::filesystem::path directory;
-  at::Tensor latent;
-  continuity::Conditioning conditioning;
-  std::shared_ptr<ShotLegacy> self, previous, first;
-  std::shared_ptr<ShotLegacy> neighbour;  // the enabled shot just before in sequence order (null: not known)
-  at::Tensor previousTail;
-  ShotRecord record;
-  bool lastShot = false;
-  Clock::time_point shotStart = Clock::now();
-  at::Tensor predecoded;  // frames already decoded (and delivered) while the shot streamed
-  int predecodedFrames = 0;
-
-  // Results.
-  at::Tensor video;  // kept frames [3, T, H, W] on the CPU
-  std::optional<continuity::ShotStats> stats;
-  std::optional<continuity::CutMetrics> cut;
-  std::vector<MemoryFallback> fallbacks;
-  double decodeSeconds = 0;
-  double firstFrameSeconds = 0;
-  int framesWritten = 0;
-  std::exception_ptr error;
-
-  void run(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
-    const auto start = Clock::now();
-    try {
-      if (predecoded.defined()) {
-        video = predecoded;
-        framesWritten = predecodedFrames;
-        stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
-        if (const std::optional<continuity::CutInputs> inputs = cutInputs(vae)) cut = continuity::measureCut(*inputs);
-        decodeSeconds = secondsSince(start);
-        return;
-      }
-      std::vector<at::Tensor> kept;
-      const std::int64_t drop = conditioning.dropPixelFrames;
-      auto sink = [&](const at::Tensor& frames, std::int64_t firstFrame) {
-        const std::int64_t n = frames.size(1);
-        const std::int64_t skip = std::clamp<std::int64_t>(drop - firstFrame, 0, n);
-        if (skip == n) return;
-        const at::Tensor keep = frames.narrow(1, skip, n - skip).to(at::kCPU);
-        kept.push_back(keep);
-        if (firstFrameSeconds == 0) firstFrameSeconds = secondsSince(shotStart);
-        FramesDecoded event;
-        event.shotIndex = index;
-        event.firstFrame = framesWritten;
-        event.shotFrames = shotFrames;
-        event.frames = videoToFrames(keep);
-        framesWritten += static_cast<int>(event.frames.size());
-        std::lock_guard lock(mutex_);
-        events_.push_back(std::move(event));
-      };
-      const at::Tensor input = continuity::decodeInput(latent, conditioning);
-      const DecodeOutcome decoded = decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
-        if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
-          kept.clear();
-          framesWritten = 0;
-        }
-        sink(f, offset);
-      });
-      fallbacks.insert(fallbacks.end(), decoded.fallbacks.begin(), decoded.fallbacks.end());
-      video = at::cat(kept, 1);
-      stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
-      if (const std::optional<continuity::CutInputs> inputs = cutInputs(vae)) cut = continuity::measureCut(*inputs);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    decodeSeconds = secondsSince(start);
-  }
-
-  void start(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
-    if (!overlap) {
-      run(vae, plan, device, shotFrames);
-      std::promise<void> done;
-      done.set_value();
-      finished_ = done.get_future();
-      return;
-    }
-    finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames] {
-      // One intra-op thread: the render thread keeps sampling beside this decode.
-      const ThisThreadIntraOpThreads oneThread(1);
-      run(vae, plan, device, shotFrames);
-    });
-  }
-
-  // The cut is the one the viewer sees: from the neighbour (for `none` shots too), else, when the
-  // neighbour is not known, from the shot handed off from. The handoff figures are kept for a handoff;
-  // its latent figures only when the handoff came from the neighbour (they compare with its tail).
-  std::optional<continuity::CutInputs> cutInputs(const models::VideoVae& vae) const {
-    const ShotLegacy* from = neighbour && neighbour->stats ? neighbour.get() : previous && previous->stats ? previous.get() : nullptr;
-    if (from == nullptr) return std::nullopt;
-    continuity::CutInputs inputs;
-    inputs.fromIndex = from->index;
-    inputs.toIndex = index;
-    inputs.fromShotId = from->id;
-    inputs.toShotId = shotId;
-    inputs.mode = conditioning.mode;
-    inputs.previous = &*from->stats;
-    inputs.next = &*stats;
-    inputs.first = first && first != self && first->stats ? &*first->stats : nullptr;
-    inputs.previousLastFrame = from->lastFrame;
-    inputs.nextLatent = latent;
-    inputs.nextFrames = video;
-    if (previous) inputs.conditioning = &conditioning;
-    if (previous.get() == from) {
-      inputs.previousTail = previousTail;
-      inputs.vae = &vae;
-    }
-    return inputs;
-  }
-
-  bool done() const { return finished_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
-  void wait() { finished_.wait(); }
-  std::deque<FramesDecoded> takeEvents() {
-    std::lock_guard lock(mutex_);
-    return std::exchange(events_, {});
-  }
-
- private:
-  std::mutex mutex_;
-  std::deque<FramesDecoded> events_;
-  std::future<void> finished_;
-};
 
 ShotPass::ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
                    RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
@@ -215,7 +140,7 @@ at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
 
 void ShotPass::pump(bool wait) {
   if (!pending_) return;
-  if (wait) pending_->wait();
+  if (wait) timed(gap_.waitingForDecode, [&] { pending_->wait(); });
   for (FramesDecoded& event : pending_->takeEvents()) observer_.framesDecoded(event);
   if (!pending_->done()) return;
   std::unique_ptr<DecodeJob> job = std::move(pending_);
@@ -253,11 +178,12 @@ void ShotPass::finalize(DecodeJob& job) {
   job.self->lastFrame = lastFrame;
   job.self->stats = job.stats;
   record.seconds += job.decodeSeconds;
-  if (options_.writesFiles) {
-    writeShotTail(job.directory, {job.latent, lastFrame, job.key});
-    writeShotRecord(job.directory, record);
-  }
-  residency_.afterShot(job.index, !job.lastShot);
+  if (options_.writesFiles)
+    timed(gap_.writingFiles, [&] {
+      writeShotTail(job.directory, {job.latent, lastFrame, job.key});
+      writeShotRecord(job.directory, record);
+    });
+  timed(gap_.movingWeights, [&] { residency_.afterShot(job.index, !job.lastShot); });
 
   ShotFinished finished;
   finished.index = job.index;
@@ -275,37 +201,53 @@ void ShotPass::finalize(DecodeJob& job) {
 }
 
 ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool lastShot) {
-  const auto shotStart = Clock::now();
+  PreparedShot shot = prepare(index, key, count, lastShot);
+  SampledShot sampled = sample(shot);
+  if (sampled.result.cancelled) {
+    if (sampled.streamed) stream_.reset();  // it holds part of a shot
+    pump(true);
+    return {true};
+  }
+  decode(shot, std::move(sampled));
+  return {};
+}
+
+PreparedShot ShotPass::prepare(int index, const std::string& key, int count, bool lastShot) {
+  PreparedShot out;
+  out.index = index;
+  out.key = key;
+  out.lastShot = lastShot;
+  out.start = Stopwatch::now();
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
   const SamplerDefaults& defaults = sequence_.settings.sampler;
-  const std::filesystem::path dir = shotDirectory(options_.outputDirectory, index, shot.id);
+  const ContinuityModeTraits& mode = traitsOf(shot.continuity.mode);
+  out.directory = shotDirectory(options_.outputDirectory, index, shot.id);
   const models::VideoVae& vae = *models_.vae;
   const std::int64_t spatial = vae.geometry().spatialFactor;
 
-  std::shared_ptr<ShotLegacy> previous;
-  if (usesHandoff(shot.continuity.mode))
-    if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) previous = found->second;
-  const bool streaming = shot.continuity.mode == ContinuityMode::Stream;
-  // A stream shot delivers frames while it samples: every earlier frame goes out first.
-  if ((previous && traitsOf(shot.continuity.mode).needsLastFrame) || streaming) pump(true);
+  if (mode.handoff)
+    if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) out.previous = found->second;
+  // Sampling that holds an encode of the previous shot's last frame waits for its decode; a stream delivers
+  // frames while it samples, so every earlier frame goes out first. Nothing else waits here: a decode that
+  // needs the frame takes it after sampling (encodeLastFrameLater).
+  if ((out.previous && mode.needsLastFrame) || mode.sampling == ShotSampling::KvStream) pump(true);
 
-  residency_.beforeShot(index);
+  timed(gap_.movingWeights, [&] { residency_.beforeShot(index); });
   const models::VideoDiffusionModel& dit = residency_.dit();
   const models::DitCapabilities capabilities = dit.capabilities();
-  // A model that continues with a fresh clip's latents decodes after the previous shot's last frame:
-  // that shot's decode must be done (afterShot of it after beforeShot of this one, as with overlap).
-  if (previous && shot.continuity.mode == ContinuityMode::Latent && capabilities.freshClipContinuation) pump(true);
   const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
   continuity::PreviousShot handed;
-  at::Tensor previousTail;
-  if (previous) {
+  if (out.previous) {
     handed.latent = *ring_.handoff(shot.continuity.tag);
-    handed.lastFrame = previous->lastFrame;
-    previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
+    handed.lastFrame = out.previous->lastFrame;
+    out.previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
   }
-  continuity::Conditioning conditioning = continuity::prepareConditioning(
-      shot.continuity, previous ? &handed : nullptr, vae, fallbackImage(shot), shape, shot.seed, models_.device,
-      continuity::ConditioningOptions{capabilities.freshClipContinuation});
+  continuity::ConditioningOptions conditioningOptions;
+  conditioningOptions.freshClipDecode = capabilities.freshClipContinuation;
+  conditioningOptions.encodeLastFrameLater = true;
+  out.conditioning = continuity::prepareConditioning(shot.continuity, out.previous ? &handed : nullptr, vae, fallbackImage(shot),
+                                                     shape, shot.seed, models_.device, conditioningOptions);
+  if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
 
   ShotStarted started;
   started.index = index;
@@ -314,34 +256,22 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   started.name = shot.name;
   started.key = key;
   started.steps = shot.steps.value_or(defaults.steps);
-  started.frames = static_cast<int>(conditioning.outputPixelFrames);
-  if (options_.writesFiles) std::filesystem::remove_all(dir);  // rank 0 alone owns the folder
+  started.frames = out.frames = static_cast<int>(out.conditioning.outputPixelFrames);
+  started.gap = gap_;
+  if (options_.writesFiles) std::filesystem::remove_all(out.directory);  // rank 0 alone owns the folder
   observer_.shotStarted(started);
 
-  sampling::SamplerOptions sampler;
-  sampler.steps = started.steps;
-  sampler.shift = shot.shift.value_or(defaults.shift);
-  sampler.guidance = shot.guidance.value_or(defaults.guidance);
-  sampler.solver = solverOf(defaults.solver);
-  sampler.seed = shot.seed;
-  sampler.device = models_.device;
-  sampler.splitGuidance = summary_.plan.splitGuidance;
-  sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
-  // A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
-  // them re-noised to each step's level (the plan says that continuation is approximate there).
-  const bool perFrame = capabilities.perFrameTimesteps;
-  if (perFrame) {
-    sampling::PerFrameSampling diffusionForcing;
-    diffusionForcing.prefix = conditioning.held;
-    diffusionForcing.conditionNoise = shot.continuity.conditionNoise.value_or(0);
-    diffusionForcing.arStep = defaults.arStep.value_or(0);
-    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, capabilities.causalBlockSize));
-    sampler.perFrame = diffusionForcing;
-  }
+  out.sampler = samplerOptions(shot, defaults, capabilities, out.conditioning, models_.device);
+  out.sampler.splitGuidance = summary_.plan.splitGuidance;
+  out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
+  return out;
+}
 
-  const auto sampleStart = Clock::now();
-  const at::Tensor& cond = contexts_.at(shot.prompt);
-  const at::Tensor& uncond = contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+SampledShot ShotPass::sample(PreparedShot& prepared) {
+  const int index = prepared.index;
+  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const bool perFrame = prepared.sampler.perFrame.has_value();
+  const auto start = Stopwatch::now();
   auto onStep = [&](const sampling::StepEvent& event) {
     StepDone done;
     done.shotIndex = index;
@@ -354,84 +284,77 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
     pump(false);
     return !cancel_.load();
   };
-  std::optional<StreamedShot> streamed;
-  if (streaming) streamed = streamShot(index, previous, conditioning, sampler, onStep, started.frames);
-  const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
-  sampling::SampleResult result =
-      streamed ? std::move(streamed->result)
-               : sampling::sampleFlow(denoiser, conditioning.sampleShape, cond, uncond, sampler, onStep,
-                                      perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning), &cancel_);
-  if (result.cancelled) {
-    if (streamed) stream_.reset();  // it holds part of a shot
-    pump(true);
-    return {true};
+  SampledShot out;
+  switch (traitsOf(shot.continuity.mode).sampling) {
+    case ShotSampling::KvStream:
+      out.streamed = streamShot(index, prepared.previous, prepared.conditioning, prepared.sampler, onStep, prepared.frames);
+      out.result = std::move(out.streamed->result);
+      break;
+    case ShotSampling::WholeClip: {
+      const models::VideoDiffusionModel& dit = residency_.dit();
+      const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
+      const at::Tensor& cond = promptContexts_.at(shot.prompt);
+      const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+      out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
+                                        perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
+                                        &cancel_);
+      break;
+    }
   }
-  at::Tensor latent = result.latent;
-  if (!perFrame) continuity::restoreHeldSlots(latent, conditioning);  // a clean prefix was never touched
-  if (shot.continuity.anchorColour && first_ && first_->stats && !streaming)
-    latent = continuity::anchorChannelStats(latent, first_->stats->latent, conditioning.heldFrames());
-  const double sampleSeconds = secondsSince(sampleStart);
-  pump(true);  // the previous shot's decode must be done before this one starts
+  gap_ = {};  // the gap to the next shot starts at this shot's last step
+  if (out.result.cancelled) return out;
+  out.latent = out.result.latent;
+  if (!perFrame) continuity::restoreHeldSlots(out.latent, prepared.conditioning);  // a clean prefix was never touched
+  if (shot.continuity.anchorColour && first_ && first_->stats && !out.streamed)
+    out.latent = continuity::anchorChannelStats(out.latent, first_->stats->latent, prepared.conditioning.heldFrames());
+  out.seconds = secondsSince(start);
+  return out;
+}
 
-  ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
-  if (streaming) {
+void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
+  const int index = prepared.index;
+  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  pump(true);  // the previous shot's decode must be done before this one starts
+  if (prepared.conditioning.decodePrefixPending)
+    timed(gap_.encodingFrames, [&] {
+      continuity::encodeDecodePrefix(prepared.conditioning, *models_.vae, prepared.previous->lastFrame, models_.device);
+    });
+
+  ring_.put(shot.continuity.tag, sampled.latent, {{"shot", shot.id}, {"key", prepared.key}});
+  if (sampled.streamed) {
     streamShot_ = index;
-    streamKey_ = key;
+    streamKey_ = prepared.key;
   }
-  auto self = std::make_shared<ShotLegacy>();
+  auto self = std::make_shared<PriorShot>();
   self->index = index;
   self->id = shot.id;
-  self->key = key;
+  self->key = prepared.key;
   self->rendered = true;
   tags_[shot.continuity.tag] = self;
   if (!first_) first_ = self;
-  const std::shared_ptr<ShotLegacy> neighbour = neighbourOf(index);
+  const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
   latest_ = self;
-  residency_.beforeDecode(index, !lastShot);
+  timed(gap_.movingWeights, [&] { residency_.beforeDecode(index, !prepared.lastShot); });
 
-  auto job = std::make_unique<DecodeJob>();
-  job->index = index;
-  job->shotId = shot.id;
-  job->key = key;
-  job->directory = dir;
-  job->latent = latent;
-  job->conditioning = std::move(conditioning);
+  std::unique_ptr<DecodeJob> job = decodeJobFor(shot, prepared, sampled);
   job->self = self;
-  job->previous = previous;
   job->neighbour = neighbour;
   job->first = first_;
-  job->previousTail = previousTail;
-  job->lastShot = lastShot;
-  job->shotStart = shotStart;
-  if (streamed) {
-    job->predecoded = streamed->video;
-    job->predecodedFrames = streamed->framesWritten;
-    job->record.firstFrameSeconds = streamed->firstFrameSeconds;
-    job->record.stream = streamed->figures;
-  }
-  if (result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(index, result));
-  ShotRecord& record = job->record;
-  record.index = index;
-  record.id = shot.id;
-  record.name = shot.name;
-  record.key = key;
-  record.settingsJson = serializeShot(shot);
-  record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
-  record.sampleSeconds = sampleSeconds;
-  record.stepSeconds = result.stepSeconds;
-  record.seconds = secondsSince(shotStart);
-  const bool overlap = overlapDecode_ && !lastShot && residency_.policy() == ResidencyPolicy::Pinned;
+  const bool overlap = overlapDecode_ && !prepared.lastShot && residency_.policy() == ResidencyPolicy::Pinned;
   pending_ = std::move(job);
-  pending_->start(vae, summary_.plan, models_.device.str(), started.frames, overlap);
-  if (!overlap) pump(true);
-  return {};
+  if (overlap) {
+    pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, true);
+  } else {
+    timed(gap_.waitingForDecode, [&] { pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, false); });
+    pump(true);
+  }
 }
 
 void ShotPass::adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
                      const std::string& statsJson, const std::string& source) {
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
   ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
-  auto legacy = std::make_shared<ShotLegacy>();
+  auto legacy = std::make_shared<PriorShot>();
   legacy->index = index;
   legacy->id = shot.id;
   legacy->key = key;
@@ -442,7 +365,7 @@ void ShotPass::adopt(int index, const std::string& key, const at::Tensor& latent
   latest_ = legacy;
 }
 
-std::shared_ptr<ShotLegacy> ShotPass::neighbourOf(int index) const {
+std::shared_ptr<PriorShot> ShotPass::neighbourOf(int index) const {
   int before = index - 1;
   while (before >= 0 && !sequence_.shots[static_cast<std::size_t>(before)].enabled) --before;
   return latest_ && before >= 0 && latest_->index == before ? latest_ : nullptr;
@@ -466,7 +389,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   started.reused = true;
   observer_.shotStarted(started);
 
-  const std::shared_ptr<ShotLegacy> neighbour = neighbourOf(index);
+  const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
   adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
   std::optional<continuity::CutMetrics> cut = record->cutIn;
   if (neighbour && neighbour->stats && (neighbour->rendered || !cut)) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -9,16 +10,17 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "continuity/handoff.h"
 #include "continuity/latent_ring_buffer.h"
-#include "continuity/shot_stats.h"
 #include "memory/residency_manager.h"
 #include "render/model_context.h"
+#include "render/prior_shot.h"
 #include "render/renderer.h"
 #include "sampling/sampler.h"
+#include "util/stopwatch.h"
 
 namespace shotchain::continuity {
 class KvStream;
-struct Conditioning;
 }  // namespace shotchain::continuity
 
 namespace shotchain::render {
@@ -27,21 +29,23 @@ struct ShotOutcome {
   bool cancelled = false;
 };
 
-// What a finished shot leaves for the shots after it (and for the "vs shot 1" figures). The frame
-// and statistics arrive when its decode is done; a later shot keeps its own reference, so the tag
-// can move on to a newer shot meanwhile.
-struct ShotLegacy {
-  int index = -1;
-  std::string id;
-  std::string key;
-  at::Tensor lastFrame;  // [3, H, W] float32, −1…1
-  std::optional<continuity::ShotStats> stats;
-  bool rendered = false;  // rendered in this pass (not read back from disk)
-};
-
 class DecodeJob;
 
-// A shot sampled chunk by chunk over its stream's KV cache (continuity mode stream).
+// What the prepare stage settles for a shot before it samples.
+struct PreparedShot {
+  int index = 0;
+  std::string key;
+  bool lastShot = false;
+  Stopwatch::time_point start;
+  std::filesystem::path directory;
+  std::shared_ptr<PriorShot> previous;  // the shot handed off from (null: none)
+  at::Tensor previousTail;              // its last latent frame
+  continuity::Conditioning conditioning;
+  sampling::SamplerOptions sampler;
+  int frames = 0;  // pixel frames the shot writes
+};
+
+// A shot sampled chunk by chunk over its stream's KV cache (ShotSampling::KvStream).
 struct StreamedShot {
   sampling::SampleResult result;
   at::Tensor video;  // its kept frames [3, T, H, W] on the CPU, decoded chunk by chunk (undefined: decode after)
@@ -50,10 +54,20 @@ struct StreamedShot {
   StreamFigures figures;
 };
 
-// The per-render state of Renderer::render and the steps of one shot: sample (holding the handoff)
-// → restore → store the tail in the ring buffer → decode (on a worker thread, overlapped with the
-// next shot's sampling when allowed) → measure the cut → write the tail and shot.json. Every event
-// is delivered on the render thread.
+// What the sample stage produced.
+struct SampledShot {
+  sampling::SampleResult result;
+  at::Tensor latent;                     // held slots restored, colour anchored
+  std::optional<StreamedShot> streamed;  // set for a shot sampled over a KV stream
+  double seconds = 0;
+};
+
+// The per-render state of Renderer::render and the stages of one shot:
+//   prepare  — the handoff, the DiT made resident, the conditioning, the sampler's options;
+//   sample   — the whole clip, or chunk by chunk over a KV stream (the mode table's `sampling`);
+//   decode   — the tail into the ring buffer, then the decode and the cut's figures on a worker
+//              thread beside the next shot's sampling when allowed; finalize writes the shot's files.
+// Every event is delivered on the render thread.
 class ShotPass {
  public:
   ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
@@ -61,7 +75,7 @@ class ShotPass {
            bool overlapDecode);
   ~ShotPass();
 
-  std::map<std::string, at::Tensor>& contexts() { return contexts_; }  // prompt → [L, D]
+  std::map<std::string, at::Tensor>& promptContexts() { return promptContexts_; }  // prompt → [L, D]
 
   ShotOutcome render(int index, const std::string& key, int count, bool lastShot);
   void reuse(int index, const std::string& key, int count);
@@ -71,6 +85,10 @@ class ShotPass {
   void finishPending();
 
  private:
+  PreparedShot prepare(int index, const std::string& key, int count, bool lastShot);
+  SampledShot sample(PreparedShot& shot);
+  void decode(PreparedShot& shot, SampledShot sampled);
+
   void pump(bool wait);
   void finalize(DecodeJob& job);
   void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
@@ -78,12 +96,12 @@ class ShotPass {
   at::Tensor fallbackImage(const Shot& shot) const;
   // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one
   // this pass rendered or read back; null otherwise.
-  std::shared_ptr<ShotLegacy> neighbourOf(int index) const;
-  // Stream mode (render/shot_pass_stream.cpp): the shot's cache made ready (continued, recached or rebuilt
-  // from the latents on disk), then its chunks sampled, each decoded as soon as it is final.
-  StreamedShot streamShot(int index, const std::shared_ptr<ShotLegacy>& previous, const continuity::Conditioning& conditioning,
+  std::shared_ptr<PriorShot> neighbourOf(int index) const;
+  // KV stream sampling (render/shot_pass_stream.cpp): the shot's cache made ready (continued, recached or
+  // rebuilt from the latents on disk), then its chunks sampled, each decoded as soon as it is final.
+  StreamedShot streamShot(int index, const std::shared_ptr<PriorShot>& previous, const continuity::Conditioning& conditioning,
                           const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames);
-  std::string prepareStream(int index, const std::shared_ptr<ShotLegacy>& previous, int branches, bool split);
+  std::string prepareStream(int index, const std::shared_ptr<PriorShot>& previous, int branches, bool split);
   // `previousLatent`: the last chain shot's latent from the ring buffer (the others are read from disk).
   void replayStream(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent);
 
@@ -97,15 +115,17 @@ class ShotPass {
   ResidencyManager& residency_;
   bool overlapDecode_;
 
-  std::map<std::string, at::Tensor> contexts_;
+  std::map<std::string, at::Tensor> promptContexts_;
   continuity::LatentRingBuffer ring_{{64, std::uint64_t{8} << 30}};
-  std::map<std::string, std::shared_ptr<ShotLegacy>> tags_;
-  std::shared_ptr<ShotLegacy> first_;   // shot 1 of this render (rendered or re-used)
-  std::shared_ptr<ShotLegacy> latest_;  // the shot rendered or read back last
+  std::map<std::string, std::shared_ptr<PriorShot>> tags_;
+  std::shared_ptr<PriorShot> first_;   // shot 1 of this render (rendered or re-used)
+  std::shared_ptr<PriorShot> latest_;  // the shot rendered or read back last
   std::unique_ptr<DecodeJob> pending_;
   std::unique_ptr<continuity::KvStream> stream_;  // the latest stream's cache, with the shot it ended
   int streamShot_ = -1;
   std::string streamKey_;
+  // What the time since the last sampling step went to (reported with the next shot's start).
+  GapParts gap_;
 };
 
 }  // namespace shotchain::render

@@ -1,6 +1,4 @@
-// Stream mode of the shot pass: a block-causal DiT's KV cache carried from cut to cut.
-#include <chrono>
-
+// KV stream sampling of the shot pass: a block-causal DiT's KV cache carried from cut to cut.
 #include <ATen/ATen.h>
 
 #include "continuity/handoff.h"
@@ -16,9 +14,6 @@
 
 namespace shotchain::render {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 bool promptChanged(const Shot& before, const Shot& after) {
   return before.prompt != after.prompt ||
@@ -45,15 +40,15 @@ void ShotPass::replayStream(const std::vector<int>& chain, int branches, bool sp
                                           " are needed to rebuild the stream's cache and could not be read");
       latent = tail->latent;
     }
-    const at::Tensor& cond = contexts_.at(shot.prompt);
-    const at::Tensor& uncond = contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+    const at::Tensor& cond = promptContexts_.at(shot.prompt);
+    const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
     if (n > 0 && recaches(shot.continuity) && promptChanged(sequence_.shots[static_cast<std::size_t>(chain[n - 1])], shot))
       stream_->recache(cond, uncond, split);
     stream_->commit(latent, cond, uncond, split);
   }
 }
 
-std::string ShotPass::prepareStream(int index, const std::shared_ptr<ShotLegacy>& previous, int branches, bool split) {
+std::string ShotPass::prepareStream(int index, const std::shared_ptr<PriorShot>& previous, int branches, bool split) {
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
   const models::VideoDiffusionModel& dit = residency_.dit();
   if (!previous) {
@@ -74,17 +69,17 @@ std::string ShotPass::prepareStream(int index, const std::shared_ptr<ShotLegacy>
   stream_->bind(dit);
   const Shot& before = sequence_.shots[static_cast<std::size_t>(previous->index)];
   if (recaches(shot.continuity) && promptChanged(before, shot)) {
-    stream_->recache(contexts_.at(shot.prompt), contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt)), split);
+    stream_->recache(promptContexts_.at(shot.prompt), promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt)), split);
     return action + "recached";
   }
   return action + "kept";
 }
 
-StreamedShot ShotPass::streamShot(int index, const std::shared_ptr<ShotLegacy>& previous,
+StreamedShot ShotPass::streamShot(int index, const std::shared_ptr<PriorShot>& previous,
                                   const continuity::Conditioning& conditioning, const sampling::SamplerOptions& sampler,
                                   const sampling::StepCallback& onStep, int frames) {
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
-  const auto start = Clock::now();
+  const auto start = Stopwatch::now();
   StreamedShot out;
   const int branches = sampling::streamBranches(sampler.guidance);
   out.figures.cache = prepareStream(index, previous, branches, sampler.splitGuidance);
@@ -120,8 +115,8 @@ StreamedShot ShotPass::streamShot(int index, const std::shared_ptr<ShotLegacy>& 
   };
   if (decoder && conditioning.decodePrefix.defined()) decode(conditioning.decodePrefix);
 
-  const at::Tensor& cond = contexts_.at(shot.prompt);
-  const at::Tensor& uncond = contexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+  const at::Tensor& cond = promptContexts_.at(shot.prompt);
+  const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
   auto onChunk = [&](const sampling::ChunkDone& done) {
     stream.committed(done.latent);
     if (decoder) {

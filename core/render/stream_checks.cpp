@@ -6,6 +6,7 @@
 
 #include "models/model_memory.h"
 #include "render/renderer.h"
+#include "sequence/continuity_modes.h"
 #include "sequence/validation.h"
 #include "sequence/shot_rules.h"
 
@@ -15,7 +16,7 @@ void requireStreamableShots(const Sequence& sequence, const models::ModelFiles& 
   std::shared_ptr<const models::DitMemoryModel> dit;
   for (int i = first; i <= last; ++i) {
     const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
-    if (!shot.enabled || shot.continuity.mode != ContinuityMode::Stream) continue;
+    if (!shot.enabled || !streams(shot.continuity.mode)) continue;
     if (!dit) dit = models::ditMemoryModel(files.dit);
     const std::int64_t chunk = dit->causalBlockSize();
     if (chunk <= 0 || !dit->perFrameTimesteps())

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 struct CudaDeviceInfo {
   bool available = false;
@@ -13,4 +13,4 @@ struct CudaDeviceInfo {
 bool cudaBuild();
 CudaDeviceInfo describeCudaDevice();
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -1,8 +1,8 @@
 #include "runtime/cuda_device.h"
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 bool cudaBuild() { return false; }
 CudaDeviceInfo describeCudaDevice() { return {}; }
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -6,7 +6,7 @@
 
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 bool cudaBuild() { return true; }
 
@@ -21,4 +21,4 @@ CudaDeviceInfo describeCudaDevice() {
   return info;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -7,7 +7,7 @@
 #define SHOTCHAIN_PER_THREAD_TEAMS 1
 #endif
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 ThisThreadIntraOpThreads::ThisThreadIntraOpThreads(int threads) {
 #ifdef SHOTCHAIN_PER_THREAD_TEAMS
@@ -27,4 +27,4 @@ ThisThreadIntraOpThreads::~ThisThreadIntraOpThreads() {
 #endif
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

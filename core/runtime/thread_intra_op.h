@@ -1,6 +1,6 @@
 #pragma once
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 // Sets how many intra-op threads libtorch uses on the calling thread only, until the scope ends.
 // OpenMP keeps the team size per thread, so the render thread and any thread started later keep
@@ -18,4 +18,4 @@ class ThisThreadIntraOpThreads {
   int previous_ = 0;
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -11,7 +11,7 @@
 
 #include "runtime/cuda_device.h"
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 void relaunchWithPassiveOpenMp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
@@ -37,4 +37,4 @@ RuntimeInfo initTorchRuntime() {
   return info;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace shotchain {
+namespace shotchain::runtime {
 
 struct RuntimeInfo {
   std::string torchVersion;
@@ -21,4 +21,4 @@ RuntimeInfo initTorchRuntime();
 // when the variable is unset it sets PASSIVE and executes the program again (once).
 void relaunchWithPassiveOpenMp(char** argv);
 
-}  // namespace shotchain
+}  // namespace shotchain::runtime

@@ -44,20 +44,21 @@ ContinuityGeometry oneSlot(const Continuity&) {
 }
 
 //                      mode                           name              description
-//                      handoff lastFrame afterPred overlap prefix blend recache geometry
+//                      handoff lastFrame afterPred overlap prefix blend recache sampling geometry
+constexpr auto kClip = ShotSampling::WholeClip;
 constexpr std::array<ContinuityModeTraits, 6> kModes{{
     {ContinuityMode::None, "none", "none — a fresh start",
-     false, false, false, false, false, false, false, none},
+     false, false, false, false, false, false, false, kClip, none},
     {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame",
-     true, false, true, false, true, false, false, latent},
+     true, false, true, false, true, false, false, kClip, latent},
     {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents",
-     true, true, false, true, false, false, false, latentOverlap},
+     true, true, false, true, false, false, false, kClip, latentOverlap},
     {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image",
-     true, false, false, false, false, true, false, oneSlot},
+     true, false, false, false, false, true, false, kClip, oneSlot},
     {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)",
-     true, true, false, false, false, false, false, oneSlot},
+     true, true, false, false, false, false, false, kClip, oneSlot},
     {ContinuityMode::Stream, "stream", "stream — the model's KV cache carries on (block-causal models)",
-     true, false, true, false, false, false, true, stream},
+     true, false, true, false, false, false, true, ShotSampling::KvStream, stream},
 }};
 
 }  // namespace
@@ -70,7 +71,15 @@ const ContinuityModeTraits& traitsOf(ContinuityMode mode) {
   throw std::logic_error("continuity mode without a row in the traits table");
 }
 
+std::string continuityModeNames() {
+  std::string names;
+  for (const ContinuityModeTraits& traits : kModes) names += (names.empty() ? "" : ", ") + std::string(traits.name);
+  return names;
+}
+
 int prefixFrames(const Continuity& continuity) { return std::max(1, continuity.prefixFrames.value_or(1)); }
+
+bool streams(ContinuityMode mode) { return traitsOf(mode).sampling == ShotSampling::KvStream; }
 
 bool recaches(const Continuity& continuity) { return continuity.recache.value_or(true); }
 

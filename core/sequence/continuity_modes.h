@@ -1,6 +1,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "sequence/sequence.h"
 
@@ -14,6 +15,10 @@ struct ContinuityGeometry {
   int handedTailLatents = 0;    // tail latents of the previous shot read from the ring buffer
   int decodePrefixLatents = 0;  // previous-shot latents decoded ahead of the shot's own and dropped
 };
+
+// How a shot of a mode is sampled: the whole clip at once (holding any handed latents in its first
+// slots), or chunk by chunk over the DiT's KV cache that the previous shot of the stream left.
+enum class ShotSampling { WholeClip, KvStream };
 
 // Everything the product knows about one continuity mode, in one row: the document I/O, the
 // validation, the shot key, the handoff, the memory plan, the shot pass and the inspector read it
@@ -29,16 +34,21 @@ struct ContinuityModeTraits {
   bool readsPrefix;         // continuity.prefix_frames
   bool readsBlend;          // continuity.blend_ratio and continuity.fallback_image
   bool readsRecache;        // continuity.recache (and the sequence's sampler.stream_window)
+  ShotSampling sampling;
   ContinuityGeometry (*geometry)(const Continuity& continuity);
 };
 
 // Every mode, in the order the inspector lists them.
 std::span<const ContinuityModeTraits> continuityModes();
 const ContinuityModeTraits& traitsOf(ContinuityMode mode);
+// "none, latent, …": every mode's spelling, in the table's order (for messages).
+std::string continuityModeNames();
 
 ContinuityGeometry continuityGeometry(const Continuity& continuity);
 // continuity.prefix_frames with its default (1).
 int prefixFrames(const Continuity& continuity);
+// The shot is sampled chunk by chunk over a KV stream (ShotSampling::KvStream).
+bool streams(ContinuityMode mode);
 // continuity.recache with its default (true).
 bool recaches(const Continuity& continuity);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/strict_json.h"
+#include "sequence/continuity_modes.h"
 #include "util/atomic_file.h"
 #include "util/byte_size.h"
 
@@ -130,7 +131,11 @@ class ObjectReader {
       } else if (auto parsed = parse(v->get<std::string>())) {
         target = *parsed;
       } else {
-        error(key, "\"" + v->get<std::string>() + "\" is not one of " + choices);
+        // Appended rather than `"\"" + text + …`: GCC 12 inlines that operator+ into a -Warray-bounds
+        // false positive (GCC bug 105329).
+        std::string message = "\"";
+        message.append(v->get<std::string>()).append("\" is not one of ").append(choices);
+        error(key, message);
       }
     }
   }
@@ -239,8 +244,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
     ObjectReader c(*continuity, shotPath(index, "continuity"), out);
-    c.enumeration("mode", shot.continuity.mode, &continuityModeFromString,
-                  "none, latent, latent_overlap, blend, vae_roundtrip, stream");
+    c.enumeration("mode", shot.continuity.mode, &continuityModeFromString, continuityModeNames().c_str());
     c.string("tag", shot.continuity.tag);
     c.integer("overlap_latents", shot.continuity.overlapLatents);
     c.real("blend_ratio", shot.continuity.blendRatio);

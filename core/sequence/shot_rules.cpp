@@ -4,6 +4,7 @@
 #include <system_error>
 #include <utility>
 
+#include "sequence/continuity_modes.h"
 #include "sequence/edits.h"
 #include "sequence/validation.h"
 
@@ -150,7 +151,7 @@ std::vector<int> streamChainBefore(const Sequence& sequence, std::size_t index) 
   while (current >= 0) {
     chain.insert(chain.begin(), current);
     const Shot& shot = sequence.shots[static_cast<std::size_t>(current)];
-    if (shot.continuity.mode != ContinuityMode::Stream) break;
+    if (!streams(shot.continuity.mode)) break;
     current = predecessorByTag(sequence, static_cast<std::size_t>(current));
   }
   return chain;

@@ -187,7 +187,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (c.conditionNoise && (*c.conditionNoise < 0 || *c.conditionNoise > 999))
     report.error(shotPath(index, "continuity.condition_noise"),
                  std::to_string(*c.conditionNoise) + " is outside 0..999 (a timestep)");
-  if (c.anchorColour && mode.readsRecache)
+  if (c.anchorColour && mode.sampling == ShotSampling::KvStream)
     report.warning(shotPath(index, "continuity.anchor_colour"),
                    "is not applied to stream shots (the KV cache holds the frames as they were generated)");
   if (c.recache && !mode.readsRecache)
@@ -225,13 +225,13 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
     const Continuity& c = shot.continuity;
     const ContinuityModeTraits& mode = traitsOf(c.mode);
     const auto source = lastByTag.find(c.tag);
-    if (mode.readsRecache && source != lastByTag.end() &&
+    if (mode.sampling == ShotSampling::KvStream && source != lastByTag.end() &&
         (source->second->width != shot.width || source->second->height != shot.height))
       report.error(shotPath(i, "continuity.mode"),
                    "stream continues the frames of shot \"" + source->second->id + "\" and needs its size (" +
                        std::to_string(source->second->width) + "x" + std::to_string(source->second->height) +
                        "); choose latent to change the size at this cut");
-    if (mode.handoff && !mode.readsRecache && !c.tag.empty() && !tagsWritten.count(c.tag)) {
+    if (mode.handoff && mode.sampling == ShotSampling::WholeClip && !c.tag.empty() && !tagsWritten.count(c.tag)) {
       report.warning(shotPath(i, "continuity.mode"),
                      std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag +
                          "\": this shot starts from noise");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <torch/types.h>  // clip_grad.h names torch::Tensor without including it
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 

@@ -9,7 +9,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "models/wan_model.h"
+#include "models/wan/wan_model.h"
 #include "training/adamw_optimizer.h"
 #include "training/flow_matching.h"
 #include "training/step_plan.h"

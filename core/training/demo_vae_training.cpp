@@ -12,7 +12,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "demo/procedural_clip.h"
-#include "models/wan_vae.h"
+#include "models/wan/wan_vae.h"
 #include "training/adamw_optimizer.h"
 #include "training/step_plan.h"
 

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "test_registry.h"
 #include "export/frame_file_writer.h"
 #include "export/png_frame.h"
 #include "export/shot_paths.h"
@@ -203,5 +204,5 @@ class TestExportFrames : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestExportFrames)
+SHOTCHAIN_TEST(TestExportFrames, Core)
 #include "test_export_frames.moc"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "test_registry.h"
 #include "export/mp4_encoder.h"
 #include "export/png_frame.h"
 #include "export/video_probe.h"
@@ -219,5 +220,5 @@ class TestExportMp4 : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestExportMp4)
+SHOTCHAIN_TEST(TestExportMp4, Core)
 #include "test_export_mp4.moc"

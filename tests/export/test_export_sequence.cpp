@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_registry.h"
 #include "export/frame_file_writer.h"
 #include "export/otio_timeline.h"
 #include "export/sequence_outputs.h"
@@ -238,5 +239,5 @@ class TestExportSequence : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestExportSequence)
+SHOTCHAIN_TEST(TestExportSequence, Core)
 #include "test_export_sequence.moc"

@@ -19,10 +19,12 @@ inline std::string rawSafetensors(const std::vector<RawTensor>& tensors, const s
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, dtype, shape, bytes] = tensors[i];
     std::string shapeText = "[";
-    for (std::size_t k = 0; k < shape.size(); ++k) shapeText += (k ? "," : "") + std::to_string(shape[k]);
+    // Appended piece by piece: GCC 12 turns `"," + std::to_string(…)` into a -Warray-bounds false positive.
+    for (std::size_t k = 0; k < shape.size(); ++k) shapeText.append(k ? "," : "").append(std::to_string(shape[k]));
     shapeText += "]";
-    header += (i ? "," : "") + std::string("\"") + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shapeText +
-              ",\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes.size()) + "]}";
+    header.append(i ? "," : "").append("\"").append(name).append("\":{\"dtype\":\"").append(dtype).append("\",\"shape\":");
+    header.append(shapeText).append(",\"data_offsets\":[").append(std::to_string(offset)).append(",");
+    header.append(std::to_string(offset + bytes.size())).append("]}");
     offset += bytes.size();
     data += bytes;
   }

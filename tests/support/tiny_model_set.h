@@ -10,10 +10,10 @@
 #include <string>
 
 #include "io/safetensors_writer.h"
-#include "models/umt5.h"
-#include "models/wan_config.h"
-#include "models/wan_model.h"
-#include "models/wan_vae.h"
+#include "models/umt5/umt5.h"
+#include "models/wan/wan_config.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
 #include "sequence/sequence.h"
 #include "test_support.h"
 

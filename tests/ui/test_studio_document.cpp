@@ -7,6 +7,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "sequence/sequence_io.h"
@@ -148,5 +149,5 @@ class StudioDocument : public QObject {
   }
 };
 
-QTEST_MAIN(StudioDocument)
+SHOTCHAIN_TEST(StudioDocument, Gui)
 #include "test_studio_document.moc"

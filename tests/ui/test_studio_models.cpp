@@ -6,6 +6,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "model_folder.h"
@@ -47,7 +48,7 @@ class StudioModels : public QObject {
   void initTestCase() {
     qputenv("SHOTCHAIN_NO_DIALOGS", "1");
     QStandardPaths::setTestModeEnabled(true);
-    initTorchRuntime();
+    runtime::initTorchRuntime();
   }
 
   void browserListsAFolderAndWritesTheChoice() {
@@ -144,5 +145,5 @@ class StudioModels : public QObject {
   }
 };
 
-QTEST_MAIN(StudioModels)
+SHOTCHAIN_TEST(StudioModels, Gui)
 #include "test_studio_models.moc"

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "test_registry.h"
 #include "bad_documents.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
@@ -51,5 +52,5 @@ class StudioOpenCatalogue : public QObject {
   }
 };
 
-QTEST_MAIN(StudioOpenCatalogue)
+SHOTCHAIN_TEST(StudioOpenCatalogue, Gui)
 #include "test_studio_open_catalogue.moc"

@@ -13,6 +13,7 @@
 #include <QTimer>
 #include <QUndoStack>
 
+#include "test_registry.h"
 #include "document/autosave.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
@@ -189,5 +190,5 @@ class StudioRender : public QObject {
   }
 };
 
-QTEST_MAIN(StudioRender)
+SHOTCHAIN_TEST(StudioRender, Gui)
 #include "test_studio_render.moc"

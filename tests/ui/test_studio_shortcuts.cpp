@@ -3,6 +3,7 @@
 #include <QTest>
 #include <QUndoStack>
 
+#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "inspector/inspector_panel.h"
 #include "main_window.h"
@@ -148,5 +149,5 @@ class StudioShortcuts : public QObject {
   }
 };
 
-QTEST_MAIN(StudioShortcuts)
+SHOTCHAIN_TEST(StudioShortcuts, Gui)
 #include "test_studio_shortcuts.moc"

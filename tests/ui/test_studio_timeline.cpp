@@ -11,6 +11,7 @@
 #include <QUndoStack>
 #include <QUrl>
 
+#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "export/shot_paths.h"
 #include "inspector/shot_inspector.h"
@@ -508,5 +509,5 @@ class StudioTimeline : public QObject {
   }
 };
 
-QTEST_MAIN(StudioTimeline)
+SHOTCHAIN_TEST(StudioTimeline, Gui)
 #include "test_studio_timeline.moc"

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QString>
 
 class QFormLayout;
@@ -22,5 +23,12 @@ class FieldError : public QLabel {
 FieldError* addField(QFormLayout* form, const QString& label, QWidget* field);
 // A bold section heading inside a form.
 void addSection(QFormLayout* form, const QString& title);
+
+// Sets a field's value without its change signals (a value the document already holds).
+template <typename Widget, typename Set>
+void quietly(Widget* widget, Set&& set) {
+  const QSignalBlocker block(widget);
+  set();
+}
 
 }  // namespace shotchain::ui

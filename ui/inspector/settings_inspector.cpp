@@ -23,12 +23,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const ResidencyPolicy kPolicies[] = {ResidencyPolicy::Auto, ResidencyPolicy::Pinned, ResidencyPolicy::Offload,
                                      ResidencyPolicy::Reload};
 
-template <typename Widget, typename Set>
-void quietly(Widget* widget, Set&& set) {
-  const QSignalBlocker block(widget);
-  set();
-}
-
 }  // namespace
 
 SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent)

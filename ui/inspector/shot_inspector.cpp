@@ -41,12 +41,6 @@ constexpr Preset kPresets[] = {
 };
 
 
-template <typename Widget, typename Set>
-void quietly(Widget* widget, Set&& set) {
-  const QSignalBlocker block(widget);
-  set();
-}
-
 }  // namespace
 
 // ~QWidget closes the window and deletes the fields, which moves the focus and ends their editing:
@@ -344,7 +338,7 @@ void ShotInspector::refresh() {
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
   quietly(recache_, [&] { recache_->setChecked(recaches(shot.continuity)); });
   recache_->setEnabled(traits.readsRecache);
-  anchor_->setEnabled(!traits.readsRecache);
+  anchor_->setEnabled(traits.sampling == ShotSampling::WholeClip);
   quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
   showFallbackThumbnail(QString::fromStdString(shot.continuity.fallbackImage));
 }

@@ -43,10 +43,10 @@ class VramPanel : public QWidget {
   QLabel* title_;
   QLabel* figures_;
   QLabel* moved_;
+  QLabel* cache_;
   QLabel* plan_;
   QStringList movedPerCut_;
   QStringList cachePerShot_;
-  QLabel* cache_;
   bool host_ = true;
 };
 

@@ -1,0 +1,77 @@
+#include "models/wan/wan_family.h"
+
+#include "io/strict_weight_loader.h"
+#include "io/weight_set.h"
+#include "models/wan/wan_memory.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
+
+namespace shotchain::models {
+namespace {
+
+std::string firstOf(const std::vector<std::string>& problems) { return problems.empty() ? "" : problems.front(); }
+
+std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
+  const WanDetection dit = detectWanConfig(weights);
+  if (!dit.isWanDit) return std::nullopt;
+  return IdentifiedModel{"wan_dit", ModelRole::Dit, dit.config.family() + ", " + dit.config.variant(), firstOf(dit.problems)};
+}
+
+std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
+  const WanVaeDetection vae = detectWanVaeConfig(weights);
+  if (!vae.isWanVae) return std::nullopt;
+  return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")", firstOf(vae.problems)};
+}
+
+std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
+  WanLoadOptions options;
+  options.device = device;
+  return std::make_unique<WanModel>(WanModel::load(weights, options));
+}
+
+std::shared_ptr<const DitMemoryModel> wanDitMemoryOf(const io::WeightSet& weights) {
+  return wanDitMemory(detectWanConfig(weights).config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true));
+}
+
+std::unique_ptr<VideoVae> loadWanVae(const io::WeightSet& weights, c10::Device device) {
+  WanVaeLoadOptions options;
+  options.device = device;
+  return std::make_unique<WanVae>(WanVae::load(weights, options));
+}
+
+std::shared_ptr<const VaeMemoryModel> wanVaeMemoryOf(const io::WeightSet& weights) {
+  return wanVaeMemory(detectWanVaeConfig(weights).config);
+}
+
+FamilyInspection inspectWanDit(const io::WeightSet& weights) {
+  const WanDetection wan = detectWanConfig(weights);
+  FamilyInspection out;
+  out.lines.emplace_back("family", "wan2.1 DiT (" + wan.config.modelType + "): " + wan.config.family());
+  out.lines.emplace_back("variant", wan.problems.empty() ? wan.config.variant() : "unknown");
+  out.lines.emplace_back("per-frame timesteps", wan.config.takesPerFrameTimesteps()
+                                                    ? "yes (diffusion forcing: a handed latent continues as a clean prefix)"
+                                                    : "no (one timestep per clip: continuation across latent cuts is approximate)");
+  out.lines.emplace_back("config (from " + wan.configSource + ")", wan.config.toJson());
+  out.problems = wan.problems;
+  return out;
+}
+
+}  // namespace
+
+const ModelFamilyRow& wanDitFamily() {
+  static const ModelFamilyRow row{.name = "wan_dit",
+                                  .role = ModelRole::Dit,
+                                  .identify = identifyWanDit,
+                                  .loadDit = loadWanDit,
+                                  .ditMemory = wanDitMemoryOf,
+                                  .inspect = inspectWanDit};
+  return row;
+}
+
+const ModelFamilyRow& wanVaeFamily() {
+  static const ModelFamilyRow row{
+      .name = "wan_vae", .role = ModelRole::Vae, .identify = identifyWanVae, .loadVae = loadWanVae, .vaeMemory = wanVaeMemoryOf};
+  return row;
+}
+
+}  // namespace shotchain::models

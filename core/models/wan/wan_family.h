@@ -1,0 +1,11 @@
+#pragma once
+
+#include "models/model_registry.h"
+
+namespace shotchain::models {
+
+// The Wan family's rows of the registry: the DiT (Wan 2.1 T2V, SkyReels-V2 DF, causal Wan) and its VAE.
+const ModelFamilyRow& wanDitFamily();
+const ModelFamilyRow& wanVaeFamily();
+
+}  // namespace shotchain::models

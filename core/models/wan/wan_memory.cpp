@@ -1,0 +1,110 @@
+#include "models/wan/wan_memory.h"
+
+#include <algorithm>
+
+#include "models/kv_cache.h"
+#include "models/wan/wan_vae_memory.h"
+
+namespace shotchain::models {
+namespace {
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(std::max<std::int64_t>(v, 0)); }
+
+class WanDitMemory final : public DitMemoryModel {
+ public:
+  WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype) : config_(config), loadDtype_(loadDtype) {}
+  std::string family() const override { return config_.family(); }
+  std::string variant() const override { return config_.variant(); }
+  std::uint64_t parameterCount() const override { return config_.parameterCount(); }
+  std::int64_t latentChannels() const override { return config_.inDim; }
+  bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
+  c10::ScalarType loadDtype() const override { return loadDtype_; }
+  std::int64_t causalBlockSize() const override { return config_.causalBlockSize; }
+  std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,
+                                     std::int64_t width) const override {
+    const std::int64_t tokens = (height / config_.patch[1]) * (width / config_.patch[2]);
+    return kvCacheBytes(config_.numLayers, branches, 1, tokens, config_.dim, static_cast<std::int64_t>(c10::elementSize(dtype)));
+  }
+  std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
+  std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
+    return estimateWanDitActivations(config_, dtype, batch, tokens(s));
+  }
+  std::int64_t tokens(const LatentShape& s) const override {
+    return (s.frames / config_.patch[0]) * (s.height / config_.patch[1]) * (s.width / config_.patch[2]);
+  }
+  std::int64_t hiddenSize() const override { return config_.dim; }
+  std::int64_t heads() const override { return config_.numHeads; }
+  std::int64_t layers() const override { return config_.numLayers; }
+  std::int64_t contextLength() const override { return config_.textLen; }
+
+ private:
+  WanConfig config_;
+  c10::ScalarType loadDtype_;
+};
+
+class WanVaeMemory final : public VaeMemoryModel {
+ public:
+  explicit WanVaeMemory(const WanVaeConfig& config) : config_(config) {}
+  VaeGeometry geometry() const override { return {config_.zDim, config_.temporalFactor(), config_.spatialFactor()}; }
+  std::string variant() const override { return config_.variant(); }
+  std::uint64_t parameterCount() const override { return config_.parameterCount(); }
+  std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanVaeWeightBytes(config_, dtype); }
+  std::uint64_t decodeBytes(std::int64_t latentFrames, std::int64_t height, std::int64_t width, c10::ScalarType dtype,
+                            const VaeTiling& tiling, bool wholeClip) const override {
+    return estimateWanVaeDecode(config_, latentFrames, height, width, dtype, tiling, wholeClip).totalBytes();
+  }
+  VaeTiling chooseTiling(std::int64_t latentFrames, std::int64_t height, std::int64_t width, c10::ScalarType dtype,
+                         std::uint64_t budgetBytes, bool wholeClip) const override {
+    return chooseWanVaeTiling(config_, latentFrames, height, width, dtype, budgetBytes, wholeClip);
+  }
+
+ private:
+  WanVaeConfig config_;
+};
+
+}  // namespace
+
+std::shared_ptr<const DitMemoryModel> wanDitMemory(const WanConfig& config, c10::ScalarType loadDtype) {
+  return std::make_shared<WanDitMemory>(config, loadDtype);
+}
+
+std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config) {
+  return std::make_shared<WanVaeMemory>(config);
+}
+
+std::uint64_t wanDitWeightBytes(const WanConfig& c, c10::ScalarType dtype) {
+  const std::uint64_t d = u(c.dim), f = u(c.ffnDim), s = c10::elementSize(dtype);
+  const std::uint64_t headOut = u(c.outDim * c.patchVolume());
+  std::uint64_t matmul = d * u(c.inDim * c.patchVolume()) + d;  // patch embedding
+  matmul += d * u(c.textDim) + d + d * d + d;                    // text embedding
+  matmul += u(c.numLayers) * (8 * (d * d + d) + (d * f + f) + (f * d + d));
+  std::uint64_t f32 = d * u(c.freqDim) + d + d * d + d + 6 * d * d + 6 * d;  // time MLP and projection
+  f32 += u(c.numLayers) * (6 * d + (c.qkNorm ? 4 * d : 0) + (c.crossAttnNorm ? 2 * d : 0));
+  f32 += 2 * d + headOut * d + headOut;
+  return matmul * s + f32 * 4;
+}
+
+std::uint64_t wanVaeWeightBytes(const WanVaeConfig& config, c10::ScalarType dtype) {
+  return config.parameterCount() * c10::elementSize(dtype);
+}
+
+// What WanModel::forward keeps alive at its peak (wan_model.cpp), per token row of the batch:
+//  - for the whole pass: the float64 RoPE cos/sin, the float32 padded context and its embedding;
+//  - inside a block, five float32 rows of dim (x, the self/cross attention outputs, the modulated
+//    input, ffn.2's output) and then either the FFN's two ffnDim rows at the compute dtype, or the
+//    attention's q, k, v, output at the compute dtype plus one block of scores (at most
+//    maxBlockBytes = 256 MiB, see attention.h).
+// Calibrated against the counting CPU allocator: tests/memory test_memory_plan (±30%; 0.99–1.1 there).
+std::uint64_t estimateWanDitActivations(const WanConfig& c, c10::ScalarType dtype, std::int64_t batch,
+                                        std::int64_t tokens) {
+  constexpr std::uint64_t kFloat32Rows = 5;
+  const std::uint64_t s = c10::elementSize(dtype), b = u(batch), n = u(tokens), d = u(c.dim), f = u(c.ffnDim);
+  const std::uint64_t rows = b * n;
+  const std::uint64_t ffnPhase = rows * (kFloat32Rows * 4 * d + 2 * s * d + 2 * s * f);
+  const std::uint64_t scores = std::min<std::uint64_t>(b * u(c.numHeads) * n * n * s, 256ull << 20);
+  const std::uint64_t attentionPhase = rows * (kFloat32Rows * 4 * d + 4 * s * d) + scores;
+  const std::uint64_t wholePass = rows * 8 * u(c.headDim()) + b * u(c.textLen) * (4 * u(c.textDim) + 4 * d + s * d);
+  return wholePass + std::max(ffnPhase, attentionPhase);
+}
+
+}  // namespace shotchain::models

@@ -1,0 +1,247 @@
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_registry.h"
+#include "interop/comfy_export.h"
+#include "interop/comfy_import.h"
+#include "sequence/sequence_io.h"
+#include "sequence/validation.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::interop;
+using Json = nlohmann::json;
+
+namespace {
+
+Json api(const char* type, Json inputs) { return {{"class_type", type}, {"inputs", std::move(inputs)}}; }
+Json from(int node, int slot = 0) { return Json::array({std::to_string(node), slot}); }
+
+// Two shots in the API format with the seed pack's nodes: the first stores its latent under "circle",
+// the second takes it through ZeroCopyLatentHandoff; one node nothing maps, one output node.
+Json seedPackWorkflow(const std::string& unet = "wan2.1_t2v_1.3B_fp16.safetensors") {
+  Json g = Json::object();
+  g["1"] = api("UNETLoader", {{"unet_name", unet}, {"weight_dtype", "default"}});
+  g["2"] = api("CLIPLoader", {{"clip_name", "umt5_xxl_fp8_e4m3fn_scaled.safetensors"}, {"type", "wan"}});
+  g["3"] = api("VAELoader", {{"vae_name", "wan_2.1_vae.safetensors"}});
+  g["4"] = api("ZeroCopyVRAMPin", {{"model", from(1)}, {"enable_pinning", true}, {"tune_allocator", false}});
+  g["5"] = api("ModelSamplingSD3", {{"shift", 3.0}, {"model", from(4)}});
+  g["6"] = api("CLIPTextEncode", {{"text", "a red circle moving right on a black background"}, {"clip", from(2)}});
+  g["7"] = api("CLIPTextEncode", {{"text", "blurry"}, {"clip", from(2)}});
+  g["8"] = api("EmptyHunyuanLatentVideo", {{"width", 64}, {"height", 64}, {"length", 17}, {"batch_size", 1}});
+  g["9"] = api("KSampler", {{"seed", 1001}, {"steps", 20}, {"cfg", 4.0}, {"sampler_name", "uni_pc"}, {"scheduler", "simple"},
+                            {"denoise", 1.0}, {"model", from(5)}, {"positive", from(6)}, {"negative", from(7)},
+                            {"latent_image", from(8)}});
+  g["10"] = api("ZeroCopyLatentStore", {{"samples", from(9)}, {"buffer_tag", "circle"}});
+  g["11"] = api("VAEDecode", {{"samples", from(9)}, {"vae", from(3)}});
+  g["12"] = api("ZeroCopyLatentHandoff", {{"clip", from(2)}, {"vae", from(3)}, {"prompt", "a red circle moving down on a black background"},
+                                          {"width", 64}, {"height", 64}, {"length", 17}, {"buffer_tag", "circle"},
+                                          {"continuity_mode", "zero_copy_latent_only"}, {"blend_ratio", 0.5}});
+  g["13"] = api("KSampler", {{"seed", 1002}, {"steps", 20}, {"cfg", 4.0}, {"sampler_name", "uni_pc"}, {"scheduler", "karras"},
+                             {"denoise", 1.0}, {"model", from(5)}, {"positive", from(12, 0)}, {"negative", from(7)},
+                             {"latent_image", from(12, 1)}});
+  g["14"] = api("ZeroCopyLatentStore", {{"samples", from(13)}, {"buffer_tag", "circle"}});
+  g["15"] = api("VAEDecode", {{"samples", from(13)}, {"vae", from(3)}});
+  g["16"] = api("SaveAnimatedWEBP", {{"images", from(15)}, {"fps", 16}, {"filename_prefix", "shot"}});
+  g["17"] = api("LoraLoaderModelOnly", {{"lora_name", "style.safetensors"}, {"strength_model", 0.8}, {"model", from(1)}});
+  return g;
+}
+
+// The stock Wan text-to-video graph in the UI format (nodes with positional widgets_values, a links
+// table), with a reroute on the VAE's way and a note.
+Json stockUiWorkflow() {
+  auto node = [](int id, const char* type, Json inputs, Json widgets) {
+    return Json{{"id", id}, {"type", type}, {"inputs", std::move(inputs)}, {"outputs", Json::array()}, {"widgets_values", std::move(widgets)}};
+  };
+  auto in = [](const char* name, int link) { return Json{{"name", name}, {"type", "*"}, {"link", link}}; };
+  Json nodes = Json::array();
+  nodes.push_back(node(37, "UNETLoader", Json::array(), {"wan2.1_t2v_1.3B_fp16.safetensors", "default"}));
+  nodes.push_back(node(38, "CLIPLoader", Json::array(), {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}));
+  nodes.push_back(node(39, "VAELoader", Json::array(), {"wan_2.1_vae.safetensors"}));
+  nodes.push_back(node(48, "ModelSamplingSD3", Json::array({in("model", 1)}), {8}));
+  nodes.push_back(node(6, "CLIPTextEncode", Json::array({in("clip", 2)}), {"a fox running through snow"}));
+  nodes.push_back(node(7, "CLIPTextEncode", Json::array({in("clip", 3)}), {"still, blurry"}));
+  nodes.push_back(node(40, "EmptyHunyuanLatentVideo", Json::array(), {832, 480, 33, 1}));
+  nodes.push_back(node(3, "KSampler", Json::array({in("model", 4), in("positive", 5), in("negative", 6), in("latent_image", 7)}),
+                       {82628696717253, "randomize", 30, 6, "uni_pc", "simple", 1}));
+  nodes.push_back(node(50, "Reroute", Json::array({in("", 8)}), Json::array()));
+  nodes.push_back(node(8, "VAEDecode", Json::array({in("samples", 9), in("vae", 10)}), Json::array()));
+  nodes.push_back(node(28, "SaveAnimatedWEBP", Json::array({in("images", 11)}), {"ComfyUI", 16, false, 90, "default"}));
+  nodes.push_back(node(60, "Note", Json::array(), {"fox test"}));
+  const Json links = Json::array({Json::array({1, 37, 0, 48, 0, "MODEL"}), Json::array({2, 38, 0, 6, 0, "CLIP"}),
+                                  Json::array({3, 38, 0, 7, 0, "CLIP"}), Json::array({4, 48, 0, 3, 0, "MODEL"}),
+                                  Json::array({5, 6, 0, 3, 1, "CONDITIONING"}), Json::array({6, 7, 0, 3, 2, "CONDITIONING"}),
+                                  Json::array({7, 40, 0, 3, 3, "LATENT"}), Json::array({8, 39, 0, 50, 0, "VAE"}),
+                                  Json::array({9, 3, 0, 8, 0, "LATENT"}), Json::array({10, 50, 0, 8, 1, "VAE"}),
+                                  Json::array({11, 8, 0, 28, 0, "IMAGE"})});
+  return {{"last_node_id", 60}, {"last_link_id", 11}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
+}
+
+QString errorOf(const std::string& text) {
+  try {
+    importComfyWorkflow(text, "wf.json");
+  } catch (const std::runtime_error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+bool unmappedHas(const ComfyImport& r, const std::string& id, const std::string& type) {
+  for (const UnmappedNode& n : r.unmapped)
+    if (n.id == id && n.type == type) return true;
+  return false;
+}
+
+}  // namespace
+
+class TestComfyImport : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void apiFormatWithTheSeedPackNodes() {
+    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json");
+    QCOMPARE(r.format, ComfyFormat::Api);
+    const Sequence& s = r.sequence;
+    QCOMPARE(s.shots.size(), std::size_t{2});
+    QCOMPARE(s.shots[0].prompt, std::string("a red circle moving right on a black background"));
+    QCOMPARE(s.shots[0].negativePrompt, std::string("blurry"));
+    QCOMPARE(s.shots[0].seed, std::uint64_t{1001});
+    QCOMPARE(s.shots[0].frames, 17);
+    QCOMPARE(s.shots[0].continuity.mode, ContinuityMode::None);
+    QCOMPARE(s.shots[0].continuity.tag, std::string("circle"));
+    QCOMPARE(s.shots[1].prompt, std::string("a red circle moving down on a black background"));
+    QCOMPARE(s.shots[1].seed, std::uint64_t{1002});
+    QCOMPARE(s.shots[1].continuity.mode, ContinuityMode::Latent);
+    QCOMPARE(s.shots[1].continuity.tag, std::string("circle"));
+    QCOMPARE(s.settings.sampler.steps, 20);
+    QCOMPARE(s.settings.sampler.guidance, 4.0);
+    QCOMPARE(s.settings.sampler.shift, 3.0);
+    QCOMPARE(s.settings.sampler.solver, Solver::UniPC);
+    QCOMPARE(s.settings.policy, ResidencyPolicy::Pinned);
+    QVERIFY(!s.settings.allocatorTuning);
+    QCOMPARE(s.settings.fps, 16.0);
+    QCOMPARE(s.settings.model.dit, std::string("wan2.1_t2v_1.3B_fp16.safetensors"));
+    QCOMPARE(s.settings.model.vae, std::string("wan_2.1_vae.safetensors"));
+    QVERIFY(unmappedHas(r, "17", "LoraLoaderModelOnly"));
+    QVERIFY(unmappedHas(r, "16", "SaveAnimatedWEBP"));
+    QCOMPARE(r.unmapped.size(), std::size_t{2});
+    bool scheduler = false, files = false;
+    for (const std::string& note : r.notes) {
+      scheduler = scheduler || note.find("karras") != std::string::npos;
+      files = files || note.find("no models folder") != std::string::npos;
+    }
+    QVERIFY(scheduler && files);
+    QVERIFY(!hasErrors(validateSequence(s)));
+  }
+
+  void uiFormatStockGraph() {
+    const ComfyImport r = importComfyWorkflow(stockUiWorkflow().dump(), "fox.json");
+    QCOMPARE(r.format, ComfyFormat::Ui);
+    QCOMPARE(r.sequence.shots.size(), std::size_t{1});
+    const Shot& shot = r.sequence.shots[0];
+    QCOMPARE(shot.prompt, std::string("a fox running through snow"));
+    QCOMPARE(shot.negativePrompt, std::string("still, blurry"));
+    QCOMPARE(shot.seed, std::uint64_t{82628696717253});
+    QCOMPARE(shot.width, 832);
+    QCOMPARE(shot.height, 480);
+    QCOMPARE(shot.frames, 33);
+    QCOMPARE(r.sequence.settings.sampler.steps, 30);
+    QCOMPARE(r.sequence.settings.sampler.guidance, 6.0);
+    QCOMPARE(r.sequence.settings.sampler.shift, 8.0);
+    QCOMPARE(r.sequence.settings.model.vae, std::string("wan_2.1_vae.safetensors"));  // through the reroute
+    QVERIFY(unmappedHas(r, "60", "Note"));
+    QVERIFY(unmappedHas(r, "28", "SaveAnimatedWEBP"));
+    QVERIFY(!unmappedHas(r, "50", "Reroute"));
+  }
+
+  // Loader names found in a ComfyUI models folder become the document's folder and relative files.
+  void loaderNamesResolveInTheModelsFolder() {
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString();
+    for (const char* file : {"diffusion_models/wan2.1_t2v_1.3B_fp16.safetensors", "vae/wan_2.1_vae.safetensors",
+                             "text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"}) {
+      std::filesystem::create_directories((root / file).parent_path());
+      std::ofstream(root / file) << "x";
+    }
+    ComfyImportOptions options;
+    options.modelFolders = {root};
+    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", options);
+    const ModelSet& m = r.sequence.settings.model;
+    QVERIFY(!m.isBuiltin());
+    QCOMPARE(m.folder, root.string());
+    QCOMPARE(m.dit, std::string("diffusion_models/wan2.1_t2v_1.3B_fp16.safetensors"));
+    QCOMPARE(m.textEncoder, std::string("text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"));
+    for (const std::string& note : r.notes) QVERIFY2(note.find("model files") == std::string::npos, note.c_str());
+    QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json").sequence.settings.model.isBuiltin());
+  }
+
+  void badWorkflowsAreCleanErrorsNamingTheNode() {
+    QVERIFY(errorOf("{\"nodes\": [").contains("wf.json: not JSON"));
+    QVERIFY(errorOf("[1, 2]").contains("JSON object"));
+    QVERIFY(errorOf("{\"1\": {\"inputs\": {}}}").contains("node 1 has no class_type"));
+    Json cycle = seedPackWorkflow();
+    cycle["5"]["inputs"]["model"] = from(9);
+    cycle["9"]["inputs"]["model"] = from(5);
+    QVERIFY2(errorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"), qPrintable(errorOf(cycle.dump())));
+    Json lora = seedPackWorkflow();
+    lora["5"]["inputs"]["model"] = from(17);
+    QVERIFY2(errorOf(lora.dump()).contains("comes from LoraLoaderModelOnly 17"), qPrintable(errorOf(lora.dump())));
+    Json dangling = seedPackWorkflow();
+    dangling["9"]["inputs"]["positive"] = from(99);
+    QVERIFY(errorOf(dangling.dump()).contains("linked to node 99"));
+    Json noSampler = seedPackWorkflow();
+    noSampler.erase("9");
+    noSampler.erase("13");
+    noSampler.erase("10");
+    noSampler.erase("11");
+    noSampler.erase("14");
+    noSampler.erase("15");
+    noSampler.erase("16");
+    QVERIFY(errorOf(noSampler.dump()).contains("no KSampler"));
+    Json badMode = seedPackWorkflow();
+    badMode["12"]["inputs"]["continuity_mode"] = "teleport";
+    QVERIFY(errorOf(badMode.dump()).contains("ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""));
+  }
+
+  void blendHandoffTakesTheFallbackImage() {
+    Json g = seedPackWorkflow();
+    g["20"] = api("LoadImage", {{"image", "frame.png"}, {"upload", "image"}});
+    g["12"]["inputs"]["continuity_mode"] = "blend_with_fallback";
+    g["12"]["inputs"]["blend_ratio"] = 0.25;
+    g["12"]["inputs"]["fallback_first_frame"] = from(20);
+    const Shot shot = importComfyWorkflow(g.dump(), "wf.json").sequence.shots[1];
+    QCOMPARE(shot.continuity.mode, ContinuityMode::Blend);
+    QCOMPARE(shot.continuity.blendRatio, 0.25);
+    QCOMPARE(shot.continuity.fallbackImage, std::string("frame.png"));
+  }
+
+  // export-comfy's stock graphs read back with the same prompts, seeds, sizes and sampler.
+  void exportedShotsImportBack() {
+    const Sequence demo = *loadSequenceFile(testing::workflow("demo.json")).sequence;
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(demo);
+    QCOMPARE(out.size(), demo.shots.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      QCOMPARE(out[i].shotId, demo.shots[i].id);
+      QCOMPARE(out[i].notes.empty(), false);  // builtin files, and continuity after the first
+      const ComfyImport back = importComfyWorkflow(out[i].json, out[i].shotId);
+      QCOMPARE(back.sequence.shots.size(), std::size_t{1});
+      const Shot& shot = back.sequence.shots[0];
+      QCOMPARE(shot.prompt, demo.shots[i].prompt);
+      QCOMPARE(shot.seed, demo.shots[i].seed);
+      QCOMPARE(shot.frames, demo.shots[i].frames);
+      QCOMPARE(shot.width, demo.shots[i].width);
+      QCOMPARE(back.sequence.settings.sampler.steps, demo.settings.sampler.steps);
+      QCOMPARE(back.sequence.settings.sampler.shift, demo.settings.sampler.shift);
+      QVERIFY(back.unmapped.size() == 1 && back.unmapped[0].type == "SaveAnimatedWEBP");
+    }
+    for (const char* type : {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore"})
+      QVERIFY(std::find(mappedComfyNodeTypes().begin(), mappedComfyNodeTypes().end(), type) != mappedComfyNodeTypes().end());
+  }
+};
+
+SHOTCHAIN_TEST(TestComfyImport, Core)
+#include "test_comfy_import.moc"

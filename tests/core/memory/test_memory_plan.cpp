@@ -1,0 +1,222 @@
+#include <QTest>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "test_registry.h"
+#include "memory/counting_cpu_allocator.h"
+#include "memory/memory_planner.h"
+#include "models/wan/wan_memory.h"
+#include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
+#include "models/wan/wan_vae_memory.h"
+#include "runtime/torch_runtime.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+
+namespace {
+
+constexpr std::uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
+
+// A 1.3B plan at 832×480, 81 frames (21 latent frames, 60×104 latent), CFG batch 2.
+PlanRequest wan13bRequest() {
+  PlanRequest r;
+  r.dit = models::wanDitMemory(models::WanConfig::preset("1.3b"));
+  r.ditDtype = at::kBFloat16;
+  r.vae = models::wanVaeMemory(models::WanVaeConfig::preset("wan21"));
+  r.vaeDtype = at::kFloat;
+  r.textEncoderWeights = 11 * GiB;
+  r.textEncoderActivations = 300 * MiB;
+  r.shots = {{16, 21, 60, 104}, {16, 13, 60, 104}};
+  r.ringBufferBytes = 16 * 60 * 104 * 4;
+  r.device = "cuda:0";
+  r.deviceTotal = 80 * GiB;
+  r.margin = 512 * MiB;
+  return r;
+}
+
+// Measured peak of live CPU tensors during one batched forward, beyond weights and inputs.
+std::uint64_t measuredForwardPeak(const models::WanModel& model, std::int64_t frames, std::int64_t h, std::int64_t w) {
+  const models::WanConfig& c = model.config();
+  const at::Tensor x = at::randn({2, c.inDim, frames, h, w});
+  const at::Tensor t = at::full({2}, 500.0);
+  const at::Tensor context = at::randn({2, c.textLen, c.textDim});
+  const std::uint64_t base = cpuAllocationStats().allocated;
+  resetCpuPeak();
+  { const at::Tensor y = model.forwardBatch(x, t, context); }
+  return cpuAllocationStats().peak - base;
+}
+
+}  // namespace
+
+class MemoryPlanTest : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    runtime::initTorchRuntime();
+    installCountingCpuAllocator();
+  }
+
+  void weightBytesMatchTheLoadedModels() {
+    for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+      const models::WanModel dit = models::WanModel::random(models::WanConfig::preset("tiny"), 1, {dtype});
+      std::uint64_t bytes = 0;
+      for (const auto& [name, t] : dit.namedParameters()) bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+      QCOMPARE(models::wanDitWeightBytes(dit.config(), dtype), bytes);
+    }
+    const models::WanVae vae = models::WanVae::random(models::WanVaeConfig::preset("tiny"), 1);
+    QCOMPARE(models::wanVaeWeightBytes(vae.config(), at::kFloat), vae.weightBytes());
+    // Wan 2.1 1.3B: 1.42 B parameters; bf16 matmuls, about 2.7 GiB.
+    const std::uint64_t big = models::wanDitWeightBytes(models::WanConfig::preset("1.3b"), at::kBFloat16);
+    QVERIFY2(big > 2.6 * GiB && big < 2.9 * GiB, qPrintable(QString::number(big)));
+  }
+
+  void ditActivationEstimateIsWithin30PercentOfTheMeasuredPeak() {
+    struct Case {
+      models::WanConfig config;
+      at::ScalarType dtype;
+      std::int64_t frames, h, w;
+    };
+    models::WanConfig a = models::WanConfig::preset("tiny");
+    models::WanConfig b = a;
+    b.dim = 128;
+    b.ffnDim = 512;
+    b.numHeads = 4;
+    b.textLen = 64;
+    models::WanConfig wide = b;  // the FFN sets the peak
+    wide.ffnDim = 2048;
+    const Case cases[] = {{a, at::kFloat, 3, 16, 16},
+                          {b, at::kFloat, 5, 32, 32},
+                          {b, at::kBFloat16, 3, 24, 32},
+                          {wide, at::kFloat, 3, 16, 16},
+                          {wide, at::kBFloat16, 3, 16, 16}};
+    std::vector<double> ratios;
+    for (const Case& k : cases) {
+      const models::WanModel model = models::WanModel::random(k.config, 7, {k.dtype});
+      const std::uint64_t measured = measuredForwardPeak(model, k.frames, k.h, k.w);
+      const std::int64_t tokens = k.frames * (k.h / 2) * (k.w / 2);
+      const std::uint64_t estimate = models::estimateWanDitActivations(k.config, k.dtype, 2, tokens);
+      const double ratio = static_cast<double>(estimate) / static_cast<double>(measured);
+      qInfo("dim %lld, %lld tokens, %s: estimate %llu, measured %llu, ratio %.3f", static_cast<long long>(k.config.dim),
+            static_cast<long long>(tokens), c10::toString(k.dtype), static_cast<unsigned long long>(estimate),
+            static_cast<unsigned long long>(measured), ratio);
+      ratios.push_back(ratio);
+    }
+    for (const double ratio : ratios) QVERIFY2(ratio > 0.7 && ratio < 1.3, qPrintable(QString("ratio %1").arg(ratio)));
+  }
+
+  void pinnedPlanOfWan13bAddsUp() {
+    const MemoryPlan plan = planMemory(wan13bRequest());
+    QVERIFY(plan.fits);
+    QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
+    QVERIFY(!plan.tiledDecode);
+    QCOMPARE(plan.limit, 80 * GiB);
+    const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes;
+    QCOMPARE(plan.peakPinned, std::max({plan.textEncoderPeak + resident, resident + plan.ditActivationPeak,
+                                        resident + plan.vaeDecodeFull}));
+    QCOMPARE(plan.textEncoderPeak, 11 * GiB + 300 * MiB);
+    const auto full = models::estimateWanVaeDecode(models::WanVaeConfig::preset("wan21"), 21, 60, 104, at::kFloat).totalBytes();
+    QCOMPARE(plan.vaeDecodeFull, full);
+    QCOMPARE(plan.chosenPeak(), plan.peakPinned);
+    QVERIFY(plan.peakOffload <= plan.peakPinned);
+    QCOMPARE(plan.items.size(), std::size_t(8));
+    QVERIFY(plan.reason.find("pinned") != std::string::npos);
+  }
+
+  void budgetsForceEachFallbackInTurn() {
+    PlanRequest r = wan13bRequest();
+    r.textEncoderWeights = 1 * GiB;  // so that the decode, not the text encoder, sets the pinned peak
+    r.textEncoderActivations = 0;
+    const MemoryPlan open = planMemory(r);
+    const std::uint64_t resident = open.ditWeights + open.vaeWeights + open.ringBufferBytes;
+    QVERIFY2(resident + open.vaeDecodeFull > resident + open.ditActivationPeak, "the decode must dominate for this test");
+
+    r.budget = open.peakPinned + r.margin.value();  // exactly fits
+    MemoryPlan plan = planMemory(r);
+    QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
+    QVERIFY(plan.fits && !plan.tiledDecode);
+
+    r.budget = open.peakPinned + r.margin.value() - 1;  // one byte short: tiled decode
+    plan = planMemory(r);
+    QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
+    QVERIFY(plan.fits && plan.tiledDecode && plan.tile > 0);
+    QVERIFY(plan.peakPinnedTiled + plan.margin <= *plan.budget);
+    QVERIFY2(plan.reason.find("tiled decode") != std::string::npos, plan.reason.c_str());
+
+    // A large text encoder (UMT5-XXL): encoding beside the resident DiT is what does not fit, at any
+    // tile; offload encodes the prompts before the DiT comes to the device.
+    r.textEncoderWeights = 11 * GiB;
+    const MemoryPlan big = planMemory(r);
+    const std::uint64_t withoutDit = big.vaeWeights + big.ringBufferBytes;
+    const std::uint64_t sampling = resident + big.ditActivationPeak;
+    r.budget = std::max({big.textEncoderPeak + withoutDit, sampling, withoutDit + big.vaeDecodeFull}) + r.margin.value();
+    QVERIFY(big.textEncoderPeak + resident + r.margin.value() > *r.budget);
+    plan = planMemory(r);
+    QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
+    QVERIFY(plan.fits && !plan.tiledDecode);
+    QCOMPARE(plan.peakOffload + plan.margin, *r.budget);
+    QVERIFY2(plan.reason.find("auto chose offload") != std::string::npos, plan.reason.c_str());
+
+    r.policy = ResidencyPolicy::Pinned;  // asked for pinned at that budget: refused, naming offload
+    plan = planMemory(r);
+    QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
+    QVERIFY(!plan.fits);
+    QVERIFY2(plan.reason.find("offload would fit") != std::string::npos, plan.reason.c_str());
+
+    r.policy = ResidencyPolicy::Auto;
+    r.budget = plan.ditWeights;  // impossible: the DiT alone fills it
+    plan = planMemory(r);
+    QVERIFY(!plan.fits);
+    QVERIFY2(plan.reason.find("nothing fits") != std::string::npos, plan.reason.c_str());
+  }
+
+  // Sampling itself (DiT activations of CFG batch 2) over the budget: the plan halves the batch.
+  void guidanceSplitsWhenBatchTwoDoesNotFit() {
+    PlanRequest r = wan13bRequest();
+    r.textEncoderWeights = 1 * GiB;
+    r.textEncoderActivations = 0;
+    PlanRequest one = r;
+    one.cfgBatch = 1;
+    const MemoryPlan batch1 = planMemory(one);
+    const MemoryPlan batch2 = planMemory(r);
+    QVERIFY(!batch1.splitGuidance && !batch2.splitGuidance);
+    QVERIFY(batch1.ditActivationPeak < batch2.ditActivationPeak);
+    const std::uint64_t resident = batch1.ditWeights + batch1.vaeWeights + batch1.ringBufferBytes;
+    r.budget = resident + batch1.ditActivationPeak + r.margin.value();  // sampling at batch 1 just fits, at batch 2 not
+    one.budget = r.budget;
+    QVERIFY2(planMemory(one).fits, "the decode must fit in tiles at this budget");
+    const MemoryPlan plan = planMemory(r);
+    QVERIFY2(plan.fits && plan.splitGuidance, plan.reason.c_str());
+    QCOMPARE(plan.ditActivationPeak, batch1.ditActivationPeak);
+    QVERIFY2(plan.reason.find("two batch-1 calls") != std::string::npos, plan.reason.c_str());
+    QVERIFY(plan.chosenPeak() + plan.margin <= *r.budget);
+    QVERIFY(formatPlan(plan).find("guidance split into two batch-1 calls") != std::string::npos);
+    QCOMPARE(nlohmann::json::parse(planToJson(plan))["split_guidance"].get<bool>(), true);
+
+    r.budget = plan.ditWeights;  // nothing fits either way: the batch-2 plan's refusal is kept
+    const MemoryPlan none = planMemory(r);
+    QVERIFY(!none.fits && !none.splitGuidance);
+  }
+
+  void formatAndJsonCarryTheDecision() {
+    PlanRequest r = wan13bRequest();
+    r.budget = 16 * GiB;
+    const MemoryPlan plan = planMemory(r);
+    const std::string table = formatPlan(plan);
+    QVERIFY2(table.find("dit weights") != std::string::npos && table.find("budget 16 GiB") != std::string::npos,
+             table.c_str());
+    QVERIFY2(table.find(plan.reason) != std::string::npos, table.c_str());
+    const nlohmann::json j = nlohmann::json::parse(planToJson(plan));
+    QCOMPARE(j["chosen"].get<std::string>(), std::string(toString(plan.chosen)));
+    QCOMPARE(j["dit_weights"].get<std::uint64_t>(), plan.ditWeights);
+    QCOMPARE(j["budget"].get<std::uint64_t>(), 16 * GiB);
+    QCOMPARE(j["fits"].get<bool>(), plan.fits);
+    QCOMPARE(j["items"].size(), plan.items.size());
+  }
+};
+
+SHOTCHAIN_TEST(MemoryPlanTest, Appless)
+#include "test_memory_plan.moc"

@@ -1,0 +1,96 @@
+#include <QTest>
+
+#include <atomic>
+#include <thread>
+
+#include <ATen/Parallel.h>
+
+#include "test_registry.h"
+#include "runtime/thread_intra_op.h"
+#include "runtime/torch_runtime.h"
+#include "util/byte_size.h"
+
+using namespace shotchain;
+
+class Runtime : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void threadsFollowTheCores() {
+    at::set_num_threads(1);
+    const runtime::RuntimeInfo info = runtime::initTorchRuntime();
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    QCOMPARE(at::get_num_threads(), cores);
+    QCOMPARE(info.intraOpThreads, cores);
+    QVERIFY(!info.torchVersion.empty());
+    QVERIFY(!info.device.empty());
+#ifndef SHOTCHAIN_WITH_CUDA
+    QVERIFY(!info.cudaBuild);
+#endif
+  }
+
+  // The decode worker runs with one intra-op thread beside the sampling; the render thread and
+  // threads started meanwhile keep the process-wide count.
+  void aWorkersThreadCountStaysOnThatThread() {
+    runtime::initTorchRuntime();
+    const int cores = at::get_num_threads();
+    if (cores < 2) QSKIP("one core: nothing to tell apart");
+    std::atomic<int> inside{0}, otherDuring{0}, insideAfter{0};
+    std::atomic<bool> scoped{false}, checked{false};
+    std::thread worker([&] {
+      {
+        const runtime::ThisThreadIntraOpThreads one(1);
+        inside = at::get_num_threads();
+        scoped = true;
+        while (!checked) std::this_thread::yield();
+      }
+      insideAfter = at::get_num_threads();
+    });
+    while (!scoped) std::this_thread::yield();
+    std::thread other([&] { otherDuring = at::get_num_threads(); });
+    other.join();
+    const int mainDuring = at::get_num_threads();
+    checked = true;
+    worker.join();
+    QCOMPARE(inside.load(), 1);
+    QCOMPARE(mainDuring, cores);
+    QCOMPARE(otherDuring.load(), cores);
+    QCOMPARE(insideAfter.load(), cores);
+  }
+
+  void byteSizesParse_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qulonglong>("bytes");
+    QTest::newRow("GiB") << "16GiB" << qulonglong(16ull << 30);
+    QTest::newRow("spaced") << " 512 MiB " << qulonglong(512ull << 20);
+    QTest::newRow("G") << "1.5G" << qulonglong(3ull << 29);
+    QTest::newRow("plain") << "1048576" << qulonglong(1048576);
+    QTest::newRow("TiB") << "2tib" << qulonglong(2ull << 40);
+    QTest::newRow("TB is SI") << "2tb" << qulonglong(2000000000000ull);
+    QTest::newRow("GB is SI") << "16GB" << qulonglong(16000000000ull);
+  }
+  void byteSizesParse() {
+    QFETCH(QString, text);
+    QFETCH(qulonglong, bytes);
+    const auto parsed = parseByteSize(text.toStdString());
+    QVERIFY(parsed.has_value());
+    QCOMPARE(qulonglong(*parsed), bytes);
+  }
+
+  void badByteSizesAreRefused() {
+    for (const char* text : {"", "GiB", "12 parsecs", "1.5", "-3G", "99999999999TiB", "1 G B", "1.0001 kB"})
+      QVERIFY2(!parseByteSize(text).has_value(), text);
+  }
+
+  void exactFormatRoundTrips() {
+    for (std::uint64_t bytes : {16ull << 30, (3ull << 30) + 12345, 1ull << 20, 4096ull, 1ull})
+      QCOMPARE(parseByteSize(formatByteSizeExact(bytes)).value(), bytes);
+    QCOMPARE(formatByteSize(3ull << 29), std::string("1.50 GiB"));
+    QCOMPARE(formatByteSizeExact(16000000000ull), std::string("16 GB"));
+    QCOMPARE(formatByteSizeExact(16ull << 30), std::string("16 GiB"));
+    QCOMPARE(formatByteSizeExact(3ull << 29), std::string("1.5 GiB"));
+  }
+};
+
+SHOTCHAIN_TEST(Runtime, Appless)
+#include "test_runtime.moc"

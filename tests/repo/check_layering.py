@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Fails on an #include that runs from a lower folder to a higher one, on a file of ui/ or export/
+that reaches a torch header through its includes (the studio and the writers see plain data, never a
+tensor), and on a family's folder under core/models/ named outside core/models/.
+
+The order (README, "Layers"): util -> io, runtime -> sequence, text -> models, interop ->
+memory, distributed -> sampling -> continuity -> render, demo -> export, training -> ui -> app.
+A file may include its own layer and any lower one. Includes are resolved the way the compiler
+finds them: beside the including file, then the include roots of its target (ui/ or app/, then
+core/, then the repository root).
+"""
+import re
+import sys
+from pathlib import Path
+
+LAYERS = [
+    ["util"],
+    ["io", "runtime"],
+    ["sequence", "text"],
+    ["models", "interop"],
+    ["memory", "distributed"],
+    ["sampling"],
+    ["continuity"],
+    ["render", "demo"],
+    ["export", "training"],
+    ["ui"],
+    ["app"],
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SOURCES = (".h", ".cpp")
+
+
+def layer_of(path: Path, root: Path):
+    """The layer of a file of the project, or None for a file outside the layered folders."""
+    parts = path.relative_to(root).parts
+    if parts[0] == "core" and len(parts) > 2:
+        return parts[1]
+    if parts[0] in ("export", "ui", "app"):
+        return parts[0]
+    return None
+
+
+def resolve(include: str, source: Path, root: Path):
+    top = source.relative_to(root).parts[0]
+    roots = [source.parent]
+    if top in ("ui", "app"):
+        roots.append(root / top)
+    roots += [root / "core", root]
+    for base in roots:
+        candidate = base / include
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+TORCH = re.compile(r'^\s*#\s*include\s+<(ATen|c10|torch)/')
+TORCH_FREE = ("ui", "export")
+# Who may name a family's classes besides core/models/: the demo model (a tiny Wan trained here: demo/,
+# training/) and the verbs that exercise one family on purpose (verify against the golden files, the
+# benchmarks of its shapes).
+FAMILY_USERS = re.compile(r"^(core/demo/|core/training/|app/cli/(verify_[a-z0-9_]+|bench_[a-z0-9_]+|verb_bench)\.(cpp|h)$)")
+FAMILY_INCLUDE = re.compile(r'^models/(?!model_|video_|text_encoder|vae_geometry|detection_|kv_cache|attention|sequence_parallel|continuation_note)([a-z0-9_]+)/')
+
+
+def reaches_torch(path: Path, root: Path, seen: dict):
+    """The chain of includes from `path` to a torch header, or None."""
+    if path in seen:
+        return seen[path]
+    seen[path] = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if TORCH.match(line):
+            seen[path] = [line.strip()]
+            return seen[path]
+        match = INCLUDE.match(line)
+        if match:
+            target = resolve(match.group(1), path, root)
+            if target is not None:
+                chain = reaches_torch(target, root, seen)
+                if chain:
+                    seen[path] = [str(target.relative_to(root))] + chain
+                    return seen[path]
+    return None
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]).resolve()
+    problems = []
+    checked = 0
+    for folder in ("core", "export", "ui", "app"):
+        for source in sorted((root / folder).rglob("*")):
+            if source.suffix not in SOURCES or not source.is_file():
+                continue
+            here = layer_of(source, root)
+            if here is None or here not in RANK:
+                if here is not None:
+                    problems.append(f"{source.relative_to(root)}: folder '{here}' has no place in the layer order")
+                continue
+            for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                target = resolve(match.group(1), source, root)
+                if target is None:
+                    continue  # a system or third-party header
+                there = layer_of(target, root)
+                checked += 1
+                if there is None or there not in RANK:
+                    continue
+                rel = str(source.relative_to(root))
+                if FAMILY_INCLUDE.match(match.group(1)) and not rel.startswith("core/models/") \
+                        and not rel.startswith("tests/") and not FAMILY_USERS.match(rel):
+                    problems.append(f"{rel}:{number}: includes {match.group(1)}, a family's own header "
+                                    f"(outside core/models/ only the registry and the interfaces are used)")
+                if RANK[there] > RANK[here]:
+                    problems.append(f"{source.relative_to(root)}:{number}: includes {match.group(1)} "
+                                    f"({there}, above {here} in the layer order)")
+    seen = {}
+    for folder in TORCH_FREE:
+        for source in sorted((root / folder).rglob("*")):
+            if source.suffix in SOURCES and source.is_file():
+                chain = reaches_torch(source.resolve(), root, seen)
+                if chain:
+                    problems.append(f"{source.relative_to(root)}: reaches a torch header: {' -> '.join(chain)}")
+    for problem in problems:
+        print(problem)
+    print(f"layering: {checked} project includes checked, {len(problems)} against the order")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
