@@ -3,3 +3,5 @@
 // 600 MB header that every file spent ~15 s loading.
 #pragma once
 #include <ATen/ATen.h>
+// at::NoGradGuard and at::AutoGradMode: ATen.h stopped bringing them in libtorch 2.x.
+#include <ATen/core/grad_mode.h>

@@ -1,7 +1,6 @@
 #pragma once
 
-// The c10d pieces ShotChain uses, behind the names that differ between libtorch 1.13 (Debian) and
-// 2.x: in 2.x ProcessGroupGloo/NCCL derive from c10d::Backend, in 1.13 from c10d::ProcessGroup.
+// The c10d pieces ShotChain uses: ProcessGroupGloo/NCCL derive from c10d::Backend.
 // Include only from translation units compiled with USE_C10D_GLOO (CMake sets it on them).
 
 #include <chrono>
@@ -9,19 +8,11 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/version.h>
-
-#if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
-#endif
 
 namespace shotchain::distributed {
 
-#if TORCH_VERSION_MAJOR >= 2
 using CollectiveBackend = ::c10d::Backend;
-#else
-using CollectiveBackend = ::c10d::ProcessGroup;
-#endif
 
 // Gloo over TCP, bound to `host` (an address or host name of this machine; empty: the interface
 // GLOO_SOCKET_IFNAME names, else this machine's host name).

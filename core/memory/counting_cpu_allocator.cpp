@@ -10,8 +10,6 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
-#include <torch/version.h>
-
 namespace shotchain {
 namespace {
 
@@ -63,18 +61,9 @@ void release(void* data) {
   std::free(data);
 }
 
-// libtorch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-#define SHOTCHAIN_ALLOCATE_CONST
-#define SHOTCHAIN_HAS_COPY_DATA 1
-#else
-#define SHOTCHAIN_ALLOCATE_CONST const
-#define SHOTCHAIN_HAS_COPY_DATA 0
-#endif
-
 class CountingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(std::size_t bytes) SHOTCHAIN_ALLOCATE_CONST override {
+  c10::DataPtr allocate(std::size_t bytes) override {
     void* data = nullptr;
     if (bytes > 0) {
       if (hookRefuses(bytes)) {
@@ -98,9 +87,7 @@ class CountingCpuAllocator final : public c10::Allocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
-#if SHOTCHAIN_HAS_COPY_DATA
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
-#endif
 };
 
 CountingCpuAllocator gAllocator;

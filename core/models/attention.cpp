@@ -6,7 +6,6 @@
 #include <string>
 
 #include <ATen/ATen.h>
-#include <torch/version.h>
 
 namespace shotchain::models {
 namespace {
@@ -35,8 +34,6 @@ at::Tensor blockedAttention(const at::Tensor& q, const at::Tensor& k, const at::
 
 }  // namespace
 
-bool sdpaAvailable() { return TORCH_VERSION_MAJOR >= 2; }
-
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const std::vector<std::int64_t>& keyLengths, AttentionImpl impl, std::int64_t maxBlockBytes) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.size(0) != k.size(0) || k.sizes() != v.sizes() ||
@@ -45,10 +42,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   const std::int64_t batch = q.size(0);
   if (!keyLengths.empty() && static_cast<std::int64_t>(keyLengths.size()) != batch)
     throw std::invalid_argument("attention: one key length per sample expected");
-  if (impl == AttentionImpl::Auto) impl = sdpaAvailable() ? AttentionImpl::Sdpa : AttentionImpl::Blocked;
-  if (impl == AttentionImpl::Sdpa && !sdpaAvailable())
-    throw std::invalid_argument("attention: scaled_dot_product_attention needs libtorch 2.x (this is " +
-                                std::string(TORCH_VERSION) + ")");
+  if (impl == AttentionImpl::Auto) impl = AttentionImpl::Sdpa;
   at::Tensor out = at::empty(q.sizes(), q.options());
   for (std::int64_t b = 0; b < batch; ++b) {
     const std::int64_t keys = keyLengths.empty() ? k.size(1) : std::clamp<std::int64_t>(keyLengths[static_cast<std::size_t>(b)], 0, k.size(1));
@@ -56,12 +50,10 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
       blockedAttention(q[b], k[b], v[b], keys, maxBlockBytes, out[b]);
       continue;
     }
-#if TORCH_VERSION_MAJOR >= 2
     const at::Tensor qb = q[b].transpose(0, 1).unsqueeze(0);
     const at::Tensor kb = k[b].narrow(0, 0, keys).transpose(0, 1).unsqueeze(0);
     const at::Tensor vb = v[b].narrow(0, 0, keys).transpose(0, 1).unsqueeze(0);
     out[b].copy_(at::scaled_dot_product_attention(qb, kb, vb).squeeze(0).transpose(0, 1));
-#endif
   }
   return out;
 }

@@ -9,12 +9,10 @@
 namespace shotchain::models {
 
 enum class AttentionImpl {
-  Auto,     // scaled-dot-product attention where libtorch has it (2.x), else Blocked
+  Auto,     // Sdpa
   Blocked,  // exact matmul-softmax over blocks of queries: memory bounded by maxBlockBytes
-  Sdpa,     // at::scaled_dot_product_attention (libtorch ≥ 2.0 only; throws otherwise)
+  Sdpa,     // at::scaled_dot_product_attention
 };
-
-bool sdpaAvailable();
 
 // softmax(q·kᵀ/√d)·v per head. q [B, Lq, H, d], k and v [B, Lk, H, d]; returns [B, Lq, H, d].
 // keyLengths (empty, or one per sample) keeps only the first keyLengths[b] keys of sample b,

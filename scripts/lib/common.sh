@@ -4,16 +4,19 @@
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
 
-# Debian 12 packages. Runtime: Qt 6, libtorch (CPU) with OpenBLAS (without it libtorch falls
-# back to the reference BLAS, ~30x slower), sentencepiece and its spm_train tool, libav* for the
+# Debian 12 packages (libtorch comes from PyPI: scripts/lib/torch.sh). Runtime: Qt 6, sentencepiece
+# and its spm_train tool, libav* for the
 # rendered MP4 (libx264 comes with libavcodec) and ffmpeg (ffprobe, used by the export tests).
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache jq)
-LIB_PACKAGES=(libtorch-dev libopenblas0-pthread nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
+LIB_PACKAGES=(nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
               libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg libgloo-dev)
+# libgloo-dev: the <gloo/...> headers that c10d's ProcessGroupGloo.hpp includes (the wheel has none).
 
 # libgomp spins waiting threads by default; on a busy 2-core machine that made libtorch ~20x
 # slower. It reads the setting when it loads, so it is set here (and by the programs themselves).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+
+source "$ROOT/scripts/lib/torch.sh"
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -47,13 +50,17 @@ install_packages() {
 
 # build [TARGET...]: configure once (Release), then build the targets (all by default).
 build() {
-  local log="$BUILD_DIR/configure.log"
+  local log="$BUILD_DIR/configure.log" torch_arg
+  torch_arg=$(torch_cmake_arg)
   mkdir -p "$BUILD_DIR"
-  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-    if ! cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1; then
+  # A build configured for another libtorch (or none) is configured again.
+  if [ ! -f "$BUILD_DIR/build.ninja" ] || [ "$(cat "$BUILD_DIR/.torch-arg" 2>/dev/null)" != "$torch_arg" ]; then
+    rm -f "$BUILD_DIR/CMakeCache.txt"
+    if ! cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "$torch_arg" >"$log" 2>&1; then
       cat "$log" >&2
       die "cmake could not configure the build (log: $log)"
     fi
+    printf '%s\n' "$torch_arg" >"$BUILD_DIR/.torch-arg"
   fi
   # What is left to do, from ninja's own plan: nothing is printed when the build is current.
   local steps
