@@ -14,11 +14,12 @@
 TORCH_VERSION=${SHOTCHAIN_TORCH_VERSION:-2.15.0}
 TORCH_PREFIX=${SHOTCHAIN_TORCH_PREFIX:-$ROOT/build/torch}
 
-# The NVIDIA wheels that torch 2.15.0's libtorch_cuda.so needs at load time (its NEEDED entries:
-# cudart, cuBLAS/cuBLASLt, cuFFT, cuSPARSE and nvJitLink, cuFile, NVRTC, cuDNN, cuSPARSELt, NCCL,
+# The NVIDIA wheels that torch 2.15.0 needs at load time (the NEEDED entries of libtorch_cpu/_cuda.so:
+# cudart, CUPTI, cuBLAS/cuBLASLt, cuFFT, cuSPARSE and nvJitLink, cuFile, NVRTC, cuDNN, cuSPARSELt, NCCL,
 # NVSHMEM), pinned as that wheel's metadata pins them. Not its Python dependencies (sympy, triton...).
 TORCH_CUDA_WHEELS_DEFAULT="nvidia-cuda-runtime==13.2.86.* nvidia-cublas==13.4.1.3.* nvidia-cufft==12.2.0.57.*
   nvidia-cusparse==12.7.10.12.* nvidia-nvjitlink==13.2.86.* nvidia-cufile==1.17.1.22.* nvidia-cuda-nvrtc==13.2.86.*
+  nvidia-cuda-cupti==13.2.86.*
   nvidia-cudnn-cu13==9.26.0.51 nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7 nvidia-nvshmem-cu13==3.7.2"
 
 # What was asked for, one line: the stamp of an installed prefix holds it, so a change reinstalls.
@@ -68,8 +69,12 @@ install_torch() {
     # shellcheck disable=SC2206  # a list of requirement specifiers, split on white space
     packages+=(${SHOTCHAIN_TORCH_CUDA_WHEELS:-$TORCH_CUDA_WHEELS_DEFAULT})
   fi
-  say "Downloading libtorch $TORCH_VERSION from PyPI into ${TORCH_PREFIX#"$ROOT"/} (once): the torch wheel and" \
-      "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.5 GB to download and 3.8 GB on disk..."
+  if [ ${#index[@]} -gt 0 ]; then
+    say "Downloading libtorch $TORCH_VERSION from $SHOTCHAIN_TORCH_INDEX into ${TORCH_PREFIX#"$ROOT"/} (once)..."
+  else
+    say "Downloading libtorch $TORCH_VERSION from PyPI into ${TORCH_PREFIX#"$ROOT"/} (once): the torch wheel and" \
+        "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.4 GB to download and 3.7 GB on disk..."
+  fi
   local partial="$TORCH_PREFIX.partial" log
   rm -rf "$partial"
   mkdir -p "$(dirname "$TORCH_PREFIX")"
