@@ -1,8 +1,8 @@
 #pragma once
 
 // The C interface of the shotchain_sentencepiece plugin. Debian's libsentencepiece carries its
-// own copy of protobuf-lite 3.14 and exports those symbols; libtorch loads the system protobuf
-// 3.21. Linked into one process they resolve to each other and the program aborts at start.
+// own copy of protobuf-lite 3.14 and exports those symbols; libtorch exports its own protobuf
+// too. Linked into one process they resolve to each other and the program aborts at start.
 // So sentencepiece lives in a plugin that core loads with RTLD_LOCAL | RTLD_DEEPBIND: each
 // library keeps its own protobuf. Only plain C types cross this boundary.
 

@@ -185,7 +185,7 @@ class TestDiffusionForcing : public QObject {
   void outOfMemoryFallsBackToSplitGuidance() {
     int released = 0, batchTwoCalls = 0;
     const Denoiser failsOnce = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
-      if (x.size(0) == 2 && batchTwoCalls++ == 1) throw c10::Error("CUDA out of memory. Tried to allocate 2 GiB", "");
+      if (x.size(0) == 2 && batchTwoCalls++ == 1) throw c10::Error(std::string("CUDA out of memory. Tried to allocate 2 GiB"));
       return analyticVelocity(x, t, context);
     };
     SamplerOptions o = options(5);
