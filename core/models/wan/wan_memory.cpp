@@ -101,8 +101,10 @@ std::uint64_t estimateWanDitActivations(const WanConfig& c, c10::ScalarType dtyp
   const std::uint64_t s = c10::elementSize(dtype), b = u(batch), n = u(tokens), d = u(c.dim), f = u(c.ffnDim);
   const std::uint64_t rows = b * n;
   const std::uint64_t ffnPhase = rows * (kFloat32Rows * 4 * d + 2 * s * d + 2 * s * f);
-  const std::uint64_t scores = std::min<std::uint64_t>(b * u(c.numHeads) * n * n * s, 256ull << 20);
-  const std::uint64_t attentionPhase = rows * (kFloat32Rows * 4 * d + 4 * s * d) + scores;
+  // scaled_dot_product_attention's fused kernels never hold the scores: one sample at a time (the loop
+  // in models/attention.cpp), its q, k, v and output in head-major copies plus a float accumulator.
+  const std::uint64_t fusedAttention = n * d * (4 * s + 4);
+  const std::uint64_t attentionPhase = rows * (kFloat32Rows * 4 * d + 4 * s * d) + fusedAttention;
   const std::uint64_t wholePass = rows * 8 * u(c.headDim()) + b * u(c.textLen) * (4 * u(c.textDim) + 4 * d + s * d);
   return wholePass + std::max(ffnPhase, attentionPhase);
 }
