@@ -55,7 +55,8 @@ void refusePickleFile(const std::filesystem::path& path) {
     throw SafetensorsError(path.filename().string() +
                            ": PyTorch pickle checkpoints are never loaded (unpickling can run arbitrary code); "
                            "use the safetensors form of these weights instead (for example ComfyUI's repackaged "
-                           "files, or convert it once with safetensors' save_file)");
+                           "files, or convert it once with safetensors' save_file); .pt and .pth zip checkpoints "
+                           "are read as model weights, and by shotchain convert, without running them");
 }
 
 std::optional<at::ScalarType> torchDTypeOf(DType dtype) {

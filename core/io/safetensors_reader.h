@@ -20,7 +20,7 @@ class MappedFile;
 // the dtype exists in libtorch and the data is aligned; otherwise as copies.
 class SafetensorsFile {
  public:
-  // Throws SafetensorsError naming the file. Refuses pickle files (.pth/.pt/.ckpt/.bin).
+  // Throws SafetensorsError naming the file. Refuses pickle files (.pth/.pt/.ckpt/.bin; WeightSet reads .pt/.pth).
   static std::shared_ptr<const SafetensorsFile> open(const std::filesystem::path& path);
 
   const std::filesystem::path& path() const { return path_; }

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "io/pt_checkpoint.h"
 #include "io/safetensors_reader.h"
 #include "io/strict_json.h"
 
@@ -54,7 +55,10 @@ std::string readSmallFile(const std::filesystem::path& path, const std::string& 
 
 }  // namespace
 
-const std::map<std::string, std::string>& WeightSet::metadata() const { return files_.front()->header().metadata; }
+const std::map<std::string, std::string>& WeightSet::metadata() const {
+  static const std::map<std::string, std::string> kNone;
+  return files_.empty() ? kNone : files_.front()->header().metadata;
+}
 
 const WeightInfo* WeightSet::find(std::string_view name) const {
   const auto it = std::lower_bound(weights_.begin(), weights_.end(), name,
@@ -62,7 +66,25 @@ const WeightInfo* WeightSet::find(std::string_view name) const {
   return it != weights_.end() && it->name == name ? &*it : nullptr;
 }
 
-WeightSet WeightSet::open(const std::filesystem::path& path) {
+WeightSet WeightSet::openCheckpoint(const std::filesystem::path& path, std::string_view stateDict) {
+  WeightSet set;
+  set.label_ = path.filename().string();
+  set.checkpoint_ = PtCheckpoint::open(path);
+  const PtStateDict& dict = set.checkpoint_->stateDict(stateDict);
+  set.stateDictKey_ = dict.key;
+  set.strippedPrefix_ = dict.strippedPrefix;
+  for (const PtTensorRecord& record : dict.tensors) {
+    const std::uint64_t bytes = record.elements() * (dtypeBits(record.dtype) / 8);
+    set.totalBytes_ += bytes;
+    set.weights_.push_back(WeightInfo{record.name, record.dtype, record.shape(), bytes, {}, false});
+    set.sources_.emplace(record.name, Source{0, nullptr, nullptr, &record});
+  }
+  std::sort(set.weights_.begin(), set.weights_.end(), [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
+  return set;
+}
+
+WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view stateDict) {
+  if (isPtCheckpointPath(path)) return openCheckpoint(path, stateDict);
   WeightSet set;
   set.label_ = path.filename().string();
   refusePickleFile(path);
@@ -210,6 +232,10 @@ at::Tensor WeightSet::load(std::string_view name, at::ScalarType as) const {
   if (it == sources_.end())
     throw SafetensorsError(label_ + ": tensor \"" + std::string(name) + "\": not in these weights");
   const Source& source = it->second;
+  if (source.record != nullptr) {
+    at::Tensor tensor = checkpoint_->tensor(*source.record);
+    return tensor.scalar_type() == as ? tensor : tensor.to(as);
+  }
   const SafetensorsFile& file = *files_[source.file];
   if (source.scale == nullptr) return file.tensor(*source.entry, as);
   at::Tensor weight = file.tensor(*source.entry, at::kFloat);

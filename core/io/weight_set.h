@@ -14,7 +14,9 @@
 
 namespace shotchain::io {
 
+class PtCheckpoint;
 class SafetensorsFile;
+struct PtTensorRecord;
 struct TensorEntry;
 
 // One model tensor as the model sees it (prefix stripped, quantisation scales folded away).
@@ -27,16 +29,18 @@ struct WeightInfo {
   bool perRowScale = false;
 };
 
-// A model's weights: one safetensors file or a sharded checkpoint (*.safetensors.index.json).
+// A model's weights: one safetensors file, a sharded checkpoint (*.safetensors.index.json) or a
+// PyTorch zip checkpoint (.pt, .pth; io/pt_checkpoint.h) whose state dict is `stateDict` or the
+// default one (choosePtStateDict).
 // Validates everything on open; hides format details from models:
 //  - strips a leading "model.diffusion_model." when most keys carry it (others are dropped);
 //  - folds scaled-fp8 scales: legacy (`scaled_fp8` marker + `<layer>.scale_weight`) and newer
 //    (`<layer>.weight_scale` with `<layer>.comfy_quant` or `_quantization_metadata`), scalar or
 //    per-row; refuses other quantisation formats by name;
-//  - refuses pickle checkpoints.
+//  - refuses other pickle checkpoints (.ckpt, .bin, .pkl).
 class WeightSet {
  public:
-  static WeightSet open(const std::filesystem::path& path);
+  static WeightSet open(const std::filesystem::path& path, std::string_view stateDict = {});
 
   const std::string& label() const { return label_; }
   const std::vector<WeightInfo>& weights() const { return weights_; }  // sorted by name
@@ -49,6 +53,9 @@ class WeightSet {
   std::size_t droppedKeys() const { return droppedKeys_; }
   // "none", "fp8 (unscaled)", "scaled_fp8 (F8_E4M3)", "comfy_quant float8_e4m3fn_rowwise" …
   const std::string& quantisation() const { return quantisation_; }
+  // A .pt/.pth file: the checkpoint and the key of the state dict read ("" for the top level).
+  const PtCheckpoint* checkpoint() const { return checkpoint_.get(); }
+  const std::string& stateDictKey() const { return stateDictKey_; }
 
   // The tensor, dequantised and converted to `as`. Throws SafetensorsError for unknown names.
   at::Tensor load(std::string_view name, at::ScalarType as) const;
@@ -58,7 +65,9 @@ class WeightSet {
     std::size_t file = 0;
     const TensorEntry* entry = nullptr;
     const TensorEntry* scale = nullptr;
+    const PtTensorRecord* record = nullptr;  // a .pt tensor instead of entry
   };
+  static WeightSet openCheckpoint(const std::filesystem::path& path, std::string_view stateDict);
   std::string label_;
   std::vector<std::shared_ptr<const SafetensorsFile>> files_;
   std::vector<WeightInfo> weights_;
@@ -67,6 +76,8 @@ class WeightSet {
   std::string strippedPrefix_;
   std::size_t droppedKeys_ = 0;
   std::string quantisation_ = "none";
+  std::shared_ptr<const PtCheckpoint> checkpoint_;
+  std::string stateDictKey_;
 };
 
 }  // namespace shotchain::io

@@ -217,8 +217,9 @@ class TestWeightSet : public QObject {
   }
 
   void picklesAreRefused() {
-    QVERIFY(errorOf([] { (void)WeightSet::open("models_t5_umt5-xxl-enc-bf16.pth"); })
-                .startsWith("models_t5_umt5-xxl-enc-bf16.pth: PyTorch pickle checkpoints are never loaded"));
+    QVERIFY(errorOf([] { (void)WeightSet::open("models_t5_umt5-xxl-enc-bf16.ckpt"); })
+                .startsWith("models_t5_umt5-xxl-enc-bf16.ckpt: PyTorch pickle checkpoints are never loaded"));
+    QVERIFY(errorOf([] { (void)WeightSet::open("missing.pth"); }).startsWith("missing.pth: cannot open"));
   }
 };
 
