@@ -33,9 +33,18 @@ const CommandSpec kInfoCommand{
 
 const CommandSpec kInspectCommand{
     "inspect", "WEIGHTS", 1, 1,
-    "describe a weights file (.safetensors or .safetensors.index.json) from its header alone: family, variant, "
-    "config, parameters, dtypes, problems",
-    {}, ""};
+    "describe a weights file (.safetensors, .safetensors.index.json, or a .pt/.pth checkpoint) from its header alone: "
+    "family, variant, config, parameters, dtypes, problems; a checkpoint's state dicts",
+    {{"--key", K::Text, "KEY", "the state dict of a .pt/.pth checkpoint to describe (default: docs/checkpoints.md)"}},
+    ""};
+
+const CommandSpec kConvertCommand{
+    "convert", "IN.pt OUT.safetensors", 2, 2,
+    "write a safetensors copy of a PyTorch zip checkpoint's state dict (.pt, .pth; read without running it), "
+    "wrapper prefixes such as model. stripped; written atomically",
+    {{"--key", K::Text, "KEY", "the state dict to copy, e.g. generator_ema (default: docs/checkpoints.md)"},
+     {"--force", K::Flag, "", "replace OUT.safetensors when it exists"}},
+    ""};
 
 const CommandSpec kModelsCommand{
     "models", "[FOLDER...]", 0, 64,
@@ -193,7 +202,7 @@ const CommandSpec kVersionCommand{"version", "", 0, 0, "print the version, libto
 
 const std::vector<const CommandSpec*>& commandSpecs() {
   static const std::vector<const CommandSpec*> all = {
-      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kModelsCommand,  &kVerifyCommand,
+      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kConvertCommand, &kModelsCommand,  &kVerifyCommand,
       &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
       &kBenchResidencyCommand, &kBenchStreamingCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
       &kVersionCommand};

@@ -12,6 +12,7 @@ namespace shotchain::cli {
 extern const CommandSpec kValidateCommand;
 extern const CommandSpec kInfoCommand;
 extern const CommandSpec kInspectCommand;
+extern const CommandSpec kConvertCommand;
 extern const CommandSpec kModelsCommand;
 extern const CommandSpec kVerifyCommand;
 extern const CommandSpec kRenderCommand;

@@ -24,7 +24,7 @@ const Verb kVerbs[] = {
     {"train-demo", &shotchain::cli::runTrainDemo}, {"eval-demo", &shotchain::cli::runEvalDemo},
     {"plan", &shotchain::cli::runPlan},            {"version", &shotchain::cli::runVersion},
     {"models", &shotchain::cli::runModels},        {"import-comfy", &shotchain::cli::runImportComfy},
-    {"export-comfy", &shotchain::cli::runExportComfy},
+    {"export-comfy", &shotchain::cli::runExportComfy}, {"convert", &shotchain::cli::runConvert},
 };
 
 void printHelp(std::FILE* to, const std::string& command) {

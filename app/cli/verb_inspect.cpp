@@ -4,6 +4,7 @@
 
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
+#include "io/pt_checkpoint.h"
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
 #include "models/model_registry.h"
@@ -11,12 +12,31 @@
 
 namespace shotchain::cli {
 
-// Headers only: the mapping is never read beyond the JSON header, so a 28 GB file is instant.
+namespace {
+
+// A checkpoint's state dicts (the one described marked) and its other top-level values.
+void printCheckpoint(const io::PtCheckpoint& checkpoint, const std::string& chosen) {
+  std::printf("state dicts:");
+  for (const io::PtStateDict& dict : checkpoint.archive().stateDicts)
+    std::printf(" %s (%zu tensors)%s", dict.key.empty() ? "(top level)" : dict.key.c_str(), dict.tensors.size(),
+                dict.key == chosen ? " [described]" : "");
+  std::printf("\n");
+  if (checkpoint.archive().values.empty()) return;
+  std::printf("values:");
+  for (const auto& [key, value] : checkpoint.archive().values) std::printf(" %s=%s", key.c_str(), value.c_str());
+  std::printf("\n");
+}
+
+}  // namespace
+
+// Headers only: the mapping is never read beyond the JSON header (or a checkpoint's pickle), so a
+// 28 GB file is instant.
 int runInspect(const Args& args) {
-  const std::string path = kInspectCommand.parse(args).operands().front();
+  const ParsedOptions options = kInspectCommand.parse(args);
+  const std::string path = options.operands().front();
   io::WeightSet weights = [&] {
     try {
-      return io::WeightSet::open(path);
+      return io::WeightSet::open(path, options.text("--key").value_or(""));
     } catch (const std::exception& error) {
       std::printf("file: %s\nproblems:\n  %s\n", path.c_str(), error.what());
       std::exit(1);
@@ -42,6 +62,7 @@ int runInspect(const Args& args) {
   for (const auto& [name, stats] : dtypes)
     std::printf(" %s ×%zu (%s)", name.c_str(), stats.first, formatByteSize(stats.second).c_str());
   std::printf("\nquantisation: %s\n", weights.quantisation().c_str());
+  if (weights.checkpoint() != nullptr) printCheckpoint(*weights.checkpoint(), weights.stateDictKey());
   const double count = static_cast<double>(elements);
   if (count >= 1e9) std::printf("parameters: %llu (%.2f B)\n", static_cast<unsigned long long>(elements), count / 1e9);
   else if (count >= 1e6) std::printf("parameters: %llu (%.2f M)\n", static_cast<unsigned long long>(elements), count / 1e6);

@@ -10,6 +10,7 @@ int runValidate(const Args& args);
 int runInfo(const Args& args);
 int runVersion(const Args& args);
 int runInspect(const Args& args);
+int runConvert(const Args& args);
 int runModels(const Args& args);
 int runVerify(const Args& args);
 int runBench(const Args& args);

@@ -48,7 +48,7 @@ class WeightSet {
   // Metadata of the (first) file.
   const std::map<std::string, std::string>& metadata() const;
   std::uint64_t totalBytes() const { return totalBytes_; }
-  std::size_t fileCount() const { return files_.size(); }
+  std::size_t fileCount() const { return checkpoint_ ? 1 : files_.size(); }
   const std::string& strippedPrefix() const { return strippedPrefix_; }
   std::size_t droppedKeys() const { return droppedKeys_; }
   // "none", "fp8 (unscaled)", "scaled_fp8 (F8_E4M3)", "comfy_quant float8_e4m3fn_rowwise" …

@@ -1,0 +1,40 @@
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "cli/command_specs.h"
+#include "cli/verbs.h"
+#include "io/pt_checkpoint.h"
+#include "io/safetensors_writer.h"
+
+namespace shotchain::cli {
+
+int runConvert(const Args& args) {
+  const ParsedOptions options = kConvertCommand.parse(args);
+  const std::filesystem::path in = options.operands()[0];
+  const std::filesystem::path out = options.operands()[1];
+  if (out.extension() != ".safetensors") throw kConvertCommand.error("OUT must end in .safetensors: " + out.string());
+  std::error_code exists;
+  if (std::filesystem::exists(out, exists) && !options.flag("--force")) {
+    std::fprintf(stderr, "shotchain convert: %s exists; give another file or --force\n", out.string().c_str());
+    return 1;
+  }
+  try {
+    const auto checkpoint = io::PtCheckpoint::open(in);
+    const io::PtStateDict& dict = checkpoint->stateDict(options.text("--key").value_or(""));
+    io::Metadata metadata{{"converted_from", in.filename().string()}};
+    if (!dict.key.empty()) metadata["state_dict"] = dict.key;
+    if (!dict.strippedPrefix.empty()) metadata["stripped_prefix"] = dict.strippedPrefix;
+    io::saveSafetensors(out, checkpoint->tensors(dict), metadata);
+    std::printf("%s: %zu tensors of %s%s%s written to %s\n", in.filename().string().c_str(), dict.tensors.size(),
+                dict.key.empty() ? "the top-level state dict" : ("\"" + dict.key + "\"").c_str(),
+                dict.strippedPrefix.empty() ? "" : ", prefix stripped: ", dict.strippedPrefix.c_str(),
+                out.string().c_str());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "shotchain convert: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace shotchain::cli

@@ -1,0 +1,72 @@
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+#include <filesystem>
+
+#include <ATen/ATen.h>
+
+#include "test_registry.h"
+#include "cli_run.h"
+#include "io/safetensors_reader.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+
+namespace {
+
+QString golden(const char* name) { return QString::fromStdString((std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name).string()); }
+
+}  // namespace
+
+class CliConvert : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString out(const char* name) const { return dir_.filePath(name); }
+
+ private Q_SLOTS:
+  void convertsTheChosenStateDict() {
+    const CliRun run = runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("ema.safetensors"), "--key", "generator_ema"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out));
+    QVERIFY2(run.out.contains("69 tensors of \"generator_ema\", prefix stripped: model."), qPrintable(run.out));
+    const auto copy = io::SafetensorsFile::open(out("ema.safetensors").toStdString());
+    const auto twin = io::SafetensorsFile::open(golden("wan_dit_tiny.safetensors").toStdString());
+    QCOMPARE(copy->header().tensors.size(), twin->header().tensors.size());
+    QCOMPARE(copy->header().metadata.at("state_dict"), std::string("generator_ema"));
+    for (const auto& entry : twin->header().tensors)
+      QVERIFY2(at::equal(copy->tensor(entry.name), twin->tensor(entry) * 0.5), entry.name.c_str());
+  }
+
+  void topLevelStateDictIsByteForByteTheTwin() {
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_state.pt"), out("state.safetensors")}).exitCode, 0);
+    const auto copy = io::SafetensorsFile::open(out("state.safetensors").toStdString());
+    const auto twin = io::SafetensorsFile::open(golden("wan_dit_tiny.safetensors").toStdString());
+    for (const auto& entry : twin->header().tensors) {
+      const std::string_view a = copy->rawBytes(*copy->find(entry.name)), b = twin->rawBytes(entry);
+      QVERIFY2(a == b, entry.name.c_str());
+    }
+    const CliRun again = runCli({"convert", golden("wan_dit_tiny_state.pt"), out("state.safetensors")});
+    QCOMPARE(again.exitCode, 1);
+    QVERIFY2(again.err.contains("exists; give another file or --force"), qPrintable(again.err));
+  }
+
+  void refusalsSayWhy() {
+    const CliRun legacy = runCli({"convert", golden("wan_dit_tiny_legacy.pt"), out("legacy.safetensors")});
+    QCOMPARE(legacy.exitCode, 1);
+    QVERIFY2(legacy.err.contains("legacy (non-zip) PyTorch pickle"), qPrintable(legacy.err));
+    QVERIFY(!QFile::exists(out("legacy.safetensors")));
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_state.pt"), out("x.bin")}).exitCode, 2);
+  }
+
+  void inspectListsStateDicts() {
+    const CliRun run = runCli({"inspect", golden("wan_dit_tiny_nested.pt")});
+    QVERIFY2(run.out.contains("state dicts: generator (69 tensors) [described] generator_ema (69 tensors)"), qPrintable(run.out));
+    QVERIFY2(run.out.contains("values: step=int 1234 note=str \"tiny\""), qPrintable(run.out));
+    QVERIFY2(run.out.contains("family: wan2.1 DiT"), qPrintable(run.out));
+    QVERIFY2(run.out.contains("(1 file, "), qPrintable(run.out));
+  }
+};
+
+SHOTCHAIN_TEST(CliConvert, Core)
+#include "test_cli_convert.moc"
