@@ -55,7 +55,7 @@ bool isWeightsFile(const fs::path& path) {
   auto endsWith = [&](const std::string& suffix) {
     return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return endsWith(".safetensors") || endsWith(".safetensors.index.json");
+  return endsWith(".safetensors") || endsWith(".safetensors.index.json") || endsWith(".pt") || endsWith(".pth");
 }
 
 // The weights files under the first of `subfolders` of `folder` that exist, sorted by path.

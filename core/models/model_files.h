@@ -24,7 +24,7 @@ struct ModelFiles {
 // that exists as a folder; the last when none does.
 std::filesystem::path builtinModelDirectory(const std::string& name);
 
-// Every weights file (.safetensors, .safetensors.index.json) under `folder` and its subfolders,
+// Every weights file (.safetensors, .safetensors.index.json, .pt, .pth) under `folder` and its subfolders,
 // sorted by path; a shard is left out when its index file is there.
 std::vector<std::filesystem::path> weightsFilesIn(const std::filesystem::path& folder);
 
