@@ -43,6 +43,7 @@ const CommandSpec kConvertCommand{
     "write a safetensors copy of a PyTorch zip checkpoint's state dict (.pt, .pth; read without running it), "
     "wrapper prefixes such as model. stripped; written atomically",
     {{"--key", K::Text, "KEY", "the state dict to copy, e.g. generator_ema (default: docs/checkpoints.md)"},
+     {"--chunk", K::Int64, "N", "latent frames per chunk of a causal DiT, stored as num_frame_per_block metadata"},
      {"--force", K::Flag, "", "replace OUT.safetensors when it exists"}},
     ""};
 

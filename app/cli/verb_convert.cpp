@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cli/command_specs.h"
@@ -14,6 +15,8 @@ int runConvert(const Args& args) {
   const std::filesystem::path in = options.operands()[0];
   const std::filesystem::path out = options.operands()[1];
   if (out.extension() != ".safetensors") throw kConvertCommand.error("OUT must end in .safetensors: " + out.string());
+  const std::optional<std::int64_t> chunk = options.int64("--chunk");
+  if (chunk && *chunk < 1) throw kConvertCommand.error("--chunk: at least 1 latent frame");
   std::error_code exists;
   if (std::filesystem::exists(out, exists) && !options.flag("--force")) {
     std::fprintf(stderr, "shotchain convert: %s exists; give another file or --force\n", out.string().c_str());
@@ -25,6 +28,7 @@ int runConvert(const Args& args) {
     io::Metadata metadata{{"converted_from", in.filename().string()}};
     if (!dict.key.empty()) metadata["state_dict"] = dict.key;
     if (!dict.strippedPrefix.empty()) metadata["stripped_prefix"] = dict.strippedPrefix;
+    if (chunk) metadata["num_frame_per_block"] = std::to_string(*chunk);
     io::saveSafetensors(out, checkpoint->tensors(dict), metadata);
     std::printf("%s: %zu tensors of %s%s%s written to %s\n", in.filename().string().c_str(), dict.tensors.size(),
                 dict.key.empty() ? "the top-level state dict" : ("\"" + dict.key + "\"").c_str(),

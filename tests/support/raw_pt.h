@@ -16,9 +16,15 @@ inline std::string le(std::uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
   return out;
 }
-inline std::string str(const std::string& text) { return "X" + le(text.size(), 4) + text; }
-inline std::string integer(std::uint32_t value) { return "J" + le(value, 4); }
-inline std::string global(const std::string& module, const std::string& name) { return "c" + module + "\n" + name + "\n"; }
+// Opcode byte then operand (appended, not "X" + …: GCC 12 misreads that as an overflow).
+inline std::string op(char opcode, const std::string& operand) {
+  std::string out(1, opcode);
+  out += operand;
+  return out;
+}
+inline std::string str(const std::string& text) { return op('X', le(text.size(), 4)) + text; }
+inline std::string integer(std::uint32_t value) { return op('J', le(value, 4)); }
+inline std::string global(const std::string& module, const std::string& name) { return op('c', module) + "\n" + name + "\n"; }
 inline std::string tuple(const std::vector<std::string>& items) {
   std::string out = "(";
   for (const std::string& item : items) out += item;

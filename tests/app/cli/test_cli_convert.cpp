@@ -51,6 +51,13 @@ class CliConvert : public QObject {
     QVERIFY2(again.err.contains("exists; give another file or --force"), qPrintable(again.err));
   }
 
+  void chunkMakesACausalModel() {
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("causal.safetensors"), "--chunk", "3"}).exitCode, 0);
+    const CliRun run = runCli({"inspect", out("causal.safetensors")});
+    QVERIFY2(run.out.contains("causal, chunk 3"), qPrintable(run.out));
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("none.safetensors"), "--chunk", "0"}).exitCode, 2);
+  }
+
   void refusalsSayWhy() {
     const CliRun legacy = runCli({"convert", golden("wan_dit_tiny_legacy.pt"), out("legacy.safetensors")});
     QCOMPARE(legacy.exitCode, 1);
