@@ -50,20 +50,33 @@ inline std::string dictPickle(const std::vector<std::pair<std::string, std::stri
 
 }  // namespace pickle
 
-// A zip archive of the given entries, stored (method 0) unless `method` says otherwise.
-inline std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries, std::uint16_t method = 0) {
+// A zip archive of the given entries, stored (method 0) unless `method` says otherwise; with `zip64`
+// every size and offset is in ZIP64 extra fields and records, as for archives past 4 GiB.
+inline std::string storedZip(const std::vector<std::pair<std::string, std::string>>& entries, std::uint16_t method = 0,
+                             bool zip64 = false) {
   using pickle::le;
+  const std::uint64_t all = 0xFFFFFFFF;
   std::string out, directory;
   for (const auto& [name, data] : entries) {
     const std::uint64_t offset = out.size();
-    const std::string sizes = le(0, 4) + le(data.size(), 4) + le(data.size(), 4);  // crc (unchecked), sizes
-    out += le(0x04034b50, 4) + le(20, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes + le(name.size(), 2) + le(0, 2) +
-           name + data;
-    directory += le(0x02014b50, 4) + le(20, 2) + le(20, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes +
-                 le(name.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) + le(offset, 4) + name;
+    const std::string sizes = le(0, 4) + (zip64 ? le(all, 4) + le(all, 4) : le(data.size(), 4) + le(data.size(), 4));
+    const std::string localExtra = zip64 ? le(1, 2) + le(16, 2) + le(data.size(), 8) + le(data.size(), 8) : "";
+    const std::string centralExtra = zip64 ? localExtra.substr(0, 2) + le(24, 2) + localExtra.substr(4) + le(offset, 8) : "";
+    out += le(0x04034b50, 4) + le(45, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes + le(name.size(), 2) +
+           le(localExtra.size(), 2) + name + localExtra + data;
+    directory += le(0x02014b50, 4) + le(45, 2) + le(45, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes +
+                 le(name.size(), 2) + le(centralExtra.size(), 2) + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) +
+                 le(zip64 ? all : offset, 4) + name + centralExtra;
   }
   const std::uint64_t directoryAt = out.size();
   out += directory;
+  if (zip64) {
+    const std::uint64_t recordAt = out.size();
+    out += le(0x06064b50, 4) + le(44, 8) + le(45, 2) + le(45, 2) + le(0, 4) + le(0, 4) + le(entries.size(), 8) +
+           le(entries.size(), 8) + le(directory.size(), 8) + le(directoryAt, 8);
+    out += le(0x07064b50, 4) + le(0, 4) + le(recordAt, 8) + le(1, 4);
+    return out + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(0xFFFF, 2) + le(0xFFFF, 2) + le(all, 4) + le(all, 4) + le(0, 2);
+  }
   out += le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(entries.size(), 2) + le(entries.size(), 2) +
          le(directory.size(), 4) + le(directoryAt, 4) + le(0, 2);
   return out;
@@ -71,11 +84,11 @@ inline std::string storedZip(const std::vector<std::pair<std::string, std::strin
 
 // A checkpoint "<prefix>/data.pkl" + "<prefix>/data/<key>" storages + "<prefix>/version".
 inline std::string ptArchive(const std::string& dataPkl, const std::vector<std::pair<std::string, std::string>>& storages,
-                             const std::string& prefix = "archive") {
+                             const std::string& prefix = "archive", bool zip64 = false) {
   std::vector<std::pair<std::string, std::string>> entries{{prefix + "/data.pkl", dataPkl}};
   for (const auto& [key, bytes] : storages) entries.emplace_back(prefix + "/data/" + key, bytes);
   entries.emplace_back(prefix + "/version", "3\n");
-  return storedZip(entries);
+  return storedZip(entries, 0, zip64);
 }
 
 }  // namespace shotchain::testing

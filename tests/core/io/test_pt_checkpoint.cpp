@@ -185,6 +185,27 @@ class TestPtCheckpoint : public QObject {
     QVERIFY(at::equal(w, at::arange(1, 5, at::kFloat).reshape({2, 2})));
   }
 
+  void zip64RecordsAreRead() {
+    writeBytes(root() / "w64.pt", ptArchive(oneTensorPickle(), {{"0", kFloats}}, "w64", true));
+    const auto checkpoint = PtCheckpoint::open(root() / "w64.pt");
+    QCOMPARE(checkpoint->archive().prefix, std::string("w64"));
+    QVERIFY(at::equal(checkpoint->tensor(checkpoint->stateDict().tensors.front()), at::arange(1, 5, at::kFloat).reshape({2, 2})));
+  }
+
+  void stateDictAttributesAreIgnored() {
+    // Module.state_dict() pickles its _metadata attribute with BUILD after the items.
+    const std::string tensor = pk::tensor("FloatStorage", "0", 4, 0, {4}, {1});
+    const std::string metadata = pk::orderedDict() + "(" + pk::str("") + "}" + pk::str("version") + "K\x01su";
+    const std::string pickle = std::string("\x80\x02") + pk::orderedDict() + "(" + pk::str("w") + tensor + "u}" +
+                               pk::str("_metadata") + metadata + "sb.";
+    writeBytes(root() / "m.pt", ptArchive(pickle, {{"0", kFloats}}));
+    QCOMPARE(PtCheckpoint::open(root() / "m.pt")->stateDict().tensors.size(), std::size_t{1});
+    const std::string build = std::string("\x80\x02") + pk::orderedDict() + pk::str("x") + "b.";
+    QVERIFY(errorOpening(ptArchive(build, {})).contains("BUILD is only read for an OrderedDict"));
+    QVERIFY(errorOpening(testing::storedZip({{"archive/data.pkl", oneTensorPickle()}, {"archive/byteorder", "big"}}))
+                .contains("only little-endian"));
+  }
+
   void foreignGlobalsAreRefusedAndNothingRuns() {
     const std::filesystem::path marker = root() / "pwned";
     const std::string command = "touch " + marker.string();
