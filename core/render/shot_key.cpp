@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/mapped_file.h"
+#include "io/pt_checkpoint.h"
+#include "io/pt_zip.h"
 #include "sequence/continuity_modes.h"
 #include "util/bounded_file.h"
 #include "util/image_file_check.h"
@@ -41,7 +44,24 @@ std::string digestHex(std::string_view bytes) {
   return text.data();
 }
 
+namespace {
+
+// A checkpoint's pickle names every tensor, its storage, shape and stride, as a safetensors header does.
+std::string checkpointFingerprint(const std::filesystem::path& path) {
+  const auto mapping = io::MappedFile::map(path);
+  const auto bytes = mapping->bytes();
+  for (const auto& [name, entry] : io::readZipDirectory(path.filename().string(), bytes))
+    if (name.ends_with("/data.pkl") && name.find('/') == name.size() - 9) {
+      const std::string_view pickle(reinterpret_cast<const char*>(bytes.data() + entry.offset), entry.size);
+      return digestHex(std::string(pickle) + ":" + std::to_string(bytes.size()));
+    }
+  return digestHex(readAll(path));
+}
+
+}  // namespace
+
 std::string fileFingerprint(const std::filesystem::path& path) {
+  if (io::isPtCheckpointPath(path)) return checkpointFingerprint(path);
   if (path.extension() != ".safetensors") return digestHex(readAll(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot be read");

@@ -13,8 +13,8 @@ namespace shotchain::render {
 // 128-bit FNV-1a style digest as 32 hex characters: keys and fingerprints, not security.
 std::string digestHex(std::string_view bytes);
 
-// What identifies a model file without reading its weights: its safetensors header and size (other
-// files, such as a tokenizer, by their bytes).
+// What identifies a model file without reading its weights: its safetensors header (a .pt/.pth
+// checkpoint's pickle) and size (other files, such as a tokenizer, by their bytes).
 // Throws std::runtime_error naming the file when it cannot be read.
 std::string fileFingerprint(const std::filesystem::path& path);
 

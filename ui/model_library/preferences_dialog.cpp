@@ -19,7 +19,7 @@ PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, QWidget* p
   for (const QString& folder : modelFolders) addFolder(folder);
   auto* explain = new QLabel(tr("<b>Model folders</b><br>Your ComfyUI <tt>models</tt> folder (with "
                                 "<tt>diffusion_models/</tt>, <tt>text_encoders/</tt>, <tt>vae/</tt>) or any folder of "
-                                ".safetensors files. The model browser lists what they hold; imported ComfyUI workflows "
+                                ".safetensors (or PyTorch .pt/.pth) files. The model browser lists what they hold; imported ComfyUI workflows "
                                 "find their files there."),
                              this);
   explain->setWordWrap(true);
