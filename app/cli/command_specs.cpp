@@ -17,6 +17,8 @@ const OptionSpec kRanks{"--ranks", K::Int64, "N",
                         "MASTER_PORT as torchrun sets them"};
 const OptionSpec kTimeout{"--timeout", K::Int64, "S",
                           "seconds before a collective between ranks fails (default: SHOTCHAIN_COLLECTIVE_TIMEOUT, else 300)"};
+const OptionSpec kStateDictKey{"--key", K::Text, "KEY",
+                                "the state dict of a .pt/.pth checkpoint, e.g. generator_ema (default: docs/checkpoints.md)"};
 const OptionSpec kGuidanceParallel{"--guidance-parallel", K::Flag, "",
                                    "with an even rank count: the conditional and unconditional passes of guidance on "
                                    "different halves of the ranks"};
@@ -35,14 +37,14 @@ const CommandSpec kInspectCommand{
     "inspect", "WEIGHTS", 1, 1,
     "describe a weights file (.safetensors, .safetensors.index.json, or a .pt/.pth checkpoint) from its header alone: "
     "family, variant, config, parameters, dtypes, problems; a checkpoint's state dicts",
-    {{"--key", K::Text, "KEY", "the state dict of a .pt/.pth checkpoint to describe (default: docs/checkpoints.md)"}},
+    {kStateDictKey},
     ""};
 
 const CommandSpec kConvertCommand{
     "convert", "IN.pt OUT.safetensors", 2, 2,
     "write a safetensors copy of a PyTorch zip checkpoint's state dict (.pt, .pth; read without running it), "
     "wrapper prefixes such as model. stripped; written atomically",
-    {{"--key", K::Text, "KEY", "the state dict to copy, e.g. generator_ema (default: docs/checkpoints.md)"},
+    {kStateDictKey,
      {"--chunk", K::Int64, "N", "latent frames per chunk of a causal DiT, stored as num_frame_per_block metadata"},
      {"--force", K::Flag, "", "replace OUT.safetensors when it exists"}},
     ""};
