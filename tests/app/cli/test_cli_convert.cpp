@@ -66,6 +66,11 @@ class CliConvert : public QObject {
     QCOMPARE(runCli({"convert", golden("wan_dit_tiny_state.pt"), out("x.bin")}).exitCode, 2);
   }
 
+  void theDitOfACheckpointMatchesTheOfficialOutputs() {
+    const CliRun run = runCli({"verify", golden("wan_dit_tiny_nested.pt"), golden("wan_dit_tiny_io.safetensors")});
+    QVERIFY2(run.exitCode == 0 && run.out.contains("0 failed: PASS"), qPrintable(run.out));
+  }
+
   void inspectListsStateDicts() {
     const CliRun run = runCli({"inspect", golden("wan_dit_tiny_nested.pt")});
     QVERIFY2(run.out.contains("state dicts: generator (69 tensors) [described] generator_ema (69 tensors)"), qPrintable(run.out));
