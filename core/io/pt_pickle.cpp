@@ -85,6 +85,7 @@ class Unpickler {
   }
 
   std::size_t make(PickleNode node) {
+    if (objects_.nodes.size() >= kMaxPickleObjects) fail("the pickle builds more than " + std::to_string(kMaxPickleObjects) + " objects");
     objects_.nodes.push_back(std::move(node));
     return objects_.nodes.size() - 1;
   }

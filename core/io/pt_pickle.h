@@ -33,6 +33,7 @@ struct PickleObjects {
 // Caps on what a pickle may make the reader allocate.
 inline constexpr std::size_t kMaxPickleStack = 100'000;
 inline constexpr std::size_t kMaxPickleMemo = 1'000'000;
+inline constexpr std::size_t kMaxPickleObjects = 5'000'000;  // about 15 per tensor
 inline constexpr std::size_t kMaxTensorDims = 64;
 
 // Unpickles the protocol-2 subset torch.save writes (what torch.load(weights_only=True) accepts):
