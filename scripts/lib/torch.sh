@@ -75,7 +75,7 @@ install_torch() {
     say "Downloading libtorch $TORCH_VERSION from PyPI into ${TORCH_PREFIX#"$ROOT"/} (once): the torch wheel and" \
         "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.4 GB to download and 3.7 GB on disk..."
   fi
-  local partial="$TORCH_PREFIX.partial" log
+  local partial="$TORCH_PREFIX.partial" log start=$SECONDS
   rm -rf "$partial"
   mkdir -p "$(dirname "$TORCH_PREFIX")"
   log=$(mktemp)
@@ -99,5 +99,5 @@ install_torch() {
   printf '%s\n' "$request" >"$partial/.shotchain-torch"
   rm -rf "$TORCH_PREFIX"
   mv "$partial" "$TORCH_PREFIX"
-  say "libtorch $TORCH_VERSION is in ${TORCH_PREFIX#"$ROOT"/} ($(du -sh "$TORCH_PREFIX" | cut -f1))."
+  say "libtorch $TORCH_VERSION is in ${TORCH_PREFIX#"$ROOT"/} ($(du -sh "$TORCH_PREFIX" | cut -f1), $((SECONDS - start)) s)."
 }
