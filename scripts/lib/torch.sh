@@ -79,11 +79,13 @@ install_torch() {
   rm -rf "$partial"
   mkdir -p "$(dirname "$TORCH_PREFIX")"
   log=$(mktemp)
-  # --platform/--only-binary: the manylinux wheels whatever this Python is (only their C++ is used);
-  # --no-deps: none of torch's Python dependencies. Fails fast when no registry answers.
+  # --platform/--only-binary: the manylinux wheels (glibc 2.28 or older, as torch's) whatever this
+  # Python is, since only their C++ is used; --no-deps: none of torch's Python dependencies.
+  local platforms=() glibc
+  for glibc in $(seq 28 -1 5); do platforms+=(--platform "manylinux_2_${glibc}_x86_64"); done
+  platforms+=(--platform manylinux2014_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64)
   if ! "$python" -m pip install --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-        --platform manylinux_2_18_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp --target "$partial" \
+        "${platforms[@]}" --python-version 3.11 --implementation cp --target "$partial" \
         --timeout 30 --retries 2 "${index[@]}" "${packages[@]}" >"$log" 2>&1; then
     grep -E "ERROR|error|Could not|No matching" "$log" | head -5 >&2
     rm -rf "$partial" "$log"
