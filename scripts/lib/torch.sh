@@ -73,7 +73,7 @@ install_torch() {
     say "Downloading libtorch $TORCH_VERSION from $SHOTCHAIN_TORCH_INDEX into ${TORCH_PREFIX#"$ROOT"/} (once)..."
   else
     say "Downloading libtorch $TORCH_VERSION from PyPI into ${TORCH_PREFIX#"$ROOT"/} (once): the torch wheel and" \
-        "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.4 GB to download and 3.7 GB on disk..."
+        "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.5 GB to download and 3.8 GB on disk..."
   fi
   local partial="$TORCH_PREFIX.partial" log start=$SECONDS
   rm -rf "$partial"
