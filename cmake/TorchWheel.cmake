@@ -25,7 +25,10 @@ if(EXISTS "${_torch}/lib/libtorch_cuda.so")
   endif()
   set(SHOTCHAIN_TORCH_CUDA ON)
   list(GET _cudart 0 _cudart)
-  list(APPEND _libs "${_torch}/lib/libtorch_cuda.so" "${_torch}/lib/libc10_cuda.so" "${_cudart}")
+  # libtorch_cuda.so registers the CUDA kernels and hooks when it loads: no symbol of it is named, so it
+  # is linked whatever --as-needed says (as TorchConfig.cmake does).
+  list(APPEND _libs "-Wl,--push-state,--no-as-needed" "${_torch}/lib/libtorch_cuda.so" "-Wl,--pop-state"
+                    "${_torch}/lib/libc10_cuda.so" "${_cudart}")
   target_include_directories(shotchain_torch SYSTEM INTERFACE ${_cuda_include} "${_nvidia}/nccl/include")
   # libtorch.so needs libtorch_cuda.so, whose own rpath ($ORIGIN/../../nvidia/...) finds the rest;
   # the linker follows it while it resolves libtorch_cuda's symbols.

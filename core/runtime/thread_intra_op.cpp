@@ -27,4 +27,13 @@ ThisThreadIntraOpThreads::~ThisThreadIntraOpThreads() {
 #endif
 }
 
+int thisThreadIntraOpThreads() {
+#ifdef SHOTCHAIN_PER_THREAD_TEAMS
+  at::internal::lazy_init_num_threads();
+  return omp_get_max_threads();
+#else
+  return at::get_num_threads();
+#endif
+}
+
 }  // namespace shotchain::runtime

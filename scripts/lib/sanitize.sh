@@ -18,12 +18,13 @@ sanitizer_environment() {
 }
 
 build_sanitized() {
-  local log="$ASAN_BUILD_DIR/configure.log" flags="-fsanitize=address,undefined -fno-omit-frame-pointer"
+  local log="$ASAN_BUILD_DIR/configure.log" flags="-fsanitize=address,undefined -fno-omit-frame-pointer" torch_arg
+  torch_arg=$(torch_cmake_arg)  # the same libtorch as build/ (one download, kept in build/torch)
   mkdir -p "$ASAN_BUILD_DIR"
   if [ ! -f "$ASAN_BUILD_DIR/build.ninja" ]; then
     if ! cmake -S "$ROOT" -B "$ASAN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
          -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
-         -DCMAKE_MODULE_LINKER_FLAGS="$flags" >"$log" 2>&1; then
+         -DCMAKE_MODULE_LINKER_FLAGS="$flags" "$torch_arg" >"$log" 2>&1; then
       cat "$log" >&2
       die "cmake could not configure the sanitizer build (log: $log)"
     fi

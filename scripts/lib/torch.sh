@@ -73,17 +73,19 @@ install_torch() {
     say "Downloading libtorch $TORCH_VERSION from $SHOTCHAIN_TORCH_INDEX into ${TORCH_PREFIX#"$ROOT"/} (once)..."
   else
     say "Downloading libtorch $TORCH_VERSION from PyPI into ${TORCH_PREFIX#"$ROOT"/} (once): the torch wheel and" \
-        "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.4 GB to download and 3.7 GB on disk..."
+        "$(( ${#packages[@]} - 1 )) NVIDIA runtime wheels, about 2.5 GB to download and 3.8 GB on disk..."
   fi
-  local partial="$TORCH_PREFIX.partial" log
+  local partial="$TORCH_PREFIX.partial" log start=$SECONDS
   rm -rf "$partial"
   mkdir -p "$(dirname "$TORCH_PREFIX")"
   log=$(mktemp)
-  # --platform/--only-binary: the manylinux wheels whatever this Python is (only their C++ is used);
-  # --no-deps: none of torch's Python dependencies. Fails fast when no registry answers.
+  # --platform/--only-binary: the manylinux wheels (glibc 2.28 or older, as torch's) whatever this
+  # Python is, since only their C++ is used; --no-deps: none of torch's Python dependencies.
+  local platforms=() glibc
+  for glibc in $(seq 28 -1 5); do platforms+=(--platform "manylinux_2_${glibc}_x86_64"); done
+  platforms+=(--platform manylinux2014_x86_64 --platform manylinux2010_x86_64 --platform manylinux1_x86_64)
   if ! "$python" -m pip install --disable-pip-version-check --no-deps --no-compile --only-binary=:all: \
-        --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-        --platform manylinux_2_18_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp --target "$partial" \
+        "${platforms[@]}" --python-version 3.11 --implementation cp --target "$partial" \
         --timeout 30 --retries 2 "${index[@]}" "${packages[@]}" >"$log" 2>&1; then
     grep -E "ERROR|error|Could not|No matching" "$log" | head -5 >&2
     rm -rf "$partial" "$log"
@@ -99,5 +101,5 @@ install_torch() {
   printf '%s\n' "$request" >"$partial/.shotchain-torch"
   rm -rf "$TORCH_PREFIX"
   mv "$partial" "$TORCH_PREFIX"
-  say "libtorch $TORCH_VERSION is in ${TORCH_PREFIX#"$ROOT"/} ($(du -sh "$TORCH_PREFIX" | cut -f1))."
+  say "libtorch $TORCH_VERSION is in ${TORCH_PREFIX#"$ROOT"/} ($(du -sh "$TORCH_PREFIX" | cut -f1), $((SECONDS - start)) s)."
 }

@@ -92,8 +92,8 @@ std::uint64_t wanVaeWeightBytes(const WanVaeConfig& config, c10::ScalarType dtyp
 //  - for the whole pass: the float64 RoPE cos/sin, the float32 padded context and its embedding;
 //  - inside a block, five float32 rows of dim (x, the self/cross attention outputs, the modulated
 //    input, ffn.2's output) and then either the FFN's two ffnDim rows at the compute dtype, or the
-//    attention's q, k, v, output at the compute dtype plus one block of scores (at most
-//    maxBlockBytes = 256 MiB, see attention.h).
+//    attention's q, k, v, output at the compute dtype plus the fused attention's own copies of one
+//    sample (no score matrix).
 // Calibrated against the counting CPU allocator: tests/memory test_memory_plan (±30%; 0.99–1.1 there).
 std::uint64_t estimateWanDitActivations(const WanConfig& c, c10::ScalarType dtype, std::int64_t batch,
                                         std::int64_t tokens) {

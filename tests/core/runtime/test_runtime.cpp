@@ -30,21 +30,12 @@ class Runtime : public QObject {
   }
 
   // The decode worker runs with one intra-op thread beside the sampling; the render thread and
-  // threads started meanwhile keep the process-wide count. Counted as the threads an at::parallel_for
-  // really runs on (libtorch 2.x's get_num_threads() reports the process-wide setting on every thread).
+  // threads started meanwhile keep the process-wide count.
   void aWorkersThreadCountStaysOnThatThread() {
     runtime::initTorchRuntime();
     const int cores = at::get_num_threads();
     if (cores < 2) QSKIP("one core: nothing to tell apart");
-    const auto team = [] {
-      std::atomic<int> most{0};
-      at::parallel_for(0, 4096, 1, [&](std::int64_t, std::int64_t) {
-        const int n = at::get_thread_num() + 1;
-        int seen = most.load();
-        while (n > seen && !most.compare_exchange_weak(seen, n)) {}
-      });
-      return most.load();
-    };
+    const auto team = [] { return runtime::thisThreadIntraOpThreads(); };
     std::atomic<int> inside{0}, otherDuring{0}, insideAfter{0};
     std::atomic<bool> scoped{false}, checked{false};
     std::thread worker([&] {
