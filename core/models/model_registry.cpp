@@ -7,11 +7,12 @@
 
 #include "models/umt5/umt5_family.h"
 #include "models/wan/wan_family.h"
+#include "models/wan22/wan22_family.h"
 
 namespace shotchain::models {
 
 std::span<const ModelFamilyRow> modelFamilies() {
-  static const std::array rows{wanDitFamily(), wanVaeFamily(), umt5Family()};
+  static const std::array rows{wan22Ti2vFamily(), wan22VaeFamily(), wanDitFamily(), wanVaeFamily(), umt5Family()};
   return rows;
 }
 

@@ -23,6 +23,9 @@ struct DitCapabilities {
   // After a `latent` cut its new latents continue a fresh clip from the previous shot's last frame
   // (continuity::ConditioningOptions::freshClipDecode).
   bool freshClipContinuation = false;
+  // Trained to continue from clean first latent frames (Wan 2.2 TI2V): they are fed at timestep 0 and put
+  // back after every step, while the rest of the clip shares one schedule (sampling::SamplerOptions::cleanPrefix).
+  bool cleanFirstFrames = false;
 };
 
 // A video diffusion transformer, whatever its family: what residency, the sampler and the renderer

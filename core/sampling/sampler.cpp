@@ -88,6 +88,37 @@ at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x,
   return guided(denoiser, x, timesteps, condContext, uncondContext, guidance, split);
 }
 
+namespace {
+
+// SamplerOptions::cleanPrefix: the frames it covers, put back out of place (the solver may keep the
+// tensor it returned), and the per-frame timesteps that feed them at 0.
+class CleanPrefix {
+ public:
+  CleanPrefix(const at::Tensor& prefix, const std::vector<std::int64_t>& shape) : prefix_(prefix), frames_(shape[1]) {
+    if (!prefix_.defined()) return;
+    if (prefix_.dim() != 4 || prefix_.size(0) != shape[0] || prefix_.size(1) < 1 || prefix_.size(1) >= shape[1] ||
+        prefix_.size(2) != shape[2] || prefix_.size(3) != shape[3])
+      throw std::invalid_argument("clean prefix " + c10::str(prefix_.sizes()) + " does not start a latent of shape " +
+                                  c10::str(at::IntArrayRef(shape)) + " (it must leave at least one frame to sample)");
+  }
+  std::int64_t frames() const { return prefix_.defined() ? prefix_.size(1) : 0; }
+  at::Tensor hold(const at::Tensor& x) const {
+    if (!prefix_.defined()) return x;
+    return at::cat({prefix_.to(x.device(), x.scalar_type()), x.narrow(1, frames(), frames_ - frames())}, 1);
+  }
+  at::Tensor timesteps(std::int64_t t) const {
+    at::Tensor rows = at::full({frames_}, t, at::TensorOptions().dtype(at::kLong));
+    rows.narrow(0, 0, frames()).zero_();
+    return rows;
+  }
+
+ private:
+  at::Tensor prefix_;
+  std::int64_t frames_;
+};
+
+}  // namespace
+
 at::Tensor startingSample(const std::vector<std::int64_t>& latentShape, const SamplerOptions& options,
                           const at::Tensor& initialLatent) {
   if (!initialLatent.defined()) return seededNoise(latentShape, options.seed, options.device);  // x at σ₀ as drawn
@@ -119,6 +150,8 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
                         const StepCallback& onStep, const BeforeStepHook& beforeStep, const std::atomic<bool>* cancel,
                         const at::Tensor& initialLatent) {
   if (latentShape.size() != 4) throw std::invalid_argument("latent shape must be [C, F, H, W]");
+  if (options.perFrame && options.cleanPrefix.defined())
+    throw std::invalid_argument("a clean prefix is for one-schedule sampling, not diffusion forcing (give it as perFrame.prefix)");
   if (options.perFrame)
     return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel, initialLatent);
   SampleResult result;
@@ -132,6 +165,9 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
   if (!uncond.defined() && options.guidance != 1.0)
     throw std::invalid_argument("guidance needs the negative prompt's context");
 
+  const CleanPrefix clean(options.cleanPrefix, latentShape);
+  x = clean.hold(x);
+
   using Clock = std::chrono::steady_clock;
   bool split = options.splitGuidance;
   for (int i = 0; i < schedule.steps(); ++i) {
@@ -144,10 +180,13 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
     const at::Tensor v = velocityWithFallback(
         [&](bool splitCall) {
+          if (clean.frames() > 0)
+            return guidedVelocityPerFrame(denoiser, x, clean.timesteps(schedule.timesteps[k]), cond, uncond,
+                                          options.guidance, splitCall);
           return guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, splitCall);
         },
         options, i, split, result);
-    x = solver->step(i, x, v);
+    x = clean.hold(solver->step(i, x, v));
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.stepSeconds.push_back(seconds);
     result.stepsDone = i + 1;

@@ -98,6 +98,11 @@ struct SamplerOptions {
   std::function<void()> onOutOfMemory;
   // Set: diffusion forcing (one timestep per latent frame); unset: one timestep for the clip.
   std::optional<PerFrameSampling> perFrame;
+  // Clean latents [C, n, h, w] that start the clip, for a model trained to continue from them
+  // (DitCapabilities::cleanFirstFrames; Wan 2.2 TI2V's image-to-video loop): written over frames 0..n−1
+  // before the first model call and after every step, and fed at timestep 0 while the other frames share
+  // the schedule. They leave sampling bit-identical. Not with perFrame.
+  at::Tensor cleanPrefix;
 };
 
 struct SampleResult {

@@ -40,6 +40,9 @@ std::uint64_t WanConfig::parameterCount() const {
 }
 
 std::string WanConfig::variant() const {
+  if (modelType == "ti2v" && inDim == 48 && outDim == 48 && textDim == 4096 && freqDim == 256 && dim == 3072 &&
+      ffnDim == 14336 && numHeads == 24 && numLayers == 30 && patch == std::array<std::int64_t, 3>{1, 2, 2})
+    return "5B";
   const bool standard = modelType == "t2v" && inDim == 16 && outDim == 16 && textDim == 4096 && freqDim == 256 &&
                         patch == std::array<std::int64_t, 3>{1, 2, 2};
   if (standard && dim == 1536 && ffnDim == 8960 && numHeads == 12 && numLayers == 30) return "1.3B";
@@ -52,7 +55,8 @@ std::string WanConfig::variant() const {
 }
 
 std::string WanConfig::family() const {
-  std::string name = injectSampleInfo   ? "SkyReels-V2 DF"
+  std::string name = modelType == "ti2v" ? "Wan 2.2 TI2V"
+                     : injectSampleInfo   ? "SkyReels-V2 DF"
                      : diffusionForcing ? "Wan 2.1 T2V (diffusion forcing)"
                                         : "Wan 2.1 T2V";
   if (causalBlockSize > 0) name += ", causal, chunk " + std::to_string(causalBlockSize);
@@ -60,8 +64,11 @@ std::string WanConfig::family() const {
 }
 
 void WanConfig::check() const {
-  if (modelType != "t2v")
-    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (only t2v)");
+  if (modelType != "t2v" && modelType != "ti2v")
+    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (t2v and ti2v)");
+  if (modelType == "ti2v" && inDim != outDim)
+    throw std::invalid_argument("a ti2v model denoises its own input: in_dim " + std::to_string(inDim) +
+                                " must equal out_dim " + std::to_string(outDim));
   if (dim <= 0 || numHeads <= 0 || dim % numHeads != 0)
     throw std::invalid_argument("dim " + std::to_string(dim) + " is not a multiple of num_heads " + std::to_string(numHeads));
   if (headDim() % 2 != 0 || headDim() < 6)
@@ -156,7 +163,20 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 40;
     return config;
   }
-  if (name == "tiny") {  // the golden reference configuration
+  if (name == "ti2v-5b" || name == "ti2v-5B") {
+    config.modelType = "ti2v";
+    config.inDim = config.outDim = 48;
+    config.dim = 3072;
+    config.ffnDim = 14336;
+    config.numHeads = 24;
+    config.numLayers = 30;
+    return config;
+  }
+  if (name == "tiny" || name == "tiny-ti2v") {  // the golden reference configurations
+    if (name == "tiny-ti2v") {
+      config.modelType = "ti2v";
+      config.inDim = config.outDim = 48;
+    }
     config.textLen = 16;
     config.dim = 64;
     config.ffnDim = 128;
@@ -166,7 +186,7 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 2;
     return config;
   }
-  throw std::invalid_argument("unknown config \"" + std::string(name) + "\" (tiny, 1.3b, 14b)");
+  throw std::invalid_argument("unknown config \"" + std::string(name) + "\" (tiny, tiny-ti2v, 1.3b, 14b, ti2v-5b)");
 }
 
 WanDetection detectWanConfig(const io::WeightSet& weights) {
@@ -249,8 +269,11 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   }
   // The fps embedding is what the key names say of a SkyReels-V2 DF checkpoint, whatever a config claims.
   if (shapeOf("fps_embedding.weight")) result.config.injectSampleInfo = true;
-  if (result.config.inDim == 48) result.problems.push_back("in_dim 48: a Wan 2.2 TI2V model (different family), not supported");
-  if (result.config.modelType == "t2v") {
+  // Wan 2.2 TI2V has Wan 2.1's key names; its 48 latent channels (the Wan 2.2 VAE's) tell it apart.
+  if (result.configSource == "tensor shapes" && result.config.modelType == "t2v" && result.config.inDim == 48 &&
+      result.config.outDim == 48)
+    result.config.modelType = "ti2v";
+  if (result.config.modelType == "t2v" || result.config.modelType == "ti2v") {
     try {
       result.config.check();
     } catch (const std::invalid_argument& error) {

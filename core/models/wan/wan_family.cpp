@@ -13,13 +13,13 @@ std::string firstOf(const std::vector<std::string>& problems) { return problems.
 
 std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
-  if (!dit.isWanDit) return std::nullopt;
+  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;  // Wan 2.2's row
   return IdentifiedModel{"wan_dit", ModelRole::Dit, dit.config.family() + ", " + dit.config.variant(), firstOf(dit.problems)};
 }
 
 std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
   const WanVaeDetection vae = detectWanVaeConfig(weights);
-  if (!vae.isWanVae) return std::nullopt;
+  if (!vae.isWanVae || vae.config.generation == 22) return std::nullopt;  // Wan 2.2's row
   return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")", firstOf(vae.problems)};
 }
 

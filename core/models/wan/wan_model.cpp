@@ -80,7 +80,7 @@ std::string WanModel::family() const { return impl_->config.family() + ", " + im
 
 DitCapabilities WanModel::capabilities() const {
   return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, impl_->causalBlockSize > 0,
-          impl_->config.freshClipContinuation};
+          impl_->config.freshClipContinuation, impl_->config.modelType == "ti2v"};
 }
 
 std::int64_t WanModel::latentChannels() const { return impl_->config.inDim; }
@@ -205,6 +205,21 @@ at::Tensor collapseUniformTimesteps(const at::Tensor& t) {
   return at::equal(t, first.unsqueeze(1).expand_as(t)) ? first.contiguous() : t;
 }
 
+// Timesteps as rows of [B, F] (per frame) or [B, L] (per token, L = F·h·w) from what a caller gives: [B],
+// [B, F], or Wan 2.2's [B, S ≥ L] with one entry per token (entries past L are sequence padding). Per-token
+// rows that are constant over each frame's tokens (TI2V's frame-0-at-0 rows) become per-frame rows.
+at::Tensor timestepRows(const at::Tensor& t, std::int64_t frames, std::int64_t tokens) {
+  if (t.dim() != 2 || t.size(1) == frames) return t;
+  if (t.size(1) < tokens)
+    throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) + " timesteps per sample: need one per " +
+                                "latent frame (" + std::to_string(frames) + ") or one per token (at least " +
+                                std::to_string(tokens) + ")");
+  const at::Tensor perToken = t.narrow(1, 0, tokens);
+  const at::Tensor framed = perToken.view({t.size(0), frames, tokens / frames});
+  const at::Tensor first = framed.select(2, 0);
+  return at::equal(framed, first.unsqueeze(2).expand_as(framed)) ? first.contiguous() : perToken.contiguous();
+}
+
 // The adaLN rows of one forward: [B, K, dim] for one timestep per sample, or [B, F, K, dim] per frame.
 // Applied to a token stream [B, L, dim] (L = F·tokensPerFrame) by viewing it per frame.
 struct ModulationRows {
@@ -244,11 +259,9 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   const WanConfig& c = m.config;
   const auto batch = static_cast<std::int64_t>(xs.size());
   if (batch == 0) throw std::invalid_argument("WanModel::forward: empty batch");
-  const at::Tensor t = collapseUniformTimesteps(tIn);
-  const bool perFrame = t.dim() == 2;
-  if (contexts.size() != xs.size() || (perFrame ? t.size(0) != batch : t.numel() != batch))
-    throw std::invalid_argument("WanModel::forward: need one timestep (or one row of per-frame timesteps) and one "
-                                "context per latent");
+  if (contexts.size() != xs.size() || (tIn.dim() == 2 ? tIn.size(0) != batch : tIn.numel() != batch))
+    throw std::invalid_argument("WanModel::forward: need one timestep (or one row of per-frame or per-token timesteps) "
+                                "and one context per latent");
   std::optional<at::NoGradGuard> noGrad;
   if (!m.trainable) noGrad.emplace();
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(m.device);
@@ -276,11 +289,10 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   const std::int64_t maxLength = *std::max_element(lengths.begin(), lengths.end());
   const bool ragged = std::any_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l != maxLength; });
   const std::int64_t causalFrames = m.causalBlockSize;
-  if (ragged && (perFrame || causalFrames > 0 || stream))
+  if (ragged && (tIn.dim() == 2 || causalFrames > 0 || stream))
     throw std::invalid_argument("WanModel::forward: per-frame timesteps and block-causal attention need latents of one size");
-  if (perFrame && t.size(1) != grids.front().f)
-    throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) + " per-frame timesteps for " +
-                                std::to_string(grids.front().f) + " latent frames");
+  const at::Tensor t = collapseUniformTimesteps(timestepRows(tIn, grids.front().f, maxLength));
+  const bool perFrame = t.dim() == 2;
   at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
   for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
   tokens.clear();

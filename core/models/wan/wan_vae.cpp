@@ -52,6 +52,20 @@ at::Tensor ramp1d(std::int64_t length, std::int64_t ramp, bool rampStart, bool r
   return w;
 }
 
+// Wan 2.2's 2×2 patchify: pixel (row 2i+q, column 2j+r) of channel c becomes channel c·4 + r·2 + q
+// (the column offset is the slower one), and its inverse on the decoder's output. p = 1: unchanged.
+at::Tensor patchify(const at::Tensor& x, std::int64_t p) {
+  if (p == 1) return x;
+  const std::int64_t b = x.size(0), c = x.size(1), f = x.size(2), h = x.size(3) / p, w = x.size(4) / p;
+  return x.view({b, c, f, h, p, w, p}).permute({0, 1, 6, 4, 2, 3, 5}).reshape({b, c * p * p, f, h, w});
+}
+
+at::Tensor unpatchify(const at::Tensor& x, std::int64_t p) {
+  if (p == 1) return x;
+  const std::int64_t b = x.size(0), c = x.size(1) / (p * p), f = x.size(2), h = x.size(3), w = x.size(4);
+  return x.view({b, c, p, p, f, h, w}).permute({0, 1, 4, 5, 3, 6, 2}).reshape({b, c, f, h * p, w * p});
+}
+
 // A per-channel latent statistic from the metadata: a JSON array of zDim numbers (std > 0), or
 // empty when the key is absent.
 std::vector<double> latentStatistic(const io::WeightSet& weights, const char* key, std::int64_t zDim) {
@@ -131,6 +145,14 @@ struct WanVae::Impl {
           b.timeSlot = coder.slots++;
           b.flag = coder.flags++;
           break;
+        case Kind::DupUpShortcut: b.flag = coder.flags++; [[fallthrough]];
+        case Kind::AvgDownShortcut:
+        case Kind::StageInput:
+          b.in = spec.in;
+          b.out = spec.out;
+          b.factorT = spec.factorT;
+          b.factorS = spec.factorS;
+          break;
       }
       coder.blocks.push_back(std::move(b));
     }
@@ -146,16 +168,19 @@ struct WanVae::Impl {
     postQuant = conv("conv2");
     const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
     const auto z = static_cast<std::size_t>(config.zDim);
+    // As the reference wrappers: float32 tensors of the Python floats, scale = 1/std in float32.
+    auto use = [&](const double* m, const double* s) {
+      const auto f64 = at::TensorOptions().dtype(at::kDouble);
+      const std::vector<std::int64_t> shape{1, config.zDim, 1, 1, 1};
+      mean = at::tensor(std::vector<double>(m, m + z), f64).to(f32).view(shape);
+      invStd = at::reciprocal(at::tensor(std::vector<double>(s, s + z), f64).to(f32)).view(shape);
+    };
     if (latentMean.size() == z && latentStd.size() == z) {
-      mean = at::tensor(latentMean, at::TensorOptions().dtype(at::kDouble)).to(f32).view({1, config.zDim, 1, 1, 1});
-      invStd = at::reciprocal(at::tensor(latentStd, at::TensorOptions().dtype(at::kDouble)).to(f32))
-                   .view({1, config.zDim, 1, 1, 1});
-    } else if (config.zDim == 16) {
-      const std::vector<double> m(kWanVaeLatentMean.begin(), kWanVaeLatentMean.end());
-      const std::vector<double> s(kWanVaeLatentStd.begin(), kWanVaeLatentStd.end());
-      // As the reference wrapper: float32 tensors of the Python floats, scale = 1/std in float32.
-      mean = at::tensor(m, at::TensorOptions().dtype(at::kDouble)).to(f32).view({1, 16, 1, 1, 1});
-      invStd = at::reciprocal(at::tensor(s, at::TensorOptions().dtype(at::kDouble)).to(f32)).view({1, 16, 1, 1, 1});
+      use(latentMean.data(), latentStd.data());
+    } else if (config.generation == 22 && z == kWan22VaeLatentMean.size()) {
+      use(kWan22VaeLatentMean.data(), kWan22VaeLatentStd.data());
+    } else if (config.generation == 21 && z == kWanVaeLatentMean.size()) {
+      use(kWanVaeLatentMean.data(), kWanVaeLatentStd.data());
     } else {
       mean = at::zeros({1, config.zDim, 1, 1, 1}, f32);
       invStd = at::ones({1, config.zDim, 1, 1, 1}, f32);
@@ -173,8 +198,8 @@ struct WanVae::Impl {
     return at::conv3d(z.to(compute), postQuant.weight, postQuant.bias);
   }
 
-  at::Tensor finish(at::Tensor frames, bool clamp) const {
-    at::Tensor out = frames.squeeze(0).to(at::kFloat);
+  at::Tensor finish(const at::Tensor& frames, bool clamp) const {
+    at::Tensor out = unpatchify(frames, config.patch()).squeeze(0).to(at::kFloat);
     if (clamp) out = out.clamp(-1.0, 1.0);
     return out;
   }
@@ -274,7 +299,7 @@ WanVaeMoments WanVae::encodeMoments(const at::Tensor& video) const {
     throw std::invalid_argument("WanVae::encodeMoments: video must be [B, 3, T, H, W], got " + c10::str(video.sizes()));
   const std::int64_t frames = video.size(2), factor = c.temporalFactor();
   (void)c.latentFrames(frames);
-  const at::Tensor x = video.to(m.device, m.compute);
+  const at::Tensor x = patchify(video.to(m.device, m.compute), c.patch());
   Caches caches(m.encoder, true);
   std::vector<at::Tensor> chunks;
   for (std::int64_t start = 0; start < frames; start += start == 0 ? 1 : factor)
@@ -292,12 +317,12 @@ at::Tensor WanVae::decodeRaw(const at::Tensor& mu) const {
   Caches caches(m.decoder, true);
   std::vector<at::Tensor> chunks;
   for (std::int64_t i = 0; i < x.size(2); ++i) chunks.push_back(runCoder(m.decoder, x.narrow(2, i, 1), caches));
-  return at::cat(chunks, 2).to(at::kFloat);
+  return unpatchify(at::cat(chunks, 2), m.config.patch()).to(at::kFloat);
 }
 
 WanVae WanVae::load(const io::WeightSet& weights, const WanVaeLoadOptions& options) {
   const WanVaeDetection detection = detectWanVaeConfig(weights);
-  requireNoDetectionProblems(weights.label(), "a Wan 2.1 VAE", detection.problems);
+  requireNoDetectionProblems(weights.label(), "a Wan VAE", detection.problems);
   return load(weights, detection.config, options);
 }
 
@@ -361,7 +386,7 @@ at::Tensor WanVae::encode(const at::Tensor& video, bool normalise) const {
   if (x.size(3) % s != 0 || x.size(4) % s != 0 || x.size(3) == 0 || x.size(4) == 0)
     throw std::invalid_argument("WanVae::encode: height and width must be positive multiples of " + std::to_string(s) +
                                 ", got " + std::to_string(x.size(3)) + "x" + std::to_string(x.size(4)));
-  x = x.to(m.device, m.compute);
+  x = patchify(x.to(m.device, m.compute), c.patch());
   Caches caches(m.encoder);
   std::vector<at::Tensor> chunks;
   // Frame 0 alone, then `factor` frames at a time (wan21.md §2.5).
@@ -404,7 +429,8 @@ at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeCo
       Caches caches(decoder);
       const at::Tensor tileLatent = x.narrow(3, y0, th).narrow(4, x0, tw);
       for (std::int64_t i = 0, first = 0; i < latentT; ++i) {
-        const at::Tensor decoded = runCoder(decoder, tileLatent.narrow(2, i, 1), caches).squeeze(0).to(at::kFloat);
+        const at::Tensor decoded =
+            unpatchify(runCoder(decoder, tileLatent.narrow(2, i, 1), caches), config.patch()).squeeze(0).to(at::kFloat);
         out.narrow(1, first, decoded.size(1)).narrow(2, y0 * s, th * s).narrow(3, x0 * s, tw * s).addcmul_(decoded, mask);
         first += decoded.size(1);
       }

@@ -165,8 +165,34 @@ at::Tensor downsample(const Block& b, at::Tensor x, Caches& caches) {
   return at::conv3d(input, b.time.weight, b.time.bias, {2, 1, 1});
 }
 
+// AvgDown3D (Wan 2.2): time front-padded to a multiple of factorT, then each output channel the mean of
+// its group of in·factorT·factorS²/out values, taken in (channel, t, row, column) order.
+at::Tensor averageDown(const Block& b, at::Tensor x) {
+  const std::int64_t ft = b.factorT, fs = b.factorS, factor = ft * fs * fs;
+  const std::int64_t padT = (ft - x.size(2) % ft) % ft;
+  if (padT > 0) x = at::constant_pad_nd(x, {0, 0, 0, 0, padT, 0});
+  const std::int64_t batch = x.size(0), c = x.size(1), t = x.size(2) / ft, h = x.size(3) / fs, w = x.size(4) / fs;
+  return x.view({batch, c, t, ft, h, fs, w, fs})
+      .permute({0, 1, 3, 5, 7, 2, 4, 6})
+      .reshape({batch, b.out, c * factor / b.out, t, h, w})
+      .mean(2);
+}
+
+// DupUp3D (Wan 2.2): each channel repeated, the copies spread over factorT frames and factorS² pixels;
+// the first chunk drops its first factorT − 1 frames (the causal first frame stays one frame).
+at::Tensor duplicateUp(const Block& b, const at::Tensor& x, bool firstChunk) {
+  const std::int64_t ft = b.factorT, fs = b.factorS, factor = ft * fs * fs;
+  const std::int64_t batch = x.size(0), t = x.size(2), h = x.size(3), w = x.size(4);
+  at::Tensor y = x.repeat_interleave(b.out * factor / b.in, 1)
+                     .view({batch, b.out, ft, fs, fs, t, h, w})
+                     .permute({0, 1, 5, 2, 6, 3, 7, 4})
+                     .reshape({batch, b.out, t * ft, h * fs, w * fs});
+  return firstChunk && ft > 1 ? y.narrow(2, ft - 1, t * ft - (ft - 1)) : y;
+}
+
 at::Tensor runCoderGrad(const Coder& coder, const at::Tensor& input, Caches& caches) {
   at::Tensor x = conv3(cachedInputGrad(caches.slot(coder.conv1Slot), input), coder.conv1);
+  at::Tensor stageInput;
   for (const Block& b : coder.blocks) {
     switch (b.kind) {
       case Kind::Residual: x = residual(b, x, caches); break;
@@ -175,6 +201,9 @@ at::Tensor runCoderGrad(const Coder& coder, const at::Tensor& input, Caches& cac
       case Kind::Upsample3d: x = upsample(b, x, caches); break;
       case Kind::Downsample2d:
       case Kind::Downsample3d: x = downsample(b, x, caches); break;
+      case Kind::StageInput: stageInput = x; break;
+      case Kind::AvgDownShortcut: x = x + averageDown(b, stageInput); break;
+      case Kind::DupUpShortcut: x = x + duplicateUp(b, stageInput, caches.first(b.flag)); break;
     }
   }
   return conv3(cachedInputGrad(caches.slot(coder.headSlot), normSilu(x, coder.headNorm)), coder.head);
@@ -187,6 +216,7 @@ at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
   at::Tensor p = cachedInput(caches.slot(coder.conv1Slot), x.size(1), x, [&](at::Tensor body) { body.copy_(x); });
   x = conv3(p, coder.conv1);
   p.reset();
+  at::Tensor stageInput;  // blocks never write into their input, so holding it is safe
   for (const Block& b : coder.blocks) {
     switch (b.kind) {
       case Kind::Residual: x = residual(b, std::move(x), caches); break;
@@ -195,6 +225,14 @@ at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
       case Kind::Upsample3d: x = upsample(b, std::move(x), caches); break;
       case Kind::Downsample2d:
       case Kind::Downsample3d: x = downsample(b, std::move(x), caches); break;
+      case Kind::StageInput: stageInput = x; break;
+      case Kind::AvgDownShortcut:
+        x.add_(averageDown(b, std::move(stageInput)));
+        break;
+      case Kind::DupUpShortcut:
+        x.add_(duplicateUp(b, stageInput, caches.first(b.flag)));
+        stageInput.reset();
+        break;
     }
   }
   p = cachedInput(caches.slot(coder.headSlot), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, coder.headNorm); });

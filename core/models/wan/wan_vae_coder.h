@@ -34,7 +34,9 @@ struct Block {
   // Resample
   Conv spatial, time;
   int timeSlot = -1;  // causal cache of upsample3d's time_conv / last frame of downsample3d
-  int flag = -1;      // "first chunk done" of a temporal resample
+  int flag = -1;      // "first chunk done" of a temporal resample or a DupUpShortcut
+  // AvgDownShortcut / DupUpShortcut (Wan 2.2)
+  std::int64_t in = 0, out = 0, factorT = 1, factorS = 1;
 };
 
 struct Coder {

@@ -9,6 +9,7 @@
 #include "io/safetensors_header.h"
 #include "io/strict_json.h"
 #include "io/weight_set.h"
+#include "models/wan/wan22_vae_layout.h"
 
 namespace shotchain::models {
 namespace {
@@ -37,7 +38,7 @@ const std::array<double, 16> kWanVaeLatentMean{-0.7571, -0.7089, -0.9113, 0.1075
 const std::array<double, 16> kWanVaeLatentStd{2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
                                               3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
 
-std::int64_t WanVaeConfig::spatialFactor() const { return std::int64_t{1} << (stages() - 1); }
+std::int64_t WanVaeConfig::spatialFactor() const { return patch() << (stages() - 1); }
 
 std::int64_t WanVaeConfig::temporalFactor() const {
   std::int64_t factor = 1;
@@ -66,6 +67,13 @@ std::uint64_t WanVaeConfig::parameterCount() const {
 }
 
 std::string WanVaeConfig::variant() const {
+  if (generation == 22) {
+    const bool shape = zDim == 48 && dimMult == std::vector<std::int64_t>{1, 2, 4, 4} && numResBlocks == 2 &&
+                       temporalDownsample == std::vector<bool>{false, true, true};
+    if (shape && dim == 160 && decoderDim() == 256) return "wan2.2";
+    if (shape && dim == 4 && decoderDim() == 8) return "tiny";
+    return "custom";
+  }
   const bool wanShape = zDim == 16 && dimMult == std::vector<std::int64_t>{1, 2, 4, 4} && numResBlocks == 2 &&
                         temporalDownsample == std::vector<bool>{false, true, true};
   if (wanShape && dim == 96) return "wan2.1";
@@ -74,12 +82,19 @@ std::string WanVaeConfig::variant() const {
 }
 
 void WanVaeConfig::check() const {
+  if (generation != 21 && generation != 22) throw std::invalid_argument("VAE config: generation must be 21 or 22");
+  if (decDim < 0 || (generation == 21 && decDim != 0))
+    throw std::invalid_argument("VAE config: dec_dim is a Wan 2.2 VAE's (positive) decoder width");
   if (dim <= 0 || zDim <= 0 || numResBlocks <= 0) throw std::invalid_argument("VAE config: sizes must be positive");
   if (dimMult.size() < 2) throw std::invalid_argument("VAE config: dim_mult needs at least 2 entries");
   for (const std::int64_t m : dimMult)
     if (m <= 0) throw std::invalid_argument("VAE config: dim_mult entries must be positive");
   if (temporalDownsample.size() != dimMult.size() - 1)
     throw std::invalid_argument("VAE config: temperal_downsample needs " + str(stages() - 1) + " entries (one per resample)");
+  if (generation == 22) {
+    if (const std::string problem = wan22VaeConfigProblem(*this); !problem.empty()) throw std::invalid_argument(problem);
+    return;
+  }
   const auto dims = decoderDims(*this);
   for (std::size_t i = 1; i + 1 < dims.size(); ++i)
     if (dims[i] % 2 != 0) throw std::invalid_argument("VAE config: upsampled channel counts must be even");
@@ -88,6 +103,7 @@ void WanVaeConfig::check() const {
 std::string WanVaeConfig::toJson() const {
   Json json = {{"attn_scales", Json::array()}, {"dim", dim},       {"dim_mult", dimMult}, {"dropout", 0.0},
                {"num_res_blocks", numResBlocks}, {"temperal_downsample", temporalDownsample}, {"z_dim", zDim}};
+  if (generation == 22) json["dec_dim"] = decoderDim();  // only vae2_2's WanVAE_ takes it
   return json.dump();
 }
 
@@ -109,6 +125,10 @@ WanVaeConfig WanVaeConfig::fromJson(std::string_view text) {
   integer("dim", config.dim);
   integer("z_dim", config.zDim);
   integer("num_res_blocks", config.numResBlocks);
+  if (json.contains("dec_dim")) {
+    config.generation = 22;
+    integer("dec_dim", config.decDim);
+  }
   if (json.contains("dim_mult")) {
     const Json& m = json["dim_mult"];
     if (!m.is_array()) throw std::invalid_argument("VAE config: \"dim_mult\" must be a list");
@@ -142,10 +162,18 @@ WanVaeConfig WanVaeConfig::preset(std::string_view name) {
     config.dim = 8;
     return config;
   }
-  throw std::invalid_argument("unknown VAE preset \"" + std::string(name) + "\" (tiny, wan21)");
+  if (name == "wan22" || name == "wan2.2" || name == "tiny22") {
+    config.generation = 22;
+    config.zDim = 48;
+    config.dim = name == "tiny22" ? 4 : 160;
+    config.decDim = name == "tiny22" ? 8 : 256;
+    return config;
+  }
+  throw std::invalid_argument("unknown VAE preset \"" + std::string(name) + "\" (tiny, wan21, tiny22, wan22)");
 }
 
 std::vector<WanVaeBlock> wanVaeEncoderBlocks(const WanVaeConfig& c) {
+  if (c.generation == 22) return wan22VaeEncoderBlocks(c);
   std::vector<WanVaeBlock> blocks;
   const auto dims = encoderDims(c);
   std::int64_t n = 0;
@@ -166,6 +194,7 @@ std::vector<WanVaeBlock> wanVaeEncoderBlocks(const WanVaeConfig& c) {
 }
 
 std::vector<WanVaeBlock> wanVaeDecoderBlocks(const WanVaeConfig& c) {
+  if (c.generation == 22) return wan22VaeDecoderBlocks(c);
   std::vector<WanVaeBlock> blocks;
   const auto dims = decoderDims(c);
   blocks.push_back({Kind::Residual, "decoder.middle.0.", dims[0], dims[0]});
@@ -217,10 +246,13 @@ std::vector<WanVaeParamSpec> wanVaeParameterSpecs(const WanVaeConfig& c) {
         conv(p + "resample.1", {b.out, b.in, 3, 3});
         if (b.kind == Kind::Downsample3d) conv(p + "time_conv", {b.in, b.in, 3, 1, 1});
         break;
+      case Kind::StageInput:
+      case Kind::AvgDownShortcut:
+      case Kind::DupUpShortcut: break;
     }
   };
   const auto enc = wanVaeEncoderBlocks(c);
-  conv("encoder.conv1", {c.dim, 3, 3, 3, 3});
+  conv("encoder.conv1", {c.dim, c.pixelChannels(), 3, 3, 3});
   for (const WanVaeBlock& b : enc) blockSpecs(b);
   const std::int64_t encOut = enc.back().out;
   specs.push_back({"encoder.head.0.gamma", {encOut, 1, 1, 1}});
@@ -232,7 +264,7 @@ std::vector<WanVaeParamSpec> wanVaeParameterSpecs(const WanVaeConfig& c) {
   for (const WanVaeBlock& b : dec) blockSpecs(b);
   const std::int64_t decOut = dec.back().out;
   specs.push_back({"decoder.head.0.gamma", {decOut, 1, 1, 1}});
-  conv("decoder.head.2", {3, decOut, 3, 3, 3});
+  conv("decoder.head.2", {c.pixelChannels(), decOut, 3, 3, 3});
   return specs;
 }
 
@@ -261,7 +293,11 @@ WanVaeDetection detectWanVaeConfig(const io::WeightSet& weights) {
       // Not a VAE config (or not ours): fall back to the shapes.
     }
   }
-  if (!fromMetadata) {
+  if (!fromMetadata && encConv->size() == 5 && (*encConv)[1] == 12) {
+    d.configSource = "tensor shapes";
+    d.config = wan22VaeConfigFromShapes(weights, d.problems);
+    if (!d.problems.empty()) return d;
+  } else if (!fromMetadata) {
     d.configSource = "tensor shapes";
     WanVaeConfig& c = d.config;
     if (encConv->size() != 5 || conv2->size() != 5) {

@@ -38,7 +38,8 @@ double convExtra(const ConvShape& c) {
 struct Walk {
   double peak = 0;   // largest transient seen (elements)
   double cache = 0;  // causal cache elements
-  void moment(double elements) { peak = std::max(peak, elements); }
+  double held = 0;   // a Wan 2.2 stage's input, alive until the stage's shortcut
+  void moment(double elements) { peak = std::max(peak, elements + held); }
 };
 
 // One decoder chunk at latent size h0 × w0. `steady`: a chunk after the first (temporal upsamples
@@ -97,15 +98,27 @@ void walkDecoder(const WanVaeConfig& config, double h0, double w0, bool steady, 
         c = out;
         break;
       }
+      case Kind::StageInput: w.held = c * t * px; break;
+      case Kind::DupUpShortcut: {
+        // The repeated copy and its spread-out layout beside the stage's output.
+        const double y = c * t * px;
+        w.held = 0;
+        w.moment(3 * y);
+        break;
+      }
       case Kind::Downsample2d:
-      case Kind::Downsample3d: break;  // encoder only
+      case Kind::Downsample3d:
+      case Kind::AvgDownShortcut: break;  // encoder only
     }
   }
-  // head: RMS_norm + SiLU into the padded input, conv to 3 channels, then float32 + clamp.
-  const double x = c * t * px, p = c * (t + 2) * px, rgb = 3 * t * px;
+  // head: RMS_norm + SiLU into the padded input, conv to the pixel channels (3, or 12 before Wan 2.2's
+  // unpatchify copy), then float32 + clamp.
+  const double pc = static_cast<double>(config.pixelChannels());
+  const double x = c * t * px, p = c * (t + 2) * px, rgb = pc * t * px;
   w.cache += 2 * c * px;
   w.moment(x + p + std::max(2 * c * px, t * px));
-  w.moment(p + rgb + k3(c, 3));
+  w.moment(p + rgb + k3(c, pc));
+  if (pc > 3) w.moment(2 * rgb);
 }
 
 }  // namespace
