@@ -12,6 +12,7 @@ namespace shotchain::cli {
 namespace {
 
 const VerifiableComponent kComponents[] = {
+    {"Wan 2.2 TI2V image-to-video loop", &matchesTi2vLoop, &verifyTi2vLoop, {5e-4, 5e-5}},
     {"Wan DiT", &matchesWanDit, &verifyWanDit},
     {"Wan VAE", &matchesWanVae, &verifyWanVae, {1e-4, 2e-5}},
     {"UMT5 text encoder", &matchesUmt5, &verifyUmt5, {2e-5, 1e-5}},
@@ -50,6 +51,7 @@ int runVerify(const Args& args) {
   const std::optional<double> maxAbs = parsed.number("--max-abs"), relL2 = parsed.number("--rel-l2");
   if (paths.size() == 1) return verifyWithoutWeights(paths[0], maxAbs, relL2);
   Report report;
+  if (const auto vae = parsed.text("--vae")) report.vae = *vae;
   const io::WeightSet weights = io::WeightSet::open(paths[0]);
   const auto file = io::SafetensorsFile::open(paths[1]);
   const auto& meta = file->header().metadata;

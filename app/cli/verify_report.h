@@ -19,6 +19,7 @@ struct Tolerance {
 
 struct Report {
   Tolerance tolerance;
+  std::string vae;  // --vae: the VAE file a sampling-loop IO file's encode and decode run on (empty: none)
   int compared = 0;
   int failed = 0;
 
@@ -58,6 +59,8 @@ bool matchesWanDit(const io::WeightSet& weights, const std::string& source);
 void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesWanVae(const io::WeightSet& weights, const std::string& source);
 void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesTi2vLoop(const io::WeightSet& weights, const std::string& source);
+void verifyTi2vLoop(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesUmt5(const io::WeightSet& weights, const std::string& source);
 void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 

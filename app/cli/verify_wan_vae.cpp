@@ -20,10 +20,8 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
                                  ? models::WanVae::load(weights, models::WanVaeConfig::fromJson(config->second))
                                  : models::WanVae::load(weights);
   std::printf("config: %s (%s)\n", vae.config().toJson().c_str(), vae.config().variant().c_str());
-  if (file.find("scale_inv_std") && vae.config().zDim == 16) {
-    const std::vector<double> s(models::kWanVaeLatentStd.begin(), models::kWanVaeLatentStd.end());
-    report.compare("scale_inv_std", at::reciprocal(at::tensor(s).to(at::kFloat)), file.tensor("scale_inv_std"));
-  }
+  if (file.find("scale_inv_std"))
+    report.compare("scale_inv_std", at::reciprocal(at::tensor(vae.latentStd()).to(at::kFloat)), file.tensor("scale_inv_std"));
   if (file.find("video")) {
     const at::Tensor video = file.tensor("video");
     if (file.find("latent")) report.compare("latent", vae.encode(video), file.tensor("latent"));
@@ -36,6 +34,17 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
       report.compare("decoded_unclamped", vae.decode(file.tensor("latent"), options), file.tensor("decoded_unclamped"));
     options.clamp = true;
     if (file.find("decoded")) report.compare("decoded", vae.decode(file.tensor("latent"), options), file.tensor("decoded"));
+  }
+  // Wan 2.2's one-frame image path (§9.2).
+  if (file.find("image") && file.find("image_latent")) {
+    report.compare("image_latent", vae.encode(file.tensor("image")), file.tensor("image_latent"));
+    models::VaeDecodeOptions options;
+    options.clamp = false;
+    if (file.find("image_decoded_unclamped"))
+      report.compare("image_decoded_unclamped", vae.decode(file.tensor("image_latent"), options),
+                     file.tensor("image_decoded_unclamped"));
+    if (file.find("image_decoded"))
+      report.compare("image_decoded", vae.decode(file.tensor("image_latent")), file.tensor("image_decoded"));
   }
 }
 

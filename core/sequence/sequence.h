@@ -89,6 +89,9 @@ struct Shot {
   std::optional<int> steps;
   std::optional<double> guidance;
   std::optional<double> shift;
+  // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
+  // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
+  std::string startImage;
   Continuity continuity;
   bool enabled = true;
   UnknownFields unknown;

@@ -241,6 +241,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalInteger("steps", shot.steps);
   reader.optionalReal("guidance", shot.guidance);
   reader.optionalReal("shift", shot.shift);
+  reader.string("start_image", shot.startImage);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
     ObjectReader c(*continuity, shotPath(index, "continuity"), out);
@@ -298,6 +299,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.steps) object["steps"] = *shot.steps;
   if (shot.guidance) object["guidance"] = *shot.guidance;
   if (shot.shift) object["shift"] = *shot.shift;
+  if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
   Json continuity = Json::object();
   continuity["mode"] = toString(shot.continuity.mode);
   continuity["tag"] = shot.continuity.tag;

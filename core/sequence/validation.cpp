@@ -165,6 +165,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.guidance) checkGuidance(report, shotPath(index, "guidance"), *shot.guidance);
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
+  if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
 
   const Continuity& c = shot.continuity;
   const ContinuityModeTraits& mode = traitsOf(c.mode);
@@ -246,6 +247,10 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
                    std::to_string(*c.prefixFrames) + " is more than the previous shot's " +
                        std::to_string(previousEnabled->latentFrames()) + " latent frames");
     }
+    if (!shot.startImage.empty() && mode.handoff && source != lastByTag.end())
+      report.warning(shotPath(i, "start_image"),
+                     "is not used: the shot continues shot \"" + source->second->id + "\" (continuity " +
+                         toString(c.mode) + "); set continuity to none to start from the picture");
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
     lastByTag[c.tag] = &shot;
     previousEnabled = &shot;
