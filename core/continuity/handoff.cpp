@@ -193,6 +193,10 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       break;
   }
 
+  if (!c.held.defined() && options.startImage.defined()) {
+    c.held = encode(options.startImage, "start image");
+    c.source = "start_image";
+  }
   if (c.held.defined()) {
     if (c.held.size(0) != channels || c.held.size(2) != h || c.held.size(3) != w)
       throw std::invalid_argument("conditioning latent " + shapeText(c.held.sizes()) + " does not fit the shot's " +

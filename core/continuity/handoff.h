@@ -46,7 +46,7 @@ struct Conditioning {
   ContinuityMode mode = ContinuityMode::None;
   // What the shot was conditioned on: "noise" (nothing held), "handoff", "handoff+fallback_image",
   // "fallback_image" (blend without a predecessor), "last_frame_encode" (vae_roundtrip),
-  // "last_frame_encode+handoff" (latent_overlap).
+  // "last_frame_encode+handoff" (latent_overlap), "start_image".
   std::string source = "noise";
   at::Tensor held;   // [C, n, h, w] clean latents for slots 0..n−1 on the device; undefined: none
   at::Tensor noise;  // [C, n, h, w] fixed noise re-noising them (CPU-drawn from handoffNoiseSeed)
@@ -82,6 +82,9 @@ struct ConditioningOptions {
   // the decode needs it, leave its encode to encodeDecodePrefix (Conditioning::decodePrefixPending)
   // instead of decoding the previous latent again.
   bool encodeLastFrameLater = false;
+  // The shot's start image [3, H, W] in [−1, 1] at the shot's size (render/start_image.h): when nothing is
+  // handed off it is encoded as one latent frame and held at slot 0 (source "start_image").
+  at::Tensor startImage;
 };
 
 // A seed for the held-slot noise, derived from the shot seed (splitmix64), so it is unrelated to the

@@ -245,7 +245,10 @@ MemoryPlan planMemory(const PlanRequest& r) {
                    (window > 0 ? "; sampler.stream_window " + std::to_string(window) + " would fit."
                                : "; even a window of one chunk does not fit.");
   }
-  if (r.handsOff && !r.dit->perFrameTimesteps()) plan.notes.push_back(models::approximateContinuationNote(r.dit->family()));
+  if (r.handsOff && r.dit->cleanFirstFrames())
+    plan.notes.push_back(models::cleanFirstFrameContinuationNote(r.dit->family()));
+  else if (r.handsOff && !r.dit->perFrameTimesteps())
+    plan.notes.push_back(models::approximateContinuationNote(r.dit->family()));
   if (plan.fits || r.cfgBatch < 2) return plan;
   PlanRequest split = r;
   split.cfgBatch = 1;

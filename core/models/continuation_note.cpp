@@ -9,4 +9,11 @@ std::string approximateContinuationNote(const std::string& family) {
          "holds it clean)";
 }
 
+std::string cleanFirstFrameContinuationNote(const std::string& family) {
+  return "continuation on " + family +
+         ": the handed latent is held clean at timestep 0 as the model holds a start image, but a `latent` handoff "
+         "covers the previous shot's last four frames, not one picture; `vae_roundtrip` encodes its last frame as one "
+         "picture, which is exactly what the model was trained on (one small encode, no decode of the whole shot)";
+}
+
 }  // namespace shotchain::models

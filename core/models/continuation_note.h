@@ -9,4 +9,8 @@ namespace shotchain::models {
 // re-noised at each step's level, which the model never saw, so the frames after a cut are approximate.
 std::string approximateContinuationNote(const std::string& family);
 
+// The line for a model trained to continue from clean first latent frames (Wan 2.2 TI2V): what `latent`
+// and `vae_roundtrip` each give it at a cut.
+std::string cleanFirstFrameContinuationNote(const std::string& family);
+
 }  // namespace shotchain::models

@@ -11,6 +11,7 @@
 
 #include "io/weight_set.h"
 #include "models/model_family.h"
+#include "models/model_memory.h"
 
 namespace shotchain::models {
 namespace fs = std::filesystem;
@@ -100,14 +101,18 @@ Identified identify(const fs::path& file) {
   }
 }
 
+// `mismatch` (optional): why a usable file does not fit the rest of the set (empty when it fits), so that a
+// folder holding the VAEs of two families (Wan 2.1's and Wan 2.2's) gives the DiT the one it needs.
 fs::path detectIn(const fs::path& folder, const std::vector<const char*>& subfolders, const std::string& kind,
-                  const std::string& what, const std::string& field) {
+                  const std::string& what, const std::string& field,
+                  const std::function<std::string(const fs::path&)>& mismatch = {}) {
   std::vector<fs::path> found;
   std::vector<std::string> rejected;
   for (const fs::path& file : weightsFilesUnder(folder, subfolders)) {
     const Identified id = identify(file);
-    if (id.kind == kind && id.problem.empty()) found.push_back(file);
-    else if (id.kind == kind) rejected.push_back(file.filename().string() + " (" + id.problem + ")");
+    const std::string misfit = id.kind == kind && id.problem.empty() && mismatch ? mismatch(file) : std::string();
+    if (id.kind == kind && id.problem.empty() && misfit.empty()) found.push_back(file);
+    else if (id.kind == kind) rejected.push_back(file.filename().string() + " (" + (misfit.empty() ? id.problem : misfit) + ")");
   }
   std::string where;
   for (const char* sub : subfolders) where += (where.empty() ? "" : " or ") + (folder / sub).string();
@@ -164,14 +169,25 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
     if (!isDirectory(folder)) throw std::runtime_error("model.folder: " + folder.string() + " is not a folder");
   }
   auto component = [&](const std::string& field, const std::string& path, const std::vector<const char*>& subfolders,
-                       const std::string& kind, const std::string& what) -> fs::path {
+                       const std::string& kind, const std::string& what,
+                       const std::function<std::string(const fs::path&)>& mismatch = {}) -> fs::path {
     if (!path.empty()) return explicitFile(field, path, folder, sequenceDirectory);
     if (folder.empty()) throw std::runtime_error(field + ": missing: give a \"folder\" or all of dit, vae and text_encoder");
-    return detectIn(folder, subfolders, kind, what, field);
+    return detectIn(folder, subfolders, kind, what, field, mismatch);
   };
   ModelFiles files;
-  files.dit = component("model.dit", model.dit, {"diffusion_models", "unet"}, "dit", "Wan 2.1 T2V DiT");
-  files.vae = component("model.vae", model.vae, {"vae"}, "vae", "Wan 2.1 VAE");
+  files.dit = component("model.dit", model.dit, {"diffusion_models", "unet"}, "dit", "DiT");
+  std::int64_t channels = 0;
+  try {
+    channels = ditMemoryModel(files.dit)->latentChannels();
+  } catch (const std::exception&) {
+    // The DiT's own loader says what is wrong with it; the VAE is then found by its header alone.
+  }
+  files.vae = component("model.vae", model.vae, {"vae"}, "vae", "VAE", [&](const fs::path& file) -> std::string {
+    const std::int64_t z = vaeMemoryModel(file)->geometry().latentChannels;
+    if (channels == 0 || z == channels) return {};
+    return "its latents have " + std::to_string(z) + " channels; the DiT needs " + std::to_string(channels);
+  });
   files.textEncoder =
       component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "UMT5 text encoder");
   if (!model.tokenizer.empty()) files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);

@@ -29,6 +29,8 @@ class DitMemoryModel {
   virtual std::uint64_t parameterCount() const = 0;
   virtual std::int64_t latentChannels() const = 0;
   virtual bool perFrameTimesteps() const = 0;
+  // Holds handed or start-image latents clean at timestep 0 (DitCapabilities::cleanFirstFrames).
+  virtual bool cleanFirstFrames() const { return false; }
   // The dtype the loader gives the matmul weights, from their stored dtype.
   virtual c10::ScalarType loadDtype() const = 0;
   virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;

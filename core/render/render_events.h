@@ -81,6 +81,7 @@ struct ShotFinished {
   double decodeSeconds = 0;
   double seconds = 0;
   double firstFrameSeconds = 0;  // from the shot's start to its first decoded frame (0: not measured)
+  std::string conditionedOn;     // what it started from (ShotRecord::conditionedOn)
   std::optional<StreamFigures> stream;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };

@@ -41,6 +41,7 @@ Json shotToJson(const ShotFinished& shot) {
                {"decode_seconds", shot.decodeSeconds},
                {"seconds", shot.seconds},
                {"first_frame_seconds", shot.firstFrameSeconds},
+               {"conditioned_on", shot.conditionedOn},
                {"directory", shot.directory}};
   if (shot.stream) json["stream"] = streamFiguresToJson(*shot.stream);
   return json;

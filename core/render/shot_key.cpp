@@ -58,6 +58,13 @@ std::string checkpointFingerprint(const std::filesystem::path& path) {
   return digestHex(readAll(path));
 }
 
+// An image a shot reads (relative to the sequence's folder): its bytes' digest, or "missing:<name>".
+std::string imageDigest(const std::filesystem::path& sequenceDirectory, const std::string& file) {
+  const std::filesystem::path image = sequenceDirectory / file;
+  std::error_code error;
+  return std::filesystem::exists(image, error) ? digestHex(readRegularFile(image, kMaxImageFileBytes)) : "missing:" + file;
+}
+
 }  // namespace
 
 std::string fileFingerprint(const std::filesystem::path& path) {
@@ -112,13 +119,9 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     }
     if (mode.readsBlend) {
       j["blend"] = c.blendRatio;
-      if (!c.fallbackImage.empty()) {
-        const std::filesystem::path image = sequenceDirectory / c.fallbackImage;
-        std::error_code error;
-        j["fallback"] = std::filesystem::exists(image, error) ? digestHex(readRegularFile(image, kMaxImageFileBytes))
-                                                              : "missing:" + c.fallbackImage;
-      }
+      if (!c.fallbackImage.empty()) j["fallback"] = imageDigest(sequenceDirectory, c.fallbackImage);
     }
+    if (!shot.startImage.empty()) j["start_image"] = imageDigest(sequenceDirectory, shot.startImage);
     if (const auto before = lastKeyByTag.find(c.tag); mode.handoff && before != lastKeyByTag.end())
       j["after"] = before->second;
     if (c.anchorColour && !firstKey.empty()) j["anchor"] = firstKey;

@@ -11,6 +11,7 @@
 #include "render/output_layout.h"
 #include "render/reused_cut.h"
 #include "render/shot_record.h"
+#include "render/start_image.h"
 #include "sampling/latent_preview.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
@@ -54,6 +55,7 @@ sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults&
   sampler.solver = solverOf(defaults.solver);
   sampler.seed = shot.seed;
   sampler.device = device;
+  if (capabilities.cleanFirstFrames && conditioning.held.defined()) sampler.cleanPrefix = conditioning.held;
   if (capabilities.perFrameTimesteps) {
     sampling::PerFrameSampling diffusionForcing;
     diffusionForcing.prefix = conditioning.held;
@@ -92,6 +94,7 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
   record.key = prepared.key;
   record.settingsJson = serializeShot(shot);
   record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
+  record.conditionedOn = job->conditioning.source;
   record.sampleSeconds = sampled.seconds;
   record.stepSeconds = sampled.result.stepSeconds;
   record.seconds = secondsSince(prepared.start);
@@ -136,6 +139,13 @@ at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
   if (!options_.loadImage)
     throw std::runtime_error(path.string() + ": fallback images need an image reader (continuity.fallback_image)");
   return frameToTensor(options_.loadImage(path));
+}
+
+at::Tensor ShotPass::startImage(const Shot& shot, bool handedOff) const {
+  if (shot.startImage.empty() || handedOff) return {};
+  const std::filesystem::path path = options_.sequenceDirectory / shot.startImage;
+  if (!options_.loadImage) throw std::runtime_error(path.string() + ": start images need an image reader (start_image)");
+  return startImageTensor(options_.loadImage(path), shot.width, shot.height);
 }
 
 void ShotPass::pump(bool wait) {
@@ -194,6 +204,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.decodeSeconds = job.decodeSeconds;
   finished.seconds = record.seconds;
   finished.firstFrameSeconds = record.firstFrameSeconds;
+  finished.conditionedOn = record.conditionedOn;
   finished.stream = record.stream;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
@@ -245,6 +256,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   continuity::ConditioningOptions conditioningOptions;
   conditioningOptions.freshClipDecode = capabilities.freshClipContinuation;
   conditioningOptions.encodeLastFrameLater = true;
+  conditioningOptions.startImage = startImage(shot, out.previous != nullptr);
   out.conditioning = continuity::prepareConditioning(shot.continuity, out.previous ? &handed : nullptr, vae, fallbackImage(shot),
                                                      shape, shot.seed, models_.device, conditioningOptions);
   if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
@@ -271,6 +283,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   const int index = prepared.index;
   const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
   const bool perFrame = prepared.sampler.perFrame.has_value();
+  const bool heldClean = perFrame || prepared.sampler.cleanPrefix.defined();  // never re-noised, never changed
   const auto start = Stopwatch::now();
   auto onStep = [&](const sampling::StepEvent& event) {
     StepDone done;
@@ -296,7 +309,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
       const at::Tensor& cond = promptContexts_.at(shot.prompt);
       const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
       out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
-                                        perFrame ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
+                                        heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
                                         &cancel_);
       break;
     }
@@ -304,7 +317,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   gap_ = {};  // the gap to the next shot starts at this shot's last step
   if (out.result.cancelled) return out;
   out.latent = out.result.latent;
-  if (!perFrame) continuity::restoreHeldSlots(out.latent, prepared.conditioning);  // a clean prefix was never touched
+  if (!heldClean) continuity::restoreHeldSlots(out.latent, prepared.conditioning);  // a clean prefix was never touched
   if (shot.continuity.anchorColour && first_ && first_->stats && !out.streamed)
     out.latent = continuity::anchorChannelStats(out.latent, first_->stats->latent, prepared.conditioning.heldFrames());
   out.seconds = secondsSince(start);
@@ -423,6 +436,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.decodeSeconds = record->decodeSeconds;
   finished.seconds = record->seconds;
   finished.firstFrameSeconds = record->firstFrameSeconds;
+  finished.conditionedOn = record->conditionedOn;
   finished.stream = record->stream;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);

@@ -94,6 +94,8 @@ class ShotPass {
   void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
              const std::string& statsJson, const std::string& source);
   at::Tensor fallbackImage(const Shot& shot) const;
+  // The shot's start image at its size (render/start_image.h), or undefined when it has none or continues a handoff.
+  at::Tensor startImage(const Shot& shot, bool handedOff) const;
   // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one
   // this pass rendered or read back; null otherwise.
   std::shared_ptr<PriorShot> neighbourOf(int index) const;

@@ -33,6 +33,7 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   json["settings"] = Json::parse(record.settingsJson);
   json["frames_written"] = record.framesWritten;
   json["frames_dropped"] = record.framesDropped;
+  json["conditioned_on"] = record.conditionedOn;
   json["timings"] = {{"sample_seconds", record.sampleSeconds},
                      {"decode_seconds", record.decodeSeconds},
                      {"seconds", record.seconds},
@@ -61,6 +62,7 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     record.settingsJson = json.at("settings").dump();
     record.framesWritten = json.at("frames_written").get<int>();
     record.framesDropped = json.value("frames_dropped", 0);
+    record.conditionedOn = json.value("conditioned_on", std::string());
     const Json& timings = json.at("timings");
     record.sampleSeconds = timings.value("sample_seconds", 0.0);
     record.decodeSeconds = timings.value("decode_seconds", 0.0);

@@ -23,6 +23,8 @@ struct ShotRecord {
   std::string settingsJson;  // the shot as the document writes it
   int framesWritten = 0;
   int framesDropped = 0;     // leading decoded frames left out (latent_overlap repeats, latent priming)
+  // What the shot started from (continuity::Conditioning::source): "noise", "start_image", "handoff", …
+  std::string conditionedOn;
   double sampleSeconds = 0;
   double decodeSeconds = 0;
   double seconds = 0;

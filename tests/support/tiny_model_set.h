@@ -36,8 +36,9 @@ struct TinyModelSet {
 
 // diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps). causalBlockSize > 0:
 // a block-causal DiT with per-frame timesteps that streams with a KV cache, chunks of that many frames.
+// ti2v: a Wan 2.2 TI2V DiT (48 channels) with the tiny Wan 2.2 VAE.
 inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11,
-                                      bool diffusionForcing = false, std::int64_t causalBlockSize = 0) {
+                                      bool diffusionForcing = false, std::int64_t causalBlockSize = 0, bool ti2v = false) {
   std::filesystem::create_directories(dir);
   std::string corpus;
   for (const char* colour : {"red", "green", "blue", "yellow", "white", "magenta"})
@@ -54,13 +55,13 @@ inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uin
 
   TinyModelSet set{dir / "dit.safetensors", dir / "vae.safetensors", dir / "text_encoder.safetensors",
                    dir / "tokenizer.model"};
-  models::WanConfig dit = models::WanConfig::preset("tiny");
+  models::WanConfig dit = models::WanConfig::preset(ti2v ? "tiny-ti2v" : "tiny");
   dit.textLen = 64;
   dit.injectSampleInfo = diffusionForcing;
   dit.causalBlockSize = causalBlockSize;
   dit.diffusionForcing = causalBlockSize > 0;
   io::saveSafetensors(set.dit, models::WanModel::random(dit, seed).namedParameters(), {{"config", dit.toJson()}});
-  const models::WanVaeConfig vae = models::WanVaeConfig::preset("tiny");
+  const models::WanVaeConfig vae = models::WanVaeConfig::preset(ti2v ? "tiny22" : "tiny");
   io::saveSafetensors(set.vae, models::WanVae::random(vae, seed + 1).namedParameters(), {{"config", vae.toJson()}});
   models::Umt5Config text = models::Umt5Config::preset("tiny");
   text.vocab = 40;

@@ -273,6 +273,12 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   if (result.configSource == "tensor shapes" && result.config.modelType == "t2v" && result.config.inDim == 48 &&
       result.config.outDim == 48)
     result.config.modelType = "ti2v";
+  // Wan 2.2 I2V-A14B experts: Wan 2.1 key names, but the image enters as 20 extra input channels (y).
+  if (result.config.modelType == "t2v" && result.config.inDim != result.config.outDim)
+    result.problems.push_back("in_dim " + std::to_string(result.config.inDim) + " with out_dim " +
+                              std::to_string(result.config.outDim) +
+                              ": an image-to-video expert (Wan 2.2 I2V-A14B, image latent and mask as extra input "
+                              "channels), not supported yet");
   if (result.config.modelType == "t2v" || result.config.modelType == "ti2v") {
     try {
       result.config.check();

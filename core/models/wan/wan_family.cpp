@@ -58,6 +58,19 @@ FamilyInspection inspectWanDit(const io::WeightSet& weights) {
 
 }  // namespace
 
+FamilyInspection inspectWanVaeFile(const io::WeightSet& weights) {
+  const WanVaeDetection vae = detectWanVaeConfig(weights);
+  const WanVaeConfig& c = vae.config;
+  FamilyInspection out;
+  out.lines.emplace_back("family", std::string(c.generation == 22 ? "Wan 2.2" : "Wan 2.1") + " VAE");
+  out.lines.emplace_back("variant", vae.problems.empty() ? c.variant() : "unknown");
+  out.lines.emplace_back("latent", std::to_string(c.zDim) + " channels, " + std::to_string(c.spatialFactor()) +
+                                       "× spatial, " + std::to_string(c.temporalFactor()) + "× temporal");
+  out.lines.emplace_back("config (from " + vae.configSource + ")", c.toJson());
+  out.problems = vae.problems;
+  return out;
+}
+
 const ModelFamilyRow& wanDitFamily() {
   static const ModelFamilyRow row{.name = "wan_dit",
                                   .role = ModelRole::Dit,
@@ -70,7 +83,8 @@ const ModelFamilyRow& wanDitFamily() {
 
 const ModelFamilyRow& wanVaeFamily() {
   static const ModelFamilyRow row{
-      .name = "wan_vae", .role = ModelRole::Vae, .identify = identifyWanVae, .loadVae = loadWanVae, .vaeMemory = wanVaeMemoryOf};
+      .name = "wan_vae", .role = ModelRole::Vae, .identify = identifyWanVae, .loadVae = loadWanVae, .vaeMemory = wanVaeMemoryOf,
+      .inspect = inspectWanVaeFile};
   return row;
 }
 

@@ -18,6 +18,7 @@ class WanDitMemory final : public DitMemoryModel {
   std::uint64_t parameterCount() const override { return config_.parameterCount(); }
   std::int64_t latentChannels() const override { return config_.inDim; }
   bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
+  bool cleanFirstFrames() const override { return config_.modelType == "ti2v"; }
   c10::ScalarType loadDtype() const override { return loadDtype_; }
   std::int64_t causalBlockSize() const override { return config_.causalBlockSize; }
   std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,

@@ -130,7 +130,7 @@ void WanModel::setParallel(std::shared_ptr<DitParallel> parallel) { impl_->paral
 
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
-  requireNoDetectionProblems(weights.label(), "a Wan 2.1 T2V DiT", detection.problems);
+  requireNoDetectionProblems(weights.label(), "a Wan DiT", detection.problems);
   return load(weights, detection.config, options);
 }
 

@@ -2,6 +2,7 @@
 
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
+#include "models/wan/wan_family.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
@@ -81,7 +82,8 @@ const ModelFamilyRow& wan22VaeFamily() {
                                   .role = ModelRole::Vae,
                                   .identify = identifyWan22Vae,
                                   .loadVae = loadWan22Vae,
-                                  .vaeMemory = wan22VaeMemory};
+                                  .vaeMemory = wan22VaeMemory,
+                                  .inspect = inspectWanVaeFile};
   return row;
 }
 
