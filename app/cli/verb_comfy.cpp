@@ -8,6 +8,8 @@
 #include "cli/verbs.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "models/model_files.h"
+#include "models/model_memory.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
@@ -75,6 +77,22 @@ int runImportComfy(const Args& args) {
   return 0;
 }
 
+namespace {
+
+// The DiT's latent channels from its header when the document's model set resolves here (Wan 2.2 TI2V: 48).
+interop::ComfyExportOptions exportOptionsFor(const Sequence& sequence, const std::filesystem::path& file) {
+  interop::ComfyExportOptions options;
+  try {
+    const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, file.parent_path());
+    options.latentChannels = models::ditMemoryModel(files.dit)->latentChannels();
+  } catch (const std::exception&) {
+    // The model files are not here (another machine's paths): the stock text-to-video graph.
+  }
+  return options;
+}
+
+}  // namespace
+
 int runExportComfy(const Args& args) {
   const ParsedOptions options = kExportComfyCommand.parse(args);
   const std::filesystem::path file = options.operands().front();
@@ -86,7 +104,7 @@ int runExportComfy(const Args& args) {
   const std::filesystem::path dir = options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
   std::filesystem::create_directories(dir);
   int index = 0;
-  for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence)) {
+  for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence, exportOptionsFor(*loaded.sequence, file))) {
     char name[32];
     std::snprintf(name, sizeof name, "%02d-", ++index);
     const std::filesystem::path path = dir / (name + w.shotId + ".json");

@@ -21,12 +21,14 @@ Json node(const char* type, Json inputs, const std::string& title) {
 
 }  // namespace
 
-std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence) {
+std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const ComfyExportOptions& options) {
   const SequenceSettings& s = sequence.settings;
   const ModelSet& m = s.model;
   const bool builtin = m.isBuiltin();
-  const std::string dit = builtin ? "dit.safetensors" : fileName(m.dit, "wan2.1_t2v_1.3B_fp16.safetensors");
-  const std::string vae = builtin ? "vae.safetensors" : fileName(m.vae, "wan_2.1_vae.safetensors");
+  const bool ti2v = options.latentChannels == 48;
+  const std::string dit =
+      builtin ? "dit.safetensors" : fileName(m.dit, ti2v ? "wan2.2_ti2v_5B_fp16.safetensors" : "wan2.1_t2v_1.3B_fp16.safetensors");
+  const std::string vae = builtin ? "vae.safetensors" : fileName(m.vae, ti2v ? "wan2.2_vae.safetensors" : "wan_2.1_vae.safetensors");
   const std::string text = builtin ? "text_encoder.safetensors" : fileName(m.textEncoder, "umt5_xxl_fp8_e4m3fn_scaled.safetensors");
   std::vector<ComfyShotWorkflow> out;
   for (const Shot& shot : sequence.shots) {
@@ -44,8 +46,21 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence) {
     g["4"] = node("ModelSamplingSD3", {{"shift", shot.shift.value_or(s.sampler.shift)}, {"model", link(1)}}, "ModelSamplingSD3");
     g["5"] = node("CLIPTextEncode", {{"text", shot.prompt}, {"clip", link(2)}}, "Positive");
     g["6"] = node("CLIPTextEncode", {{"text", shot.negativePrompt}, {"clip", link(2)}}, "Negative");
-    g["7"] = node("EmptyHunyuanLatentVideo",
-                  {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1}}, "Empty latent video");
+    const Json size = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1}};
+    if (ti2v) {
+      Json latent = size;
+      latent["vae"] = link(3);
+      if (!shot.startImage.empty()) {
+        g["11"] = node("LoadImage", {{"image", fileName(shot.startImage, "")}}, "Start image");
+        latent["start_image"] = link(11);
+        w.notes.push_back("copy " + shot.startImage + " into ComfyUI's input folder");
+      }
+      g["7"] = node("Wan22ImageToVideoLatent", latent, "Wan22ImageToVideoLatent");
+    } else {
+      if (!shot.startImage.empty())
+        w.notes.push_back("start_image has no stock node for this model's graph: the shot starts from noise there");
+      g["7"] = node("EmptyHunyuanLatentVideo", size, "Empty latent video");
+    }
     g["8"] = node("KSampler",
                   {{"seed", shot.seed},
                    {"steps", shot.steps.value_or(s.sampler.steps)},
@@ -59,6 +74,15 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence) {
                    {"latent_image", link(7)}},
                   shot.displayName());
     g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
+    if (ti2v) {
+      g["10"] = node("CreateVideo", {{"fps", s.fps}, {"images", link(9)}}, "Create Video");
+      g["12"] = node("SaveVideo",
+                     {{"filename_prefix", "shotchain/" + shot.id}, {"format", "auto"}, {"codec", "auto"}, {"video", link(10)}},
+                     "Save Video");
+      w.json = g.dump(2);
+      out.push_back(std::move(w));
+      continue;
+    }
     g["10"] = node("SaveAnimatedWEBP",
                    {{"filename_prefix", "shotchain/" + shot.id},
                     {"fps", s.fps},

@@ -165,6 +165,8 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
       {"VAELoader", {"vae_name"}},
       {"EmptyHunyuanLatentVideo", {"width", "height", "length", "batch_size"}},
       {"EmptyMochiLatentVideo", {"width", "height", "length", "batch_size"}},
+      {"Wan22ImageToVideoLatent", {"width", "height", "length", "batch_size"}},
+      {"CreateVideo", {"fps"}},
       {"EmptyLatentImage", {"width", "height", "batch_size"}},
       {"EmptySD3LatentImage", {"width", "height", "batch_size"}},
       {"ModelSamplingSD3", {"shift"}},

@@ -164,10 +164,27 @@ class Importer {
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
   }
 
+  // Wan 2.2 TI2V's latent (48 channels, 16× spatial) and its optional start image.
+  void ti2vLatent(const ComfyNode& node, Shot& shot) {
+    shot.width = static_cast<int>(number(node, "width"));
+    shot.height = static_cast<int>(number(node, "height"));
+    shot.frames = static_cast<int>(number(node, "length"));
+    if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
+    if (const ComfyNode* image = upstream(node, "start_image")) {
+      if (image->type != "LoadImage") cannotMap(node, "start_image", *image);
+      shot.startImage = text(*image, "image");
+      out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as Wan 2.2's "
+                                             "i2v() does (ComfyUI scales it bilinearly)");
+    }
+    if (const Json* batch = node.value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
+      out_.notes.push_back(nodeLabel(node) + ": batch_size " + batch->dump() + " rendered as one clip");
+  }
+
   void latentOf(const ComfyNode& sampler, Shot& shot) {
     const ComfyNode* from = upstream(sampler, "latent_image");
     if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
+    if (from->type == "Wan22ImageToVideoLatent") return ti2vLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     shot.width = static_cast<int>(number(*from, "width"));
     shot.height = static_cast<int>(number(*from, "height"));
@@ -316,7 +333,7 @@ const std::vector<std::string>& mappedComfyNodeTypes() {
       "KSampler",       "KSamplerAdvanced",        "CLIPTextEncode",      "UNETLoader",          "CLIPLoader",
       "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
       "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
-      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff"};
+      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "Wan22ImageToVideoLatent"};
   return types;
 }
 
