@@ -111,11 +111,11 @@ const CommandSpec kBenchDitCommand{
     "error against one process."};
 
 const CommandSpec kBenchVaeCommand{
-    "bench vae", "", 0, 0, "Wan VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",
-    {{"--config", K::Text, "tiny|wan21|custom", "VAE preset", "wan21"},
+    "bench vae", "", 0, 0, "Wan 2.1 / 2.2 VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",
+    {{"--config", K::Text, "tiny|wan21|tiny22|wan22|custom", "VAE preset", "wan21"},
      {"--dim", K::Int64, "N", "base width (makes the config custom)"},
      {"--frames", K::Int64, "N", "pixel frames, 4k+1", "5"},
-     {"--size", K::Dimensions, "WxH", "pixels, multiples of 8", "64x64"},
+     {"--size", K::Dimensions, "WxH", "pixels, multiples of 8 (16 for Wan 2.2)", "64x64"},
      {"--tiled", K::Flag, "", "also decode tiled"},
      {"--tile", K::Int64, "N", "tile size in latent pixels (implies --tiled)"},
      {"--overlap", K::Int64, "N", "tile overlap in latent pixels (default tile/4, at least 2)"},

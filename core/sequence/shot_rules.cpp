@@ -55,6 +55,15 @@ void setFallbackImage(Shot& shot, std::string path) {
     shot.continuity.mode = ContinuityMode::Blend;
 }
 
+const char* placeDroppedImage(Shot& shot, std::string path) {
+  if (usesHandoff(shot.continuity.mode)) {
+    setFallbackImage(shot, std::move(path));
+    return "continuity.fallback_image";
+  }
+  shot.startImage = std::move(path);
+  return "start_image";
+}
+
 std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file) {
   const std::filesystem::path absolute = absoluteNormal(file);
   if (baseFolder.empty()) return absolute.generic_string();

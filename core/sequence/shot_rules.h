@@ -20,6 +20,11 @@ Shot defaultShotAfter(const Sequence& sequence, std::size_t previous);
 // to blend; a shot that takes one keeps its mode. An empty path clears the image and keeps the mode.
 void setFallbackImage(Shot& shot, std::string path);
 
+// A picture dropped on a shot: a shot that takes no handoff starts from it (start_image); a shot that
+// continues its predecessor keeps its mode and blends the picture with the handoff (its fallback image).
+// Returns the document field it set ("start_image" or "continuity.fallback_image").
+const char* placeDroppedImage(Shot& shot, std::string path);
+
 // How a file the user picked is written into the document: relative to `baseFolder` (the sequence
 // file's folder) when it lies inside it, else absolute; absolute when `baseFolder` is empty.
 std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file);

@@ -1,5 +1,6 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QLineEdit>
 #include <QMimeData>
 #include <QPainter>
 #include <QPlainTextEdit>
@@ -163,7 +164,7 @@ class StudioTimeline : public QObject {
     QVERIFY(status.at(0).at(0).toString().contains("4k+1"));
   }
 
-  void droppedImageBecomesFallbackAndSwitchesToBlend() {
+  void droppedPictureStartsAFreshShotAndBlendsIntoAContinuingOne() {
     Fixture f;
     QTemporaryDir dir;
     const QString image = dir.filePath("still.png");
@@ -179,16 +180,18 @@ class StudioTimeline : public QObject {
     QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
     QApplication::sendEvent(&f.view, &drop);
     const Shot& shot = f.document.sequence().shots[0];
-    QCOMPARE(QString::fromStdString(shot.continuity.fallbackImage), image);
-    QCOMPARE(shot.continuity.mode, ContinuityMode::Blend);
+    QCOMPARE(QString::fromStdString(shot.startImage), image);
+    QVERIFY(shot.continuity.fallbackImage.empty());
+    QCOMPARE(shot.continuity.mode, ContinuityMode::None);
     QCOMPARE(f.stack()->count(), 1);
     f.stack()->undo();
-    QVERIFY(f.document.sequence().shots[0].continuity.fallbackImage.empty());
-    QCOMPARE(f.document.sequence().shots[0].continuity.mode, ContinuityMode::None);
+    QVERIFY(f.document.sequence().shots[0].startImage.empty());
 
-    // A shot that already takes a handoff keeps its mode.
-    QVERIFY(f.view.setFallbackImage(1, image));
+    // A shot that takes a handoff keeps its mode and blends the picture in.
+    QVERIFY(f.view.placeImage(1, image));
     QCOMPARE(f.document.sequence().shots[1].continuity.mode, ContinuityMode::Latent);
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[1].continuity.fallbackImage), image);
+    QVERIFY(f.document.sequence().shots[1].startImage.empty());
   }
 
   void splitIsOneUndoStep() {
@@ -291,6 +294,25 @@ class StudioTimeline : public QObject {
     frames->setValue(21);
     QVERIFY(inspector.errorText("frames").isEmpty());
     QCOMPARE(document.sequence().shots[1].frames, 21);
+  }
+
+  void startImageFieldIsOneUndoStep() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("wan22_ti2v_5b_three_shots.json")).sequence,
+                   q(workflow("wan22_ti2v_5b_three_shots.json").string()));
+    ShotInspector inspector(&document);
+    inspector.setShotIndex(0);
+    auto* start = qobject_cast<QLineEdit*>(inspector.fieldWidget("start_image"));
+    QVERIFY(start);
+    QCOMPARE(start->text(), QString("images/lighthouse_dusk.png"));
+    start->setText("images/other.png");
+    Q_EMIT start->editingFinished();
+    QCOMPARE(document.sequence().shots[0].startImage, std::string("images/other.png"));
+    QCOMPARE(document.undoStack()->count(), 1);
+    // The document's validation warns about a picture that is not there, but keeps the edit.
+    document.undoStack()->undo();
+    QCOMPARE(document.sequence().shots[0].startImage, std::string("images/lighthouse_dusk.png"));
+    QCOMPARE(start->text(), QString("images/lighthouse_dusk.png"));
   }
 
   void typingInAPromptIsOneUndoStep() {

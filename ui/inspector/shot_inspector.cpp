@@ -3,14 +3,9 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDir>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
-#include <QImageReader>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -18,10 +13,10 @@
 #include <QRandomGenerator>
 #include <QSpinBox>
 #include <QTimer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "inspector/image_field.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
@@ -70,8 +65,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       tag_(new QLineEdit(this)),
       overlap_(new QSpinBox(this)),
       blend_(new QDoubleSpinBox(this)),
-      fallback_(new QLineEdit(this)),
-      fallbackThumb_(new QLabel(this)),
+      start_(new ImageField(tr("Start image"), tr("none (drop a picture on a shot that starts fresh)"), this)),
+      fallback_(new ImageField(tr("Fallback image"), tr("none (drop a picture on a continuing shot)"), this)),
       anchor_(new QCheckBox(tr("Pull colours toward shot 1 (AdaIN)"), this)),
       recache_(new QCheckBox(tr("Recache the stream under a new prompt"), this)),
       enabled_(new QCheckBox(tr("Render this shot"), this)) {
@@ -120,6 +115,10 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   randomise->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Fixed);
   errors_["seed"] = addField(form, tr("Seed"), seedRow);
 
+  start_->setToolTip(tr("The picture the shot starts from: encoded as its first latent frame and held clean on a model "
+                        "trained for it (Wan 2.2 TI2V); a shot that continues the previous one starts from the handoff."));
+  errors_["start_image"] = addField(form, tr("Start image"), start_);
+
   addSection(form, tr("Sampler overrides"));
   steps_->setRange(0, limits::kMaxSteps);
   guidance_->setRange(0, limits::kMaxGuidance);
@@ -143,19 +142,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   blend_->setRange(0, 1);
   blend_->setSingleStep(0.05);
   errors_["continuity.blend_ratio"] = addField(form, tr("Blend ratio"), blend_);
-  auto* imageRow = new QWidget(this);
-  auto* imageLayout = new QHBoxLayout(imageRow);
-  imageLayout->setContentsMargins(0, 0, 0, 0);
-  auto* browse = new QPushButton(tr("…"), imageRow);
-  browse->setToolTip(tr("Choose a fallback image"));
-  browse->setFixedWidth(28);
-  fallback_->setPlaceholderText(tr("none (drop an image on the shot)"));
-  imageLayout->addWidget(fallback_, 1);
-  imageLayout->addWidget(browse);
-  errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), imageRow);
-  fallbackThumb_->setFixedHeight(64);
-  fallbackThumb_->setVisible(false);
-  form->addRow(QString(), fallbackThumb_);
+  errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), fallback_);
   errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
   recache_->setToolTip(tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
                           "the new prompt (LongLive's KV-recache). Off: keep it as the previous prompt left it."));
@@ -165,7 +152,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   widgets_ = {{"name", name_},       {"prompt", prompt_},     {"negative_prompt", negative_}, {"frames", frames_},
               {"width", width_},     {"height", height_},     {"seed", seed_},                {"steps", steps_},
               {"guidance", guidance_}, {"shift", shift_},     {"mode", mode_},                {"tag", tag_},
-              {"overlap", overlap_}, {"blend", blend_},       {"fallback", fallback_},        {"preset", preset_}};
+              {"overlap", overlap_}, {"blend", blend_},       {"fallback", fallback_->edit()}, {"preset", preset_},
+              {"start_image", start_->edit()}};
 
   connect(name_, &QLineEdit::editingFinished, this, [this] {
     commit("name", [this](Shot& s) { s.name = name_->text().toStdString(); });
@@ -215,16 +203,11 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   connect(blend_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     commit("continuity.blend_ratio", [v](Shot& s) { s.continuity.blendRatio = v; });
   });
-  connect(fallback_, &QLineEdit::editingFinished, this, [this] {
-    commit("continuity.fallback_image", [this](Shot& s) { setFallbackImage(s, fallback_->text().trimmed().toStdString()); });
+  connect(fallback_, &ImageField::chosen, this, [this](const QString& path) {
+    commit("continuity.fallback_image", [&path](Shot& s) { setFallbackImage(s, path.toStdString()); });
   });
-  connect(browse, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Fallback image"),
-                                                      QString::fromStdString(document_->baseFolder().string()),
-                                                      tr("Images (*.png *.jpg *.jpeg *.webp *.bmp)"));
-    if (path.isEmpty()) return;
-    const std::string stored = documentPath(document_->baseFolder(), path.toStdString());
-    commit("continuity.fallback_image", [&stored](Shot& s) { setFallbackImage(s, stored); });
+  connect(start_, &ImageField::chosen, this, [this](const QString& path) {
+    commit("start_image", [&path](Shot& s) { s.startImage = path.toStdString(); });
   });
   connect(anchor_, &QCheckBox::toggled, this, [this](bool on) {
     commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; });
@@ -334,39 +317,14 @@ void ShotInspector::refresh() {
   const ContinuityModeTraits& traits = traitsOf(shot.continuity.mode);
   overlap_->setEnabled(traits.readsOverlap);
   blend_->setEnabled(traits.readsBlend);
-  setText(fallback_, shot.continuity.fallbackImage);
+  for (ImageField* field : {start_, fallback_}) field->setBaseFolder(document_->baseFolder());
+  fallback_->setPath(QString::fromStdString(shot.continuity.fallbackImage));
+  start_->setPath(QString::fromStdString(shot.startImage));
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
   quietly(recache_, [&] { recache_->setChecked(recaches(shot.continuity)); });
   recache_->setEnabled(traits.readsRecache);
   anchor_->setEnabled(traits.sampling == ShotSampling::WholeClip);
   quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
-  showFallbackThumbnail(QString::fromStdString(shot.continuity.fallbackImage));
-}
-
-// Decoded and scaled on the thread pool; a stale result (the shot changed meanwhile) is dropped.
-void ShotInspector::showFallbackThumbnail(const QString& path) {
-  if (path.isEmpty()) {
-    fallbackThumb_->clear();
-    fallbackThumb_->setVisible(false);
-    return;
-  }
-  const QString absolute = QFileInfo(path).isAbsolute()
-                               ? path
-                               : QDir(QString::fromStdString(document_->baseFolder().string())).filePath(path);
-  auto* watcher = new QFutureWatcher<QImage>(this);
-  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, path] {
-    watcher->deleteLater();
-    if (fallback_->text() != path) return;
-    const QImage image = watcher->result();
-    fallbackThumb_->setVisible(true);
-    if (image.isNull()) fallbackThumb_->setText(tr("(cannot read the image)"));
-    else fallbackThumb_->setPixmap(QPixmap::fromImage(image));
-  });
-  watcher->setFuture(QtConcurrent::run([absolute] {
-    QImageReader reader(absolute);
-    const QImage image = reader.read();
-    return image.isNull() ? image : image.scaledToHeight(64, Qt::SmoothTransformation);
-  }));
 }
 
 }  // namespace shotchain::ui

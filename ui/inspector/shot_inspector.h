@@ -19,6 +19,7 @@ class QTimer;
 namespace shotchain::ui {
 
 class FieldError;
+class ImageField;
 class SequenceDocument;
 
 // Edits one shot. Each field commits through the document's undo stack when its edit is finished
@@ -45,7 +46,6 @@ class ShotInspector : public QWidget {
   void commitLength(int frames);
   void commitText(QPlainTextEdit* editor, const QString& field);
   void watchTyping(QPlainTextEdit* editor, const QString& field);
-  void showFallbackThumbnail(const QString& path);
 
   SequenceDocument* document_;
   int index_ = -1;
@@ -69,8 +69,8 @@ class ShotInspector : public QWidget {
   QLineEdit* tag_;
   QSpinBox* overlap_;
   QDoubleSpinBox* blend_;
-  QLineEdit* fallback_;
-  QLabel* fallbackThumb_;
+  ImageField* start_;
+  ImageField* fallback_;
   QCheckBox* anchor_;
   QCheckBox* recache_;
   QCheckBox* enabled_;

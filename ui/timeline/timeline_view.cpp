@@ -1,11 +1,7 @@
 #include "timeline/timeline_view.h"
 
 #include <QApplication>
-#include <QDragEnterEvent>
-#include <QFileInfo>
 #include <QHelpEvent>
-#include <QImageReader>
-#include <QMimeData>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -32,18 +28,6 @@ QColor stateColour(ShotState state) {
     case ShotState::Failed: return {0x74, 0x2c, 0x2c};
   }
   return Qt::gray;
-}
-
-bool isImageFile(const QString& path) {
-  return QImageReader::supportedImageFormats().contains(QFileInfo(path).suffix().toLower().toLatin1());
-}
-
-QStringList droppedImages(const QMimeData* mime) {
-  QStringList paths;
-  if (mime == nullptr || !mime->hasUrls()) return paths;
-  for (const QUrl& url : mime->urls())
-    if (url.isLocalFile() && isImageFile(url.toLocalFile())) paths << url.toLocalFile();
-  return paths;
 }
 
 }  // namespace
@@ -310,6 +294,13 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
     p.drawImage(QPointF(rect.left() + 4, thumbTop), status.firstThumbnail);
     if (!status.lastThumbnail.isNull())
       p.drawImage(QPointF(rect.right() - 4 - status.lastThumbnail.width(), thumbTop), status.lastThumbnail);
+  } else if (!shot.startImage.empty()) {
+    const QImage picture = startPicture(shot.startImage);
+    if (!picture.isNull() && rect.width() > 3 * picture.width()) {
+      p.drawImage(QPointF(rect.left() + 4, thumbTop), picture);
+      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 1, Qt::DashLine));
+      p.drawRect(QRectF(rect.left() + 4, thumbTop, picture.width(), picture.height()));
+    }
   }
   if (status.state == ShotState::Rendering) {
     const QRectF bar(rect.left(), rect.bottom() - 4, rect.width() * status.progress, 4);
@@ -333,7 +324,8 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   if (status.state == ShotState::Rendering) stateText += QStringLiteral(" %1%").arg(qRound(status.progress * 100));
   const QString facts = tr("%1 f · %2").arg(shot.frames).arg(stateText);
   p.setPen(QColor(0xa8, 0xa8, 0xa8));
-  const bool thumbs = !status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width();
+  const bool thumbs = (!status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width()) ||
+                      (status.firstThumbnail.isNull() && !shot.startImage.empty() && !startPicture(shot.startImage).isNull());
   const QRect factsRect = thumbs ? textRect.adjusted(0, 2 * line, 0, 0)
                                  : QRect(textRect.left(), static_cast<int>(rect.bottom()) - line - 6, textRect.width(), line);
   p.drawText(factsRect, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(facts, Qt::ElideRight, textRect.width()));
@@ -498,7 +490,7 @@ bool TimelineView::event(QEvent* event) {
       const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index)];
       QToolTip::showText(help->globalPos(),
                          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br><i>Drag to reorder, drag the right "
-                            "edge to trim (Alt: no snapping), drop an image to set the fallback.</i>")
+                            "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to blend it in).</i>")
                              .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
                              .arg(shot.frames)
                              .arg(shot.width)
@@ -512,38 +504,6 @@ bool TimelineView::event(QEvent* event) {
     return true;
   }
   return QWidget::event(event);
-}
-
-void TimelineView::dragEnterEvent(QDragEnterEvent* event) {
-  if (droppedImages(event->mimeData()).isEmpty()) return event->ignore();
-  event->acceptProposedAction();
-}
-
-void TimelineView::dragMoveEvent(QDragMoveEvent* event) {
-  const int index = indexAt(event->position().toPoint());
-  if (index != dropHover_) {
-    dropHover_ = index;
-    update();
-  }
-  if (index >= 0) event->acceptProposedAction();
-  else event->ignore();
-}
-
-void TimelineView::dragLeaveEvent(QDragLeaveEvent*) {
-  dropHover_ = -1;
-  update();
-}
-
-void TimelineView::dropEvent(QDropEvent* event) {
-  dropHover_ = -1;
-  const QStringList images = droppedImages(event->mimeData());
-  const int index = indexAt(event->position().toPoint());
-  if (images.isEmpty() || index < 0) return event->ignore();
-  if (setFallbackImage(index, images.front())) {
-    setSelectedIndex(index);
-    event->acceptProposedAction();
-  }
-  update();
 }
 
 bool TimelineView::nudgeLength(int index, int deltaFrames) {
@@ -568,19 +528,6 @@ bool TimelineView::splitShot(int index) {
   }
   setSelectedIndex(index + 1);
   return true;
-}
-
-bool TimelineView::setFallbackImage(int index, const QString& imagePath) {
-  if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
-  Shot shot = document_->sequence().shots[static_cast<std::size_t>(index)];
-  shotchain::setFallbackImage(shot, documentPath(document_->baseFolder(), imagePath.toStdString()));
-  const Diagnostics errors = document_->edit(SetShot{static_cast<std::size_t>(index), shot});
-  if (!errors.empty())
-    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
-  else
-    Q_EMIT statusMessage(tr("Fallback image of %1: %2")
-                             .arg(QString::fromStdString(shot.displayName()), QString::fromStdString(shot.continuity.fallbackImage)));
-  return errors.empty();
 }
 
 }  // namespace shotchain::ui

@@ -2,6 +2,8 @@
 
 #include <QRect>
 #include <QString>
+#include <QHash>
+#include <QImage>
 #include <QWidget>
 
 #include <vector>
@@ -47,7 +49,8 @@ class TimelineView : public QWidget {
   // Edits, each one undo step; false (with statusMessage) when core refused.
   bool nudgeLength(int index, int deltaFrames);
   bool splitShot(int index);
-  bool setFallbackImage(int index, const QString& imagePath);
+  // A dropped picture (shot_rules' placeDroppedImage): the start image of a fresh shot, the fallback of a continuing one.
+  bool placeImage(int index, const QString& imagePath);
 
   QSize sizeHint() const override { return {800, kTrackTop + kTrackHeight + 12}; }
   QSize minimumSizeHint() const override { return {200, kTrackTop + kTrackHeight + 12}; }
@@ -91,12 +94,16 @@ class TimelineView : public QWidget {
   QString cutTooltip(int toIndex) const;
   void paintRuler(QPainter& p);
   void paintBlock(QPainter& p, int index, const QRectF& rect, bool ghost);
+  // The start image's thumbnail for a shot not rendered yet: decoded on the thread pool on first use
+  // (a null image until it arrives, then a repaint).
+  QImage startPicture(const std::string& path);
   void paintCut(QPainter& p, int toIndex, double x);
   void clampScroll();
   void documentChanged();
 
   SequenceDocument* document_;
   RenderState* state_;
+  QHash<QString, QImage> pictures_;  // by absolute path; a null image: being decoded or unreadable
   int selected_ = -1;
   int playhead_ = 0;
   double pixelsPerFrame_ = 6;

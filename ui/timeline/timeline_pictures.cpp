@@ -1,0 +1,104 @@
+// The timeline's pictures: images dropped on a shot (a start image or a fallback, shot_rules' rule) and the
+// start image drawn on a shot that has no rendered frames yet.
+#include "timeline/timeline_view.h"
+
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QImageReader>
+#include <QMimeData>
+#include <QUrl>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "document/sequence_document.h"
+#include "render/render_state.h"
+#include "sequence/shot_rules.h"
+#include "util/image_file_check.h"
+
+namespace shotchain::ui {
+namespace {
+
+bool isImageFile(const QString& path) {
+  return QImageReader::supportedImageFormats().contains(QFileInfo(path).suffix().toLower().toLatin1());
+}
+
+QStringList droppedImages(const QMimeData* mime) {
+  QStringList paths;
+  if (mime == nullptr || !mime->hasUrls()) return paths;
+  for (const QUrl& url : mime->urls())
+    if (url.isLocalFile() && isImageFile(url.toLocalFile())) paths << url.toLocalFile();
+  return paths;
+}
+
+}  // namespace
+
+void TimelineView::dragEnterEvent(QDragEnterEvent* event) {
+  if (droppedImages(event->mimeData()).isEmpty()) return event->ignore();
+  event->acceptProposedAction();
+}
+
+void TimelineView::dragMoveEvent(QDragMoveEvent* event) {
+  const int index = indexAt(event->position().toPoint());
+  if (index != dropHover_) {
+    dropHover_ = index;
+    update();
+  }
+  if (index >= 0) event->acceptProposedAction();
+  else event->ignore();
+}
+
+void TimelineView::dragLeaveEvent(QDragLeaveEvent*) {
+  dropHover_ = -1;
+  update();
+}
+
+void TimelineView::dropEvent(QDropEvent* event) {
+  dropHover_ = -1;
+  const QStringList images = droppedImages(event->mimeData());
+  const int index = indexAt(event->position().toPoint());
+  if (images.isEmpty() || index < 0) return event->ignore();
+  if (placeImage(index, images.front())) {
+    setSelectedIndex(index);
+    event->acceptProposedAction();
+  }
+  update();
+}
+
+QImage TimelineView::startPicture(const std::string& path) {
+  const QString file = QString::fromStdString(path);
+  const QString absolute =
+      QFileInfo(file).isAbsolute() ? file : QDir(QString::fromStdString(document_->baseFolder().string())).filePath(file);
+  if (const auto found = pictures_.constFind(absolute); found != pictures_.constEnd()) return *found;
+  pictures_.insert(absolute, QImage());
+  auto* watcher = new QFutureWatcher<QImage>(this);
+  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, absolute] {
+    watcher->deleteLater();
+    pictures_.insert(absolute, watcher->result());
+    update();
+  });
+  watcher->setFuture(QtConcurrent::run([absolute] {
+    if (!imageFileProblem(absolute.toStdString()).empty()) return QImage();  // never blocks on a FIFO
+    QImageReader reader(absolute);
+    const QImage image = reader.read();
+    return image.isNull() ? image : image.scaledToHeight(RenderState::kThumbnailHeight, Qt::SmoothTransformation);
+  }));
+  return {};
+}
+
+bool TimelineView::placeImage(int index, const QString& imagePath) {
+  if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
+  Shot shot = document_->sequence().shots[static_cast<std::size_t>(index)];
+  const std::string field = placeDroppedImage(shot, documentPath(document_->baseFolder(), imagePath.toStdString()));
+  const Diagnostics errors = document_->edit(SetShot{static_cast<std::size_t>(index), shot});
+  const bool start = field == "start_image";
+  if (!errors.empty())
+    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+  else
+    Q_EMIT statusMessage((start ? tr("Start image of %1: %2") : tr("Fallback image of %1: %2"))
+                             .arg(QString::fromStdString(shot.displayName()),
+                                  QString::fromStdString(start ? shot.startImage : shot.continuity.fallbackImage)));
+  return errors.empty();
+}
+
+}  // namespace shotchain::ui
