@@ -87,6 +87,7 @@ const CommandSpec kPlanCommand{
     "plan", "SEQUENCE", 1, 1,
     "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
     {kBudget, kPolicy, {"--device", K::Text, "cpu|cuda[:N]", "device to plan for (default: cuda:0 when present, else cpu)"},
+     {"--device-memory", K::ByteSize, "SIZE", "plan for a device of this much memory, present or not (e.g. 24GiB for a card you do not have here)"},
      kJson,
      {"--ranks", K::Int64, "N", "also the figures per rank of a render spread over N processes"},
      kGuidanceParallel},

@@ -65,10 +65,12 @@ std::string planToJson(const MemoryPlan& plan);
 
 // A plan request for `sequence` from the model files' safetensors headers (no weights are read):
 // the models' memory models (models/model_memory.h) and load dtypes, the enabled shots' latent shapes, the ring buffer.
-// device "cpu" or "cuda[:N]"; its total from deviceTotalBytes. Budget and policy: the arguments
+// device "cpu" or "cuda[:N]"; its total from deviceTotalBytes unless `deviceTotal` says it (a device planned for
+// that is not present). Budget and policy: the arguments
 // when set, else the document's. Throws std::runtime_error naming the file.
 PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence& sequence, const std::string& device,
                                  std::optional<std::uint64_t> budget = std::nullopt,
-                                 std::optional<ResidencyPolicy> policy = std::nullopt);
+                                 std::optional<ResidencyPolicy> policy = std::nullopt,
+                                 std::optional<std::uint64_t> deviceTotal = std::nullopt);
 
 }  // namespace shotchain

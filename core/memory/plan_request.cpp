@@ -11,7 +11,8 @@
 namespace shotchain {
 
 PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence& sequence, const std::string& device,
-                                 std::optional<std::uint64_t> budget, std::optional<ResidencyPolicy> policy) {
+                                 std::optional<std::uint64_t> budget, std::optional<ResidencyPolicy> policy,
+                                 std::optional<std::uint64_t> deviceTotal) {
   PlanRequest r;
   r.dit = models::ditMemoryModel(files.dit);
   r.ditDtype = r.dit->loadDtype();
@@ -51,7 +52,7 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   }
 
   r.device = device;
-  r.deviceTotal = deviceTotalBytes(device);
+  r.deviceTotal = deviceTotal ? *deviceTotal : deviceTotalBytes(device);
   r.budget = budget ? budget : sequence.settings.memoryBudgetBytes;
   r.policy = policy ? *policy : sequence.settings.policy;
   return r;

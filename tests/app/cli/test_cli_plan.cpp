@@ -61,6 +61,18 @@ class CliPlan : public QObject {
     QVERIFY2(pinned.out.contains("pinned does not fit"), qPrintable(pinned.out));
   }
 
+  void plansForADeviceThatIsNotHere() {
+    const Run run = cli({"plan", sequence_, "--device", "cuda:0", "--device-memory", "4GiB", "--json"});
+    QCOMPARE(run.exitCode, 0);
+    const nlohmann::json j = nlohmann::json::parse(run.out.toStdString());
+    QCOMPARE(j["device_total"].get<std::uint64_t>(), std::uint64_t(4) << 30);
+    QCOMPARE(j["limit"].get<std::uint64_t>(), std::uint64_t(4) << 30);
+    const Run small = cli({"plan", sequence_, "--device", "cuda:0", "--device-memory", "64KiB"});
+    QCOMPARE(small.exitCode, 1);
+    QVERIFY2(small.out.contains("DOES NOT FIT"), qPrintable(small.out));
+    QCOMPARE(cli({"plan", sequence_, "--device-memory", "plenty"}).exitCode, 2);
+  }
+
   void badArgumentsAreUsageErrors() {
     QCOMPARE(cli({"plan"}).exitCode, 2);
     QCOMPARE(cli({"plan", sequence_, "--policy", "sometimes"}).exitCode, 2);
