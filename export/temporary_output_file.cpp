@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/atomic_file.h"
+#include "util/write_target.h"
 
 namespace shotchain::exporting {
 namespace {
@@ -37,7 +38,7 @@ mode_t modeForNewFile(const std::filesystem::path& target) {
 
 }  // namespace
 
-TemporaryOutputFile::TemporaryOutputFile(std::filesystem::path target) : target_(std::move(target)) {
+TemporaryOutputFile::TemporaryOutputFile(const std::filesystem::path& target) : target_(resolveWriteTarget(target)) {
   std::string name = (folderOf(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(target_, "cannot create a temporary file in " + folderOf(target_).string(), errno);

@@ -11,7 +11,7 @@ namespace shotchain::exporting {
 // naming the target.
 class TemporaryOutputFile {
  public:
-  explicit TemporaryOutputFile(std::filesystem::path target);
+  explicit TemporaryOutputFile(const std::filesystem::path& target);  // target: util/write_target.h
   ~TemporaryOutputFile();
   TemporaryOutputFile(const TemporaryOutputFile&) = delete;
   TemporaryOutputFile& operator=(const TemporaryOutputFile&) = delete;

@@ -35,6 +35,7 @@ struct OptionSpec {
   // The value when the option is not given, parsed like a given one and shown in the help; empty:
   // none (the getter returns nothing; a default that is not the CLI's own is named in `help`).
   std::string fallback = {};
+  std::uint64_t minBytes = 0;  // ByteSize: a smaller value is a usage error
 };
 
 struct ShotRange {

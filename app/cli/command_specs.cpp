@@ -1,5 +1,7 @@
 #include "cli/command_specs.h"
 
+#include "sequence/validation.h"
+
 namespace shotchain::cli {
 
 using K = OptionKind;
@@ -9,7 +11,9 @@ namespace {
 const OptionSpec kJson{"--json", K::Flag, "", "print the result as JSON on stdout"};
 const OptionSpec kPolicy{"--policy", K::Choice, "pinned|offload|reload|auto",
                          "residency policy (default: the sequence's)"};
-const OptionSpec kBudget{"--budget", K::ByteSize, "SIZE", "memory budget, e.g. 16GiB or 16GB (default: the sequence's)"};
+// The smallest budget a document may give (memory.budget), so the command line cannot go below it either.
+const OptionSpec kBudget{"--budget", K::ByteSize, "SIZE", "memory budget, at least 64 MiB, e.g. 16GiB or 16GB (default: the sequence's)",
+                         "", limits::kMinMemoryBudget};
 const OptionSpec kDtype{"--dtype", K::Choice, "float32|bfloat16", "weights and activations", "float32"};
 const OptionSpec kRepeats{"--repeats", K::Int, "N", "timed runs, the median is reported", "3"};
 const OptionSpec kRanks{"--ranks", K::Int64, "N",

@@ -38,7 +38,8 @@ int runModels(const Args& args) {
                      {"bytes", l.bytes},
                      {"dtype", l.dtype},
                      {"problem", l.problem}});
-    std::printf("%s\n", all.dump(2).c_str());
+    // A file name need not be UTF-8; its undecodable bytes are written as U+FFFD.
+    std::printf("%s\n", all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } else {
     for (const models::CataloguedModel& l : listed) {
       const char* role = l.id.role == models::ModelRole::None ? "-" : models::roleName(l.id.role);

@@ -132,9 +132,9 @@ void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file,
   for (auto& [prefix, outputs] : batches) {
     std::sort(outputs.begin(), outputs.end());
     std::vector<std::string> members;
-    const auto calls = meta.find("calls");
-    if (calls != meta.end()) {
-      const std::string text = calls->second;
+    const auto callList = meta.find("calls");
+    if (callList != meta.end()) {
+      const std::string text = callList->second;
       const std::regex list(R"(x=\[([^\]]*)\])");
       const std::size_t at = text.find(prefix + ".out");
       std::smatch match;

@@ -15,7 +15,8 @@ namespace shotchain::io {
 
 std::shared_ptr<const MappedFile> MappedFile::map(const std::filesystem::path& path) {
   const std::string label = path.filename().string();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw SafetensorsError(label + ": cannot open: " + std::strerror(errno) + " (" + path.string() + ")");
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
@@ -25,7 +26,11 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::filesystem::path& p
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw SafetensorsError(label + ": not a regular file");
+    throw SafetensorsError(label + (S_ISDIR(info.st_mode)    ? ": is a directory, not a file"
+                                    : S_ISFIFO(info.st_mode) ? ": is a FIFO (named pipe), not a file"
+                                    : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? ": is a device, not a file"
+                                                                                    : ": is not a regular file") +
+                           " (" + path.string() + ")");
   }
   const auto size = static_cast<std::size_t>(info.st_size);
   void* address = nullptr;

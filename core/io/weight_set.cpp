@@ -10,6 +10,7 @@
 #include "io/pt_checkpoint.h"
 #include "io/safetensors_reader.h"
 #include "io/strict_json.h"
+#include "util/bounded_file.h"
 
 namespace shotchain::io {
 namespace {
@@ -42,15 +43,11 @@ bool plainFileName(const std::string& name) {
 }
 
 std::string readSmallFile(const std::filesystem::path& path, const std::string& label) {
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  if (error) throw SafetensorsError(label + ": cannot open: " + error.message());
-  if (size > kMaxIndexBytes) throw SafetensorsError(label + ": index file is larger than 100 MB");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw SafetensorsError(label + ": cannot read");
-  return text.str();
+  try {
+    return readRegularFile(path, kMaxIndexBytes);
+  } catch (const std::runtime_error& e) {
+    throw SafetensorsError(label + ": index: " + e.what());
+  }
 }
 
 }  // namespace

@@ -59,17 +59,37 @@ bool isWeightsFile(const fs::path& path) {
   return endsWith(".safetensors") || endsWith(".safetensors.index.json") || endsWith(".pt") || endsWith(".pth");
 }
 
+// Every weights file below `dir`, walked folder by folder: an entry that cannot be examined (a
+// unreadable folder, a vanished /proc entry) is skipped, never the end of the walk. Symbolic links to folders are not followed (they could loop); links to files are.
+void collectWeightsFiles(const fs::path& dir, std::vector<fs::path>& files) {
+  std::vector<fs::path> pending{dir};
+  while (!pending.empty()) {
+    const fs::path current = std::move(pending.back());
+    pending.pop_back();
+    std::error_code error;
+    fs::directory_iterator it(current, fs::directory_options::skip_permission_denied, error);
+    for (const fs::directory_iterator end; !error && it != end; it.increment(error)) {
+      std::error_code entryError;
+      const fs::file_status own = it->symlink_status(entryError);
+      if (entryError) continue;
+      if (fs::is_directory(own)) {
+        pending.push_back(it->path());
+        continue;
+      }
+      // Not only regular files: a FIFO or a looping link named like weights is listed, and its
+      // reader says what it is (io/mapped_file.cpp never blocks on one).
+      if (isWeightsFile(it->path())) files.push_back(it->path());
+    }
+  }
+}
+
 // The weights files under the first of `subfolders` of `folder` that exist, sorted by path.
 // A shard "x-00001-of-00002.safetensors" is skipped when its index file is there.
 std::vector<fs::path> weightsFilesUnder(const fs::path& folder, const std::vector<const char*>& subfolders) {
   std::vector<fs::path> files;
   for (const char* sub : subfolders) {
     const fs::path dir = folder / sub;
-    if (!isDirectory(dir)) continue;
-    std::error_code error;
-    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, error), end;
-         !error && it != end; it.increment(error))
-      if (it->is_regular_file() && isWeightsFile(it->path())) files.push_back(it->path());
+    if (isDirectory(dir)) collectWeightsFiles(dir, files);
   }
   std::sort(files.begin(), files.end());
   std::vector<fs::path> kept;

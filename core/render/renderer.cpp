@@ -308,6 +308,35 @@ bool renderShots(const Sequence& sequence, const Prepared& prepared, const std::
   return false;
 }
 
+// After a range render: every enabled shot outside the range whose frames on disk were made for other
+// settings than it has now (its own, or a shot it continues from changed). The MP4 assembled from
+// disk would show them as they were, so each is a warning that says which shots to render.
+void warnStaleAfterRange(const Sequence& sequence, const RenderOptions& options, const Prepared& prepared,
+                         RenderObserver& observer, RenderSummary& summary) {
+  std::vector<int> stale;
+  for (int i = 0; i < static_cast<int>(sequence.shots.size()); ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (!shot.enabled || (i >= prepared.first && i <= prepared.last)) continue;
+    const std::optional<ShotRecord> record = readShotRecord(shotDirectory(options.outputDirectory, i, shot.id));
+    if (record && record->key != prepared.keys[static_cast<std::size_t>(i)]) stale.push_back(i);
+  }
+  if (stale.empty()) return;
+  std::string names;
+  for (const int i : stale)
+    names += (names.empty() ? "" : ", ") + std::to_string(i + 1) + " (" + sequence.shots[static_cast<std::size_t>(i)].id + ")";
+  const bool several = stale.size() > 1;
+  const RenderWarning warning{stale.front(), "stale",
+                              std::string(several ? "shots " : "shot ") + names + " on disk " + (several ? "are" : "is") +
+                                  " out of date (rendered before a change to " + (several ? "them" : "it") +
+                                  " or to a shot it continues from); sequence.mp4 shows " + (several ? "them" : "it") +
+                                  " as before: render " + std::to_string(stale.front() + 1) + "-" +
+                                  std::to_string(stale.back() + 1) +
+                                  " (or the whole sequence with --resume) to bring the movie up to date"};
+  // A range from stale.front() to stale.back() may include current shots; --resume re-uses those.
+  summary.warnings.push_back(warning);
+  observer.warning(warning);
+}
+
 // The last decode delivered, the residency figures, the last memory sample and the report.
 void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed, Stopwatch::time_point start,
                   ShotPass& pass, ResidencyManager& residency, MemoryProbe& probe, RenderObserver& observer,
@@ -368,6 +397,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
   encodePrompts(sequence, prepared, reused, *residency, summary, pass);
   const bool failed = renderShots(sequence, prepared, reused, *probe, impl.stop, observer, summary, pass);
+  if (options.writesFiles && !failed && !summary.finished.cancelled) warnStaleAfterRange(sequence, options, prepared, observer, summary);
   finishRender(sequence, options, failed, renderStart, pass, *residency, *probe, observer, summary);
   return summary;
 }

@@ -68,6 +68,8 @@ std::string imageDigest(const std::filesystem::path& sequenceDirectory, const st
 }  // namespace
 
 std::string fileFingerprint(const std::filesystem::path& path) {
+  if (std::string problem = regularFileProblem(path, UINT64_MAX); !problem.empty())
+    throw std::runtime_error(path.string() + ": " + problem);
   if (io::isPtCheckpointPath(path)) return checkpointFingerprint(path);
   if (path.extension() != ".safetensors") return digestHex(readAll(path));
   std::ifstream in(path, std::ios::binary);

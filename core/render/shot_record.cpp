@@ -13,6 +13,7 @@
 #include "render/stream_figures_json.h"
 #include "render/output_layout.h"
 #include "util/atomic_file.h"
+#include "util/bounded_file.h"
 
 namespace shotchain::render {
 namespace {
@@ -48,9 +49,13 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
 }
 
 std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
-  std::ifstream in(shotRecordPath(shotDir), std::ios::binary);
-  if (!in) return std::nullopt;
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!regularFileProblem(shotRecordPath(shotDir), 16u << 20).empty()) return std::nullopt;  // rendered again
+  std::string text;
+  try {
+    text = readRegularFile(shotRecordPath(shotDir), 16u << 20);
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
   try {
     const Json json = io::parseJsonChecked<Json>(text, 64);  // a damaged record is rendered again, never a crash
     if (json.value("format", std::string()) != kRecordFormat) return std::nullopt;

@@ -11,6 +11,7 @@
 #include "io/strict_json.h"
 #include "sequence/continuity_modes.h"
 #include "util/atomic_file.h"
+#include "util/bounded_file.h"
 #include "util/byte_size.h"
 
 namespace shotchain {
@@ -381,20 +382,22 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
 }
 
 LoadResult loadSequenceFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  if (std::string problem = regularFileProblem(path, kMaxDocumentBytes); !problem.empty() && problem != "is empty") {
     LoadResult result;
-    std::error_code error;
-    const bool exists = std::filesystem::exists(path, error);
-    result.diagnostics.push_back(
-        {Diagnostic::Severity::Error, "", exists ? "cannot be read (permissions?)" : "no such file"});
+    result.diagnostics.push_back({Diagnostic::Severity::Error, "", problem == "does not exist" ? "no such file" : problem});
     return result;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  try {
+    if (!std::filesystem::is_empty(path)) text = readRegularFile(path, kMaxDocumentBytes);
+  } catch (const std::runtime_error&) {
+    LoadResult result;
+    result.diagnostics.push_back({Diagnostic::Severity::Error, "", "cannot be read (permissions?)"});
+    return result;
+  }
   ValidationContext context;
   context.baseFolder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  return parseSequence(buffer.str(), context);
+  return parseSequence(text, context);
 }
 
 std::string serializeSequence(const Sequence& sequence) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,6 +15,8 @@ namespace shotchain {
 inline constexpr const char* kSequenceSchema = "shotchain.sequence/1";
 // Far beyond any real document (which nests 4 deep); deeper text is refused before it is read.
 inline constexpr int kMaxDocumentDepth = 64;
+// A document larger than this is refused unread (a real one is a few KiB).
+inline constexpr std::uint64_t kMaxDocumentBytes = 64u << 20;
 
 struct LoadResult {
   std::optional<Sequence> sequence;  // set when there is no error (warnings may remain)

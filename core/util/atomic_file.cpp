@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/write_target.h"
+
 namespace shotchain {
 namespace {
 
@@ -34,7 +36,8 @@ mode_t modeForNewFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes) {
+void writeFileAtomically(const std::filesystem::path& requested, std::string_view bytes) {
+  const std::filesystem::path path = resolveWriteTarget(requested);
   const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string leaf = ".";
   leaf += path.filename().string();

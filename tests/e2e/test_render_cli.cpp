@@ -207,6 +207,27 @@ class RenderCli : public QObject {
     }
   }
 
+  // Issue 43.6: a range render after an edit used to assemble sequence.mp4 with a stale shot after it, silently.
+  void aRangeAfterAnEditSaysWhichShotsAreStale() {
+    const std::filesystem::path out = root_ / "stale";
+    QCOMPARE(runCli({"render", q(sequenceFile_.string()), "--out", q(out.string())}).exitCode, 0);
+    Sequence edited = *loadSequenceFile(sequenceFile_).sequence;
+    edited.shots[1].prompt = "a green circle moving down on a black background";
+    const std::filesystem::path editedFile = root_ / "three-edited.json";
+    saveSequenceFile(edited, editedFile);
+    const Run range = runCli({"render", q(editedFile.string()), "--out", q(out.string()), "--shots", "2-2"});
+    QVERIFY2(range.exitCode == 0, qPrintable(range.err));
+    QVERIFY2(range.err.contains("shot 3 (c) on disk is out of date") && range.err.contains("render 3-3"),
+             qPrintable(range.err));
+    const nlohmann::json report = nlohmann::json::parse(readFile(out / "report.json"));
+    bool reported = false;
+    for (const auto& w : report["warnings"])
+      reported = reported || w.dump().find("stale") != std::string::npos;
+    QVERIFY2(reported, report["warnings"].dump().c_str());
+    const Run rest = runCli({"render", q(editedFile.string()), "--out", q(out.string()), "--shots", "3-3"});
+    QVERIFY2(rest.exitCode == 0 && !rest.err.contains("out of date"), qPrintable(rest.err));
+  }
+
   void shotRangesAreParsedWhole() {
     for (const char* range : {"2x-4", "2-", "-3", "2-4x", "1.5-2", "3-2", "0-1", ""}) {
       const Run run = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "never").string()), "--shots", range});

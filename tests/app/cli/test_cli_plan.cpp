@@ -53,10 +53,10 @@ class CliPlan : public QObject {
   }
 
   void aPlanThatDoesNotFitExitsOne() {
-    const Run run = cli({"plan", sequence_, "--device", "cpu", "--budget", "64KiB"});
+    const Run run = cli({"plan", sequence_, "--device", "cpu", "--device-memory", "64KiB"});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.out.contains("DOES NOT FIT") && run.out.contains("nothing fits"), qPrintable(run.out));
-    const Run pinned = cli({"plan", sequence_, "--device", "cpu", "--policy", "pinned", "--budget", "64KiB"});
+    const Run pinned = cli({"plan", sequence_, "--device", "cpu", "--policy", "pinned", "--device-memory", "64KiB"});
     QCOMPARE(pinned.exitCode, 1);
     QVERIFY2(pinned.out.contains("pinned does not fit"), qPrintable(pinned.out));
   }
@@ -77,6 +77,10 @@ class CliPlan : public QObject {
     QCOMPARE(cli({"plan"}).exitCode, 2);
     QCOMPARE(cli({"plan", sequence_, "--policy", "sometimes"}).exitCode, 2);
     QCOMPARE(cli({"plan", sequence_, "--budget", "lots"}).exitCode, 2);
+    // The document's smallest budget holds on the command line too (it took 64 KiB before).
+    const Run tooSmall = cli({"plan", sequence_, "--budget", "64KiB"});
+    QCOMPARE(tooSmall.exitCode, 2);
+    QVERIFY2(tooSmall.err.contains("--budget: 64 KiB is below the smallest of 64 MiB"), qPrintable(tooSmall.err));
     const Run missing = cli({"plan", dir_.filePath("absent.json"), "--device", "cpu"});
     QCOMPARE(missing.exitCode, 1);
   }
