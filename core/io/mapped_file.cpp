@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "io/safetensors_header.h"
+#include "util/bounded_file.h"
 
 namespace shotchain::io {
 
@@ -26,11 +27,7 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::filesystem::path& p
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw SafetensorsError(label + (S_ISDIR(info.st_mode)    ? ": is a directory, not a file"
-                                    : S_ISFIFO(info.st_mode) ? ": is a FIFO (named pipe), not a file"
-                                    : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? ": is a device, not a file"
-                                                                                    : ": is not a regular file") +
-                           " (" + path.string() + ")");
+    throw SafetensorsError(label + ": " + notRegularFileReason(info.st_mode) + " (" + path.string() + ")");
   }
   const auto size = static_cast<std::size_t>(info.st_size);
   void* address = nullptr;

@@ -13,14 +13,7 @@
 namespace shotchain {
 namespace {
 
-std::string kindProblem(const struct stat& info) {
-  if (S_ISDIR(info.st_mode)) return "is a directory, not a file";
-  if (S_ISFIFO(info.st_mode)) return "is a FIFO (named pipe), not a file";
-  if (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)) return "is a device, not a file";
-  if (S_ISSOCK(info.st_mode)) return "is a socket, not a file";
-  if (!S_ISREG(info.st_mode)) return "is not a regular file";
-  return {};
-}
+std::string kindProblem(const struct stat& info) { return notRegularFileReason(info.st_mode); }
 
 std::string sizeProblem(const struct stat& info, std::uint64_t maxBytes) {
   if (info.st_size <= 0) return "is empty";
@@ -44,6 +37,15 @@ class Descriptor {
 };
 
 }  // namespace
+
+std::string notRegularFileReason(unsigned int mode) {
+  if (S_ISDIR(mode)) return "is a directory, not a file";
+  if (S_ISFIFO(mode)) return "is a FIFO (named pipe), not a file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a file";
+  if (S_ISSOCK(mode)) return "is a socket, not a file";
+  if (!S_ISREG(mode)) return "is not a regular file";
+  return {};
+}
 
 std::string regularFileProblem(const std::filesystem::path& path, std::uint64_t maxBytes) {
   struct stat info {};

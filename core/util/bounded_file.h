@@ -6,6 +6,10 @@
 
 namespace shotchain {
 
+// Why a file of this st_mode is not a regular file ("is a directory, not a file", "is a FIFO (named
+// pipe), not a file", "is a device, not a file", …), or empty for a regular file.
+std::string notRegularFileReason(unsigned int mode);
+
 // Why `path` is not a regular file of 1..maxBytes bytes that can be read ("does not exist",
 // "is a directory, not a file", "is a device or FIFO, not a file", "is 3.2 GiB; the limit is
 // 64 MiB", …), or empty when it is one. Follows symbolic links; never opens a device or FIFO.

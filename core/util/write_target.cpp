@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/atomic_file.h"
+#include "util/bounded_file.h"
 
 namespace shotchain {
 namespace {
@@ -17,12 +18,7 @@ namespace {
 }
 
 std::string notAFile(const std::filesystem::path& target, const struct stat& info) {
-  const std::string what = S_ISDIR(info.st_mode)                          ? "a folder"
-                           : S_ISFIFO(info.st_mode)                       ? "a FIFO (named pipe)"
-                           : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
-                           : S_ISSOCK(info.st_mode)                       ? "a socket"
-                                                                          : "not a regular file";
-  return target.string() + " is " + what + ", not a file; nothing was written (choose a file name)";
+  return target.string() + " " + notRegularFileReason(info.st_mode) + "; nothing was written (choose a file name)";
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ class CliNotFiles : public QObject {
     QVERIFY(fs::is_fifo(pipe));
     fs::create_directories(root_ / "folder.json");
     const CliRun toFolder = cli({"import-comfy", q(comfy), "-o", q(root_ / "folder.json"), "--force"});
-    QVERIFY2(toFolder.exitCode != 0 && toFolder.err.contains("is a folder, not a file"), qPrintable(toFolder.err));
+    QVERIFY2(toFolder.exitCode != 0 && toFolder.err.contains("is a directory, not a file"), qPrintable(toFolder.err));
     fs::create_symlink("/dev/null", root_ / "null.safetensors");
     const CliRun convert = cli({"convert", q(golden("wan_dit_tiny_state.pt")), q(root_ / "null.safetensors"), "--force"});
     QVERIFY2(convert.exitCode != 0 && convert.err.contains("/dev/null is a device, not a file"), qPrintable(convert.err));

@@ -45,7 +45,7 @@ class WriteTarget : public QObject {
   void aFolderIsNeverReplaced() {
     const fs::path folder = at("folder.json");
     fs::create_directory(folder);
-    QVERIFY(refusal(folder).find("is a folder, not a file") != std::string::npos);
+    QVERIFY(refusal(folder).find("is a directory, not a file") != std::string::npos);
     QVERIFY(fs::is_directory(folder));
   }
 
