@@ -17,8 +17,17 @@ namespace {
   std::_Exit(status);
 }
 
-}  // namespace
+// The torchrun variables, a bad one a usage error (exit 2) naming it.
+std::optional<distributed::Rendezvous> rendezvousOrUsage(const std::string& command) {
+  try {
+    return distributed::rendezvousFromEnvironment();
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(command, std::string(error.what()) +
+                                  " (these variables place the process in a distributed run; unset RANK and WORLD_SIZE to run as one process)");
+  }
+}
 
+}  // namespace
 
 std::string DistributedSession::prefix() const { return group ? "rank " + std::to_string(rank) + ": " : std::string(); }
 
@@ -44,14 +53,18 @@ std::chrono::milliseconds collectiveTimeout(const std::string& command, const Pa
     if (*seconds < 1) throw UsageError(command, "--timeout: at least 1 second");
     return std::chrono::seconds(*seconds);
   }
-  return distributed::collectiveTimeoutFromEnvironment(std::chrono::seconds(300));
+  try {
+    return distributed::collectiveTimeoutFromEnvironment(std::chrono::seconds(300));
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(command, error.what());
+  }
 }
 
 std::optional<int> launchRanksIfAsked(const std::string& command, const Args& args, const ParsedOptions& parsed) {
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (!ranks) return std::nullopt;
   if (*ranks < 1 || *ranks > 64) throw UsageError(command, "--ranks: 1 to 64 local processes");
-  if (distributed::rendezvousFromEnvironment()) return std::nullopt;  // a rank already: --ranks said how many
+  if (rendezvousOrUsage(command)) return std::nullopt;  // a rank already: --ranks said how many
   if (parsed.flag("--guidance-parallel") && *ranks % 2 != 0)
     throw UsageError(command, "--guidance-parallel needs an even --ranks (the two passes on two halves of the ranks)");
   if (*ranks == 1) return std::nullopt;
@@ -60,15 +73,20 @@ std::optional<int> launchRanksIfAsked(const std::string& command, const Args& ar
 
 DistributedSession joinDistributed(const std::string& command, const ParsedOptions& parsed, bool cuda) {
   DistributedSession session;
-  const std::optional<distributed::Rendezvous> rendezvous = distributed::rendezvousFromEnvironment();
+  const std::optional<distributed::Rendezvous> rendezvous = rendezvousOrUsage(command);
   if (!rendezvous || rendezvous->worldSize == 1) return session;
   if (const std::optional<std::int64_t> ranks = parsed.int64("--ranks"); ranks && *ranks != rendezvous->worldSize)
-    throw std::invalid_argument("--ranks " + std::to_string(*ranks) + " but WORLD_SIZE=" + std::to_string(rendezvous->worldSize));
+    throw UsageError(command, "--ranks " + std::to_string(*ranks) + " but WORLD_SIZE=" + std::to_string(rendezvous->worldSize));
   distributed::GroupOptions options;
   options.rendezvous = *rendezvous;
   options.timeout = collectiveTimeout(command, parsed);
   options.guidanceGroups = parsed.flag("--guidance-parallel") ? 2 : 1;
   options.cuda = cuda;
+  if (const std::string problem = distributed::rendezvousPortProblem(*rendezvous); !problem.empty()) {
+    std::fprintf(stderr, "shotchain %s: rank 0: %s\n", command.c_str(), problem.c_str());
+    std::fflush(stderr);
+    std::_Exit(kRendezvousRefusedExit);  // refused before any work: nothing joined, nothing written
+  }
   try {
     session.group = distributed::DistributedGroup::join(options);
   } catch (const distributed::DistributedError& error) {

@@ -44,10 +44,15 @@ std::chrono::milliseconds collectiveTimeout(const std::string& command, const Pa
 // code; otherwise nullopt (run here).
 std::optional<int> launchRanksIfAsked(const std::string& command, const Args& args, const ParsedOptions& parsed);
 
+// Exit code of a rank 0 that cannot serve the rendezvous (its port is taken): render's "refused
+// before any work" (README).
+constexpr int kRendezvousRefusedExit = 4;
+
 // Joins the group the torchrun variables describe (guidance over 2 groups with
 // --guidance-parallel) and makes it the models' default; one process when they are not set.
 // `cuda`: the DiT runs on CUDA (NCCL in a CUDA build). A rendezvous that fails ends the process
-// with kRankLostExit; a bad variable throws std::invalid_argument.
+// with kRankLostExit (kRendezvousRefusedExit when rank 0's port is taken); a bad variable, or a
+// --ranks other than WORLD_SIZE, throws UsageError.
 DistributedSession joinDistributed(const std::string& command, const ParsedOptions& parsed, bool cuda = false);
 
 }  // namespace shotchain::cli

@@ -5,10 +5,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -39,6 +41,23 @@ int freeLoopbackPort() {
   }
   ::close(fd);
   return ntohs(address.sin_port);
+}
+
+// A TERM, HUP or INT another process sent the launcher (`kill`, `timeout`), for the loop to pass
+// on. The terminal's own signals (Ctrl+C, a hangup) already reach the ranks, which share the
+// launcher's process group: passing those on too would make one Ctrl+C count twice.
+volatile std::sig_atomic_t gSignalToForward = 0;
+
+void onLauncherSignal(int signal, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code <= 0) gSignalToForward = signal;  // SI_USER, SI_QUEUE, SI_TKILL: sent by a process
+}
+
+void catchLauncherSignals() {
+  struct sigaction action {};
+  action.sa_sigaction = onLauncherSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGTERM, SIGHUP, SIGINT}) ::sigaction(signal, &action, nullptr);
 }
 
 struct Child {
@@ -85,6 +104,8 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
   std::fflush(stderr);
 
   std::signal(SIGPIPE, SIG_IGN);  // our stderr closing must not end us while ranks run
+  catchLauncherSignals();
+  const pid_t launcher = ::getpid();
   std::vector<Child> children(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     Child& child = children[static_cast<std::size_t>(r)];
@@ -96,6 +117,10 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("--ranks: fork: ") + std::strerror(errno));
     if (pid == 0) {
+      // A launcher that dies, however it dies (KILL included), takes its ranks with it: nobody
+      // would watch them, and they hold the output folder. (--resume continues from what is on disk.)
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != launcher) ::_exit(127);  // it died before the line above
       ::dup2(errPipe[1], STDERR_FILENO);
       if (r > 0) ::dup2(outPipe[1], STDOUT_FILENO);
       ::setenv("RANK", std::to_string(r).c_str(), 1);
@@ -118,6 +143,7 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
   }
 
   const Child* firstFailure = nullptr;
+  int stoppedBy = 0;  // the TERM or HUP passed on to the ranks
   Clock::time_point deadline = Clock::time_point::max();
   auto anyRunning = [&] {
     for (const Child& c : children)
@@ -125,6 +151,16 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
     return false;
   };
   while (anyRunning()) {
+    if (const int signal = gSignalToForward; signal != 0) {
+      gSignalToForward = 0;
+      std::fprintf(stderr, "shotchain %s: %s: passing it on to the ranks\n", verb.c_str(), strsignal(signal));
+      for (Child& c : children)
+        if (c.running) ::kill(c.pid, signal);
+      if (signal != SIGINT) {  // INT: rank 0 finishes the shot (README); TERM, HUP: they end now
+        stoppedBy = signal;
+        deadline = std::min(deadline, Clock::now() + std::chrono::seconds(10));
+      }
+    }
     std::vector<pollfd> fds;
     std::vector<std::pair<Child*, bool>> owners;  // (child, is stderr)
     for (Child& c : children) {
@@ -153,21 +189,23 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
       c.running = false;
       if (failed(c) && firstFailure == nullptr) {
         firstFailure = &c;
+        if (stoppedBy != 0) continue;  // ended by the signal passed on
         std::fprintf(stderr, "shotchain %s: %s; the other ranks stop within the %.0f s collective timeout\n", verb.c_str(),
                      describe(c).c_str(), timeout.count() / 1000.0);
-        deadline = Clock::now() + timeout + std::chrono::seconds(15);
+        deadline = std::min(deadline, Clock::now() + timeout + std::chrono::seconds(15));
       }
     }
     if (Clock::now() > deadline) {
       for (Child& c : children)
         if (c.running) {
-          std::fprintf(stderr, "shotchain %s: rank %d did not stop after rank %d failed: killing it\n", verb.c_str(), c.rank,
-                       firstFailure->rank);
+          std::fprintf(stderr, "shotchain %s: rank %d did not stop after %s: killing it\n", verb.c_str(), c.rank,
+                       firstFailure ? ("rank " + std::to_string(firstFailure->rank) + " failed").c_str() : strsignal(stoppedBy));
           ::kill(c.pid, SIGKILL);
         }
       deadline = Clock::time_point::max();
     }
   }
+  if (stoppedBy != 0) return 128 + stoppedBy;  // as a shell reports a process the signal ended
   if (firstFailure == nullptr) return 0;
   for (const Child& c : children)
     if (WIFSIGNALED(c.status)) return kRankLostExit;

@@ -16,8 +16,10 @@ constexpr int kRankLostExit = 6;
 // free port) and the same arguments (a process the variables place joins instead). Every line a rank writes to stderr (and ranks
 // other than 0 to stdout) is forwarded prefixed with "[rank R] "; rank 0's stdout passes through.
 // When a rank fails, the others get `timeout` plus a grace period to stop on their own before they
-// are killed. Returns the exit code: 0 when every rank succeeded, kRankLostExit when a rank was
-// killed by a signal, else rank 0's code, else the first failing rank's.
+// are killed. The ranks die with the launcher (PR_SET_PDEATHSIG), and a TERM, HUP or INT another
+// process sends it is passed on (TERM and HUP: ranks still running 10 s later are killed). Returns
+// the exit code: 128 + the signal when a TERM or HUP was passed on, 0 when every rank succeeded,
+// kRankLostExit when a rank was killed by a signal, else rank 0's code, else the first failing rank's.
 int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::chrono::milliseconds timeout);
 
 }  // namespace shotchain::cli

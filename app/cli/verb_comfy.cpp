@@ -50,7 +50,9 @@ int runImportComfy(const Args& args) {
   ValidationContext context;
   context.baseFolder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
   const Diagnostics problems = validateSequence(imported.sequence, context);
+  // Written even when it does not validate: the user fixes the document, not the workflow.
   saveSequenceFile(imported.sequence, target);
+  const int status = hasErrors(problems) ? 3 : 0;
   if (options.flag("--json")) {
     nlohmann::json unmapped = nlohmann::json::array(), shots = nlohmann::json::array();
     for (const interop::UnmappedNode& n : imported.unmapped) unmapped.push_back({{"id", n.id}, {"type", n.type}, {"why", n.why}});
@@ -62,8 +64,8 @@ int runImportComfy(const Args& args) {
                                 {"unmapped", unmapped},
                                 {"notes", imported.notes},
                                 {"problems", formatAll(problems)}};
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return status;
   }
   std::printf("%s: %s format, %zu shots → %s\n", workflow.string().c_str(),
               imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(), target.string().c_str());
@@ -73,8 +75,11 @@ int runImportComfy(const Args& args) {
   for (const interop::UnmappedNode& n : imported.unmapped)
     std::printf("  not mapped: node %s (%s): %s\n", n.id.c_str(), n.type.c_str(), n.why.c_str());
   for (const std::string& note : imported.notes) std::printf("  note: %s\n", note.c_str());
-  if (!problems.empty()) std::printf("%s", formatAll(problems, target.string()).c_str());
-  return 0;
+  if (!problems.empty()) std::fprintf(status ? stderr : stdout, "%s", formatAll(problems, target.string()).c_str());
+  if (status)
+    std::fprintf(stderr, "shotchain import-comfy: %s was written but does not validate; fix the problems above before rendering\n",
+                 target.string().c_str());
+  return status;
 }
 
 namespace {

@@ -1,7 +1,13 @@
 #include "distributed/rendezvous.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 namespace shotchain::distributed {
@@ -44,6 +50,24 @@ std::optional<Rendezvous> rendezvousFromEnvironment() {
   if (const std::optional<std::string> local = variable("LOCAL_RANK"))
     r.localRank = static_cast<int>(number("LOCAL_RANK", *local, 0, 65535));
   return r;
+}
+
+std::string rendezvousPortProblem(const Rendezvous& r) {
+  if (r.rank != 0 || r.agentStore) return "";
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);  // as c10d's server does: a port in TIME_WAIT is free
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);  // c10d's server listens on every address
+  address.sin_port = htons(static_cast<std::uint16_t>(r.masterPort));
+  const bool inUse = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  if (!inUse) return "";
+  return "MASTER_PORT " + std::to_string(r.masterPort) +
+         " is already in use by another program, so rank 0 cannot serve the rendezvous there: set MASTER_PORT to a free "
+         "port on every rank (or run with --ranks N and no torchrun variables: it picks one)";
 }
 
 std::chrono::milliseconds collectiveTimeoutFromEnvironment(std::chrono::milliseconds fallback) {

@@ -24,6 +24,10 @@ struct Rendezvous {
 // std::invalid_argument naming the variable when one is missing or not a valid number.
 std::optional<Rendezvous> rendezvousFromEnvironment();
 
+// Why rank 0 cannot serve the rendezvous on MASTER_PORT (another program listens there), or empty:
+// checked with a bind of its own before c10d tries, which would fail with a raw log line.
+std::string rendezvousPortProblem(const Rendezvous& r);
+
 // SHOTCHAIN_COLLECTIVE_TIMEOUT (seconds) when set, else `fallback`; throws naming the variable.
 std::chrono::milliseconds collectiveTimeoutFromEnvironment(std::chrono::milliseconds fallback);
 

@@ -1,8 +1,12 @@
 #include "interop/comfy_graph.h"
 
 #include <algorithm>
+#include <numeric>
+#include <queue>
 #include <set>
 #include <stdexcept>
+
+#include "io/strict_json.h"
 
 namespace shotchain::interop {
 namespace {
@@ -11,16 +15,24 @@ using Json = nlohmann::json;
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) { throw std::runtime_error(source + ": " + what); }
 
-std::string idText(const Json& id) {
+// A node id: ComfyUI writes whole numbers (UI format) or text (API format).
+std::string idText(const std::string& source, const std::string& where, const Json& id) {
   if (id.is_string()) return id.get<std::string>();
-  if (id.is_number_integer()) return std::to_string(id.get<long long>());
-  return id.dump();
+  if (id.is_number_unsigned()) return std::to_string(id.get<std::uint64_t>());
+  if (id.is_number_integer()) return std::to_string(id.get<std::int64_t>());
+  fail(source, where + " is " + shortJson(id) + "; a node id is a whole number or text");
+}
+
+// A link id or slot: a whole number from 0 to 2^31-1.
+long long wholeNumber(const std::string& source, const std::string& where, const Json& value) {
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() <= 0x7fffffffu) return value.get<long long>();
+  fail(source, where + " is " + shortJson(value) + "; it must be a whole number from 0 to 2147483647");
 }
 
 // Numeric ids in numeric order, then the rest by text.
 bool idLess(const std::string& a, const std::string& b) {
-  const bool na = !a.empty() && std::all_of(a.begin(), a.end(), ::isdigit);
-  const bool nb = !b.empty() && std::all_of(b.begin(), b.end(), ::isdigit);
+  const bool na = !a.empty() && std::all_of(a.begin(), a.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+  const bool nb = !b.empty() && std::all_of(b.begin(), b.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
   if (na != nb) return na;
   if (na && a.size() != b.size()) return a.size() < b.size();
   return a < b;
@@ -28,30 +40,46 @@ bool idLess(const std::string& a, const std::string& b) {
 
 std::string nodeName(const ComfyNode& node) { return "node " + node.id + " (" + node.type + ")"; }
 
-void readUiNode(const Json& node, const std::map<long long, ComfyLink>& links, const std::string& source, ComfyGraph& graph) {
-  if (!node.is_object() || !node.contains("id")) fail(source, "a node of \"nodes\" has no id");
+const Json* member(const Json& object, const char* name) {
+  const auto found = object.find(name);
+  return found == object.end() ? nullptr : &*found;
+}
+
+void readUiNode(const Json& node, std::size_t index, const std::map<long long, ComfyLink>& links, const std::string& source,
+                ComfyGraph& graph) {
+  const std::string where = "nodes[" + std::to_string(index) + "]";
+  if (!node.is_object()) fail(source, where + " is " + shortJson(node) + ", not a node object");
+  const Json* id = member(node, "id");
+  if (!id) fail(source, where + " has no id");
   ComfyNode n;
-  n.id = idText(node["id"]);
-  if (!node.contains("type") || !node["type"].is_string()) fail(source, "node " + n.id + " has no type");
-  n.type = node["type"].get<std::string>();
-  if (node.contains("title") && node["title"].is_string()) n.title = node["title"].get<std::string>();
-  if (node.contains("inputs") && node["inputs"].is_array())
-    for (const Json& input : node["inputs"]) {
-      if (!input.is_object() || !input.contains("name") || !input.contains("link") || input["link"].is_null()) continue;
-      const auto found = links.find(input["link"].get<long long>());
+  n.id = idText(source, where + ".id", *id);
+  const Json* type = member(node, "type");
+  if (!type || !type->is_string()) fail(source, "node " + n.id + " has no type");
+  n.type = type->get<std::string>();
+  if (const Json* title = member(node, "title"); title && title->is_string()) n.title = title->get<std::string>();
+  if (const Json* inputs = member(node, "inputs"); inputs && inputs->is_array())
+    for (std::size_t i = 0; i < inputs->size(); ++i) {
+      const Json& input = (*inputs)[i];
+      if (!input.is_object()) continue;
+      const Json* link = member(input, "link");
+      if (!link || link->is_null()) continue;
+      const Json* name = member(input, "name");
+      const std::string field = nodeName(n) + ": inputs[" + std::to_string(i) + "]";
+      if (!name || !name->is_string()) fail(source, field + " has no name");
+      const long long linkId = wholeNumber(source, field + ".link", *link);
+      const auto found = links.find(linkId);
       if (found == links.end())
-        fail(source, nodeName(n) + ": input \"" + input["name"].get<std::string>() + "\" names link " +
-                         input["link"].dump() + ", which \"links\" does not have");
-      n.links[input["name"].get<std::string>()] = found->second;
+        fail(source, nodeName(n) + ": input \"" + name->get<std::string>() + "\" names link " + std::to_string(linkId) +
+                         ", which \"links\" does not have");
+      n.links[name->get<std::string>()] = found->second;
     }
-  if (node.contains("widgets_values")) {
-    const Json& widgets = node["widgets_values"];
-    if (widgets.is_object()) {
-      for (const auto& [name, value] : widgets.items()) n.values[name] = value;
-    } else if (widgets.is_array()) {
+  if (const Json* widgets = member(node, "widgets_values")) {
+    if (widgets->is_object()) {
+      for (const auto& [name, value] : widgets->items()) n.values[name] = value;
+    } else if (widgets->is_array()) {
       const std::vector<std::string>& names = comfyWidgetNames(n.type);
-      for (std::size_t i = 0; i < widgets.size(); ++i)
-        n.values[i < names.size() ? names[i] : "widget_" + std::to_string(i)] = widgets[i];
+      for (std::size_t i = 0; i < widgets->size(); ++i)
+        n.values[i < names.size() ? names[i] : "widget_" + std::to_string(i)] = (*widgets)[i];
     }
   }
   if (graph.nodes.count(n.id)) fail(source, "two nodes have the id " + n.id);
@@ -60,15 +88,30 @@ void readUiNode(const Json& node, const std::map<long long, ComfyLink>& links, c
 
 void readUi(const Json& doc, const std::string& source, ComfyGraph& graph) {
   std::map<long long, ComfyLink> links;
-  if (doc.contains("links") && doc["links"].is_array())
-    for (const Json& link : doc["links"]) {
+  if (const Json* table = member(doc, "links"); table && table->is_array())
+    for (std::size_t i = 0; i < table->size(); ++i) {
+      const Json& link = (*table)[i];
+      const std::string where = "links[" + std::to_string(i) + "]";
       // [link id, from node, from slot, to node, to slot, type]; newer files may write objects.
-      if (link.is_array() && link.size() >= 5)
-        links[link[0].get<long long>()] = {idText(link[1]), link[2].get<int>()};
-      else if (link.is_object() && link.contains("id"))
-        links[link["id"].get<long long>()] = {idText(link.at("origin_id")), link.at("origin_slot").get<int>()};
+      long long id = 0;
+      ComfyLink to;
+      if (link.is_array() && link.size() >= 5) {
+        id = wholeNumber(source, where + "[0] (the link id)", link[0]);
+        to = {idText(source, where + "[1] (the source node)", link[1]),
+              static_cast<int>(wholeNumber(source, where + "[2] (the source slot)", link[2]))};
+      } else if (link.is_object() && member(link, "id")) {
+        const Json* origin = member(link, "origin_id");
+        const Json* slot = member(link, "origin_slot");
+        if (!origin || !slot) fail(source, where + " has no origin_id or origin_slot");
+        id = wholeNumber(source, where + ".id", link["id"]);
+        to = {idText(source, where + ".origin_id", *origin), static_cast<int>(wholeNumber(source, where + ".origin_slot", *slot))};
+      } else {
+        fail(source, where + " is " + shortJson(link) + ", neither [id, node, slot, node, slot, type] nor a link object");
+      }
+      if (!links.emplace(id, to).second) fail(source, where + ": two links have the id " + std::to_string(id));
     }
-  for (const Json& node : doc["nodes"]) readUiNode(node, links, source, graph);
+  const Json& nodes = doc["nodes"];
+  for (std::size_t i = 0; i < nodes.size(); ++i) readUiNode(nodes[i], i, links, source, graph);
 }
 
 bool isLink(const Json& value) {
@@ -78,53 +121,77 @@ bool isLink(const Json& value) {
 
 void readApi(const Json& doc, const std::string& source, ComfyGraph& graph) {
   for (const auto& [id, node] : doc.items()) {
-    if (!node.is_object() || !node.contains("class_type") || !node["class_type"].is_string())
-      fail(source, "node " + id + " has no class_type (neither ComfyUI format)");
+    const Json* type = node.is_object() ? member(node, "class_type") : nullptr;
+    if (!type || !type->is_string()) fail(source, "node " + id + " has no class_type (neither ComfyUI format)");
     ComfyNode n;
     n.id = id;
-    n.type = node["class_type"].get<std::string>();
-    if (node.contains("_meta") && node["_meta"].contains("title") && node["_meta"]["title"].is_string())
-      n.title = node["_meta"]["title"].get<std::string>();
-    if (node.contains("inputs") && node["inputs"].is_object())
-      for (const auto& [name, value] : node["inputs"].items()) {
-        if (isLink(value)) n.links[name] = {idText(value[0]), value[1].get<int>()};
+    n.type = type->get<std::string>();
+    if (const Json* meta = member(node, "_meta"); meta && meta->is_object())
+      if (const Json* title = member(*meta, "title"); title && title->is_string()) n.title = title->get<std::string>();
+    if (const Json* inputs = member(node, "inputs"); inputs && inputs->is_object())
+      for (const auto& [name, value] : inputs->items()) {
+        if (isLink(value))
+          n.links[name] = {idText(source, "node " + id + ": input \"" + name + "\"", value[0]),
+                           static_cast<int>(wholeNumber(source, "node " + id + ": input \"" + name + "\" slot", value[1]))};
         else n.values[name] = value;
       }
     graph.nodes[id] = std::move(n);
   }
 }
 
+// Kahn's sort with the smallest ready id first: every node after the nodes feeding it, ties by id,
+// in O(nodes + links) heap operations. Also fills the consumer lists, in that order.
 void sortTopologically(const std::string& source, ComfyGraph& graph) {
-  std::map<std::string, std::set<std::string>> feeds;  // node → the nodes it needs
-  for (const auto& [id, node] : graph.nodes)
-    for (const auto& [input, link] : node.links) {
-      if (!graph.nodes.count(link.node))
-        fail(source, nodeName(node) + ": input \"" + input + "\" is linked to node " + link.node + ", which the workflow does not have");
-      feeds[id].insert(link.node);
-    }
   std::vector<std::string> ids;
+  ids.reserve(graph.nodes.size());
   for (const auto& [id, node] : graph.nodes) ids.push_back(id);
   std::sort(ids.begin(), ids.end(), idLess);
-  std::set<std::string> placed;
-  while (placed.size() < ids.size()) {
-    bool progressed = false;
-    for (const std::string& id : ids) {
-      if (placed.count(id)) continue;
-      const auto& needs = feeds[id];
-      if (!std::all_of(needs.begin(), needs.end(), [&](const std::string& n) { return placed.count(n) > 0; })) continue;
-      graph.order.push_back(id);
-      placed.insert(id);
-      progressed = true;
-      break;  // restart so the smallest ready id always goes next
+  std::map<std::string, std::size_t> rank;
+  for (std::size_t i = 0; i < ids.size(); ++i) rank.emplace(ids[i], i);
+  std::vector<std::vector<std::size_t>> fed(ids.size());  // node → the nodes it feeds
+  std::vector<std::size_t> waiting(ids.size(), 0);        // node → how many distinct nodes it still needs
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const ComfyNode& node = graph.nodes.at(ids[i]);
+    std::set<std::size_t> needs;
+    for (const auto& [input, link] : node.links) {
+      const auto from = rank.find(link.node);
+      if (from == rank.end())
+        fail(source, nodeName(node) + ": input \"" + input + "\" is linked to node " + link.node + ", which the workflow does not have");
+      needs.insert(from->second);
     }
-    if (!progressed) {
-      for (const std::string& id : ids)
-        if (!placed.count(id)) fail(source, "the workflow has a cycle through " + nodeName(graph.nodes.at(id)));
-    }
+    waiting[i] = needs.size();
+    for (std::size_t from : needs) fed[from].push_back(i);
+  }
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (waiting[i] == 0) ready.push(i);
+  std::vector<std::size_t> position(ids.size(), 0);
+  graph.order.reserve(ids.size());
+  while (!ready.empty()) {
+    const std::size_t next = ready.top();
+    ready.pop();
+    position[next] = graph.order.size();
+    graph.order.push_back(ids[next]);
+    for (std::size_t to : fed[next])
+      if (--waiting[to] == 0) ready.push(to);
+  }
+  if (graph.order.size() < ids.size())
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (waiting[i] > 0) fail(source, "the workflow has a cycle through " + nodeName(graph.nodes.at(ids[i])));
+  for (std::size_t from = 0; from < ids.size(); ++from) {
+    std::vector<std::size_t>& to = fed[from];
+    std::sort(to.begin(), to.end(), [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
+    std::vector<std::string>& names = graph.consumerIds[ids[from]];
+    for (std::size_t i : to) names.push_back(ids[i]);
   }
 }
 
 }  // namespace
+
+std::string shortJson(const Json& value) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return text.size() <= 60 ? text : text.substr(0, 60) + "…";
+}
 
 const Json* ComfyNode::value(const std::string& name) const {
   const auto found = values.find(name);
@@ -142,15 +209,10 @@ const ComfyNode* ComfyGraph::find(const std::string& id) const {
   return found == nodes.end() ? nullptr : &found->second;
 }
 
-std::vector<std::string> ComfyGraph::consumers(const std::string& id) const {
-  std::vector<std::string> out;
-  for (const std::string& other : order)
-    for (const auto& [input, link] : nodes.at(other).links)
-      if (link.node == id) {
-        out.push_back(other);
-        break;
-      }
-  return out;
+const std::vector<std::string>& ComfyGraph::consumers(const std::string& id) const {
+  static const std::vector<std::string> none;
+  const auto found = consumerIds.find(id);
+  return found == consumerIds.end() ? none : found->second;
 }
 
 const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
@@ -184,21 +246,18 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
 ComfyGraph parseComfyGraph(const std::string& text, const std::string& source) {
   Json doc;
   try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& error) {
-    fail(source, std::string("not JSON: ") + error.what());
+    doc = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);
+  } catch (const io::JsonRefused& error) {
+    fail(source, std::string("not JSON ComfyUI can have written: ") + error.what());
   }
   if (!doc.is_object()) fail(source, "a ComfyUI workflow is a JSON object");
   ComfyGraph graph;
-  try {
-    if (doc.contains("nodes") && doc["nodes"].is_array()) {
-      graph.format = ComfyFormat::Ui;
-      readUi(doc, source, graph);
-    } else {
-      readApi(doc, source, graph);
-    }
-  } catch (const Json::exception& error) {
-    fail(source, std::string("malformed workflow: ") + error.what());
+  const Json* nodes = member(doc, "nodes");
+  if (nodes && nodes->is_array()) {
+    graph.format = ComfyFormat::Ui;
+    readUi(doc, source, graph);
+  } else {
+    readApi(doc, source, graph);
   }
   if (graph.nodes.empty()) fail(source, "the workflow has no nodes");
   sortTopologically(source, graph);

@@ -35,18 +35,24 @@ struct ComfyGraph {
   ComfyFormat format = ComfyFormat::Api;
   std::map<std::string, ComfyNode> nodes;  // by id
   std::vector<std::string> order;          // topological: every node after the nodes feeding it (ties by id)
+  std::map<std::string, std::vector<std::string>> consumerIds;  // by id: the nodes it feeds, in `order`
 
   const ComfyNode* find(const std::string& id) const;
   // The ids of nodes with an input linked to `id`'s outputs, in `order`.
-  std::vector<std::string> consumers(const std::string& id) const;
+  const std::vector<std::string>& consumers(const std::string& id) const;
 };
+
+// A workflow value as a message quotes it: compact JSON, at most 60 bytes and "…".
+std::string shortJson(const nlohmann::json& value);
 
 // The widget names of a node type in the UI format's widgets_values order (ComfyUI's own order,
 // "control_after_generate" included where the seed widget has one). Empty for a type we do not know.
 const std::vector<std::string>& comfyWidgetNames(const std::string& type);
 
-// Throws std::runtime_error naming `source` and the node for malformed JSON, a link to a missing
-// node, a node without a type and a cycle.
+// Reads `text` with the strict JSON reader (io/strict_json.h). Throws std::runtime_error naming
+// `source` and the node or field for JSON it refuses, a link to a missing node, a node without a
+// type, an id or slot that is not a whole number, and a cycle. Linear in the graph's size (a heap
+// sort of the ids aside).
 ComfyGraph parseComfyGraph(const std::string& text, const std::string& source);
 
 }  // namespace shotchain::interop

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
+
+#include "sequence/validation.h"
 
 namespace shotchain::interop {
 namespace {
 
 using Json = nlohmann::json;
+using namespace limits;
 
 const std::set<std::string> kSamplers = {"KSampler", "KSamplerAdvanced"};
 const std::set<std::string> kEmptyLatents = {"EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage",
@@ -17,6 +21,12 @@ const std::set<std::string> kOutputs = {"SaveImage",   "PreviewImage", "SaveAnim
                                         "SaveVideo",   "CreateVideo",  "VHS_VideoCombine"};
 
 std::string nodeLabel(const ComfyNode& node) { return node.type + " " + node.id; }
+
+std::string plain(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 class Importer {
  public:
@@ -71,12 +81,57 @@ class Importer {
   }
   double number(const ComfyNode& node, const std::string& name) const {
     const Json& v = required(node, name);
-    if (!v.is_number()) fail(nodeLabel(node) + ": \"" + name + "\" is " + v.dump() + ", not a number");
+    if (!v.is_number()) fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + ", not a number");
     return v.get<double>();
+  }
+  // A number the document keeps, checked against the document's own range before it becomes a field.
+  double number(const ComfyNode& node, const std::string& name, double lo, double hi) const {
+    const double v = number(node, name);
+    if (!(v >= lo && v <= hi))
+      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(required(node, name)) + "; it must be from " + plain(lo) +
+           " to " + plain(hi));
+    return v;
+  }
+  int whole(const ComfyNode& node, const std::string& name, int lo, int hi) const {
+    const Json& v = required(node, name);
+    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    const double d = v.is_number() ? v.get<double>() : 0.0;
+    if (!integral || !(d >= lo && d <= hi))
+      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + "; it must be a whole number from " + std::to_string(lo) +
+           " to " + std::to_string(hi));
+    return static_cast<int>(d);
+  }
+  // ComfyUI's seeds are 0 .. 2^64-1, read exactly (never through a double).
+  std::uint64_t seedOf(const ComfyNode& node, const std::string& name) const {
+    const Json& v = required(node, name);
+    if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::floor(d) == d && d >= 0 && d <= 9007199254740992.0) return static_cast<std::uint64_t>(d);
+    }
+    fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + "; a seed is a whole number from 0 to 18446744073709551615");
+  }
+  bool flag(const ComfyNode& node, const std::string& name) const {
+    const Json& v = required(node, name);
+    if (!v.is_boolean()) fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + ", not true or false");
+    return v.get<bool>();
+  }
+  // A file a loader names: under its models (or input) folder, never above it or elsewhere.
+  std::string fileName(const ComfyNode& node, const std::string& name) const {
+    std::string file = text(node, name);
+    if (file.rfind("builtin:", 0) == 0) return file;
+    std::replace(file.begin(), file.end(), '\\', '/');  // ComfyUI on Windows writes subfolders with backslashes
+    const std::filesystem::path path(file);
+    bool leaves = file.empty() || path.has_root_path() || (file.size() > 1 && file[1] == ':');
+    for (const std::filesystem::path& part : path) leaves = leaves || part == "..";
+    if (leaves)
+      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(required(node, name)) +
+           ", which is not a file name inside a ComfyUI folder (no absolute path, no \"..\")");
+    return file;
   }
   std::string text(const ComfyNode& node, const std::string& name) const {
     const Json& v = required(node, name);
-    if (!v.is_string()) fail(nodeLabel(node) + ": \"" + name + "\" is " + v.dump() + ", not text");
+    if (!v.is_string()) fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + ", not text");
     return v.get<std::string>();
   }
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
@@ -99,14 +154,14 @@ class Importer {
 
   void clipLoader(const ComfyNode& node) {
     if (node.type != "CLIPLoader") fail(nodeLabel(node) + ": a text encoder must come from a CLIPLoader here");
-    textEncoder_ = text(node, "clip_name");
+    textEncoder_ = fileName(node, "clip_name");
     if (const Json* type = node.value("type"); type && type->is_string() && type->get<std::string>() != "wan")
       out_.notes.push_back(nodeLabel(node) + ": type \"" + type->get<std::string>() + "\" read as a Wan UMT5 encoder");
   }
 
   void vaeLoader(const ComfyNode& node) {
     if (node.type != "VAELoader") fail(nodeLabel(node) + ": a VAE must come from a VAELoader here");
-    vae_ = text(node, "vae_name");
+    vae_ = fileName(node, "vae_name");
   }
 
   void modelChain(const ComfyNode& sampler, Shot& shot) {
@@ -115,7 +170,7 @@ class Importer {
     std::string input = "model";
     while (node) {
       if (node->type == "UNETLoader") {
-        const std::string name = text(*node, "unet_name");
+        const std::string name = fileName(*node, "unet_name");
         if (!dit_.empty() && dit_ != name)
           out_.notes.push_back(nodeLabel(*node) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
         if (dit_.empty()) dit_ = name;
@@ -124,12 +179,10 @@ class Importer {
                                " left to the memory plan (it picks the dtype from the file and the budget)");
         return;
       }
-      if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift");
+      if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift", kMinShift, kMaxShift);
       else if (node->type == "ZeroCopyVRAMPin") {
-        const Json* pin = node->value("enable_pinning");
-        const Json* tune = node->value("tune_allocator");
-        if (!pin || pin->get<bool>()) out_.sequence.settings.policy = ResidencyPolicy::Pinned;
-        if (tune) out_.sequence.settings.allocatorTuning = tune->get<bool>();
+        if (!node->value("enable_pinning") || flag(*node, "enable_pinning")) out_.sequence.settings.policy = ResidencyPolicy::Pinned;
+        if (node->value("tune_allocator")) out_.sequence.settings.allocatorTuning = flag(*node, "tune_allocator");
       } else {
         cannotMap(*into, input, *node);
       }
@@ -142,9 +195,8 @@ class Importer {
   void handoff(const ComfyNode& node, Shot& shot) {
     if (handoffDone_.count(node.id)) return;
     handoffDone_.insert(node.id);
-    shot.width = static_cast<int>(number(node, "width"));
-    shot.height = static_cast<int>(number(node, "height"));
-    shot.frames = static_cast<int>(number(node, "length"));
+    size(node, shot);
+    shot.frames = whole(node, "length", 1, kMaxFrames);
     if (const Json* tag = node.value("buffer_tag"); tag && tag->is_string() && !tag->get<std::string>().empty())
       shot.continuity.tag = tag->get<std::string>();
     const std::string mode = node.value("continuity_mode") ? text(node, "continuity_mode") : "zero_copy_latent_only";
@@ -152,13 +204,13 @@ class Importer {
       shot.continuity.mode = ContinuityMode::Latent;
     } else if (mode == "blend_with_fallback") {
       shot.continuity.mode = ContinuityMode::Blend;
-      if (node.value("blend_ratio")) shot.continuity.blendRatio = number(node, "blend_ratio");
+      if (node.value("blend_ratio")) shot.continuity.blendRatio = number(node, "blend_ratio", 0.0, 1.0);
     } else {
       fail(nodeLabel(node) + ": continuity_mode \"" + mode + "\" is neither zero_copy_latent_only nor blend_with_fallback");
     }
     if (const ComfyNode* image = upstream(node, "fallback_first_frame")) {
       if (image->type != "LoadImage") cannotMap(node, "fallback_first_frame", *image);
-      shot.continuity.fallbackImage = text(*image, "image");
+      shot.continuity.fallbackImage = fileName(*image, "image");
     }
     if (const ComfyNode* clip = upstream(node, "clip")) clipLoader(*clip);
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
@@ -166,18 +218,22 @@ class Importer {
 
   // Wan 2.2 TI2V's latent (48 channels, 16× spatial) and its optional start image.
   void ti2vLatent(const ComfyNode& node, Shot& shot) {
-    shot.width = static_cast<int>(number(node, "width"));
-    shot.height = static_cast<int>(number(node, "height"));
-    shot.frames = static_cast<int>(number(node, "length"));
+    size(node, shot);
+    shot.frames = whole(node, "length", 1, kMaxFrames);
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
     if (const ComfyNode* image = upstream(node, "start_image")) {
       if (image->type != "LoadImage") cannotMap(node, "start_image", *image);
-      shot.startImage = text(*image, "image");
+      shot.startImage = fileName(*image, "image");
       out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as Wan 2.2's "
                                              "i2v() does (ComfyUI scales it bilinearly)");
     }
     if (const Json* batch = node.value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
       out_.notes.push_back(nodeLabel(node) + ": batch_size " + batch->dump() + " rendered as one clip");
+  }
+
+  void size(const ComfyNode& node, Shot& shot) const {
+    shot.width = whole(node, "width", kMinSide, kMaxSide);
+    shot.height = whole(node, "height", kMinSide, kMaxSide);
   }
 
   void latentOf(const ComfyNode& sampler, Shot& shot) {
@@ -186,10 +242,9 @@ class Importer {
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
     if (from->type == "Wan22ImageToVideoLatent") return ti2vLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
-    shot.width = static_cast<int>(number(*from, "width"));
-    shot.height = static_cast<int>(number(*from, "height"));
-    shot.frames = from->value("length") ? static_cast<int>(number(*from, "length")) : 1;
-    if (const Json* batch = from->value("batch_size"); batch && batch->is_number() && batch->get<int>() != 1)
+    size(*from, shot);
+    shot.frames = from->value("length") ? whole(*from, "length", 1, kMaxFrames) : 1;
+    if (const Json* batch = from->value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
       out_.notes.push_back(nodeLabel(*from) + ": batch_size " + batch->dump() + " rendered as one clip");
   }
 
@@ -218,8 +273,7 @@ class Importer {
     for (const std::string& id : graph_.consumers(node.id)) {
       const ComfyNode& out = graph_.nodes.at(id);
       for (const char* name : {"fps", "frame_rate"})
-        if (const Json* fps = out.value(name); fps && fps->is_number() && fps->get<double>() > 0)
-          out_.sequence.settings.fps = fps->get<double>();
+        if (out.value(name)) out_.sequence.settings.fps = number(out, name, kMinFps, kMaxFps);
     }
   }
 
@@ -230,10 +284,9 @@ class Importer {
     shot.id = "shot-" + std::to_string(index + 1);
     shot.name = sampler.title.empty() || sampler.title == sampler.type ? "Shot " + std::to_string(index + 1) : sampler.title;
     const bool advanced = sampler.type == "KSamplerAdvanced";
-    const double seed = number(sampler, advanced ? "noise_seed" : "seed");
-    shot.seed = seed < 0 ? 0 : static_cast<std::uint64_t>(seed);
-    shot.steps = static_cast<int>(number(sampler, "steps"));
-    shot.guidance = number(sampler, "cfg");
+    shot.seed = seedOf(sampler, advanced ? "noise_seed" : "seed");
+    shot.steps = whole(sampler, "steps", 1, kMaxSteps);
+    shot.guidance = number(sampler, "cfg", 0.0, kMaxGuidance);
     const std::string solver = text(sampler, "sampler_name");
     samplerNames_.push_back(solver);
     const std::string scheduler = text(sampler, "scheduler");

@@ -125,24 +125,68 @@ std::string lineAndColumn(std::string_view text, std::size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
+// nlohmann's SAX-to-DOM builder with the tracker's rules applied on the way. (The library's
+// callback parser rescans an object's members at the end of every child object: quadratic.)
+template <class Json>
+class CheckedSax {
+ public:
+  CheckedSax(Json& root, PathTracker& tracker) : dom_(root, true), tracker_(tracker) {}
+
+  bool null() { return scalar(dom_.null()); }
+  bool boolean(bool v) { return scalar(dom_.boolean(v)); }
+  bool number_integer(typename Json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
+  bool number_unsigned(typename Json::number_unsigned_t v) { return scalar(dom_.number_unsigned(v)); }
+  bool number_float(typename Json::number_float_t v, const typename Json::string_t& text) {
+    return scalar(dom_.number_float(v, text));
+  }
+  bool string(typename Json::string_t& v) { return scalar(dom_.string(v)); }
+  bool binary(typename Json::binary_t& v) { return scalar(dom_.binary(v)); }
+  bool start_object(std::size_t n) {
+    tracker_.beginContainer(true);
+    return dom_.start_object(n);
+  }
+  bool key(typename Json::string_t& name) {
+    tracker_.key(name);
+    return dom_.key(name);
+  }
+  bool end_object() {
+    const bool ok = dom_.end_object();
+    tracker_.endContainer();
+    return ok;
+  }
+  bool start_array(std::size_t n) {
+    tracker_.beginContainer(false);
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    const bool ok = dom_.end_array();
+    tracker_.endContainer();
+    return ok;
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
+    return dom_.parse_error(position, token, error);  // throws `error`
+  }
+
+ private:
+  bool scalar(bool ok) {
+    tracker_.scalar();
+    return ok;
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  PathTracker& tracker_;
+};
+
 template <class Json>
 Json parseJsonChecked(std::string_view text, int maxDepth) {
   checkBytes(text);
   PathTracker tracker(maxDepth);
-  auto callback = [&](int /*depth*/, typename Json::parse_event_t event, Json& parsed) -> bool {
-    using Event = typename Json::parse_event_t;
-    switch (event) {
-      case Event::object_start: tracker.beginContainer(true); break;
-      case Event::array_start: tracker.beginContainer(false); break;
-      case Event::object_end:
-      case Event::array_end: tracker.endContainer(); break;
-      case Event::key: tracker.key(parsed.template get_ref<const std::string&>()); break;
-      case Event::value: tracker.scalar(); break;
-    }
-    return true;
-  };
+  Json root;
+  CheckedSax<Json> sax(root, tracker);
   try {
-    return Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    Json::sax_parse(text.begin(), text.end(), &sax, nlohmann::json::input_format_t::json, /*strict=*/true,
+                    /*ignore_comments=*/false);
+    return root;
   } catch (const nlohmann::json::parse_error& error) {
     const std::size_t offset = error.byte > 0 ? error.byte - 1 : 0;
     const std::string_view what = error.what();

@@ -298,6 +298,11 @@ bool renderShots(const Sequence& sequence, const Prepared& prepared, const std::
       } else {
         ++summary.finished.shotsRendered;
       }
+    } catch (const EarlierShotFailed& e) {
+      const RenderFailure failure{e.index(), e.what()};
+      observer.failed(failure);
+      summary.warnings.push_back({e.index(), "failure", failure.message});
+      return true;
     } catch (const std::exception& e) {
       const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what()};
       observer.failed(failure);
@@ -343,6 +348,11 @@ void finishRender(const Sequence& sequence, const RenderOptions& options, bool f
                   RenderSummary& summary) {
   try {
     pass.finishPending();
+  } catch (const EarlierShotFailed& e) {
+    failed = true;
+    const RenderFailure failure{e.index(), e.what()};
+    observer.failed(failure);
+    summary.warnings.push_back({e.index(), "failure", failure.message});
   } catch (const std::exception& e) {
     failed = true;
     const RenderFailure failure{-1, e.what()};

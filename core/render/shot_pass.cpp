@@ -165,7 +165,7 @@ void ShotPass::finalize(DecodeJob& job) {
     try {
       std::rethrow_exception(job.error);
     } catch (const std::exception& e) {
-      throw std::runtime_error("decoding shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): " + e.what());
+      throw EarlierShotFailed(job.index, "shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): decoding: " + e.what());
     }
   }
   for (const MemoryFallback& fallback : job.fallbacks) {
@@ -190,8 +190,13 @@ void ShotPass::finalize(DecodeJob& job) {
   record.seconds += job.decodeSeconds;
   if (options_.writesFiles)
     timed(gap_.writingFiles, [&] {
-      writeShotTail(job.directory, {job.latent, lastFrame, job.key});
-      writeShotRecord(job.directory, record);
+      try {
+        writeShotTail(job.directory, {job.latent, lastFrame, job.key});
+        writeShotRecord(job.directory, record);
+      } catch (const std::exception& e) {
+        throw EarlierShotFailed(job.index, "shot " + std::to_string(job.index + 1) + " (" + job.shotId +
+                                               "): writing its tail and record: " + e.what());
+      }
     });
   timed(gap_.movingWeights, [&] { residency_.afterShot(job.index, !job.lastShot); });
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,18 @@ class KvStream;
 }  // namespace shotchain::continuity
 
 namespace shotchain::render {
+
+// A failure that belongs to an earlier shot than the one rendering when it surfaced: the decode of
+// shot N, or the writing of its files, finishes while shot N+1 is prepared. The message starts with
+// "shot N (id): ".
+class EarlierShotFailed : public std::runtime_error {
+ public:
+  EarlierShotFailed(int index, const std::string& message) : std::runtime_error(message), index_(index) {}
+  int index() const { return index_; }
+
+ private:
+  int index_;
+};
 
 struct ShotOutcome {
   bool cancelled = false;

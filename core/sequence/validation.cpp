@@ -188,6 +188,10 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (c.conditionNoise && (*c.conditionNoise < 0 || *c.conditionNoise > 999))
     report.error(shotPath(index, "continuity.condition_noise"),
                  std::to_string(*c.conditionNoise) + " is outside 0..999 (a timestep)");
+  if (c.conditionNoise && *c.conditionNoise != 0 && mode.sampling == ShotSampling::KvStream)
+    report.warning(shotPath(index, "continuity.condition_noise"),
+                   "is not applied to stream shots (the KV cache holds the earlier frames as they were generated); "
+                   "it re-noises the handed frames of whole-clip shots on a per-frame-timestep model");
   if (c.anchorColour && mode.sampling == ShotSampling::KvStream)
     report.warning(shotPath(index, "continuity.anchor_colour"),
                    "is not applied to stream shots (the KV cache holds the frames as they were generated)");
@@ -215,6 +219,7 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
   std::set<std::string> tagsWritten;
   std::map<std::string, const Shot*> lastByTag;
   const Shot* previousEnabled = nullptr;
+  std::vector<std::size_t> streamShots;
   for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
     const Shot& shot = sequence.shots[i];
     Diagnostics own = validateShot(shot, i, context);
@@ -251,9 +256,17 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
       report.warning(shotPath(i, "start_image"),
                      "is not used: the shot continues shot \"" + source->second->id + "\" (continuity " +
                          toString(c.mode) + "); set continuity to none to start from the picture");
+    if (mode.sampling == ShotSampling::KvStream) streamShots.push_back(i);
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
     lastByTag[c.tag] = &shot;
     previousEnabled = &shot;
+  }
+  if (sequence.settings.sampler.arStep.value_or(0) != 0 && !streamShots.empty()) {
+    std::string which;
+    for (std::size_t i = 0; i < streamShots.size() && i < 8; ++i) which += (i ? ", " : "") + std::to_string(streamShots[i] + 1);
+    if (streamShots.size() > 8) which += ", …";
+    report.warning("sampler.ar_step", "is not applied to stream shots (shot" + std::string(streamShots.size() > 1 ? "s " : " ") +
+                                          which + "); it staggers the timesteps of whole-clip shots on a per-frame-timestep model");
   }
   return out;
 }

@@ -77,6 +77,34 @@ class CliComfy : public QObject {
     QCOMPARE(refused.exitCode, 1);
     QVERIFY2(refused.err.contains("cycle through node 1 (KSampler)"), qPrintable(refused.err));
   }
+
+  // A workflow the importer reads but whose document would not validate: written, problems on
+  // stderr, exit 3. One the importer refuses (a model name leaving the models folder): exit 1, no file.
+  void importsThatDoNotValidateSayWhy() {
+    QTemporaryDir dir;
+    std::string text = kWorkflow;
+    const std::string width = "\"width\": 64, \"height\": 64, \"length\": 17, \"batch_size\": 1";
+    text.replace(text.find(width), width.size(), "\"width\": 72, \"height\": 64, \"length\": 17, \"batch_size\": 1");
+    writeFile(dir.filePath("odd.json").toStdString(), text);
+    const CliRun odd = runCli({"import-comfy", dir.filePath("odd.json")});
+    QVERIFY2(odd.exitCode == 3, qPrintable(odd.out + odd.err));
+    QVERIFY2(odd.err.contains("shots[0].width") && odd.err.contains("was written but does not validate"), qPrintable(odd.err));
+    QVERIFY(QFile::exists(dir.filePath("odd.sequence.json")));
+    QCOMPARE(runCli({"validate", dir.filePath("odd.sequence.json")}).exitCode, 1);
+    const CliRun json = runCli({"import-comfy", dir.filePath("odd.json"), "--force", "--json"});
+    QCOMPARE(json.exitCode, 3);
+    QVERIFY2(json.out.contains("\"problems\""), qPrintable(json.out));
+
+    text = kWorkflow;
+    const std::string unet = "\"unet_name\": \"builtin:demo\"";
+    text.replace(text.find(unet), unet.size(), "\"unet_name\": \"../../outside.safetensors\"");
+    writeFile(dir.filePath("escape.json").toStdString(), text);
+    const CliRun escape = runCli({"import-comfy", dir.filePath("escape.json"), "--models", dir.path()});
+    QCOMPARE(escape.exitCode, 1);
+    QVERIFY2(escape.err.contains("UNETLoader 1: \"unet_name\" is \"../../outside.safetensors\", which is not a file name inside"),
+             qPrintable(escape.err));
+    QVERIFY(!QFile::exists(dir.filePath("escape.sequence.json")));
+  }
 };
 
 SHOTCHAIN_TEST(CliComfy, Core)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_registry.h"
+#include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
 #include "sequence/sequence_io.h"
@@ -15,41 +16,12 @@
 using namespace shotchain;
 using namespace shotchain::interop;
 using Json = nlohmann::json;
+using testing::api;
+using testing::importErrorOf;
+using testing::from;
+using testing::seedPackWorkflow;
 
 namespace {
-
-Json api(const char* type, Json inputs) { return {{"class_type", type}, {"inputs", std::move(inputs)}}; }
-Json from(int node, int slot = 0) { return Json::array({std::to_string(node), slot}); }
-
-// Two shots in the API format with the seed pack's nodes: the first stores its latent under "circle",
-// the second takes it through ZeroCopyLatentHandoff; one node nothing maps, one output node.
-Json seedPackWorkflow(const std::string& unet = "wan2.1_t2v_1.3B_fp16.safetensors") {
-  Json g = Json::object();
-  g["1"] = api("UNETLoader", {{"unet_name", unet}, {"weight_dtype", "default"}});
-  g["2"] = api("CLIPLoader", {{"clip_name", "umt5_xxl_fp8_e4m3fn_scaled.safetensors"}, {"type", "wan"}});
-  g["3"] = api("VAELoader", {{"vae_name", "wan_2.1_vae.safetensors"}});
-  g["4"] = api("ZeroCopyVRAMPin", {{"model", from(1)}, {"enable_pinning", true}, {"tune_allocator", false}});
-  g["5"] = api("ModelSamplingSD3", {{"shift", 3.0}, {"model", from(4)}});
-  g["6"] = api("CLIPTextEncode", {{"text", "a red circle moving right on a black background"}, {"clip", from(2)}});
-  g["7"] = api("CLIPTextEncode", {{"text", "blurry"}, {"clip", from(2)}});
-  g["8"] = api("EmptyHunyuanLatentVideo", {{"width", 64}, {"height", 64}, {"length", 17}, {"batch_size", 1}});
-  g["9"] = api("KSampler", {{"seed", 1001}, {"steps", 20}, {"cfg", 4.0}, {"sampler_name", "uni_pc"}, {"scheduler", "simple"},
-                            {"denoise", 1.0}, {"model", from(5)}, {"positive", from(6)}, {"negative", from(7)},
-                            {"latent_image", from(8)}});
-  g["10"] = api("ZeroCopyLatentStore", {{"samples", from(9)}, {"buffer_tag", "circle"}});
-  g["11"] = api("VAEDecode", {{"samples", from(9)}, {"vae", from(3)}});
-  g["12"] = api("ZeroCopyLatentHandoff", {{"clip", from(2)}, {"vae", from(3)}, {"prompt", "a red circle moving down on a black background"},
-                                          {"width", 64}, {"height", 64}, {"length", 17}, {"buffer_tag", "circle"},
-                                          {"continuity_mode", "zero_copy_latent_only"}, {"blend_ratio", 0.5}});
-  g["13"] = api("KSampler", {{"seed", 1002}, {"steps", 20}, {"cfg", 4.0}, {"sampler_name", "uni_pc"}, {"scheduler", "karras"},
-                             {"denoise", 1.0}, {"model", from(5)}, {"positive", from(12, 0)}, {"negative", from(7)},
-                             {"latent_image", from(12, 1)}});
-  g["14"] = api("ZeroCopyLatentStore", {{"samples", from(13)}, {"buffer_tag", "circle"}});
-  g["15"] = api("VAEDecode", {{"samples", from(13)}, {"vae", from(3)}});
-  g["16"] = api("SaveAnimatedWEBP", {{"images", from(15)}, {"fps", 16}, {"filename_prefix", "shot"}});
-  g["17"] = api("LoraLoaderModelOnly", {{"lora_name", "style.safetensors"}, {"strength_model", 0.8}, {"model", from(1)}});
-  return g;
-}
 
 // The stock Wan text-to-video graph in the UI format (nodes with positional widgets_values, a links
 // table), with a reroute on the VAE's way and a note.
@@ -79,15 +51,6 @@ Json stockUiWorkflow() {
                                   Json::array({9, 3, 0, 8, 0, "LATENT"}), Json::array({10, 50, 0, 8, 1, "VAE"}),
                                   Json::array({11, 8, 0, 28, 0, "IMAGE"})});
   return {{"last_node_id", 60}, {"last_link_id", 11}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
-}
-
-QString errorOf(const std::string& text) {
-  try {
-    importComfyWorkflow(text, "wf.json");
-  } catch (const std::runtime_error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
 }
 
 bool unmappedHas(const ComfyImport& r, const std::string& id, const std::string& type) {
@@ -180,19 +143,19 @@ class TestComfyImport : public QObject {
   }
 
   void badWorkflowsAreCleanErrorsNamingTheNode() {
-    QVERIFY(errorOf("{\"nodes\": [").contains("wf.json: not JSON"));
-    QVERIFY(errorOf("[1, 2]").contains("JSON object"));
-    QVERIFY(errorOf("{\"1\": {\"inputs\": {}}}").contains("node 1 has no class_type"));
+    QVERIFY(importErrorOf("{\"nodes\": [").contains("wf.json: not JSON"));
+    QVERIFY(importErrorOf("[1, 2]").contains("JSON object"));
+    QVERIFY(importErrorOf("{\"1\": {\"inputs\": {}}}").contains("node 1 has no class_type"));
     Json cycle = seedPackWorkflow();
     cycle["5"]["inputs"]["model"] = from(9);
     cycle["9"]["inputs"]["model"] = from(5);
-    QVERIFY2(errorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"), qPrintable(errorOf(cycle.dump())));
+    QVERIFY2(importErrorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"), qPrintable(importErrorOf(cycle.dump())));
     Json lora = seedPackWorkflow();
     lora["5"]["inputs"]["model"] = from(17);
-    QVERIFY2(errorOf(lora.dump()).contains("comes from LoraLoaderModelOnly 17"), qPrintable(errorOf(lora.dump())));
+    QVERIFY2(importErrorOf(lora.dump()).contains("comes from LoraLoaderModelOnly 17"), qPrintable(importErrorOf(lora.dump())));
     Json dangling = seedPackWorkflow();
     dangling["9"]["inputs"]["positive"] = from(99);
-    QVERIFY(errorOf(dangling.dump()).contains("linked to node 99"));
+    QVERIFY(importErrorOf(dangling.dump()).contains("linked to node 99"));
     Json noSampler = seedPackWorkflow();
     noSampler.erase("9");
     noSampler.erase("13");
@@ -201,10 +164,10 @@ class TestComfyImport : public QObject {
     noSampler.erase("14");
     noSampler.erase("15");
     noSampler.erase("16");
-    QVERIFY(errorOf(noSampler.dump()).contains("no KSampler"));
+    QVERIFY(importErrorOf(noSampler.dump()).contains("no KSampler"));
     Json badMode = seedPackWorkflow();
     badMode["12"]["inputs"]["continuity_mode"] = "teleport";
-    QVERIFY(errorOf(badMode.dump()).contains("ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""));
+    QVERIFY(importErrorOf(badMode.dump()).contains("ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""));
   }
 
   void blendHandoffTakesTheFallbackImage() {

@@ -312,6 +312,43 @@ class RendererTest : public QObject {
     for (std::size_t i = 0; i < 3; ++i) QCOMPARE(*again.cuts[i].flash, *observer.cuts[i].flash);
   }
 
+  // A shot's files are written when its decode finishes, which may be while the next shot is
+  // prepared: a failure there (a full disk; here a folder where the tail goes) names that shot.
+  void aFailureWritingAShotsFilesNamesThatShot_data() {
+    QTest::addColumn<int>("failing");
+    QTest::newRow("shot 2, surfacing while shot 3 starts") << 1;
+    QTest::newRow("shot 3, the last decode") << 2;
+  }
+  void aFailureWritingAShotsFilesNamesThatShot() {
+    QFETCH(int, failing);
+    struct Blocker : CountingObserver {
+      std::filesystem::path out;
+      int shot = -1;
+      std::vector<int> failedShots;
+      std::string id;
+      void framesDecoded(const render::FramesDecoded& e) override {
+        CountingObserver::framesDecoded(e);
+        if (e.shotIndex == shot) std::filesystem::create_directories(render::tailLatentPath(render::shotDirectory(out, shot, id)));
+      }
+      void failed(const render::RenderFailure& f) override {
+        CountingObserver::failed(f);
+        failedShots.push_back(f.shotIndex);
+      }
+    };
+    const render::RenderOptions o = options("tail-fails-" + std::to_string(failing));
+    render::Renderer renderer;
+    Blocker observer;
+    observer.out = o.outputDirectory;
+    observer.shot = failing;
+    observer.id = sequence_.shots[static_cast<std::size_t>(failing)].id;
+    const render::RenderSummary summary = renderer.render(sequence_, o, observer);
+    QVERIFY(!summary.finished.completed);
+    QCOMPARE(observer.failedShots, std::vector<int>{failing});
+    const std::string expected = "shot " + std::to_string(failing + 1) + " (" + observer.id + "): writing its tail and record: ";
+    QVERIFY2(observer.failuresText[0].rfind(expected, 0) == 0 && observer.failuresText[0].find("is a directory") != std::string::npos,
+             observer.failuresText[0].c_str());
+  }
+
   void refusesBeforeAnyWork_data() {
     QTest::addColumn<QString>("problem");
     QTest::addColumn<QString>("field");

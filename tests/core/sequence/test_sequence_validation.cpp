@@ -299,6 +299,22 @@ class SequenceValidation : public QObject {
     QCOMPARE(q(result.diagnostics[0].path), QString("shots[0].continuity.mode"));
   }
 
+  // Fields a stream shot does not read say so instead of being ignored silently (#43).
+  void streamShotsSayWhatTheyDoNotRead() {
+    Json doc = baseDocument();
+    doc["shots"][1]["continuity"]["mode"] = "stream";
+    doc["shots"][1]["continuity"]["condition_noise"] = 20;
+    doc["sampler"]["ar_step"] = 5;
+    const LoadResult result = parseSequence(doc.dump());
+    QVERIFY(result.ok());
+    QString all = q(formatAll(result.diagnostics));
+    QVERIFY2(all.contains("shots[1].continuity.condition_noise: warning: is not applied to stream shots"), qPrintable(all));
+    QVERIFY2(all.contains("sampler.ar_step: warning: is not applied to stream shots (shot 2)"), qPrintable(all));
+    doc["shots"][1]["continuity"]["mode"] = "latent";
+    all = q(formatAll(parseSequence(doc.dump()).diagnostics));
+    QVERIFY2(!all.contains("not applied to stream shots"), qPrintable(all));
+  }
+
   void failedLoadNeverTouchesTheFile() {
     Json doc = baseDocument();
     doc["shots"][0]["frames"] = 18;
