@@ -13,6 +13,7 @@
 
 #include "cli/bench_model_folder.h"
 #include "cli/command_specs.h"
+#include "cli/option_values.h"
 #include "cli/verbs.h"
 #include "memory/memory_probe.h"
 #include "render/renderer.h"
@@ -164,13 +165,11 @@ std::string number(double v, const char* format = "%.3g") {
 // "pinned,offload,reload": the policies in the order given.
 std::vector<ResidencyPolicy> policyList(const std::string& list) {
   std::vector<ResidencyPolicy> policies;
-  for (std::size_t start = 0; start <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const std::optional<ResidencyPolicy> policy = residencyPolicyFromString(list.substr(start, comma - start));
+  for (const std::string& name : splitList(list)) {
+    const std::optional<ResidencyPolicy> policy = residencyPolicyFromString(name);
     if (!policy)
       throw kBenchResidencyCommand.error("--policies: \"" + list + "\" is not a list of pinned, offload, reload, auto");
     policies.push_back(*policy);
-    start = comma + 1;
   }
   return policies;
 }

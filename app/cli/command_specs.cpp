@@ -146,6 +146,28 @@ const CommandSpec kBenchStreamingCommand{
      kJson},
     ""};
 
+const CommandSpec kBenchCacheCommand{
+    "bench cache", "", 0, 0,
+    "held-out demo shots rendered without a step cache and with each policy at three thresholds, side by side in one "
+    "run: DiT passes, speed-up, PSNR/SSIM against the uncached frames, cut flash and colour drift (docs/step-cache.md)",
+    {{"--shots", K::Int, "N", "shots in the chain (held-out prompts, latent handoff)", "8"},
+     {"--steps", K::Int, "N", "sampling steps per shot", "40"},
+     {"--policies", K::Text, "LIST", "policies to compare, comma-separated", "teacache,magcache,easycache,first_block"},
+     {"--thresholds", K::Text, "P=A,B,C;…", "thresholds per policy (default: docs/step-cache.md)"},
+     {"--device", K::Text, "cpu|cuda[:N]", "compute device", "cpu"},
+     {"--sheet", K::Path, "FILE.ppm", "a contact sheet: a row per run, each shot's middle frame"},
+     kJson},
+    ""};
+
+const CommandSpec kCalibrateCacheCommand{
+    "calibrate-cache", "SEQUENCE", 1, 1,
+    "sample the sequence's shots computing every step and write what each step changed (MagCache's magnitude ratios, "
+    "a TeaCache polynomial) to a calibration file that sampler.cache.calibration names",
+    {{"--out", K::Path, "FILE", "the calibration file (default: <SEQUENCE without .json>.cache.json beside it)"},
+     {"--device", K::Text, "cpu|cuda[:N]", "compute device (default cpu)"},
+     {"--shots", K::Range, "A-B", "calibrate on shots A to B (1-based; default: all)"}},
+    ""};
+
 const CommandSpec kBenchResidencyCommand{
     "bench residency", "[SEQUENCE]", 0, 1,
     "the same chain of shots under pinned, offload and reload side by side: inter-shot overhead, handoff MSE vs round "
@@ -213,7 +235,7 @@ const std::vector<const CommandSpec*>& commandSpecs() {
   static const std::vector<const CommandSpec*> all = {
       &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kConvertCommand, &kModelsCommand,  &kVerifyCommand,
       &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
-      &kBenchResidencyCommand, &kBenchStreamingCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
+      &kBenchResidencyCommand, &kBenchStreamingCommand, &kBenchCacheCommand, &kCalibrateCacheCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
       &kVersionCommand};
   return all;
 }

@@ -21,6 +21,8 @@ extern const CommandSpec kBenchDitCommand;
 extern const CommandSpec kBenchVaeCommand;
 extern const CommandSpec kBenchResidencyCommand;
 extern const CommandSpec kBenchStreamingCommand;
+extern const CommandSpec kBenchCacheCommand;
+extern const CommandSpec kCalibrateCacheCommand;
 extern const CommandSpec kTrainDemoCommand;
 extern const CommandSpec kEvalDemoCommand;
 extern const CommandSpec kImportComfyCommand;

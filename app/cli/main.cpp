@@ -25,6 +25,7 @@ const Verb kVerbs[] = {
     {"plan", &shotchain::cli::runPlan},            {"version", &shotchain::cli::runVersion},
     {"models", &shotchain::cli::runModels},        {"import-comfy", &shotchain::cli::runImportComfy},
     {"export-comfy", &shotchain::cli::runExportComfy}, {"convert", &shotchain::cli::runConvert},
+    {"calibrate-cache", &shotchain::cli::runCalibrateCache},
 };
 
 void printHelp(std::FILE* to, const std::string& command) {

@@ -41,4 +41,14 @@ double doubleOption(const std::string& option, const std::string& text) {
   return value;
 }
 
+std::vector<std::string> splitList(const std::string& text, char separator) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find(separator, start);
+    items.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return items;
+    start = end + 1;
+  }
+}
+
 }  // namespace shotchain::cli

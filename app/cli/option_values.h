@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace shotchain::cli {
 
@@ -10,5 +11,8 @@ namespace shotchain::cli {
 int intOption(const std::string& option, const std::string& text);
 std::int64_t int64Option(const std::string& option, const std::string& text);
 double doubleOption(const std::string& option, const std::string& text);
+
+// "a,b,,c" → {"a", "b", "", "c"}; "" → {""}.
+std::vector<std::string> splitList(const std::string& text, char separator = ',');
 
 }  // namespace shotchain::cli

@@ -90,6 +90,12 @@ void RenderProgress::shotFinished(const render::ShotFinished& event) {
   endLine();
   std::fprintf(out_, "  done: %d frames in %.1f s (sampling %.1f s, decode %.1f s)\n", event.framesWritten, event.seconds,
                event.sampleSeconds, event.decodeSeconds);
+  if (const auto& cache = event.cache; cache && cache->off.empty())
+    std::fprintf(out_, "  step cache %s %.3g: %d of %d DiT passes computed, %d skipped (%s)\n", cache->policy.c_str(),
+                 cache->threshold, cache->computedPasses, cache->computedPasses + cache->skippedPasses, cache->skippedPasses,
+                 cache->pattern.c_str());
+  else if (cache)
+    std::fprintf(out_, "  step cache %s: off (%s)\n", cache->policy.c_str(), cache->off.c_str());
 }
 
 void RenderProgress::warning(const render::RenderWarning& event) {

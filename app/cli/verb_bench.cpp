@@ -44,8 +44,9 @@ int runBench(const Args& args) {
   if (sub == "vae") return runBenchVae(args);
   if (sub == "residency") return runBenchResidency(args);
   if (sub == "streaming") return runBenchStreaming(args);
+  if (sub == "cache") return runBenchCache(args);
   if (sub == "--help" || sub == "-h") throw HelpRequested("bench");
-  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae, residency or streaming" : "unknown benchmark \"" + sub + "\"");
+  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae, residency, streaming or cache" : "unknown benchmark \"" + sub + "\"");
   const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
   if (const std::optional<int> launched = launchRanksIfAsked("bench dit", args, parsed)) return *launched;
   const std::string preset = parsed.text("--config").value_or("custom-default");

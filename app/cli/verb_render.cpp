@@ -83,6 +83,22 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
   }
 }
 
+void printCacheTable(std::FILE* out, const render::RenderSummary& summary) {
+  bool any = false;
+  for (const render::ShotFinished& shot : summary.shots) any = any || shot.cache.has_value();
+  if (!any) return;
+  std::fprintf(out, "\nstep cache (docs/step-cache.md; C computed, s skipped, conditional branch)\n");
+  std::fprintf(out, "%-5s %-12s %6s %8s %8s %6s  %s\n", "shot", "policy", "thresh", "computed", "skipped", "saved", "steps");
+  for (const render::ShotFinished& shot : summary.shots) {
+    if (!shot.cache) continue;
+    const render::StepCacheFigures& c = *shot.cache;
+    const int passes = c.computedPasses + c.skippedPasses;
+    const std::string saved = passes > 0 ? std::to_string(100 * c.skippedPasses / passes) + "%" : "-";
+    std::fprintf(out, "%-5d %-12s %6.3g %8d %8d %6s  %s\n", shot.index + 1, c.policy.c_str(), c.threshold, c.computedPasses,
+                 c.skippedPasses, saved.c_str(), c.off.empty() ? c.pattern.c_str() : ("off: " + c.off).c_str());
+  }
+}
+
 }  // namespace
 
 int runRender(const Args& args) {
@@ -136,6 +152,7 @@ int runRender(const Args& args) {
     if (!subset) status = kFailed;
   }
   printCutTable(stderr, summary);
+  printCacheTable(stderr, summary);
   std::fprintf(stderr, "\n%d shots rendered, %d re-used, %.1f s; report: %s\n", summary.finished.shotsRendered,
                summary.finished.shotsReused, summary.finished.seconds,
                (options.outputDirectory / "report.json").string().c_str());

@@ -17,7 +17,9 @@ int runBench(const Args& args);
 int runBenchVae(const Args& args);  // "bench vae", dispatched by runBench
 int runBenchResidency(const Args& args);  // "bench residency", dispatched by runBench
 int runBenchStreaming(const Args& args);  // "bench streaming", dispatched by runBench
+int runBenchCache(const Args& args);  // "bench cache", dispatched by runBench
 int runRender(const Args& args);
+int runCalibrateCache(const Args& args);
 int runPlan(const Args& args);
 int runImportComfy(const Args& args);
 int runExportComfy(const Args& args);

@@ -75,10 +75,15 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 
   const PlanShot* largest = &r.shots.front();
   std::uint64_t latentBytes = 0;
+  std::uint64_t stepCache = 0;
   for (const PlanShot& s : r.shots) {
-    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s));
+    const std::uint64_t held = static_cast<std::uint64_t>(s.stepCacheTensors) * static_cast<std::uint64_t>(s.branches) *
+                               static_cast<std::uint64_t>(r.dit->tokens(latentOf(s))) *
+                               static_cast<std::uint64_t>(r.dit->hiddenSize()) * 4;
+    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s)) + held;
     if (a > plan.ditActivationPeak) {
       plan.ditActivationPeak = a;
+      stepCache = held;
       largest = &s;
     }
     latentBytes = std::max<std::uint64_t>(latentBytes, static_cast<std::uint64_t>(s.channels * s.frames * s.height * s.width) * 4);
@@ -210,7 +215,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       {"dit weights", plan.ditWeights, ditDetail},
       {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
-       "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch)},
+       "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch) +
+           (stepCache > 0 ? ", its step cache's " + gib(stepCache) : std::string())},
       {"vae decode (full)", plan.vaeDecodeFull, "largest shot, untiled"},
       {"vae decode (tiled)", plan.vaeDecodeTiled,
        plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},

@@ -26,6 +26,10 @@ struct PlanShot {
   std::int64_t height = 0;
   std::int64_t width = 0;
   std::int64_t decodePrefixFrames = 0;  // latent frames decoded ahead of the shot (`latent` continuity)
+  // Its step cache (docs/step-cache.md): float32 [tokens, hidden] tensors kept per guidance branch
+  // (teacache and magcache: the block stack's residual; first_block: and block 0's), for `branches`.
+  int stepCacheTensors = 0;
+  int branches = 2;
 };
 
 struct PlanRequest {

@@ -33,6 +33,12 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
     s.decodePrefixFrames = geometry.decodePrefixLatents;
     s.height = shot.height / spatial;
     s.width = shot.width / spatial;
+    s.branches = shot.guidance.value_or(sequence.settings.sampler.guidance) == 1.0 ? 1 : 2;
+    const StepCachePolicy cache = (shot.cache ? *shot.cache : sequence.settings.sampler.cache).policy;
+    if (!streams(shot.continuity.mode))
+      s.stepCacheTensors = cache == StepCachePolicy::FirstBlock                                   ? 2
+                           : cache == StepCachePolicy::TeaCache || cache == StepCachePolicy::MagCache ? 1
+                                                                                                  : 0;
     r.shots.push_back(s);
     r.handsOff = r.handsOff || usesHandoff(shot.continuity.mode);
     const auto frames = static_cast<std::uint64_t>(std::max(1, geometry.handedTailLatents));

@@ -15,4 +15,10 @@ at::Tensor VideoDiffusionModel::forwardCached(const at::Tensor&, const at::Tenso
   throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
 }
 
+std::string VideoDiffusionModel::blockCacheProblem() const { return family() + " has no block stack a step cache can skip"; }
+
+void VideoDiffusionModel::setBlockCache(BlockCache* cache) const {
+  if (cache) throw std::invalid_argument(blockCacheProblem());
+}
+
 }  // namespace shotchain::models

@@ -11,6 +11,7 @@
 
 namespace shotchain::models {
 
+class BlockCache;
 class KvCache;
 struct StreamWindow;
 
@@ -57,12 +58,30 @@ class VideoDiffusionModel {
   virtual at::Tensor forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
                                    std::int64_t firstBranch, bool commit, std::int64_t fpsIndex = 0) const;
 
+  // Step caching (sampling/step_cache.h): why forwardBatch cannot consult a BlockCache now, or "" when it can.
+  virtual std::string blockCacheProblem() const;
+  // The cache forwardBatch consults until it is set again (null: none). The render thread's: set around
+  // one shot's sampling (BlockCacheScope), never while another thread runs a forward of this model.
+  virtual void setBlockCache(BlockCache* cache) const;
+
   virtual at::Device device() const = 0;
   virtual std::uint64_t weightBytes() const = 0;
   // Name → tensor, and the same set replaced tensor by tensor (same shape and dtype): how the
   // residency manager moves the weights between the device and host staging.
   virtual std::vector<std::pair<std::string, at::Tensor>> namedParameters() const = 0;
   virtual void replaceParameters(const std::function<at::Tensor(const std::string&, const at::Tensor&)>& transfer) = 0;
+};
+
+// Sets a model's block cache for a scope and clears it on the way out, also by an exception.
+class BlockCacheScope {
+ public:
+  BlockCacheScope(const VideoDiffusionModel& model, BlockCache* cache) : model_(model) { model_.setBlockCache(cache); }
+  ~BlockCacheScope() { model_.setBlockCache(nullptr); }
+  BlockCacheScope(const BlockCacheScope&) = delete;
+  BlockCacheScope& operator=(const BlockCacheScope&) = delete;
+
+ private:
+  const VideoDiffusionModel& model_;
 };
 
 }  // namespace shotchain::models

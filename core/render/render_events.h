@@ -71,6 +71,18 @@ struct StreamFigures {
   double recacheSeconds = 0;        // rebuilding it at the cut (recache and/or replay)
 };
 
+// A shot whose step cache policy is not off (docs/step-cache.md): what the cache did.
+struct StepCacheFigures {
+  std::string policy;     // "teacache", "magcache", "easycache", "first_block"
+  double threshold = 0;
+  std::string source;     // where the rule's numbers came from ("published: Wan 2.1 T2V, 1.3B", a calibration file, …)
+  std::string off;        // why it was not applied (empty: it was)
+  int steps = 0;
+  int computedPasses = 0; // branch passes through the DiT (or its block stack), conditional and unconditional
+  int skippedPasses = 0;
+  std::string pattern;    // the conditional branch: 'C' computed, 's' skipped, one character a step
+};
+
 struct ShotFinished {
   int index = 0;
   std::string id;
@@ -83,6 +95,7 @@ struct ShotFinished {
   double firstFrameSeconds = 0;  // from the shot's start to its first decoded frame (0: not measured)
   std::string conditionedOn;     // what it started from (ShotRecord::conditionedOn)
   std::optional<StreamFigures> stream;
+  std::optional<StepCacheFigures> cache;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };
 

@@ -44,6 +44,7 @@ Json shotToJson(const ShotFinished& shot) {
                {"conditioned_on", shot.conditionedOn},
                {"directory", shot.directory}};
   if (shot.stream) json["stream"] = streamFiguresToJson(*shot.stream);
+  if (shot.cache) json["cache"] = stepCacheFiguresToJson(*shot.cache);
   return json;
 }
 

@@ -386,6 +386,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   requireShortEnoughPaths(sequence, options.outputDirectory);
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
+  requireReadableCalibrations(sequence, options.sequenceDirectory, prepared.first, prepared.last);
   if (options.writesFiles) requireWritableFolder(options.outputDirectory);
   RenderSummary summary = planRender(sequence, prepared, observer);
 

@@ -17,6 +17,9 @@
 namespace shotchain {
 class MemoryProbe;
 }
+namespace shotchain::sampling {
+class StepCache;
+}
 
 namespace shotchain::render {
 
@@ -44,6 +47,8 @@ struct RenderOptions {
   // Off on the ranks other than 0 of a render spread over processes: they compute what rank 0
   // computes (the same shots, re-used or not, as the folder says) and write nothing.
   bool writesFiles = true;
+  // `calibrate-cache`: every whole-clip shot records what its steps change (RenderSummary::calibrationRuns).
+  bool calibrateCache = false;
 };
 
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.
@@ -56,6 +61,8 @@ struct RenderSummary {
   SequenceFinished finished;
   double textEncodeSeconds = 0;
   double modelLoadSeconds = 0;
+  std::vector<std::shared_ptr<const sampling::StepCache>> calibrationRuns;  // with RenderOptions::calibrateCache
+  std::string calibratedFamily;  // VideoDiffusionModel::family() of the DiT they ran on
   int ditLoads = 0;            // DiT loads by the residency manager during the render (reload policy)
   double ditLoadSeconds = 0;
   int ditOffloads = 0;

@@ -12,6 +12,8 @@
 #include "io/mapped_file.h"
 #include "io/pt_checkpoint.h"
 #include "io/pt_zip.h"
+#include "render/shot_step_cache.h"
+#include "sampling/cache_calibration.h"
 #include "sequence/continuity_modes.h"
 #include "util/bounded_file.h"
 #include "util/image_file_check.h"
@@ -63,6 +65,12 @@ std::string imageDigest(const std::filesystem::path& sequenceDirectory, const st
   const std::filesystem::path image = sequenceDirectory / file;
   std::error_code error;
   return std::filesystem::exists(image, error) ? digestHex(readRegularFile(image, kMaxImageFileBytes)) : "missing:" + file;
+}
+
+std::string calibrationDigest(const std::filesystem::path& sequenceDirectory, const std::string& file) {
+  const std::filesystem::path path = std::filesystem::path(file).is_absolute() ? std::filesystem::path(file) : sequenceDirectory / file;
+  std::error_code error;
+  return std::filesystem::exists(path, error) ? digestHex(readRegularFile(path, sampling::kMaxCalibrationFileBytes)) : "missing:" + file;
 }
 
 }  // namespace
@@ -124,6 +132,11 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
       if (!c.fallbackImage.empty()) j["fallback"] = imageDigest(sequenceDirectory, c.fallbackImage);
     }
     if (!shot.startImage.empty()) j["start_image"] = imageDigest(sequenceDirectory, shot.startImage);
+    if (const StepCacheSettings& cache = effectiveCache(shot, defaults);
+        cache.policy != StepCachePolicy::Off && mode.sampling != ShotSampling::KvStream) {
+      j["cache"] = {toString(cache.policy), effectiveThreshold(cache)};
+      if (!cache.calibration.empty()) j["cache"].push_back(calibrationDigest(sequenceDirectory, cache.calibration));
+    }
     if (const auto before = lastKeyByTag.find(c.tag); mode.handoff && before != lastKeyByTag.end())
       j["after"] = before->second;
     if (c.anchorColour && !firstKey.empty()) j["anchor"] = firstKey;

@@ -86,6 +86,7 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
     job->record.firstFrameSeconds = sampled.streamed->firstFrameSeconds;
     job->record.stream = sampled.streamed->figures;
   }
+  job->record.cache = prepared.stepCache.figures;
   if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
   ShotRecord& record = job->record;
   record.index = prepared.index;
@@ -211,6 +212,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.firstFrameSeconds = record.firstFrameSeconds;
   finished.conditionedOn = record.conditionedOn;
   finished.stream = record.stream;
+  finished.cache = record.cache;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -281,6 +283,16 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.sampler = samplerOptions(shot, defaults, capabilities, out.conditioning, models_.device);
   out.sampler.splitGuidance = summary_.plan.splitGuidance;
   out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
+  const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,
+                                      out.sampler.perFrame && out.sampler.perFrame->arStep != 0,
+                                      options_.calibrateCache, options_.sequenceDirectory};
+  out.stepCache = shotStepCache(shot, defaults, cacheContext);
+  for (const std::string& message : out.stepCache.warnings) {
+    const RenderWarning warning{index, "cache", message};
+    summary_.warnings.push_back(warning);
+    observer_.warning(warning);
+  }
+  out.sampler.stepCache = out.stepCache.cache.get();
   return out;
 }
 
@@ -313,6 +325,8 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
       const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
       const at::Tensor& cond = promptContexts_.at(shot.prompt);
       const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
+      std::optional<models::BlockCacheScope> blockCache;
+      if (prepared.stepCache.cache) blockCache.emplace(dit, prepared.stepCache.cache.get());
       out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
                                         heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
                                         &cancel_);
@@ -321,6 +335,11 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   }
   gap_ = {};  // the gap to the next shot starts at this shot's last step
   if (out.result.cancelled) return out;
+  countPasses(prepared.stepCache);
+  if (options_.calibrateCache && prepared.stepCache.cache) {
+    summary_.calibrationRuns.push_back(prepared.stepCache.cache);
+    summary_.calibratedFamily = residency_.dit().family();
+  }
   out.latent = out.result.latent;
   if (!heldClean) continuity::restoreHeldSlots(out.latent, prepared.conditioning);  // a clean prefix was never touched
   if (shot.continuity.anchorColour && first_ && first_->stats && !out.streamed)
@@ -443,6 +462,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.firstFrameSeconds = record->firstFrameSeconds;
   finished.conditionedOn = record->conditionedOn;
   finished.stream = record->stream;
+  finished.cache = record->cache;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

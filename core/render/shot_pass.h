@@ -17,6 +17,7 @@
 #include "render/model_context.h"
 #include "render/prior_shot.h"
 #include "render/renderer.h"
+#include "render/shot_step_cache.h"
 #include "sampling/sampler.h"
 #include "util/stopwatch.h"
 
@@ -55,6 +56,7 @@ struct PreparedShot {
   at::Tensor previousTail;              // its last latent frame
   continuity::Conditioning conditioning;
   sampling::SamplerOptions sampler;
+  ShotStepCache stepCache;
   int frames = 0;  // pixel frames the shot writes
 };
 

@@ -24,4 +24,27 @@ StreamFigures streamFiguresFromJson(const nlohmann::ordered_json& json) {
   return s;
 }
 
+nlohmann::ordered_json stepCacheFiguresToJson(const StepCacheFigures& c) {
+  nlohmann::ordered_json json = {{"policy", c.policy}, {"threshold", c.threshold}, {"source", c.source}};
+  if (!c.off.empty()) json["off"] = c.off;
+  json["steps"] = c.steps;
+  json["computed_passes"] = c.computedPasses;
+  json["skipped_passes"] = c.skippedPasses;
+  json["pattern"] = c.pattern;
+  return json;
+}
+
+StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json) {
+  StepCacheFigures c;
+  c.policy = json.value("policy", std::string());
+  c.threshold = json.value("threshold", 0.0);
+  c.source = json.value("source", std::string());
+  c.off = json.value("off", std::string());
+  c.steps = json.value("steps", 0);
+  c.computedPasses = json.value("computed_passes", 0);
+  c.skippedPasses = json.value("skipped_passes", 0);
+  c.pattern = json.value("pattern", std::string());
+  return c;
+}
+
 }  // namespace shotchain::render

@@ -9,5 +9,8 @@ namespace shotchain::render {
 // The "stream" object of shot.json and of the report's shots.
 nlohmann::ordered_json streamFiguresToJson(const StreamFigures& figures);
 StreamFigures streamFiguresFromJson(const nlohmann::ordered_json& json);
+// The "cache" object of shot.json and of the report's shots.
+nlohmann::ordered_json stepCacheFiguresToJson(const StepCacheFigures& figures);
+StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json);
 
 }  // namespace shotchain::render

@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "sampling/sampler.h"
+#include "sampling/step_cache.h"
 #include "sampling/timestep_matrix.h"
 
 namespace shotchain::sampling {
@@ -42,6 +43,12 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
     throw std::invalid_argument("diffusion forcing: " + std::to_string(frames) + " latent frames are not whole causal blocks of " +
                                 std::to_string(request.causalBlockSize));
   const TimestepMatrix matrix = diffusionForcingMatrix(schedule.timesteps, request);
+  StepCache* const cache = options.stepCache;
+  if (cache) {
+    bool oneSchedule = matrix.rows() == schedule.steps();
+    for (const auto& interval : matrix.validInterval) oneSchedule = oneSchedule && interval == matrix.validInterval.front();
+    if (!oneSchedule) throw std::invalid_argument("a step cache needs the frames on one schedule (ar_step 0)");
+  }
 
   at::Tensor x = startingSample(latentShape, options, initialLatent);
   if (ready > 0) {
@@ -82,9 +89,10 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
       std::fill(steps.begin(), steps.begin() + (ready - first), df.conditionNoise);
     }
     const at::Tensor t = at::tensor(steps, at::TensorOptions().dtype(at::kLong));
+    if (cache) cache->beginStep(i);
     const at::Tensor v = velocityWithFallback(
         [&](bool splitCall) {
-          return guidedVelocityPerFrame(denoiser, input, t, cond, uncond, options.guidance, splitCall);
+          return guidedVelocityPerFrame(denoiser, input, t, cond, uncond, options.guidance, splitCall, cache);
         },
         options, i, split, result);
     std::int64_t largestTimestep = 0;

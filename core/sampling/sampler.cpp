@@ -8,6 +8,7 @@
 
 #include "memory/out_of_memory.h"
 #include "models/video_diffusion_model.h"
+#include "sampling/step_cache.h"
 
 namespace shotchain::sampling {
 
@@ -46,19 +47,34 @@ namespace {
 
 // timesteps: a 0-d tensor (one for the clip) or [F] (one per latent frame); rows() gives n copies.
 at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
-                  const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split) {
+                  const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split,
+                  StepCache* cache) {
   const at::Tensor steps = timesteps.to(x.device(), at::kLong);
   const auto rows = [&](std::int64_t n) {
     return steps.dim() == 0 ? steps.reshape({1}).expand({n}).contiguous() : steps.unsqueeze(0).expand({n, steps.size(0)}).contiguous();
   };
-  auto single = [&](const at::Tensor& context) {
-    return denoiser(x.unsqueeze(0), rows(1), context.to(x.device()).unsqueeze(0))[0];
+  // Reference: noise_pred_uncond + guide_scale * (noise_pred_cond - noise_pred_uncond).
+  const auto combine = [&](const at::Tensor& vCond, const at::Tensor& vUncond) { return vUncond + guidance * (vCond - vUncond); };
+  if (cache && cache->skipsWholeCalls()) {
+    cache->beginCall(guidance == 1.0 ? std::vector<int>{0} : std::vector<int>{0, 1});
+    if (cache->reuseOutputs(x)) {
+      const at::Tensor vCond = cache->reusedOutput(0, x);
+      return guidance == 1.0 ? vCond : combine(vCond, cache->reusedOutput(1, x));
+    }
+  }
+  const auto computed = [&](int branch, const at::Tensor& v) {
+    if (cache) cache->outputComputed(branch, x, v);
+    return v;
   };
-  if (guidance == 1.0) return single(condContext);
+  auto single = [&](const at::Tensor& context, int branch) {
+    if (cache) cache->beginCall({branch});
+    return computed(branch, denoiser(x.unsqueeze(0), rows(1), context.to(x.device()).unsqueeze(0))[0]);
+  };
+  if (guidance == 1.0) return single(condContext, 0);
   if (split) {
-    const at::Tensor vCond = single(condContext);
-    const at::Tensor vUncond = single(uncondContext);
-    return vUncond + guidance * (vCond - vUncond);
+    const at::Tensor vCond = single(condContext, 0);
+    const at::Tensor vUncond = single(uncondContext, 1);
+    return combine(vCond, vUncond);
   }
   if (condContext.size(1) != uncondContext.size(1))
     throw std::invalid_argument("conditional and unconditional contexts differ in width");
@@ -66,26 +82,25 @@ at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tenso
   const at::Tensor context =
       at::stack({padContext(condContext, length), padContext(uncondContext, length)}).to(x.device());
   const at::Tensor batch = x.unsqueeze(0).expand({2, x.size(0), x.size(1), x.size(2), x.size(3)}).contiguous();
+  if (cache) cache->beginCall({0, 1});
   const at::Tensor v = denoiser(batch, rows(2), context);
-  const at::Tensor vCond = v[0], vUncond = v[1];
-  // Reference: noise_pred_uncond + guide_scale * (noise_pred_cond - noise_pred_uncond).
-  return vUncond + guidance * (vCond - vUncond);
+  return combine(computed(0, v[0]), computed(1, v[1]));
 }
 
 }  // namespace
 
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
                           const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                          bool split) {
-  return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split);
+                          bool split, StepCache* cache) {
+  return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split, cache);
 }
 
 at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
                                   const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                                  bool split) {
+                                  bool split, StepCache* cache) {
   if (timesteps.dim() != 1 || timesteps.size(0) != x.size(1))
     throw std::invalid_argument("per-frame timesteps: one per latent frame expected");
-  return guided(denoiser, x, timesteps, condContext, uncondContext, guidance, split);
+  return guided(denoiser, x, timesteps, condContext, uncondContext, guidance, split, cache);
 }
 
 namespace {
@@ -178,12 +193,14 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const auto start = Clock::now();
     const auto k = static_cast<std::size_t>(i);
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
+    if (options.stepCache) options.stepCache->beginStep(i);
     const at::Tensor v = velocityWithFallback(
         [&](bool splitCall) {
           if (clean.frames() > 0)
             return guidedVelocityPerFrame(denoiser, x, clean.timesteps(schedule.timesteps[k]), cond, uncond,
-                                          options.guidance, splitCall);
-          return guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, splitCall);
+                                          options.guidance, splitCall, options.stepCache);
+          return guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, splitCall,
+                                options.stepCache);
         },
         options, i, split, result);
     x = clean.hold(solver->step(i, x, v));

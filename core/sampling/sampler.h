@@ -20,6 +20,8 @@ class VideoDiffusionModel;
 
 namespace shotchain::sampling {
 
+class StepCache;
+
 // The velocity model seen by the sampler: x [B, C, F, H, W] float32, t [B] int64 model
 // timesteps (or [B, F]: one per latent frame, diffusion forcing), context [B, L, D] → velocity
 // [B, C, F, H, W]. Real DiT or analytic test field.
@@ -46,13 +48,15 @@ at::Tensor padContext(const at::Tensor& context, std::int64_t length);
 // zero-padded to a common length (the DiT zero-pads context to text_len without a mask, so
 // this is exact). guidance == 1 runs the conditional branch alone (batch 1). `split`: two
 // batch-1 calls instead (the reference's way; about half the activation peak).
+// `cache` (optional, sampling/step_cache.h): told which branches each call carries; with EasyCache it
+// may answer a step without a model call.
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
                           const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                          bool split = false);
+                          bool split = false, StepCache* cache = nullptr);
 // The same with one timestep per latent frame: timesteps [F] int64.
 at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
                                   const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                                  bool split = false);
+                                  bool split = false, StepCache* cache = nullptr);
 
 struct StepEvent {
   int step = 0;            // 0-based index of the step just taken (an iteration of the matrix, per frame)
@@ -103,6 +107,9 @@ struct SamplerOptions {
   // before the first model call and after every step, and fed at timestep 0 while the other frames share
   // the schedule. They leave sampling bit-identical. Not with perFrame.
   at::Tensor cleanPrefix;
+  // Set: the step cache of this shot (one-schedule sampling only; the caller attaches it to the DiT
+  // with models::BlockCacheScope when its rule skips blocks). Null: every step computed.
+  StepCache* stepCache = nullptr;
 };
 
 struct SampleResult {

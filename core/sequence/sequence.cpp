@@ -33,12 +33,20 @@ constexpr std::array<std::pair<ResidencyPolicy, const char*>, 4> kPolicies{{
     {ResidencyPolicy::Reload, "reload"},
     {ResidencyPolicy::Auto, "auto"},
 }};
+constexpr std::array<std::pair<StepCachePolicy, const char*>, 5> kCachePolicies{{
+    {StepCachePolicy::Off, "off"},
+    {StepCachePolicy::TeaCache, "teacache"},
+    {StepCachePolicy::MagCache, "magcache"},
+    {StepCachePolicy::EasyCache, "easycache"},
+    {StepCachePolicy::FirstBlock, "first_block"},
+}};
 
 }  // namespace
 
 const char* toString(ContinuityMode mode) { return traitsOf(mode).name; }
 const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
 const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
+const char* toString(StepCachePolicy policy) { return nameOf(policy, kCachePolicies); }
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text) {
   for (const ContinuityModeTraits& traits : continuityModes())
     if (text == traits.name) return traits.mode;
@@ -47,6 +55,9 @@ std::optional<ContinuityMode> continuityModeFromString(const std::string& text) 
 std::optional<Solver> solverFromString(const std::string& text) { return valueOf(text, kSolvers); }
 std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text) {
   return valueOf(text, kPolicies);
+}
+std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text) {
+  return valueOf(text, kCachePolicies);
 }
 
 bool usesHandoff(ContinuityMode mode) { return traitsOf(mode).handoff; }

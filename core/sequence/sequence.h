@@ -14,13 +14,17 @@ using UnknownFields = std::map<std::string, std::string>;
 enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip, Stream };
 enum class Solver { Euler, UniPC };
 enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
+// Skipping sampling steps whose DiT output would barely change (docs/step-cache.md).
+enum class StepCachePolicy { Off, TeaCache, MagCache, EasyCache, FirstBlock };
 
 const char* toString(ContinuityMode mode);
 const char* toString(Solver solver);
 const char* toString(ResidencyPolicy policy);
+const char* toString(StepCachePolicy policy);
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text);
 std::optional<Solver> solverFromString(const std::string& text);
 std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text);
+std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text);
 
 // True for every mode that takes something from the previous shot through the ring buffer.
 bool usesHandoff(ContinuityMode mode);
@@ -43,6 +47,17 @@ struct ModelSet {
 // Latent frames of a stream's local attention window when the sequence does not say (sampler.stream_window).
 inline constexpr int kDefaultStreamWindow = 8;
 
+// `sampler.cache`, or a shot's `cache` (which replaces the sequence's for that shot).
+struct StepCacheSettings {
+  StepCachePolicy policy = StepCachePolicy::Off;
+  std::optional<double> threshold;  // unset: the policy's default
+  // MagCache and TeaCache: a file `shotchain calibrate-cache` wrote (relative to the sequence file);
+  // empty: the published numbers of the model's variant, where there are some.
+  std::string calibration;
+  UnknownFields unknown;
+  bool operator==(const StepCacheSettings&) const = default;
+};
+
 struct SamplerDefaults {
   int steps = 30;
   double guidance = 5.0;
@@ -54,6 +69,7 @@ struct SamplerDefaults {
   // Streaming shots (continuity mode stream): the latent frames a chunk attends to besides the first
   // chunk of the stream (a local window; unset: kDefaultStreamWindow).
   std::optional<int> streamWindow;
+  StepCacheSettings cache;
   UnknownFields unknown;
   bool operator==(const SamplerDefaults&) const = default;
 };
@@ -92,6 +108,7 @@ struct Shot {
   // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
   std::string startImage;
+  std::optional<StepCacheSettings> cache;  // unset: the sequence's sampler.cache
   Continuity continuity;
   bool enabled = true;
   UnknownFields unknown;

@@ -199,6 +199,17 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
   model.unknown = reader.unknownFields();
 }
 
+StepCacheSettings readCache(const Json& value, const std::string& path, Diagnostics& out) {
+  StepCacheSettings cache;
+  ObjectReader reader(value, path, out);
+  reader.enumeration("policy", cache.policy, &stepCachePolicyFromString,
+                     "off, teacache, magcache, easycache, first_block");
+  reader.optionalReal("threshold", cache.threshold);
+  reader.string("calibration", cache.calibration);
+  cache.unknown = reader.unknownFields();
+  return cache;
+}
+
 void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& out) {
   root.string("name", settings.name);
   root.real("fps", settings.fps);
@@ -211,6 +222,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.enumeration("solver", settings.sampler.solver, &solverFromString, "euler, unipc");
     reader.optionalInteger("ar_step", settings.sampler.arStep);
     reader.optionalInteger("stream_window", settings.sampler.streamWindow);
+    if (const Json* cache = reader.object("cache")) settings.sampler.cache = readCache(*cache, "sampler.cache", out);
     settings.sampler.unknown = reader.unknownFields();
   }
   if (const Json* memory = root.object("memory")) {
@@ -243,6 +255,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalReal("guidance", shot.guidance);
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
+  if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
     ObjectReader c(*continuity, shotPath(index, "continuity"), out);
@@ -287,6 +300,15 @@ Json modelToJson(const ModelSet& model) {
   return object;
 }
 
+Json cacheToJson(const StepCacheSettings& cache) {
+  Json object = Json::object();
+  object["policy"] = toString(cache.policy);
+  if (cache.threshold) object["threshold"] = *cache.threshold;
+  if (!cache.calibration.empty()) object["calibration"] = cache.calibration;
+  addUnknown(object, cache.unknown);
+  return object;
+}
+
 Json shotToJson(const Shot& shot) {
   Json object = Json::object();
   object["id"] = shot.id;
@@ -301,6 +323,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.guidance) object["guidance"] = *shot.guidance;
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
+  if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
   Json continuity = Json::object();
   continuity["mode"] = toString(shot.continuity.mode);
   continuity["tag"] = shot.continuity.tag;
@@ -414,6 +437,7 @@ std::string serializeSequence(const Sequence& sequence) {
   sampler["solver"] = toString(s.sampler.solver);
   if (s.sampler.arStep) sampler["ar_step"] = *s.sampler.arStep;
   if (s.sampler.streamWindow) sampler["stream_window"] = *s.sampler.streamWindow;
+  if (s.sampler.cache != StepCacheSettings{}) sampler["cache"] = cacheToJson(s.sampler.cache);
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
   Json memory = Json::object();

@@ -86,6 +86,15 @@ void checkFallbackImage(Collector& report, const std::string& path, const std::s
   else report.warning(path, message + " (a render will refuse this shot)");
 }
 
+void checkCache(Collector& report, const std::string& path, const StepCacheSettings& cache) {
+  if (cache.threshold && (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
+    report.error(path + ".threshold", number(*cache.threshold) + " must be greater than 0 and at most " +
+                                         number(limits::kMaxCacheThreshold));
+  if (!cache.calibration.empty() && cache.policy != StepCachePolicy::MagCache && cache.policy != StepCachePolicy::TeaCache)
+    report.warning(path + ".calibration", std::string("is read by the magcache and teacache policies only (this one is ") +
+                                              toString(cache.policy) + ")");
+}
+
 }  // namespace
 
 std::string shotPath(std::size_t index, const std::string& field) {
@@ -134,6 +143,7 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   if (settings.sampler.streamWindow && (*settings.sampler.streamWindow < 1 || *settings.sampler.streamWindow > limits::kMaxStreamWindow))
     report.error("sampler.stream_window", std::to_string(*settings.sampler.streamWindow) + " is outside 1.." +
                                               std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
+  checkCache(report, "sampler.cache", settings.sampler.cache);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
                                       formatByteSize(limits::kMinMemoryBudget));
@@ -166,6 +176,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
+  if (shot.cache) checkCache(report, shotPath(index, "cache"), *shot.cache);
 
   const Continuity& c = shot.continuity;
   const ContinuityModeTraits& mode = traitsOf(c.mode);
@@ -256,7 +267,14 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
       report.warning(shotPath(i, "start_image"),
                      "is not used: the shot continues shot \"" + source->second->id + "\" (continuity " +
                          toString(c.mode) + "); set continuity to none to start from the picture");
-    if (mode.sampling == ShotSampling::KvStream) streamShots.push_back(i);
+    if (mode.sampling == ShotSampling::KvStream) {
+      streamShots.push_back(i);
+      const StepCacheSettings& cache = shot.cache ? *shot.cache : sequence.settings.sampler.cache;
+      if (cache.policy != StepCachePolicy::Off)
+        report.warning(shot.cache ? shotPath(i, "cache.policy") : shotPath(i, "continuity.mode"),
+                       std::string("step caching (") + toString(cache.policy) +
+                           ") is not applied to stream shots: each chunk takes a few steps with its own KV cache");
+    }
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
     lastByTag[c.tag] = &shot;
     previousEnabled = &shot;

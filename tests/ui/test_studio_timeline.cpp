@@ -1,5 +1,6 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QPainter>
@@ -9,12 +10,14 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QUndoStack>
 #include <QUrl>
 
 #include "test_registry.h"
 #include "document/sequence_document.h"
 #include "export/shot_paths.h"
+#include "inspector/settings_inspector.h"
 #include "inspector/shot_inspector.h"
 #include "monitor/cut_table_model.h"
 #include "monitor/vram_chart.h"
@@ -528,6 +531,57 @@ class StudioTimeline : public QObject {
     QVERIFY(state.framesInMemory(ids[0]));
     QVERIFY(!state.framesInMemory(ids[2]));  // now the least recently shown
     QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
+  }
+
+  // A shot's tooltip says what its step cache did (#41); the sequence's policy is one undoable edit.
+  void shotTooltipSaysWhatTheStepCacheDid() {
+    Fixture f;
+    const auto tooltipOf = [&f](int index) {
+      const QPoint at = f.view.blockRect(index).center();
+      QHelpEvent help(QEvent::ToolTip, at, f.view.mapToGlobal(at));
+      QApplication::sendEvent(&f.view, &help);
+      return QToolTip::text();
+    };
+    QVERIFY2(!tooltipOf(0).contains("Step cache"), qPrintable(tooltipOf(0)));
+    const Sequence& sequence = f.document.sequence();
+    f.state.renderStarted(sequence);
+    for (int i = 0; i < 2; ++i) {
+      render::ShotStarted started;
+      started.index = i;
+      started.id = sequence.shots[static_cast<std::size_t>(i)].id;
+      f.state.shotStarted(started);
+      render::ShotFinished finished;
+      finished.index = i;
+      finished.id = started.id;
+      render::StepCacheFigures cache;
+      cache.policy = i == 0 ? "teacache" : "magcache";
+      cache.threshold = 0.2;
+      cache.computedPasses = 24;
+      cache.skippedPasses = 16;
+      if (i == 1) cache.off = "magcache needs ratios measured on this model";
+      finished.cache = cache;
+      f.state.shotFinished(finished);
+    }
+    f.state.documentChanged(sequence);
+    QCOMPARE(f.state.status(sequence.shots[0].id).state, ShotState::Done);
+    QVERIFY2(tooltipOf(0).contains("Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped"), qPrintable(tooltipOf(0)));
+    QVERIFY2(tooltipOf(1).contains("Step cache magcache: off (magcache needs ratios"), qPrintable(tooltipOf(1)));
+    QToolTip::hideText();
+
+    SettingsInspector inspector(&f.document);
+    inspector.refresh();
+    auto* policy = inspector.findChildren<QComboBox*>().at(0);
+    for (QComboBox* box : inspector.findChildren<QComboBox*>())
+      if (box->findText("first_block") >= 0) policy = box;
+    const int before = f.stack()->count();
+    policy->setCurrentIndex(policy->findText("easycache"));
+    Q_EMIT policy->activated(policy->currentIndex());
+    QCOMPARE(f.document.sequence().settings.sampler.cache.policy, StepCachePolicy::EasyCache);
+    QCOMPARE(f.stack()->count(), before + 1);
+    f.state.documentChanged(sequence);
+    QCOMPARE(f.state.status(sequence.shots[0].id).state, ShotState::Dirty);  // a changed policy is a changed render
+    f.stack()->undo();
+    QCOMPARE(f.document.sequence().settings.sampler.cache.policy, StepCachePolicy::Off);
   }
 };
 

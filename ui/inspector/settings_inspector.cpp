@@ -22,6 +22,8 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const ResidencyPolicy kPolicies[] = {ResidencyPolicy::Auto, ResidencyPolicy::Pinned, ResidencyPolicy::Offload,
                                      ResidencyPolicy::Reload};
+const StepCachePolicy kCachePolicies[] = {StepCachePolicy::Off, StepCachePolicy::TeaCache, StepCachePolicy::MagCache,
+                                          StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock};
 
 }  // namespace
 
@@ -43,6 +45,9 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
       shift_(new QDoubleSpinBox(this)),
       solver_(new QComboBox(this)),
       streamWindow_(new QSpinBox(this)),
+      cachePolicy_(new QComboBox(this)),
+      cacheThreshold_(new QDoubleSpinBox(this)),
+      cacheCalibration_(new QLineEdit(this)),
       device_(new QComboBox(this)),
       budget_(new QDoubleSpinBox(this)),
       policy_(new QComboBox(this)),
@@ -106,6 +111,21 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   streamWindow_->setToolTip(tr("Stream shots: the frames a new chunk attends to besides the stream's first one. "
                                "The cache stops growing there; wider remembers more and costs memory."));
   errors_["sampler.stream_window"] = addField(form, tr("Stream window"), streamWindow_);
+  for (StepCachePolicy policy : kCachePolicies) cachePolicy_->addItem(QString::fromLatin1(toString(policy)));
+  cachePolicy_->setToolTip(tr("Skip the sampling steps whose DiT output would barely change (docs/step-cache.md). "
+                              "After a render each shot's tooltip says how many passes were computed and skipped; "
+                              "`shotchain bench cache` measures what each policy costs in picture."));
+  errors_["sampler.cache.policy"] = addField(form, tr("Step cache"), cachePolicy_);
+  cacheThreshold_->setRange(0, limits::kMaxCacheThreshold);
+  cacheThreshold_->setDecimals(3);
+  cacheThreshold_->setSingleStep(0.01);
+  cacheThreshold_->setSpecialValueText(tr("policy default"));
+  cacheThreshold_->setKeyboardTracking(false);
+  cacheThreshold_->setToolTip(tr("Higher skips more steps and changes the picture more"));
+  errors_["sampler.cache.threshold"] = addField(form, tr("Cache threshold"), cacheThreshold_);
+  cacheCalibration_->setPlaceholderText(tr("none: the published numbers (Wan 2.1 T2V)"));
+  cacheCalibration_->setToolTip(tr("magcache/teacache: the file `shotchain calibrate-cache` wrote for this model"));
+  errors_["sampler.cache.calibration"] = addField(form, tr("Calibration"), cacheCalibration_);
 
   addSection(form, tr("Memory"));
   device_->setEditable(true);
@@ -162,6 +182,18 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
     commit("sampler.stream_window", [v](SequenceSettings& s) {
       s.sampler.streamWindow = v == kDefaultStreamWindow ? std::nullopt : std::optional<int>(v);
     });
+  });
+  connect(cachePolicy_, &QComboBox::activated, this, [this](int row) {
+    commit("sampler.cache.policy", [row](SequenceSettings& s) { s.sampler.cache.policy = kCachePolicies[row]; });
+  });
+  connect(cacheThreshold_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("sampler.cache.threshold", [v](SequenceSettings& s) {
+      s.sampler.cache.threshold = v <= 0 ? std::nullopt : std::optional<double>(v);
+    });
+  });
+  connect(cacheCalibration_, &QLineEdit::editingFinished, this, [this] {
+    commit("sampler.cache.calibration",
+           [this](SequenceSettings& s) { s.sampler.cache.calibration = cacheCalibration_->text().trimmed().toStdString(); });
   });
   connect(solver_, &QComboBox::activated, this, [this](int row) {
     const auto solver = static_cast<Solver>(solver_->itemData(row).toInt());
@@ -233,6 +265,15 @@ void SettingsInspector::refresh() {
   quietly(shift_, [&] { shift_->setValue(s.sampler.shift); });
   quietly(solver_, [&] { solver_->setCurrentIndex(s.sampler.solver == Solver::UniPC ? 0 : 1); });
   quietly(streamWindow_, [&] { streamWindow_->setValue(s.sampler.streamWindow.value_or(kDefaultStreamWindow)); });
+  quietly(cachePolicy_, [&] {
+    cachePolicy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kCachePolicies), std::end(kCachePolicies), s.sampler.cache.policy) -
+                                                   std::begin(kCachePolicies)));
+  });
+  quietly(cacheThreshold_, [&] { cacheThreshold_->setValue(s.sampler.cache.threshold.value_or(0)); });
+  setText(cacheCalibration_, s.sampler.cache.calibration);
+  const StepCachePolicy cache = s.sampler.cache.policy;
+  cacheThreshold_->setEnabled(cache != StepCachePolicy::Off);
+  cacheCalibration_->setEnabled(cache == StepCachePolicy::MagCache || cache == StepCachePolicy::TeaCache);
   quietly(budget_, [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
   quietly(policy_, [&] { policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies))); });
   quietly(tuning_, [&] { tuning_->setChecked(s.allocatorTuning); });

@@ -60,6 +60,9 @@ class SettingsInspector : public QWidget {
   QDoubleSpinBox* shift_;
   QComboBox* solver_;
   QSpinBox* streamWindow_;
+  QComboBox* cachePolicy_;
+  QDoubleSpinBox* cacheThreshold_;
+  QLineEdit* cacheCalibration_;
   QComboBox* device_;
   QDoubleSpinBox* budget_;
   QComboBox* policy_;

@@ -61,6 +61,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       steps_(new QSpinBox(this)),
       guidance_(new QDoubleSpinBox(this)),
       shift_(new QDoubleSpinBox(this)),
+      cache_(new QComboBox(this)),
       mode_(new QComboBox(this)),
       tag_(new QLineEdit(this)),
       overlap_(new QSpinBox(this)),
@@ -130,6 +131,12 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   errors_["steps"] = addField(form, tr("Steps"), steps_);
   errors_["guidance"] = addField(form, tr("Guidance"), guidance_);
   errors_["shift"] = addField(form, tr("Shift"), shift_);
+  cache_->addItem(tr("as the sequence"));
+  for (const StepCachePolicy policy : {StepCachePolicy::Off, StepCachePolicy::TeaCache, StepCachePolicy::MagCache,
+                                       StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock})
+    cache_->addItem(QString::fromLatin1(toString(policy)), static_cast<int>(policy));
+  cache_->setToolTip(tr("This shot's step cache instead of the sequence's (the policy's default threshold)"));
+  errors_["cache.policy"] = addField(form, tr("Step cache"), cache_);
 
   addSection(form, tr("Continuity"));
   for (const ContinuityModeTraits& mode : continuityModes())
@@ -189,6 +196,15 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   });
   connect(shift_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     commit("shift", [v](Shot& s) { s.shift = v == 0 ? std::nullopt : std::optional<double>(v); });
+  });
+  connect(cache_, &QComboBox::activated, this, [this](int row) {
+    const QVariant policy = cache_->itemData(row);
+    commit("cache.policy", [&policy](Shot& s) {
+      if (!policy.isValid()) return s.cache.reset();
+      StepCacheSettings cache = s.cache.value_or(StepCacheSettings{});
+      cache.policy = static_cast<StepCachePolicy>(policy.toInt());
+      s.cache = cache;
+    });
   });
   connect(mode_, &QComboBox::activated, this, [this](int row) {
     const ContinuityMode mode = continuityModes()[static_cast<std::size_t>(row)].mode;
@@ -308,6 +324,7 @@ void ShotInspector::refresh() {
   guidance_->setSpecialValueText(tr("default (%1)").arg(defaults.guidance));
   shift_->setSpecialValueText(tr("default (%1)").arg(defaults.shift));
   quietly(steps_, [&] { steps_->setValue(shot.steps.value_or(0)); });
+  quietly(cache_, [&] { cache_->setCurrentIndex(shot.cache ? cache_->findData(static_cast<int>(shot.cache->policy)) : 0); });
   quietly(guidance_, [&] { guidance_->setValue(shot.guidance.value_or(0)); });
   quietly(shift_, [&] { shift_->setValue(shot.shift.value_or(0)); });
   quietly(mode_, [&] { mode_->setCurrentIndex(mode_->findData(QString::fromLatin1(toString(shot.continuity.mode)))); });

@@ -65,6 +65,7 @@ class ShotInspector : public QWidget {
   QSpinBox* steps_;
   QDoubleSpinBox* guidance_;
   QDoubleSpinBox* shift_;
+  QComboBox* cache_;
   QComboBox* mode_;
   QLineEdit* tag_;
   QSpinBox* overlap_;

@@ -89,7 +89,8 @@ std::string RenderState::settingsKey(const SequenceSettings& settings) {
   return std::to_string(key.sampler.steps) + "|" + std::to_string(key.sampler.guidance) + "|" +
          std::to_string(key.sampler.shift) + "|" + toString(key.sampler.solver) + "|" + key.model.builtin + "|" +
          key.model.folder + "|" + key.model.dit + "|" + key.model.vae + "|" + key.model.textEncoder + "|" +
-         std::to_string(key.fps);
+         std::to_string(key.fps) + "|" + toString(key.sampler.cache.policy) + "|" +
+         std::to_string(key.sampler.cache.threshold.value_or(-1)) + "|" + key.sampler.cache.calibration;
 }
 
 void RenderState::documentChanged(const Sequence& sequence) {
@@ -135,7 +136,7 @@ void RenderState::renderStarted(const Sequence& sequence) {
   rendering_ = sequence;
   for (const Shot& shot : sequence.shots) {
     ShotStatus& status = status_[shot.id];
-    if (status.state != ShotState::Done) status = ShotStatus{ShotState::Queued, 0, status.firstThumbnail, status.lastThumbnail};
+    if (status.state != ShotState::Done) status = ShotStatus{ShotState::Queued, 0, status.firstThumbnail, status.lastThumbnail, status.cache};
   }
   Q_EMIT changed();
 }
@@ -208,6 +209,7 @@ void RenderState::shotFinished(const render::ShotFinished& shot) {
   ShotStatus& status = status_[id];
   status.state = ShotState::Done;
   status.progress = 1;
+  status.cache = shot.cache;
   documentChanged(current_);  // the document may have changed while it rendered
 }
 

@@ -21,6 +21,7 @@ struct ShotStatus {
   double progress = 0;  // 0..1 while rendering
   QImage firstThumbnail;
   QImage lastThumbnail;
+  std::optional<render::StepCacheFigures> cache;  // its last render's step cache, when its policy was not off
 };
 
 // What the studio knows about each shot's render: its state, decoded frames, thumbnails and the

@@ -19,6 +19,20 @@
 namespace shotchain::ui {
 namespace {
 
+// "Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped", or why it was off.
+QString stepCacheLine(const ShotStatus& status) {
+  if (!status.cache) return {};
+  const render::StepCacheFigures& c = *status.cache;
+  if (!c.off.empty())
+    return TimelineView::tr("Step cache %1: off (%2)").arg(QString::fromStdString(c.policy), QString::fromStdString(c.off));
+  return TimelineView::tr("Step cache %1 %2: %3 of %4 DiT passes computed, %5 skipped")
+      .arg(QString::fromStdString(c.policy))
+      .arg(c.threshold)
+      .arg(c.computedPasses)
+      .arg(c.computedPasses + c.skippedPasses)
+      .arg(c.skippedPasses);
+}
+
 QColor stateColour(ShotState state) {
   switch (state) {
     case ShotState::Dirty: return {0x3b, 0x44, 0x52};
@@ -488,15 +502,17 @@ bool TimelineView::event(QEvent* event) {
       QToolTip::showText(help->globalPos(), cutTooltip(cut), this);
     } else if (const int index = indexAt(help->pos()); index >= 0) {
       const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index)];
+      const QString cache = stepCacheLine(state_->status(shot.id));
       QToolTip::showText(help->globalPos(),
-                         tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br><i>Drag to reorder, drag the right "
+                         tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
                             "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to blend it in).</i>")
                              .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
                              .arg(shot.frames)
                              .arg(shot.width)
                              .arg(shot.height)
                              .arg(shot.seed)
-                             .arg(QString::fromStdString(shot.prompt).toHtmlEscaped()),
+                             .arg(QString::fromStdString(shot.prompt).toHtmlEscaped())
+                             .arg(cache.isEmpty() ? QString() : cache.toHtmlEscaped() + QStringLiteral("<br>")),
                          this);
     } else {
       QToolTip::hideText();

@@ -128,6 +128,20 @@ bool WanModel::trainable() const { return impl_->trainable; }
 
 void WanModel::setParallel(std::shared_ptr<DitParallel> parallel) { impl_->parallel = std::move(parallel); }
 
+std::string WanModel::blockCacheProblem() const {
+  const DitParallel* parallel = impl_->parallel.get();
+  if (parallel && (parallel->sequenceSize() > 1 || parallel->guidanceSize() > 1))
+    return "not with the DiT spread over ranks (each rank would decide on its own part of the batch)";
+  if (impl_->trainable) return "not while the DiT trains";
+  return {};
+}
+
+void WanModel::setBlockCache(BlockCache* cache) const {
+  if (cache)
+    if (const std::string problem = blockCacheProblem(); !problem.empty()) throw std::invalid_argument(problem);
+  impl_->blockCache = cache;
+}
+
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
   requireNoDetectionProblems(weights.label(), "a Wan DiT", detection.problems);
@@ -360,31 +374,65 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     sin = split->shardTokens(sin, 0.0);
   }
 
-  // 6. Attention blocks.
-  for (std::size_t i = 0; i < m.blocks.size(); ++i) {
-    const Block& block = m.blocks[i];
-    const std::string name = "blocks." + std::to_string(i);
-    const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + e0rows : block.modulation + e0rows, perFrame,
-                             frames};  // float32
-    at::Tensor z = mod.modulate(m.layerNorm(x), 0, 1);
-    const at::Tensor selfOut =
-        (stream ? m.cachedSelfAttention(block.self, z, streamRope, *stream->cache, static_cast<std::int64_t>(i),
-                                        stream->firstBranch, causalTokens)
-                : m.selfAttention(block.self, z, cos, sin, keyLengths, causalTokens, split ? &*split : nullptr))
-            .to(at::kFloat);
-    x = mod.gate(x, selfOut, 2);
-    z = c.crossAttnNorm ? at::layer_norm(x, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : x;
-    const at::Tensor crossOut = m.crossAttention(block.cross, z, context).to(at::kFloat);
-    x = x + crossOut;
-    z = mod.modulate(m.layerNorm(x), 3, 4);
-    const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
-    x = mod.gate(x, ffnOut, 5);
-    if (trace) {
-      (*trace)[name + ".self_attn"] = selfOut;
-      (*trace)[name + ".cross_attn"] = crossOut;
-      (*trace)[name + ".ffn"] = ffnOut;
-      (*trace)[name] = x;
+  // 6. Attention blocks [from, to) over the rows of `in` (a sub-batch when a step cache skips rows).
+  struct BlockInputs {
+    at::Tensor e0rows, context, cos, sin;
+  };
+  const auto blocksOver = [&](at::Tensor h, std::size_t from, std::size_t to, const BlockInputs& in) {
+    for (std::size_t i = from; i < to; ++i) {
+      const Block& block = m.blocks[i];
+      const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + in.e0rows : block.modulation + in.e0rows, perFrame,
+                               frames};  // float32
+      at::Tensor z = mod.modulate(m.layerNorm(h), 0, 1);
+      const at::Tensor selfOut =
+          (stream ? m.cachedSelfAttention(block.self, z, streamRope, *stream->cache, static_cast<std::int64_t>(i),
+                                          stream->firstBranch, causalTokens)
+                  : m.selfAttention(block.self, z, in.cos, in.sin, keyLengths, causalTokens, split ? &*split : nullptr))
+              .to(at::kFloat);
+      h = mod.gate(h, selfOut, 2);
+      z = c.crossAttnNorm ? at::layer_norm(h, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : h;
+      const at::Tensor crossOut = m.crossAttention(block.cross, z, in.context).to(at::kFloat);
+      h = h + crossOut;
+      z = mod.modulate(m.layerNorm(h), 3, 4);
+      const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
+      h = mod.gate(h, ffnOut, 5);
+      if (trace) {
+        const std::string name = "blocks." + std::to_string(i);
+        (*trace)[name + ".self_attn"] = selfOut;
+        (*trace)[name + ".cross_attn"] = crossOut;
+        (*trace)[name + ".ffn"] = ffnOut;
+        (*trace)[name] = h;
+      }
     }
+    return h;
+  };
+  const BlockInputs all{e0rows, context, cos, sin};
+  BlockCache* const cache = stream || trace || split || ragged || m.trainable ? nullptr : m.blockCache;
+  if (!cache) {
+    x = blocksOver(x, 0, m.blocks.size(), all);
+  } else {
+    const auto probed = static_cast<std::size_t>(std::clamp<int>(cache->probeBlocks(), 0, static_cast<int>(m.blocks.size())));
+    const at::Tensor base = probed > 0 ? blocksOver(x, 0, probed, all) : x;
+    const at::Tensor probeResidual = probed > 0 ? base - x : at::Tensor();
+    const std::vector<bool> skip = cache->skipRows({e, e0rows, x, probeResidual});
+    if (static_cast<std::int64_t>(skip.size()) != batch) throw std::logic_error("BlockCache::skipRows: one entry per row");
+    std::vector<std::int64_t> rows;
+    for (std::int64_t b = 0; b < batch; ++b)
+      if (!skip[static_cast<std::size_t>(b)]) rows.push_back(b);
+    at::Tensor computed;
+    if (!rows.empty()) {
+      const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(m.device);
+      const bool whole = static_cast<std::int64_t>(rows.size()) == batch;
+      const auto pick = [&](const at::Tensor& t) { return whole ? t : t.index_select(0, index); };
+      const at::Tensor start = pick(base);
+      computed = blocksOver(start, probed, m.blocks.size(), {pick(e0rows), pick(context), pick(cos), pick(sin)});
+      for (std::size_t j = 0; j < rows.size(); ++j)
+        cache->store(rows[j], computed[static_cast<std::int64_t>(j)] - start[static_cast<std::int64_t>(j)]);
+    }
+    std::vector<at::Tensor> out;
+    for (std::int64_t b = 0, j = 0; b < batch; ++b)
+      out.push_back(skip[static_cast<std::size_t>(b)] ? base[b] + cache->residual(b).to(base.device()) : computed[j++]);
+    x = at::stack(out);
   }
 
   // 7. Head (uses e, not e0), float32.

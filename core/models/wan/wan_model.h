@@ -73,6 +73,8 @@ class WanModel final : public VideoDiffusionModel {
   // The processes this model's forward is spread over (Ulysses tokens, guidance passes); starts at
   // defaultDitParallel(). Null: one process.
   void setParallel(std::shared_ptr<DitParallel> parallel);
+  std::string blockCacheProblem() const override;
+  void setBlockCache(BlockCache* cache) const override;
 
   // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps, or [B, F/p_t] with
   // one timestep per patched latent frame (diffusion forcing: every token gets its own frame's

@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 
 #include "models/attention.h"
+#include "models/block_cache.h"
 #include "models/kv_cache.h"
 #include "models/wan/rope.h"
 #include "models/sequence_parallel.h"
@@ -58,6 +59,7 @@ struct WanModel::Impl {
   std::int64_t causalBlockSize = 0;  // patched latent frames per causal block; 0: full attention
   bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
   std::shared_ptr<DitParallel> parallel = defaultDitParallel();
+  mutable BlockCache* blockCache = nullptr;  // WanModel::setBlockCache
   std::map<std::string, at::Tensor> params;
   // Resolved references into params:
   at::Tensor patchWeight, patchBias;

@@ -9,6 +9,7 @@
 
 #include "test_registry.h"
 #include "cli/command_specs.h"
+#include "cli/option_values.h"
 #include "cli_run.h"
 #include "test_support.h"
 
@@ -78,6 +79,12 @@ class CliOptions : public QObject {
     QVERIFY(kBenchVaeCommand.help().find("(default 64x64)") != std::string::npos);
     // "--" ends the options: what follows is an operand even when it looks like one.
     QVERIFY(kValidateCommand.parse({"a.json", "--", "--b.json"}).operands() == (Args{"a.json", "--b.json"}));
+  }
+
+  void listsSplitOnTheirSeparator() {
+    QCOMPARE(splitList("a,b,,c"), (std::vector<std::string>{"a", "b", "", "c"}));
+    QCOMPARE(splitList(""), (std::vector<std::string>{""}));
+    QCOMPARE(splitList("p=1,2;q=3", ';'), (std::vector<std::string>{"p=1,2", "q=3"}));
   }
 
   void badValuesNameTheOptionAndTheText() {

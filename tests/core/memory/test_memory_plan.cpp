@@ -126,6 +126,20 @@ class MemoryPlanTest : public QObject {
     QVERIFY(plan.reason.find("pinned") != std::string::npos);
   }
 
+  // A step cache's residuals are planned with the shot that keeps them (#41): 1.3B at 832x480x81 keeps
+  // 32760 tokens x 1536 float32 per tensor, about 192 MiB; first_block keeps two per branch.
+  void stepCacheResidualsArePlanned() {
+    const MemoryPlan plain = planMemory(wan13bRequest());
+    PlanRequest r = wan13bRequest();
+    r.shots[0].stepCacheTensors = 2;
+    const MemoryPlan cached = planMemory(r);
+    const std::uint64_t tensor = std::uint64_t{21 * 30 * 52} * 1536 * 4;
+    QCOMPARE(cached.ditActivationPeak - plain.ditActivationPeak, 2 * 2 * tensor);
+    QVERIFY(cached.items[3].detail.find("step cache") != std::string::npos);
+    r.shots[0].branches = 1;
+    QCOMPARE(planMemory(r).ditActivationPeak - plain.ditActivationPeak, 2 * tensor);
+  }
+
   void budgetsForceEachFallbackInTurn() {
     PlanRequest r = wan13bRequest();
     r.textEncoderWeights = 1 * GiB;  // so that the decode, not the text encoder, sets the pinned peak

@@ -162,6 +162,32 @@ class SequenceRoundTrip : public QObject {
     QVERIFY2(streamed.ok(), formatAll(streamed.diagnostics).c_str());
     QVERIFY(*streamed.sequence == s);
   }
+
+  // sampler.cache and a shot's cache (#41): written only when set, read back equal, unknown keys kept.
+  void stepCacheRoundTrips() {
+    Sequence s;
+    Shot shot;
+    shot.id = "a";
+    shot.prompt = "p";
+    s.shots = {shot, shot};
+    s.shots[1].id = "b";
+    QVERIFY(serializeSequence(s).find("cache") == std::string::npos);
+    s.settings.sampler.cache.policy = StepCachePolicy::MagCache;
+    s.settings.sampler.cache.threshold = 0.12;
+    s.settings.sampler.cache.calibration = "wan.cache.json";
+    s.settings.sampler.cache.unknown["later"] = "7";
+    s.shots[1].cache = StepCacheSettings{};  // this shot off, whatever the sequence says
+    const std::string text = serializeSequence(s);
+    const LoadResult back = parseSequence(text);
+    QVERIFY2(back.ok(), formatAll(back.diagnostics).c_str());
+    QVERIFY(*back.sequence == s);
+    QVERIFY(!back.sequence->shots[0].cache.has_value());
+    QCOMPARE(back.sequence->shots[1].cache->policy, StepCachePolicy::Off);
+    QVERIFY(text.find("\"later\": 7") != std::string::npos || text.find("\"later\":7") != std::string::npos);
+    for (const StepCachePolicy policy : {StepCachePolicy::Off, StepCachePolicy::TeaCache, StepCachePolicy::MagCache,
+                                         StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock})
+      QCOMPARE(*stepCachePolicyFromString(toString(policy)), policy);
+  }
 };
 
 SHOTCHAIN_TEST(SequenceRoundTrip, Appless)

@@ -179,6 +179,16 @@ class SequenceValidation : public QObject {
           d["shots"][1]["continuity"]["mode"] = "stream";
           d["shots"][1]["width"] = 448;
         }, "shots[1].continuity.mode", "needs its size");
+    row("cache policy unknown", [](Json& d) { d["sampler"]["cache"] = {{"policy", "fastcache"}}; }, "sampler.cache.policy",
+        "\"fastcache\" is not one of off, teacache, magcache, easycache, first_block");
+    row("cache threshold zero", [](Json& d) { d["sampler"]["cache"] = {{"policy", "teacache"}, {"threshold", 0}}; },
+        "sampler.cache.threshold", "0 must be greater than 0 and at most 10");
+    row("cache threshold too large", [](Json& d) { d["shots"][1]["cache"] = {{"policy", "easycache"}, {"threshold", 11}}; },
+        "shots[1].cache.threshold", "11 must be greater than 0 and at most 10");
+    row("cache threshold a string", [](Json& d) { d["shots"][0]["cache"] = {{"policy", "magcache"}, {"threshold", "0.1"}}; },
+        "shots[0].cache.threshold", "must be a number, not a string");
+    row("cache not an object", [](Json& d) { d["sampler"]["cache"] = "teacache"; }, "sampler.cache",
+        "must be an object, not a string");
     row("schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
     row("schema from the future", [](Json& d) { d["schema"] = "shotchain.sequence/2"; }, "schema",
         "newer or unknown ShotChain");
@@ -313,6 +323,25 @@ class SequenceValidation : public QObject {
     doc["shots"][1]["continuity"]["mode"] = "latent";
     all = q(formatAll(parseSequence(doc.dump()).diagnostics));
     QVERIFY2(!all.contains("not applied to stream shots"), qPrintable(all));
+  }
+
+  // A step cache says where it is not applied (#41).
+  void stepCacheSaysWhatItDoesNotApplyTo() {
+    Json doc = baseDocument();
+    doc["sampler"]["cache"] = {{"policy", "teacache"}, {"calibration", "x.cache.json"}};
+    doc["shots"][1]["continuity"]["mode"] = "stream";
+    doc["shots"][2]["cache"] = {{"policy", "easycache"}, {"calibration", "y.cache.json"}};
+    LoadResult result = parseSequence(doc.dump());
+    QVERIFY(result.ok());
+    QString all = q(formatAll(result.diagnostics));
+    QVERIFY2(all.contains("shots[1].continuity.mode: warning: step caching (teacache) is not applied to stream shots"),
+             qPrintable(all));
+    QVERIFY2(all.contains("shots[2].cache.calibration: warning: is read by the magcache and teacache policies only"),
+             qPrintable(all));
+    QVERIFY2(!all.contains("sampler.cache.calibration"), qPrintable(all));
+    doc["sampler"]["cache"]["policy"] = "off";
+    all = q(formatAll(parseSequence(doc.dump()).diagnostics));
+    QVERIFY2(!all.contains("step caching"), qPrintable(all));
   }
 
   void failedLoadNeverTouchesTheFile() {
