@@ -1,0 +1,235 @@
+#include "models/lora/lora_file.h"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <ATen/ATen.h>
+
+#include "io/pt_checkpoint.h"
+#include "io/safetensors_header.h"
+#include "io/weight_set.h"
+
+namespace shotchain::models {
+namespace {
+
+enum class Role { Up, Down, Alpha, Diff, DiffBias, Unsupported };
+
+struct Suffix {
+  std::string_view text;
+  Role role;
+};
+
+// Longest first: a key takes the first suffix it ends with.
+constexpr std::array<Suffix, 20> kSuffixes{{
+    {".lora_linear_layer.down.weight", Role::Down},
+    {".lora_linear_layer.up.weight", Role::Up},
+    {".lora_A.default.weight", Role::Down},
+    {".lora_B.default.weight", Role::Up},
+    {".lora_down.weight", Role::Down},
+    {".lora_mid.weight", Role::Unsupported},
+    {".lora.down.weight", Role::Down},
+    {"_lora.down.weight", Role::Down},
+    {".lora_up.weight", Role::Up},
+    {".lora.up.weight", Role::Up},
+    {"_lora.up.weight", Role::Up},
+    {".lora_A.weight", Role::Down},
+    {".lora_B.weight", Role::Up},
+    {".reshape_weight", Role::Unsupported},
+    {".dora_scale", Role::Unsupported},
+    {".set_weight", Role::Unsupported},
+    {".lora_A", Role::Down},
+    {".lora_B", Role::Up},
+    {".diff_b", Role::DiffBias},
+    {".alpha", Role::Alpha},
+}};
+
+struct Parsed {
+  std::string base;  // the key less its suffix
+  Role role;
+};
+
+std::optional<Parsed> parseKey(const std::string& key) {
+  for (const Suffix& s : kSuffixes)
+    if (key.size() > s.text.size() && key.ends_with(s.text)) return Parsed{key.substr(0, key.size() - s.text.size()), s.role};
+  for (const char* other : {".diff", ".w_norm", ".b_norm"})
+    if (key.ends_with(other))
+      return Parsed{key.substr(0, key.size() - std::string_view(other).size()),
+                    std::string_view(other) == ".diff" ? Role::Diff : Role::Unsupported};
+  return std::nullopt;
+}
+
+// Wan's layer names as diffusers' WanTransformer3DModel spells them ("blocks.3.self_attn.q" →
+// "blocks.3.attn1.to_q"); empty when the layer has no diffusers name here.
+std::string diffusersName(const std::string& base) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 10> kLayers{{
+      {".self_attn.q", ".attn1.to_q"},
+      {".self_attn.k", ".attn1.to_k"},
+      {".self_attn.v", ".attn1.to_v"},
+      {".self_attn.o", ".attn1.to_out.0"},
+      {".cross_attn.q", ".attn2.to_q"},
+      {".cross_attn.k", ".attn2.to_k"},
+      {".cross_attn.v", ".attn2.to_v"},
+      {".cross_attn.o", ".attn2.to_out.0"},
+      {".ffn.0", ".ffn.net.0.proj"},
+      {".ffn.2", ".ffn.net.2"},
+  }};
+  for (const auto& [wan, diffusers] : kLayers)
+    if (base.ends_with(wan)) return base.substr(0, base.size() - wan.size()) + std::string(diffusers);
+  return {};
+}
+
+std::string underscored(std::string text) {
+  for (char& c : text)
+    if (c == '.') c = '_';
+  return text;
+}
+
+// Every name a LoRA may use for the layer `base` ("blocks.0.self_attn.q").
+std::vector<std::string> aliasesOf(const std::string& base) {
+  std::vector<std::string> names{base, "diffusion_model." + base, "base_model.model." + base, "transformer." + base,
+                                 "lora_unet_" + underscored(base)};
+  if (const std::string d = diffusersName(base); !d.empty()) {
+    names.push_back(d);
+    names.push_back("transformer." + d);
+    names.push_back("diffusion_model." + d);
+    names.push_back("lora_unet_" + underscored(d));
+  }
+  return names;
+}
+
+// A training checkpoint's top-level "lora_alpha" (Self-Forcing style: {"generator_lora": …, "lora_alpha": 8}).
+std::optional<double> checkpointAlpha(const io::WeightSet& set) {
+  if (!set.checkpoint()) return std::nullopt;
+  for (const auto& [key, value] : set.checkpoint()->archive().values) {
+    if (key != "lora_alpha") continue;
+    const std::size_t space = value.find(' ');
+    try {
+      return std::stod(value.substr(space == std::string::npos ? 0 : space + 1));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string shapeText(at::IntArrayRef shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+struct Group {
+  std::string up, down, alpha, diff, diffBias;  // file keys
+};
+
+}  // namespace
+
+LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family) {
+  LoraFile out;
+  out.label = path.filename().string();
+  const auto fail = [&](const std::string& key, const std::string& why) -> LoraError {
+    return LoraError(path.string() + ": " + (key.empty() ? "" : "\"" + key + "\": ") + why);
+  };
+  std::optional<io::WeightSet> set;
+  try {
+    set = io::WeightSet::open(path);
+  } catch (const io::SafetensorsError& error) {
+    throw LoraError(error.what());
+  }
+
+  std::map<std::string, std::vector<std::int64_t>> shapes(weights.begin(), weights.end());
+  std::map<std::string, std::string> layerOf;  // alias → layer ("blocks.0.self_attn.q")
+  for (const auto& [name, shape] : weights)
+    if (name.ends_with(".weight"))
+      for (const std::string& alias : aliasesOf(name.substr(0, name.size() - 7))) layerOf.emplace(alias, name.substr(0, name.size() - 7));
+
+  std::map<std::string, Group> groups;  // by layer
+  std::map<std::string, std::string> aliasUsed;  // layer → the alias the file used
+  for (const io::WeightInfo& info : set->weights()) {
+    const std::optional<Parsed> parsed = parseKey(info.name);
+    if (!parsed) throw fail(info.name, "is not a LoRA key (lora_up/lora_down, lora_A/lora_B, alpha, diff, diff_b)");
+    if (parsed->role == Role::Unsupported)
+      throw fail(info.name, "is a kind of patch ShotChain does not apply (LoCon mid, DoRA, reshape, set or norm weights)");
+    const auto layer = layerOf.find(parsed->base);
+    if (layer == layerOf.end())
+      throw fail(info.name, "matches no weight of the " + family + " DiT (is the LoRA for another model?)");
+    const auto [used, fresh] = aliasUsed.emplace(layer->second, parsed->base);
+    if (!fresh && used->second != parsed->base)
+      throw fail(info.name, "patches " + layer->second + " again (also as \"" + used->second + "\")");
+    Group& g = groups[layer->second];
+    std::string& slot = parsed->role == Role::Up      ? g.up
+                        : parsed->role == Role::Down  ? g.down
+                        : parsed->role == Role::Alpha ? g.alpha
+                        : parsed->role == Role::Diff  ? g.diff
+                                                      : g.diffBias;
+    if (!slot.empty()) throw fail(info.name, "is given twice (also as \"" + slot + "\")");
+    slot = info.name;
+  }
+  if (groups.empty()) throw fail("", "holds no LoRA tensors");
+
+  const std::optional<double> fileAlpha = checkpointAlpha(*set);
+  const auto load = [&](const std::string& key) {
+    at::Tensor t = set->load(key, at::kFloat).contiguous();
+    if (!at::isfinite(t).all().item<bool>()) throw fail(key, "holds a value that is not finite");
+    return t;
+  };
+  for (const auto& [layer, g] : groups) {
+    const std::string weight = layer + ".weight";
+    const std::vector<std::int64_t>& shape = shapes.at(weight);
+    if (!g.up.empty() || !g.down.empty()) {
+      if (g.up.empty() || g.down.empty())
+        throw fail(g.up.empty() ? g.down : g.up, "has no " + std::string(g.up.empty() ? "up (B)" : "down (A)") + " half");
+      LoraPatch patch;
+      patch.target = weight;
+      patch.source = g.up;
+      patch.up = load(g.up);
+      patch.down = load(g.down);
+      if (patch.up.dim() < 2 || patch.down.dim() < 2) throw fail(g.up, "the up and down halves must be matrices");
+      const at::Tensor up = patch.up.flatten(1), down = patch.down.flatten(1);
+      std::int64_t elements = 1;
+      for (const std::int64_t d : shape) elements *= d;
+      if (up.size(1) != down.size(0) || up.size(0) != shape.front() || up.size(0) * down.size(1) != elements)
+        throw fail(g.up, "up " + shapeText(patch.up.sizes()) + " × down " + shapeText(patch.down.sizes()) + " does not make " +
+                             weight + " " + shapeText(shape));
+      patch.up = up;
+      patch.down = down;
+      const auto rank = down.size(0);
+      out.rank = std::max(out.rank, rank);
+      std::optional<double> alpha = fileAlpha;
+      if (!g.alpha.empty()) alpha = load(g.alpha).flatten()[0].item<double>();
+      patch.scale = alpha ? *alpha / static_cast<double>(rank) : 1.0;
+      out.patches.push_back(std::move(patch));
+    } else if (!g.alpha.empty() && g.diff.empty() && g.diffBias.empty()) {
+      throw fail(g.alpha, "is an alpha without its up and down halves");
+    }
+    if (!g.diff.empty()) {
+      if (!g.up.empty()) throw fail(g.diff, "a weight gets a low-rank patch or a diff, not both");
+      LoraPatch patch;
+      patch.kind = LoraPatch::Kind::Diff;
+      patch.target = weight;
+      patch.source = g.diff;
+      patch.diff = load(g.diff);
+      if (patch.diff.sizes() != at::IntArrayRef(shape))
+        throw fail(g.diff, shapeText(patch.diff.sizes()) + " is not the shape of " + weight + " " + shapeText(shape));
+      out.patches.push_back(std::move(patch));
+    }
+    if (!g.diffBias.empty()) {
+      const std::string bias = layer + ".bias";
+      const auto found = shapes.find(bias);
+      if (found == shapes.end()) throw fail(g.diffBias, layer + " has no bias to patch");
+      LoraPatch patch;
+      patch.kind = LoraPatch::Kind::Diff;
+      patch.target = bias;
+      patch.source = g.diffBias;
+      patch.diff = load(g.diffBias);
+      if (patch.diff.sizes() != at::IntArrayRef(found->second))
+        throw fail(g.diffBias, shapeText(patch.diff.sizes()) + " is not the shape of " + bias + " " + shapeText(found->second));
+      out.patches.push_back(std::move(patch));
+    }
+  }
+  return out;
+}
+
+}  // namespace shotchain::models
