@@ -90,6 +90,13 @@ void RenderProgress::shotFinished(const render::ShotFinished& event) {
   endLine();
   std::fprintf(out_, "  done: %d frames in %.1f s (sampling %.1f s, decode %.1f s)\n", event.framesWritten, event.seconds,
                event.sampleSeconds, event.decodeSeconds);
+  if (const auto& loras = event.loras) {
+    std::string list;
+    for (std::size_t i = 0; i < loras->files.size(); ++i)
+      list += (i ? ", " : "") + loras->files[i] + " " + std::to_string(loras->strengths[i]).substr(0, 4);
+    std::fprintf(out_, "  loras: %s (%d weights patched, %.1f MiB written, %.2f s)\n", list.c_str(), loras->weightsPatched,
+                 static_cast<double>(loras->bytesWritten) / (1 << 20), loras->seconds);
+  }
   if (const auto& cache = event.cache; cache && cache->off.empty())
     std::fprintf(out_, "  step cache %s %.3g: %d of %d DiT passes computed, %d skipped (%s)\n", cache->policy.c_str(),
                  cache->threshold, cache->computedPasses, cache->computedPasses + cache->skippedPasses, cache->skippedPasses,

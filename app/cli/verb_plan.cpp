@@ -27,7 +27,8 @@ int runPlan(const Args& args) {
   const Sequence& sequence = *result.sequence;
   const models::ModelFiles files =
       models::resolveModelFiles(sequence.settings.model, std::filesystem::absolute(file).parent_path());
-  const PlanRequest request = planRequestFromFiles(files, sequence, device, budget, policy, parsed.byteSize("--device-memory"));
+  PlanRequest request = planRequestFromFiles(files, sequence, device, budget, policy, parsed.byteSize("--device-memory"));
+  addLoraPatches(request, sequence, std::filesystem::absolute(file).parent_path());
   const MemoryPlan plan = planMemory(request);
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");

@@ -43,7 +43,17 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, co
     g["1"] = node("UNETLoader", {{"unet_name", dit}, {"weight_dtype", "default"}}, "Load Diffusion Model");
     g["2"] = node("CLIPLoader", {{"clip_name", text}, {"type", "wan"}}, "Load CLIP");
     g["3"] = node("VAELoader", {{"vae_name", vae}}, "Load VAE");
-    g["4"] = node("ModelSamplingSD3", {{"shift", shot.shift.value_or(s.sampler.shift)}, {"model", link(1)}}, "ModelSamplingSD3");
+    int model = 1;  // LoraLoaderModelOnly nodes 20, 21, … between the loader and the sampling shift
+    for (const LoraRef& lora : shot.loras ? *shot.loras : s.loras) {
+      const int id = 20 + (model == 1 ? 0 : model - 19);
+      g[std::to_string(id)] = node("LoraLoaderModelOnly",
+                                   {{"lora_name", std::filesystem::path(lora.file).filename().string()},
+                                    {"strength_model", lora.strength},
+                                    {"model", link(model)}},
+                                   "LoRA");
+      model = id;
+    }
+    g["4"] = node("ModelSamplingSD3", {{"shift", shot.shift.value_or(s.sampler.shift)}, {"model", link(model)}}, "ModelSamplingSD3");
     g["5"] = node("CLIPTextEncode", {{"text", shot.prompt}, {"clip", link(2)}}, "Positive");
     g["6"] = node("CLIPTextEncode", {{"text", shot.negativePrompt}, {"clip", link(2)}}, "Negative");
     const Json size = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1}};

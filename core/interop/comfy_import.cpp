@@ -142,7 +142,9 @@ class Importer {
     const ComfyNode* from = upstream(sampler, input);
     if (!from) return "";
     if (from->type == "CLIPTextEncode") {
-      if (const ComfyNode* clip = upstream(*from, "clip")) clipLoader(*clip);
+      const ComfyNode* clip = upstream(*from, "clip");
+      while (clip && clip->type == "LoraLoader") clip = upstream(*clip, "clip");  // its text-encoder side is not applied
+      if (clip) clipLoader(*clip);
       return text(*from, "text");
     }
     if (from->type == "ZeroCopyLatentHandoff") {
@@ -180,6 +182,15 @@ class Importer {
         return;
       }
       if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift", kMinShift, kMaxShift);
+      else if (node->type == "LoraLoaderModelOnly" || node->type == "LoraLoader") {
+        LoraRef lora;
+        lora.file = loraFile(fileName(*node, "lora_name"));
+        lora.strength = number(*node, "strength_model", -limits::kMaxLoraStrength, limits::kMaxLoraStrength);
+        if (!shot.loras) shot.loras = std::vector<LoraRef>{};
+        shot.loras->insert(shot.loras->begin(), lora);  // walking up from the sampler: the loader's side first
+        if (node->type == "LoraLoader" && node->value("strength_clip") && number(*node, "strength_clip") != 0.0)
+          out_.notes.push_back(nodeLabel(*node) + ": strength_clip is not applied (ShotChain patches the DiT only)");
+      }
       else if (node->type == "ZeroCopyVRAMPin") {
         if (!node->value("enable_pinning") || flag(*node, "enable_pinning")) out_.sequence.settings.policy = ResidencyPolicy::Pinned;
         if (node->value("tune_allocator")) out_.sequence.settings.allocatorTuning = flag(*node, "tune_allocator");
@@ -327,6 +338,18 @@ class Importer {
       }
   }
 
+  // A LoRA by its loader's name: the file under a models folder's loras/ (absolute, as the sequence may
+  // be written anywhere), else the name with a note.
+  std::string loraFile(const std::string& name) {
+    for (const std::filesystem::path& folder : options_.modelFolders)
+      if (const std::string found = findIn(folder, name, {"loras", "."}); !found.empty())
+        return std::filesystem::absolute(folder / found).lexically_normal().string();
+    out_.notes.push_back("LoRA " + name + ": not found under " +
+                         (options_.modelFolders.empty() ? std::string("a models folder (none was given)") : options_.modelFolders.front().string() + "/loras") +
+                         "; the sequence names it relative to itself");
+    return name;
+  }
+
   // A loader's file under a models folder: the path relative to the folder, or empty.
   std::string findIn(const std::filesystem::path& folder, const std::string& name, std::initializer_list<const char*> subfolders) {
     std::error_code error;
@@ -386,7 +409,8 @@ const std::vector<std::string>& mappedComfyNodeTypes() {
       "KSampler",       "KSamplerAdvanced",        "CLIPTextEncode",      "UNETLoader",          "CLIPLoader",
       "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
       "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
-      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "Wan22ImageToVideoLatent"};
+      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "Wan22ImageToVideoLatent", "LoraLoaderModelOnly",
+      "LoraLoader"};
   return types;
 }
 

@@ -75,15 +75,17 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 
   const PlanShot* largest = &r.shots.front();
   std::uint64_t latentBytes = 0;
-  std::uint64_t stepCache = 0;
+  std::uint64_t stepCache = 0, loraPatch = 0;
   for (const PlanShot& s : r.shots) {
     const std::uint64_t held = static_cast<std::uint64_t>(s.stepCacheTensors) * static_cast<std::uint64_t>(s.branches) *
                                static_cast<std::uint64_t>(r.dit->tokens(latentOf(s))) *
                                static_cast<std::uint64_t>(r.dit->hiddenSize()) * 4;
-    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s)) + held;
+    const std::uint64_t lora = s.loraElements * static_cast<std::uint64_t>(c10::elementSize(r.ditDtype));
+    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s)) + held + lora;
     if (a > plan.ditActivationPeak) {
       plan.ditActivationPeak = a;
       stepCache = held;
+      loraPatch = lora;
       largest = &s;
     }
     latentBytes = std::max<std::uint64_t>(latentBytes, static_cast<std::uint64_t>(s.channels * s.frames * s.height * s.width) * 4);
@@ -216,7 +218,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
        "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch) +
-           (stepCache > 0 ? ", its step cache's " + gib(stepCache) : std::string())},
+           (stepCache > 0 ? ", its step cache's " + gib(stepCache) : std::string()) +
+           (loraPatch > 0 ? ", its LoRA-patched weights' " + gib(loraPatch) : std::string())},
       {"vae decode (full)", plan.vaeDecodeFull, "largest shot, untiled"},
       {"vae decode (tiled)", plan.vaeDecodeTiled,
        plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},

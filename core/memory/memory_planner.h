@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct PlanShot {
   // (teacache and magcache: the block stack's residual; first_block: and block 0's), for `branches`.
   int stepCacheTensors = 0;
   int branches = 2;
+  // Its LoRAs: elements of the weights they patch (a patched copy beside each kept base weight, in the
+  // DiT's dtype; kept across pinned shots).
+  std::uint64_t loraElements = 0;
 };
 
 struct PlanRequest {
@@ -76,5 +80,9 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
                                  std::optional<std::uint64_t> budget = std::nullopt,
                                  std::optional<ResidencyPolicy> policy = std::nullopt,
                                  std::optional<std::uint64_t> deviceTotal = std::nullopt);
+
+// Each enabled shot's LoRAs (its own list, or the sequence's) as PlanShot::loraElements, from the
+// files' headers; a file that cannot be read is left out (the render refuses it by name).
+void addLoraPatches(PlanRequest& request, const Sequence& sequence, const std::filesystem::path& sequenceDirectory);
 
 }  // namespace shotchain

@@ -5,6 +5,7 @@
 #include "memory/device_memory.h"
 #include "memory/memory_planner.h"
 #include "models/model_files.h"
+#include "models/lora/lora_file.h"
 #include "models/model_memory.h"
 #include "sequence/continuity_modes.h"
 
@@ -62,6 +63,31 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   r.budget = budget ? budget : sequence.settings.memoryBudgetBytes;
   r.policy = policy ? *policy : sequence.settings.policy;
   return r;
+}
+
+void addLoraPatches(PlanRequest& request, const Sequence& sequence, const std::filesystem::path& sequenceDirectory) {
+  std::map<std::string, std::uint64_t> elements;  // file → elements it patches
+  std::size_t planned = 0;
+  for (const Shot& shot : sequence.shots) {
+    if (!shot.enabled) continue;
+    std::uint64_t total = 0;
+    for (const LoraRef& lora : shot.loras ? *shot.loras : sequence.settings.loras) {
+      const std::filesystem::path file(lora.file);
+      const std::string path = (file.is_absolute() ? file : sequenceDirectory / file).string();
+      auto found = elements.find(path);
+      if (found == elements.end()) {
+        std::uint64_t count = 0;
+        try {
+          count = models::loraPatchedElements(path);
+        } catch (const std::exception&) {
+        }
+        found = elements.emplace(path, count).first;
+      }
+      total += found->second;
+    }
+    if (planned < request.shots.size()) request.shots[planned].loraElements = total;
+    ++planned;
+  }
 }
 
 }  // namespace shotchain

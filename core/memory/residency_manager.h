@@ -85,6 +85,9 @@ class ResidencyManager {
   void finish();
 
   bool ditResident() const;
+  // The DiT object while one is loaded, on the device or not (null under reload between shots); for
+  // changes that must be undone whatever the phase (LoRAs taken off when a render ends).
+  models::VideoDiffusionModel* loadedDit() { return dit_.get(); }
   const ResidencyStats& stats() const { return stats_; }
 
  private:

@@ -83,6 +83,16 @@ struct StepCacheFigures {
   std::string pattern;    // the conditional branch: 'C' computed, 's' skipped, one character a step
 };
 
+// A shot whose DiT carried LoRAs (docs/lora.md).
+struct LoraFigures {
+  std::vector<std::string> files;
+  std::vector<double> strengths;
+  int weightsPatched = 0;
+  std::uint64_t bytesWritten = 0;  // patched weights made for this shot (0: the previous shot's were kept)
+  std::uint64_t bytesKept = 0;     // base weights kept to restore
+  double seconds = 0;
+};
+
 struct ShotFinished {
   int index = 0;
   std::string id;
@@ -96,6 +106,7 @@ struct ShotFinished {
   std::string conditionedOn;     // what it started from (ShotRecord::conditionedOn)
   std::optional<StreamFigures> stream;
   std::optional<StepCacheFigures> cache;
+  std::optional<LoraFigures> loras;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };
 

@@ -45,6 +45,7 @@ Json shotToJson(const ShotFinished& shot) {
                {"directory", shot.directory}};
   if (shot.stream) json["stream"] = streamFiguresToJson(*shot.stream);
   if (shot.cache) json["cache"] = stepCacheFiguresToJson(*shot.cache);
+  if (shot.loras) json["loras"] = loraFiguresToJson(*shot.loras);
   return json;
 }
 

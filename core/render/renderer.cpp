@@ -13,6 +13,7 @@
 #include "memory/residency_manager.h"
 #include "models/model_loading.h"
 #include "render/device_choice.h"
+#include "render/lora_checks.h"
 #include "render/model_context.h"
 #include "render/output_layout.h"
 #include "render/render_report.h"
@@ -105,9 +106,11 @@ void requirePredecessorsOnDisk(const Sequence& sequence, const std::vector<std::
 }
 
 MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c10::Device device, ResidencyPolicy policy,
-                   std::optional<std::uint64_t> budget) {
+                   std::optional<std::uint64_t> budget, const std::filesystem::path& sequenceDirectory) {
   try {
-    return planMemory(planRequestFromFiles(files, sequence, device.str(), budget, policy));
+    PlanRequest request = planRequestFromFiles(files, sequence, device.str(), budget, policy);
+    addLoraPatches(request, sequence, sequenceDirectory);
+    return planMemory(request);
   } catch (const std::exception& e) {
     throw RenderError("model", e.what());
   }
@@ -123,6 +126,7 @@ struct Prepared {
   int last = -1;
   ResidencyPolicy policy = ResidencyPolicy::Auto;
   std::optional<std::uint64_t> budget;
+  std::filesystem::path sequenceDirectory;
 };
 
 }  // namespace
@@ -143,6 +147,7 @@ struct Renderer::Impl {
     for (const Diagnostic& d : diagnostics)
       if (d.isError()) throw RenderError(d.path, "the sequence is not valid: " + formatAll(diagnostics));
     Prepared prepared;
+    prepared.sequenceDirectory = options.sequenceDirectory;
     prepared.device = chooseDevice(options.device);
     const int count = static_cast<int>(sequence.shots.size());
     prepared.first = options.firstShot;
@@ -203,7 +208,7 @@ std::shared_ptr<MemoryProbe> Renderer::probe() const { return impl_->currentProb
 
 MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
   const Prepared prepared = impl_->prepare(sequence, options);
-  return planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
+  return planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget, prepared.sequenceDirectory);
 }
 
 namespace {
@@ -211,7 +216,7 @@ namespace {
 // The plan is made and shown before any model loads; a plan that does not fit refuses the render.
 RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, RenderObserver& observer) {
   RenderSummary summary;
-  summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget);
+  summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget, prepared.sequenceDirectory);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
   observer.planReady(summary.plan);
   for (const std::string& note : summary.plan.notes) {
@@ -387,6 +392,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
   requireReadableCalibrations(sequence, options.sequenceDirectory, prepared.first, prepared.last);
+  requireLoraFiles(sequence, options.sequenceDirectory, prepared.first, prepared.last);
   if (options.writesFiles) requireWritableFolder(options.outputDirectory);
   RenderSummary summary = planRender(sequence, prepared, observer);
 

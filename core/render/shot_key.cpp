@@ -132,6 +132,15 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
       if (!c.fallbackImage.empty()) j["fallback"] = imageDigest(sequenceDirectory, c.fallbackImage);
     }
     if (!shot.startImage.empty()) j["start_image"] = imageDigest(sequenceDirectory, shot.startImage);
+    if (const std::vector<LoraRef>& loras = shot.loras ? *shot.loras : sequence.settings.loras; !loras.empty()) {
+      nlohmann::ordered_json& list = j["loras"] = nlohmann::ordered_json::array();
+      for (const LoraRef& lora : loras) {
+        const std::filesystem::path file(lora.file);
+        const std::filesystem::path path = file.is_absolute() ? file : sequenceDirectory / file;
+        std::error_code error;
+        list.push_back({std::filesystem::exists(path, error) ? fileFingerprint(path) : "missing:" + lora.file, lora.strength});
+      }
+    }
     if (const StepCacheSettings& cache = effectiveCache(shot, defaults);
         cache.policy != StepCachePolicy::Off && mode.sampling != ShotSampling::KvStream) {
       j["cache"] = {toString(cache.policy), effectiveThreshold(cache)};

@@ -87,6 +87,7 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
     job->record.stream = sampled.streamed->figures;
   }
   job->record.cache = prepared.stepCache.figures;
+  job->record.loras = prepared.loras;
   if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
   ShotRecord& record = job->record;
   record.index = prepared.index;
@@ -131,6 +132,41 @@ ShotPass::ShotPass(const Sequence& sequence, const RenderOptions& options, Model
 
 ShotPass::~ShotPass() {
   if (pending_) pending_->wait();
+  try {
+    restoreLoras();  // the loaded DiT outlives the render: it must leave as the base model
+  } catch (...) {
+  }
+}
+
+LoraFigures ShotPass::applyLoras(const Shot& shot) {
+  const std::vector<LoraRef>& refs = shot.loras ? *shot.loras : sequence_.settings.loras;
+  models::VideoDiffusionModel& dit = residency_.dit();
+  std::vector<models::LoraUse> stack;
+  LoraFigures figures;
+  for (const LoraRef& ref : refs) {
+    const std::filesystem::path file(ref.file);
+    const std::filesystem::path path = file.is_absolute() ? file : options_.sequenceDirectory / file;
+    auto& loaded = loraFiles_[path.string()];
+    if (!loaded) {
+      models::WeightShapes shapes;
+      for (const auto& [name, tensor] : dit.namedParameters()) shapes.emplace_back(name, tensor.sizes().vec());
+      loaded = std::make_shared<const models::LoraFile>(models::readLoraFile(path, shapes, dit.family()));
+    }
+    stack.push_back({loaded, ref.strength});
+    figures.files.push_back(ref.file);
+    figures.strengths.push_back(ref.strength);
+  }
+  const models::LoraPatchFigures patched = loraPatcher_.apply(dit, stack);
+  figures.weightsPatched = patched.weightsPatched;
+  figures.bytesWritten = patched.bytesWritten;
+  figures.bytesKept = patched.bytesKept;
+  figures.seconds = patched.seconds;
+  return figures;
+}
+
+void ShotPass::restoreLoras() {
+  if (!loraPatcher_.patched()) return;
+  if (models::VideoDiffusionModel* dit = residency_.loadedDit()) loraPatcher_.restore(*dit);
 }
 
 at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
@@ -213,6 +249,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.conditionedOn = record.conditionedOn;
   finished.stream = record.stream;
   finished.cache = record.cache;
+  finished.loras = record.loras;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -293,6 +330,8 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
+  const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot); });
+  if (!loras.files.empty()) out.loras = loras;
   return out;
 }
 
@@ -371,6 +410,8 @@ void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
   if (!first_) first_ = self;
   const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
   latest_ = self;
+  // Pinned keeps the LoRAs on for the next shot (it may take the same ones); the others move the base weights.
+  if (residency_.policy() != ResidencyPolicy::Pinned || prepared.lastShot) restoreLoras();
   timed(gap_.movingWeights, [&] { residency_.beforeDecode(index, !prepared.lastShot); });
 
   std::unique_ptr<DecodeJob> job = decodeJobFor(shot, prepared, sampled);
@@ -463,6 +504,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.conditionedOn = record->conditionedOn;
   finished.stream = record->stream;
   finished.cache = record->cache;
+  finished.loras = record->loras;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

@@ -18,6 +18,7 @@
 #include "render/prior_shot.h"
 #include "render/renderer.h"
 #include "render/shot_step_cache.h"
+#include "models/lora/lora_patcher.h"
 #include "sampling/sampler.h"
 #include "util/stopwatch.h"
 
@@ -57,6 +58,7 @@ struct PreparedShot {
   continuity::Conditioning conditioning;
   sampling::SamplerOptions sampler;
   ShotStepCache stepCache;
+  std::optional<LoraFigures> loras;
   int frames = 0;  // pixel frames the shot writes
 };
 
@@ -141,6 +143,11 @@ class ShotPass {
   std::unique_ptr<continuity::KvStream> stream_;  // the latest stream's cache, with the shot it ended
   int streamShot_ = -1;
   std::string streamKey_;
+  // The DiT carries the shot's LoRAs from prepare until its decode (kept across pinned shots).
+  LoraFigures applyLoras(const Shot& shot);
+  void restoreLoras();
+  models::LoraPatcher loraPatcher_;
+  std::map<std::string, std::shared_ptr<const models::LoraFile>> loraFiles_;  // path → file, read once a render
   // What the time since the last sampling step went to (reported with the next shot's start).
   GapParts gap_;
 };

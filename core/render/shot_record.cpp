@@ -42,6 +42,7 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
                      {"step_seconds", record.stepSeconds}};
   if (record.stream) json["stream"] = streamFiguresToJson(*record.stream);
   if (record.cache) json["cache"] = stepCacheFiguresToJson(*record.cache);
+  if (record.loras) json["loras"] = loraFiguresToJson(*record.loras);
   json["cut_in"] = record.cutIn ? cutMetricsToJson(*record.cutIn) : Json(nullptr);
   json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
   json["fallbacks"] = record.fallbacks;
@@ -77,6 +78,7 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     record.firstFrameSeconds = timings.value("first_frame_seconds", 0.0);
     if (json.contains("stream") && json["stream"].is_object()) record.stream = streamFiguresFromJson(json["stream"]);
     if (json.contains("cache") && json["cache"].is_object()) record.cache = stepCacheFiguresFromJson(json["cache"]);
+    if (json.contains("loras") && json["loras"].is_object()) record.loras = loraFiguresFromJson(json["loras"]);
     if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
     if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());

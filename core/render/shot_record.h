@@ -31,6 +31,7 @@ struct ShotRecord {
   double firstFrameSeconds = 0;
   std::optional<StreamFigures> stream;
   std::optional<StepCacheFigures> cache;
+  std::optional<LoraFigures> loras;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
   std::string statsJson;     // per-shot statistics the next cut is measured against (JSON text)

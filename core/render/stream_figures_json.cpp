@@ -47,4 +47,20 @@ StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json) {
   return c;
 }
 
+nlohmann::ordered_json loraFiguresToJson(const LoraFigures& l) {
+  return {{"files", l.files},           {"strengths", l.strengths},    {"weights_patched", l.weightsPatched},
+          {"bytes_written", l.bytesWritten}, {"bytes_kept", l.bytesKept}, {"seconds", l.seconds}};
+}
+
+LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json) {
+  LoraFigures l;
+  l.files = json.value("files", std::vector<std::string>());
+  l.strengths = json.value("strengths", std::vector<double>());
+  l.weightsPatched = json.value("weights_patched", 0);
+  l.bytesWritten = json.value("bytes_written", std::uint64_t{0});
+  l.bytesKept = json.value("bytes_kept", std::uint64_t{0});
+  l.seconds = json.value("seconds", 0.0);
+  return l;
+}
+
 }  // namespace shotchain::render

@@ -12,5 +12,8 @@ StreamFigures streamFiguresFromJson(const nlohmann::ordered_json& json);
 // The "cache" object of shot.json and of the report's shots.
 nlohmann::ordered_json stepCacheFiguresToJson(const StepCacheFigures& figures);
 StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json);
+// The "loras" object.
+nlohmann::ordered_json loraFiguresToJson(const LoraFigures& figures);
+LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json);
 
 }  // namespace shotchain::render

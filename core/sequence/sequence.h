@@ -47,6 +47,14 @@ struct ModelSet {
 // Latent frames of a stream's local attention window when the sequence does not say (sampler.stream_window).
 inline constexpr int kDefaultStreamWindow = 8;
 
+// A LoRA applied to the DiT (docs/lora.md): the file (relative to the sequence file) and its strength.
+struct LoraRef {
+  std::string file;
+  double strength = 1.0;
+  UnknownFields unknown;
+  bool operator==(const LoraRef&) const = default;
+};
+
 // `sampler.cache`, or a shot's `cache` (which replaces the sequence's for that shot).
 struct StepCacheSettings {
   StepCachePolicy policy = StepCachePolicy::Off;
@@ -109,6 +117,7 @@ struct Shot {
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
   std::string startImage;
   std::optional<StepCacheSettings> cache;  // unset: the sequence's sampler.cache
+  std::optional<std::vector<LoraRef>> loras;  // replaces the sequence's `loras` for this shot ([]: none)
   Continuity continuity;
   bool enabled = true;
   UnknownFields unknown;
@@ -125,6 +134,7 @@ struct SequenceSettings {
   double fps = 16.0;
   ModelSet model;
   SamplerDefaults sampler;
+  std::vector<LoraRef> loras;  // every shot's, unless it gives its own
   ResidencyPolicy policy = ResidencyPolicy::Auto;
   std::optional<std::uint64_t> memoryBudgetBytes;
   bool allocatorTuning = true;

@@ -141,6 +141,9 @@ class ObjectReader {
     }
   }
 
+  // The value of an optional key, whatever it holds (nullptr when absent).
+  const Json* any(const std::string& key) { return find(key, false); }
+
   // A nested object, or nullptr (with an error) when the key holds something else.
   const Json* object(const std::string& key, bool required = false) {
     const Json* v = find(key, required);
@@ -199,6 +202,28 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
   model.unknown = reader.unknownFields();
 }
 
+std::vector<LoraRef> readLoras(const Json& value, const std::string& path, Diagnostics& out) {
+  std::vector<LoraRef> loras;
+  if (!value.is_array()) {
+    out.push_back({Diagnostic::Severity::Error, path, std::string("must be a list of {\"file\", \"strength\"}, not ") + typeName(value)});
+    return loras;
+  }
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!value[i].is_object()) {
+      out.push_back({Diagnostic::Severity::Error, at, std::string("must be an object, not ") + typeName(value[i])});
+      continue;
+    }
+    LoraRef lora;
+    ObjectReader reader(value[i], at, out);
+    reader.string("file", lora.file, true);
+    reader.real("strength", lora.strength);
+    lora.unknown = reader.unknownFields();
+    loras.push_back(std::move(lora));
+  }
+  return loras;
+}
+
 StepCacheSettings readCache(const Json& value, const std::string& path, Diagnostics& out) {
   StepCacheSettings cache;
   ObjectReader reader(value, path, out);
@@ -214,6 +239,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
   root.string("name", settings.name);
   root.real("fps", settings.fps);
   readModel(root, settings.model, out);
+  if (const Json* loras = root.any("loras")) settings.loras = readLoras(*loras, "loras", out);
   if (const Json* sampler = root.object("sampler")) {
     ObjectReader reader(*sampler, "sampler", out);
     reader.integer("steps", settings.sampler.steps);
@@ -256,6 +282,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
+  if (const Json* loras = reader.any("loras")) shot.loras = readLoras(*loras, shotPath(index, "loras"), out);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
     ObjectReader c(*continuity, shotPath(index, "continuity"), out);
@@ -300,6 +327,16 @@ Json modelToJson(const ModelSet& model) {
   return object;
 }
 
+Json lorasToJson(const std::vector<LoraRef>& loras) {
+  Json list = Json::array();
+  for (const LoraRef& lora : loras) {
+    Json object = {{"file", lora.file}, {"strength", lora.strength}};
+    addUnknown(object, lora.unknown);
+    list.push_back(object);
+  }
+  return list;
+}
+
 Json cacheToJson(const StepCacheSettings& cache) {
   Json object = Json::object();
   object["policy"] = toString(cache.policy);
@@ -324,6 +361,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
   if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
+  if (shot.loras) object["loras"] = lorasToJson(*shot.loras);
   Json continuity = Json::object();
   continuity["mode"] = toString(shot.continuity.mode);
   continuity["tag"] = shot.continuity.tag;
@@ -440,6 +478,7 @@ std::string serializeSequence(const Sequence& sequence) {
   if (s.sampler.cache != StepCacheSettings{}) sampler["cache"] = cacheToJson(s.sampler.cache);
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
+  if (!s.loras.empty()) root["loras"] = lorasToJson(s.loras);
   Json memory = Json::object();
   memory["policy"] = toString(s.policy);
   memory["budget"] = s.memoryBudgetBytes ? Json(formatByteSizeExact(*s.memoryBudgetBytes)) : Json(nullptr);

@@ -86,6 +86,16 @@ void checkFallbackImage(Collector& report, const std::string& path, const std::s
   else report.warning(path, message + " (a render will refuse this shot)");
 }
 
+void checkLoras(Collector& report, const std::string& path, const std::vector<LoraRef>& loras) {
+  for (std::size_t i = 0; i < loras.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (loras[i].file.empty()) report.error(at + ".file", "must name a LoRA file");
+    if (!std::isfinite(loras[i].strength) || std::abs(loras[i].strength) > limits::kMaxLoraStrength)
+      report.error(at + ".strength", number(loras[i].strength) + " is outside -" + number(limits::kMaxLoraStrength) + ".." +
+                                         number(limits::kMaxLoraStrength));
+  }
+}
+
 void checkCache(Collector& report, const std::string& path, const StepCacheSettings& cache) {
   if (cache.threshold && (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
     report.error(path + ".threshold", number(*cache.threshold) + " must be greater than 0 and at most " +
@@ -144,6 +154,7 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
     report.error("sampler.stream_window", std::to_string(*settings.sampler.streamWindow) + " is outside 1.." +
                                               std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
   checkCache(report, "sampler.cache", settings.sampler.cache);
+  checkLoras(report, "loras", settings.loras);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
                                       formatByteSize(limits::kMinMemoryBudget));
@@ -177,6 +188,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
   if (shot.cache) checkCache(report, shotPath(index, "cache"), *shot.cache);
+  if (shot.loras) checkLoras(report, shotPath(index, "loras"), *shot.loras);
 
   const Continuity& c = shot.continuity;
   const ContinuityModeTraits& mode = traitsOf(c.mode);

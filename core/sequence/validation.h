@@ -15,6 +15,7 @@ constexpr int kMaxSide = 4096;
 constexpr int kSideMultiple = 16;
 constexpr int kMaxFrames = 1025;
 constexpr int kMaxSteps = 1000;
+constexpr double kMaxLoraStrength = 10.0;
 constexpr double kMaxCacheThreshold = 10.0;  // sampler.cache.threshold (the published ones are 0.02…0.5)
 constexpr int kMaxStreamWindow = 1024;  // latent frames (the RoPE table of Wan has 1024 positions)
 constexpr double kMaxGuidance = 50.0;

@@ -126,6 +126,30 @@ struct Group {
 
 }  // namespace
 
+std::uint64_t loraPatchedElements(const std::filesystem::path& path) {
+  std::optional<io::WeightSet> set;
+  try {
+    set = io::WeightSet::open(path);
+  } catch (const io::SafetensorsError& error) {
+    throw LoraError(error.what());
+  }
+  std::map<std::string, std::uint64_t> outRows, inColumns, diffs;
+  for (const io::WeightInfo& info : set->weights()) {
+    const std::optional<Parsed> parsed = parseKey(info.name);
+    if (!parsed || info.shape.empty()) continue;
+    std::uint64_t rest = 1;
+    for (std::size_t d = 1; d < info.shape.size(); ++d) rest *= info.shape[d];
+    if (parsed->role == Role::Up) outRows[parsed->base] = info.shape[0];
+    else if (parsed->role == Role::Down) inColumns[parsed->base] = rest;
+    else if (parsed->role == Role::Diff || parsed->role == Role::DiffBias) diffs[info.name] = info.shape[0] * rest;
+  }
+  std::uint64_t elements = 0;
+  for (const auto& [base, rows] : outRows)
+    if (const auto in = inColumns.find(base); in != inColumns.end()) elements += rows * in->second;
+  for (const auto& [key, count] : diffs) elements += count;
+  return elements;
+}
+
 LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family) {
   LoraFile out;
   out.label = path.filename().string();

@@ -49,6 +49,10 @@ using WeightShapes = std::vector<std::pair<std::string, std::vector<std::int64_t
 // Throws LoraError naming the file and the key: a key that matches no weight (`family` names the
 // model), a shape that does not fit, a form it cannot apply (LoCon's lora_mid, DoRA, set_weight), a
 // non-finite value.
+// The elements of the weights a LoRA file patches, from its header alone (for the memory plan: the
+// patched copies sit beside the kept base weights). Throws LoraError naming the file.
+std::uint64_t loraPatchedElements(const std::filesystem::path& path);
+
 LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family);
 
 }  // namespace shotchain::models

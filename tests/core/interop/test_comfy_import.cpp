@@ -152,7 +152,9 @@ class TestComfyImport : public QObject {
     QVERIFY2(importErrorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"), qPrintable(importErrorOf(cycle.dump())));
     Json lora = seedPackWorkflow();
     lora["5"]["inputs"]["model"] = from(17);
-    QVERIFY2(importErrorOf(lora.dump()).contains("comes from LoraLoaderModelOnly 17"), qPrintable(importErrorOf(lora.dump())));
+    lora["17"]["inputs"]["model"] = from(18);
+    lora["18"] = {{"class_type", "LoraStackPlus"}, {"inputs", {{"model", from(1)}}}};
+    QVERIFY2(importErrorOf(lora.dump()).contains("comes from LoraStackPlus 18"), qPrintable(importErrorOf(lora.dump())));
     Json dangling = seedPackWorkflow();
     dangling["9"]["inputs"]["positive"] = from(99);
     QVERIFY(importErrorOf(dangling.dump()).contains("linked to node 99"));
@@ -168,6 +170,44 @@ class TestComfyImport : public QObject {
     Json badMode = seedPackWorkflow();
     badMode["12"]["inputs"]["continuity_mode"] = "teleport";
     QVERIFY(importErrorOf(badMode.dump()).contains("ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""));
+  }
+
+  // LoraLoaderModelOnly / LoraLoader between the loader and the sampler become the shot's LoRAs (#39),
+  // found under the models folder's loras/, and export-comfy writes them back.
+  void loraLoadersBecomeTheShotsLoras() {
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString();
+    std::filesystem::create_directories(root / "loras");
+    std::ofstream(root / "loras" / "style.safetensors") << "x";
+    Json g = seedPackWorkflow();
+    g["5"]["inputs"]["model"] = from(17);
+    g["17"]["inputs"]["model"] = from(18);
+    g["18"] = {{"class_type", "LoraLoader"},
+               {"inputs", {{"lora_name", "lightx2v_4step.safetensors"}, {"strength_model", 1.0}, {"strength_clip", 1.0},
+                           {"model", from(1)}, {"clip", from(2)}}}};
+    g["6"]["inputs"]["clip"] = from(18, 1);
+    ComfyImportOptions options;
+    options.modelFolders = {root};
+    const ComfyImport r = importComfyWorkflow(g.dump(), "wf.json", options);
+    const Shot& shot = r.sequence.shots[0];
+    QVERIFY(shot.loras.has_value());
+    QCOMPARE(shot.loras->size(), std::size_t{2});
+    QCOMPARE((*shot.loras)[0].file, std::string("lightx2v_4step.safetensors"));  // not in the folder: the name, with a note
+    QCOMPARE((*shot.loras)[1].file, (root / "loras" / "style.safetensors").lexically_normal().string());
+    QCOMPARE((*shot.loras)[1].strength, 0.8);
+    bool clipNote = false, missingNote = false;
+    for (const std::string& note : r.notes) {
+      clipNote = clipNote || note.find("strength_clip is not applied") != std::string::npos;
+      missingNote = missingNote || note.find("LoRA lightx2v_4step.safetensors: not found") != std::string::npos;
+    }
+    QVERIFY(clipNote && missingNote);
+
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(r.sequence);
+    const ComfyImport back = importComfyWorkflow(out[0].json, "back.json");
+    QVERIFY(back.sequence.shots[0].loras.has_value());
+    QCOMPARE(back.sequence.shots[0].loras->size(), std::size_t{2});
+    QCOMPARE((*back.sequence.shots[0].loras)[1].file, std::string("style.safetensors"));
+    QCOMPARE((*back.sequence.shots[0].loras)[1].strength, 0.8);
   }
 
   void blendHandoffTakesTheFallbackImage() {

@@ -140,6 +140,16 @@ class MemoryPlanTest : public QObject {
     QCOMPARE(planMemory(r).ditActivationPeak - plain.ditActivationPeak, 2 * tensor);
   }
 
+  // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype (#39).
+  void loraPatchedWeightsArePlanned() {
+    const MemoryPlan plain = planMemory(wan13bRequest());
+    PlanRequest r = wan13bRequest();
+    r.shots[0].loraElements = 30 * 4 * 1536 * 1536;  // q, k, v, o of 30 blocks
+    const MemoryPlan patched = planMemory(r);
+    QCOMPARE(patched.ditActivationPeak - plain.ditActivationPeak, std::uint64_t{30 * 4 * 1536 * 1536} * 2);  // bf16
+    QVERIFY(patched.items[3].detail.find("LoRA-patched") != std::string::npos);
+  }
+
   void budgetsForceEachFallbackInTurn() {
     PlanRequest r = wan13bRequest();
     r.textEncoderWeights = 1 * GiB;  // so that the decode, not the text encoder, sets the pinned peak

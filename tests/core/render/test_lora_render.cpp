@@ -1,0 +1,205 @@
+// LoRAs per shot through the real renderer on a tiny random Wan model (#39): each shot renders as it
+// would alone with its LoRAs, the DiT is loaded once and leaves the render as the base model, the
+// figures are in the events and shot.json, a LoRA is part of the shot's key, a bad file is named.
+#include <QTemporaryDir>
+#include <QTest>
+#include <QtTest/qtestassert.h>
+
+#include <filesystem>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "test_registry.h"
+#include "io/safetensors_writer.h"
+#include "io/weight_set.h"
+#include "render/output_layout.h"
+#include "render/renderer.h"
+#include "render/shot_key.h"
+#include "render/shot_record.h"
+#include "runtime/torch_runtime.h"
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+#include "tiny_model_set.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+
+namespace {
+
+struct Collecting : render::RenderObserver {
+  std::vector<render::RenderFailure> failures;
+  void failed(const render::RenderFailure& f) override { failures.push_back(f); }
+};
+
+Shot makeShot(const std::string& id, std::uint64_t seed) {
+  Shot shot;
+  shot.id = id;
+  shot.prompt = "a red circle moving right on a black background";
+  shot.frames = 9;
+  shot.width = 32;
+  shot.height = 32;
+  shot.seed = seed;
+  return shot;
+}
+
+}  // namespace
+
+class LoraRenderTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::optional<TinyModelSet> models_;
+
+  std::filesystem::path root() const { return dir_.path().toStdString(); }
+
+  // A rank-2 LoRA on every self-attention projection of the tiny DiT, drawn from `seed`.
+  void writeLora(const std::string& name, std::uint64_t seed) const {
+    const io::WeightSet dit = io::WeightSet::open(models_->dit);
+    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(seed);
+    io::NamedTensors tensors;
+    for (const io::WeightInfo& w : dit.weights()) {
+      if (w.name.find("self_attn.") == std::string::npos || !w.name.ends_with(".weight") || w.shape.size() != 2) continue;
+      const std::string layer = "diffusion_model." + w.name.substr(0, w.name.size() - 7);
+      const auto out = static_cast<std::int64_t>(w.shape[0]), in = static_cast<std::int64_t>(w.shape[1]);
+      tensors.emplace_back(layer + ".lora_B.weight", at::randn({out, 2}, g) * 0.3);
+      tensors.emplace_back(layer + ".lora_A.weight", at::randn({2, in}, g) * 0.3);
+    }
+    io::saveSafetensors(root() / name, tensors);
+  }
+
+  Sequence base(std::vector<Shot> shots) const {
+    Sequence s;
+    s.settings.model = models_->modelSet();
+    s.settings.sampler.steps = 3;
+    s.settings.policy = ResidencyPolicy::Pinned;
+    s.shots = std::move(shots);
+    return s;
+  }
+
+  render::RenderOptions options(const std::string& out) const {
+    render::RenderOptions o;
+    o.outputDirectory = root() / out;
+    o.sequenceDirectory = root();
+    o.framesOnDisk = false;
+    o.previews = false;
+    return o;
+  }
+
+  at::Tensor tail(const std::string& out, int index, const std::string& id) const {
+    const auto t = render::readShotTail(render::shotDirectory(root() / out, index, id), at::kCPU);
+    QTEST_ASSERT(t.has_value());
+    return t->latent;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    runtime::initTorchRuntime();
+    models_ = writeTinyModelSet(root() / "wan", 21, false);
+    writeLora("style.safetensors", 1);
+    writeLora("other.safetensors", 2);
+  }
+
+  void documentRoundTripsAndValidates() {
+    Sequence s = base({makeShot("a", 1), makeShot("b", 2)});
+    QVERIFY(serializeSequence(s).find("loras") == std::string::npos);
+    s.settings.loras = {{"style.safetensors", 0.8, {}}};
+    s.shots[1].loras = std::vector<LoraRef>{};
+    const LoadResult back = parseSequence(serializeSequence(s));
+    QVERIFY2(back.ok(), formatAll(back.diagnostics).c_str());
+    QVERIFY(*back.sequence == s);
+    s.shots[0].loras = std::vector<LoraRef>{{"", 12.0, {}}};
+    const QString all = q(formatAll(parseSequence(serializeSequence(s)).diagnostics));
+    QVERIFY2(all.contains("shots[0].loras[0].file: must name a LoRA file"), qPrintable(all));
+    QVERIFY2(all.contains("shots[0].loras[0].strength: 12 is outside -10..10"), qPrintable(all));
+    QVERIFY2(!parseSequence(R"({"schema": "shotchain.sequence/1", "shots": [], "loras": {"file": "x"}})").ok(), "an object is not a list");
+  }
+
+  void eachShotRendersAsItWouldAloneWithItsLoras() {
+    Sequence chain = base({makeShot("a", 1), makeShot("b", 2), makeShot("c", 3)});
+    chain.settings.loras = {{"style.safetensors", 1.0, {}}};
+    chain.shots[1].loras = std::vector<LoraRef>{{"other.safetensors", 0.7, {}}, {"style.safetensors", 0.5, {}}};
+    chain.shots[2].loras = std::vector<LoraRef>{};
+    render::Renderer renderer;
+    Collecting observer;
+    const render::RenderSummary summary = renderer.render(chain, options("chain.render"), observer);
+    QVERIFY(summary.finished.completed);
+    QCOMPARE(summary.ditLoads, 0);  // pinned: loaded once before the shots, never reloaded
+    QVERIFY(summary.shots[0].loras && summary.shots[1].loras);
+    QVERIFY(!summary.shots[2].loras);
+    QCOMPARE(summary.shots[1].loras->files, (std::vector<std::string>{"other.safetensors", "style.safetensors"}));
+    QVERIFY(summary.shots[1].loras->bytesWritten > 0);
+    QCOMPARE(summary.shots[1].loras->bytesKept, summary.shots[0].loras->bytesKept);  // the same weights touched
+    const auto record = render::readShotRecord(render::shotDirectory(root() / "chain.render", 1, "b"));
+    QVERIFY(record && record->loras && record->loras->strengths == (std::vector<double>{0.7, 0.5}));
+
+    for (int i = 0; i < 3; ++i) {
+      Sequence alone = base({chain.shots[static_cast<std::size_t>(i)]});
+      alone.settings.loras = chain.settings.loras;
+      const std::string out = "alone" + std::to_string(i) + ".render";
+      render::Renderer fresh;
+      QVERIFY(fresh.render(alone, options(out), observer).finished.completed);
+      const std::string id = alone.shots[0].id;
+      QVERIFY2(at::equal(tail("chain.render", i, id), tail(out, 0, id)), id.c_str());
+    }
+    // Offload moves the base weights (the LoRAs come off before the DiT leaves, go on when it is back).
+    Sequence offloaded = chain;
+    offloaded.settings.policy = ResidencyPolicy::Offload;
+    render::Renderer other;
+    QVERIFY(other.render(offloaded, options("offload.render"), observer).finished.completed);
+    for (int i = 0; i < 3; ++i) {
+      const std::string id = chain.shots[static_cast<std::size_t>(i)].id;
+      QVERIFY2(at::equal(tail("chain.render", i, id), tail("offload.render", i, id)), id.c_str());
+    }
+    // The LoRAs changed the picture.
+    Sequence plain = base({makeShot("a", 1)});
+    QVERIFY(renderer.render(plain, options("plain.render"), observer).finished.completed);  // the same renderer, its DiT kept
+    QVERIFY(!at::equal(tail("plain.render", 0, "a"), tail("chain.render", 0, "a")));
+    render::Renderer fresh;
+    QVERIFY(fresh.render(plain, options("fresh.render"), observer).finished.completed);
+    QVERIFY(at::equal(tail("plain.render", 0, "a"), tail("fresh.render", 0, "a")));  // it left as the base model
+  }
+
+  void aLoraIsPartOfTheKey() {
+    Sequence s = base({makeShot("a", 1)});
+    const auto plain = render::shotKeys(s, "m", root());
+    s.settings.loras = {{"style.safetensors", 1.0, {}}};
+    const auto with = render::shotKeys(s, "m", root());
+    s.settings.loras[0].strength = 0.9;
+    QVERIFY(with != plain);
+    QVERIFY(render::shotKeys(s, "m", root()) != with);
+  }
+
+  void aMissingLoraIsRefusedBeforeAnyWork() {
+    Sequence s = base({makeShot("a", 1)});
+    s.shots[0].loras = std::vector<LoraRef>{{"style.safetensors", 1.0, {}}, {"gone.safetensors", 1.0, {}}};
+    render::Renderer renderer;
+    Collecting observer;
+    try {
+      (void)renderer.render(s, options("missing.render"), observer);
+      QFAIL("rendered");
+    } catch (const render::RenderError& error) {
+      QCOMPARE(error.field(), std::string("shots[0].loras[1].file"));
+      QVERIFY2(std::string(error.what()).find("gone.safetensors: does not exist") != std::string::npos, error.what());
+    }
+  }
+
+  void aBadLoraIsNamed() {
+    io::NamedTensors tensors;
+    tensors.emplace_back("diffusion_model.double_blocks.0.img_attn.qkv.lora_up.weight", at::ones({4, 2}));
+    io::saveSafetensors(root() / "flux.safetensors", tensors);
+    Sequence s = base({makeShot("a", 1)});
+    s.settings.loras = {{"flux.safetensors", 1.0, {}}};
+    render::Renderer renderer;
+    Collecting observer;
+    const render::RenderSummary summary = renderer.render(s, options("bad.render"), observer);
+    QVERIFY(!summary.finished.completed);
+    QCOMPARE(observer.failures.size(), std::size_t{1});
+    const std::string& message = observer.failures[0].message;
+    QVERIFY2(message.find("flux.safetensors") != std::string::npos && message.find("matches no weight") != std::string::npos,
+             message.c_str());
+  }
+};
+
+SHOTCHAIN_TEST(LoraRenderTest, Core)
+#include "test_lora_render.moc"
