@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_lora_switch.h"
 #include "cli/bench_model_folder.h"
 #include "cli/command_specs.h"
 #include "cli/option_values.h"
@@ -218,6 +219,11 @@ int runBenchResidency(const Args& args) {
     runs.push_back(runPolicy(sequence, baseDir, out, policy, device, budget));
     if (!runs.back().error.empty()) std::fprintf(stderr, "  %s: %s\n", toString(policy), runs.back().error.c_str());
   }
+  std::optional<LoraSwitchFigures> lora;
+  if (parsed.flag("--lora-switch")) {
+    std::fprintf(stderr, "switching LoRAs between shots, then reloading the base for every shot...\n");
+    lora = benchLoraSwitch(sequence, baseDir, out / "lora-switch", device);
+  }
   if (!outArg) std::filesystem::remove_all(out);
 
   const PolicyRun* pinned = nullptr;
@@ -262,6 +268,14 @@ int runBenchResidency(const Args& args) {
     }
     j["reload_over_pinned_overhead"] = std::isnan(reloadRatio) ? nlohmann::ordered_json() : nlohmann::ordered_json(reloadRatio);
     j["pinned_overhead_share"] = pinned ? nlohmann::ordered_json(pinned->overheadShare) : nlohmann::ordered_json();
+    if (lora)
+      j["lora_switch"] = {{"error", lora->error},
+                          {"switches", lora->switches},
+                          {"lora_weights", lora->loraWeights},
+                          {"median_patch_seconds", lora->medianPatchSeconds},
+                          {"median_bytes_written", lora->medianBytesWritten},
+                          {"base_bytes_moved", lora->baseBytesMoved},
+                          {"reload_seconds_per_shot", lora->reloadSecondsPerShot}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("\n%s: %zu shots on %s\n\n", sequence.settings.name.c_str(), sequence.shots.size(), device.c_str());
@@ -289,6 +303,14 @@ int runBenchResidency(const Args& args) {
                     seconds(run.medianParts.writingFiles).c_str(), seconds(run.medianRest).c_str());
     std::printf("\ninter-shot overhead, reload / pinned: %s (goal ≥ 35.5)\n", number(reloadRatio, "%.1f×").c_str());
     if (pinned) std::printf("pinned overhead share of wall time: %.2f%% (goal ≤ 1%%)\n", 100 * pinned->overheadShare);
+    if (lora && !lora->error.empty()) std::printf("\nswitch LoRA between shots: %s\n", lora->error.c_str());
+    else if (lora)
+      std::printf("\nswitch LoRA between shots (%d weights each, %d switches): patch %s median, %s written, %s of base weights "
+                  "moved; reloading the base instead: %s per shot (%s)\n",
+                  lora->loraWeights, lora->switches, seconds(lora->medianPatchSeconds).c_str(),
+                  formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
+                  formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
+                  lora->medianPatchSeconds > 0 ? number(lora->reloadSecondsPerShot / lora->medianPatchSeconds, "%.1f× the patch").c_str() : "-");
   }
   for (const PolicyRun& run : runs)
     if (!run.ran && run.policy != "offload") return 1;

@@ -182,6 +182,7 @@ const CommandSpec kBenchResidencyCommand{
      {"--device", K::Text, "cpu|cuda[:N]", "compute device", "cpu"},
      kBudget,
      {"--out", K::Path, "DIR", "keep the renders there (default: a temporary folder, removed)"},
+     {"--lora-switch", K::Flag, "", "also: two LoRAs taking turns shot by shot on the pinned DiT, against reloading the base for every shot"},
      kJson},
     ""};
 
