@@ -93,6 +93,15 @@ struct LoraFigures {
   double seconds = 0;
 };
 
+// A shot sampled on a few-step distilled schedule (docs/lora.md §3).
+struct FewStepFigures {
+  std::vector<int> steps;          // the document's denoising steps
+  std::string update;              // "euler" or "renoise"
+  std::vector<double> timesteps;   // what the DiT was given, step by step (warped through the shift)
+  double guidance = 1;
+  int ditPasses = 0;               // batch rows through the DiT (a chunk's commit pass included)
+};
+
 struct ShotFinished {
   int index = 0;
   std::string id;
@@ -107,6 +116,7 @@ struct ShotFinished {
   std::optional<StreamFigures> stream;
   std::optional<StepCacheFigures> cache;
   std::optional<LoraFigures> loras;
+  std::optional<FewStepFigures> fewStep;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };
 

@@ -46,6 +46,7 @@ Json shotToJson(const ShotFinished& shot) {
   if (shot.stream) json["stream"] = streamFiguresToJson(*shot.stream);
   if (shot.cache) json["cache"] = stepCacheFiguresToJson(*shot.cache);
   if (shot.loras) json["loras"] = loraFiguresToJson(*shot.loras);
+  if (shot.fewStep) json["few_step"] = fewStepFiguresToJson(*shot.fewStep);
   return json;
 }
 

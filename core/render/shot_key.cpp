@@ -111,10 +111,12 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     j["negative"] = shot.negativePrompt;
     j["size"] = {shot.width, shot.height, shot.frames};
     j["seed"] = shot.seed;
-    j["steps"] = shot.steps.value_or(defaults.steps);
+    const FewStepSettings& fewStep = effectiveFewStep(shot, defaults);
+    if (fewStep.on()) j["few_step"] = {fewStep.steps, toString(fewStep.update)};
+    else j["steps"] = shot.steps.value_or(defaults.steps);
     j["guidance"] = shot.guidance.value_or(defaults.guidance);
     j["shift"] = shot.shift.value_or(defaults.shift);
-    j["solver"] = toString(defaults.solver);
+    if (!fewStep.on()) j["solver"] = toString(defaults.solver);
     j["mode"] = toString(c.mode);
     j["enabled"] = shot.enabled;
     const ContinuityModeTraits& mode = traitsOf(c.mode);
@@ -122,7 +124,7 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     if (mode.decodesAfterPredecessor) j["decode"] = "after_predecessor";  // frames decoded before it differ
     if (mode.readsPrefix && c.prefixFrames.value_or(1) != 1) j["prefix"] = *c.prefixFrames;
     if (mode.handoff && c.conditionNoise.value_or(0) != 0) j["condition_noise"] = *c.conditionNoise;
-    if (defaults.arStep.value_or(0) != 0) j["ar_step"] = *defaults.arStep;
+    if (defaults.arStep.value_or(0) != 0 && !fewStep.on()) j["ar_step"] = *defaults.arStep;
     if (mode.sampling == ShotSampling::KvStream) {
       j["stream_window"] = defaults.streamWindow.value_or(kDefaultStreamWindow);
       j["recache"] = recaches(c);
@@ -142,7 +144,7 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
       }
     }
     if (const StepCacheSettings& cache = effectiveCache(shot, defaults);
-        cache.policy != StepCachePolicy::Off && mode.sampling != ShotSampling::KvStream) {
+        cache.policy != StepCachePolicy::Off && mode.sampling != ShotSampling::KvStream && !fewStep.on()) {
       j["cache"] = {toString(cache.policy), effectiveThreshold(cache)};
       if (!cache.calibration.empty()) j["cache"].push_back(calibrationDigest(sequenceDirectory, cache.calibration));
     }

@@ -55,6 +55,15 @@ sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults&
   sampler.solver = solverOf(defaults.solver);
   sampler.seed = shot.seed;
   sampler.device = device;
+  if (const FewStepSettings& fewStep = effectiveFewStep(shot, defaults); fewStep.on()) {
+    sampler.fewStep = sampling::FewStepSampling{
+        fewStep.steps, fewStep.update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
+    sampler.steps = static_cast<int>(fewStep.steps.size());
+    // One schedule for the clip: a model that takes per-frame timesteps is given the handed latents clean.
+    if ((capabilities.cleanFirstFrames || capabilities.perFrameTimesteps) && conditioning.held.defined())
+      sampler.cleanPrefix = conditioning.held;
+    return sampler;
+  }
   if (capabilities.cleanFirstFrames && conditioning.held.defined()) sampler.cleanPrefix = conditioning.held;
   if (capabilities.perFrameTimesteps) {
     sampling::PerFrameSampling diffusionForcing;
@@ -88,6 +97,15 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
   }
   job->record.cache = prepared.stepCache.figures;
   job->record.loras = prepared.loras;
+  if (prepared.sampler.fewStep) {
+    FewStepFigures figures;
+    figures.steps = prepared.sampler.fewStep->steps;
+    figures.update = prepared.sampler.fewStep->update == sampling::FewStepUpdate::Renoise ? "renoise" : "euler";
+    for (const float t : sampled.result.schedule.fractionalTimesteps) figures.timesteps.push_back(t);
+    figures.guidance = prepared.sampler.guidance;
+    figures.ditPasses = sampled.ditPasses;
+    job->record.fewStep = figures;
+  }
   if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
   ShotRecord& record = job->record;
   record.index = prepared.index;
@@ -250,6 +268,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.stream = record.stream;
   finished.cache = record.cache;
   finished.loras = record.loras;
+  finished.fewStep = record.fewStep;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -311,7 +330,8 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   started.id = shot.id;
   started.name = shot.name;
   started.key = key;
-  started.steps = shot.steps.value_or(defaults.steps);
+  started.steps = effectiveFewStep(shot, defaults).on() ? static_cast<int>(effectiveFewStep(shot, defaults).steps.size())
+                                                        : shot.steps.value_or(defaults.steps);
   started.frames = out.frames = static_cast<int>(out.conditioning.outputPixelFrames);
   started.gap = gap_;
   if (options_.writesFiles) std::filesystem::remove_all(out.directory);  // rank 0 alone owns the folder
@@ -322,7 +342,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
   const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,
                                       out.sampler.perFrame && out.sampler.perFrame->arStep != 0,
-                                      options_.calibrateCache, options_.sequenceDirectory};
+                                      options_.calibrateCache, options_.sequenceDirectory, out.sampler.fewStep.has_value()};
   out.stepCache = shotStepCache(shot, defaults, cacheContext);
   for (const std::string& message : out.stepCache.warnings) {
     const RenderWarning warning{index, "cache", message};
@@ -505,6 +525,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.stream = record->stream;
   finished.cache = record->cache;
   finished.loras = record->loras;
+  finished.fewStep = record->fewStep;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

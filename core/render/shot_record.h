@@ -32,6 +32,7 @@ struct ShotRecord {
   std::optional<StreamFigures> stream;
   std::optional<StepCacheFigures> cache;
   std::optional<LoraFigures> loras;
+  std::optional<FewStepFigures> fewStep;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
   std::string statsJson;     // per-shot statistics the next cut is measured against (JSON text)

@@ -60,6 +60,8 @@ ShotStepCache shotStepCache(const Shot& shot, const SamplerDefaults& defaults, c
     return out;
   };
   if (context.stream) return off("stream shots sample a few steps per chunk over a KV cache; not applied");
+  if (context.fewStep)
+    return off("a few-step schedule computes every one of its " + std::to_string(context.steps) + " steps; not applied");
   if (context.staggered) return off("sampler.ar_step staggers the frames' timesteps (diffusion forcing); not applied");
   const bool blockStack = context.calibrate || settings.policy != StepCachePolicy::EasyCache;
   if (blockStack)

@@ -36,6 +36,7 @@ struct ShotCacheContext {
   bool stream = false;    // continuity mode stream (chunks over a KV cache)
   bool staggered = false; // diffusion forcing with ar_step: the frames on staggered schedules
   bool calibrate = false; // `calibrate-cache`: record every step, skip none
+  bool fewStep = false;   // a few-step distilled schedule (sampler.few_step)
   std::filesystem::path sequenceDirectory;
 };
 

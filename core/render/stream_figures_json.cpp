@@ -63,4 +63,18 @@ LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json) {
   return l;
 }
 
+nlohmann::ordered_json fewStepFiguresToJson(const FewStepFigures& f) {
+  return {{"steps", f.steps}, {"update", f.update}, {"timesteps", f.timesteps}, {"guidance", f.guidance}, {"dit_passes", f.ditPasses}};
+}
+
+FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json) {
+  FewStepFigures f;
+  f.steps = json.value("steps", std::vector<int>());
+  f.update = json.value("update", std::string());
+  f.timesteps = json.value("timesteps", std::vector<double>());
+  f.guidance = json.value("guidance", 1.0);
+  f.ditPasses = json.value("dit_passes", 0);
+  return f;
+}
+
 }  // namespace shotchain::render

@@ -15,5 +15,7 @@ StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json);
 // The "loras" object.
 nlohmann::ordered_json loraFiguresToJson(const LoraFigures& figures);
 LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json);
+nlohmann::ordered_json fewStepFiguresToJson(const FewStepFigures& figures);
+FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json);
 
 }  // namespace shotchain::render

@@ -1,6 +1,5 @@
 #include "sampling/few_step.h"
 
-#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -30,51 +29,59 @@ FewStepSchedule warpedDenoisingSteps(const std::vector<int>& steps, double shift
   return out;
 }
 
+FlowSchedule fewStepFlowSchedule(const FewStepSampling& fewStep, double shift) {
+  const FewStepSchedule warped = warpedDenoisingSteps(fewStep.steps, shift);
+  FlowSchedule schedule;
+  schedule.sigmas = warped.sigmas;
+  schedule.sigmas.push_back(0.0f);
+  schedule.fractionalTimesteps = warped.timesteps;
+  for (std::size_t k = 0; k < warped.timesteps.size(); ++k) {
+    schedule.sigmasF64.push_back(warped.sigmas[k]);
+    schedule.timestepsF64.push_back(warped.timesteps[k]);
+    schedule.timesteps.push_back(static_cast<std::int64_t>(warped.timesteps[k]));
+  }
+  return schedule;
+}
+
+namespace {
+
+class FewStepSolver final : public FlowSolver {
+ public:
+  FewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed)
+      : FlowSolver(widenSigmas(sigmas)), kind_(kind), sigmas32_(sigmas), noise_(at::make_generator<at::CPUGeneratorImpl>(noiseSeed)) {}
+
+  at::Tensor step(int i, const at::Tensor& sample, const at::Tensor& velocity) override {
+    checkStep(i);
+    const auto k = static_cast<std::size_t>(i);
+    denoised_ = sample - sigmas32_[k] * velocity;
+    if (i + 1 == steps()) return denoised_;
+    const float next = sigmas32_[k + 1];
+    if (kind_ == FewStepUpdate::Euler) return denoised_ + next * velocity;
+    const at::Tensor eps = at::randn(sample.sizes(), noise_, at::TensorOptions().dtype(at::kFloat)).to(sample.device());
+    return (1 - next) * denoised_ + next * eps;
+  }
+
+ private:
+  FewStepUpdate kind_;
+  std::vector<float> sigmas32_;
+  at::Generator noise_;
+};
+
+}  // namespace
+
+std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed) {
+  return std::make_unique<FewStepSolver>(kind, sigmas, noiseSeed);
+}
+
 SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape, const at::Tensor& context,
                            const FewStepOptions& options, const StepCallback& onStep, const std::atomic<bool>* cancel) {
-  const FewStepSchedule schedule = warpedDenoisingSteps(options.steps, options.shift);
-  SampleResult result;
-  result.schedule.sigmas.assign(schedule.sigmas.begin(), schedule.sigmas.end());
-  result.schedule.sigmas.push_back(0.0f);
-  for (std::size_t k = 0; k < schedule.timesteps.size(); ++k) {
-    result.schedule.sigmasF64.push_back(schedule.sigmas[k]);
-    result.schedule.timestepsF64.push_back(schedule.timesteps[k]);
-    result.schedule.timesteps.push_back(static_cast<std::int64_t>(schedule.timesteps[k]));
-  }
-  at::Tensor x = seededNoise(latentShape, options.seed, options.device);
-  const at::Tensor cond = context.to(options.device, at::kFloat).unsqueeze(0);
-  at::Generator renoise = at::make_generator<at::CPUGeneratorImpl>(options.seed + 1);
-  const auto steps = static_cast<int>(schedule.sigmas.size());
-  for (int i = 0; i < steps; ++i) {
-    if (cancel != nullptr && cancel->load()) {
-      result.cancelled = true;
-      break;
-    }
-    const auto start = std::chrono::steady_clock::now();
-    const auto k = static_cast<std::size_t>(i);
-    const at::Tensor t = at::full({1}, schedule.timesteps[k], at::TensorOptions().dtype(at::kFloat).device(options.device));
-    const at::Tensor v = denoiser(x.unsqueeze(0), t, cond)[0];
-    const at::Tensor x0 = x - schedule.sigmas[k] * v;
-    const float next = i + 1 < steps ? schedule.sigmas[k + 1] : 0.0f;
-    if (i + 1 == steps) x = x0;
-    else if (options.update == FewStepUpdate::Euler) x = x0 + next * v;
-    else {
-      const at::Tensor eps = at::randn(x.sizes(), renoise, at::TensorOptions().dtype(at::kFloat)).to(x.device());
-      x = (1 - next) * x0 + next * eps;
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    result.stepSeconds.push_back(seconds);
-    result.stepsDone = i + 1;
-    if (onStep) {
-      const StepEvent event{i, steps, next, static_cast<std::int64_t>(schedule.timesteps[k]), x, x0, seconds};
-      if (!onStep(event)) {
-        result.cancelled = i + 1 < steps;
-        break;
-      }
-    }
-  }
-  result.latent = x;
-  return result;
+  SamplerOptions sampler;
+  sampler.fewStep = FewStepSampling{options.steps, options.update};
+  sampler.shift = options.shift;
+  sampler.guidance = 1.0;
+  sampler.seed = options.seed;
+  sampler.device = options.device;
+  return sampleFlow(denoiser, latentShape, context, {}, sampler, onStep, {}, cancel);
 }
 
 }  // namespace shotchain::sampling

@@ -6,6 +6,7 @@
 // utils/scheduler.py FlowMatchScheduler with sigma_min 0 and extra_one_step, model/base.py's
 // warp_denoising_step), and sampled without guidance with the update it was distilled for.
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <vector>
 
@@ -14,11 +15,6 @@
 #include "sampling/sampler.h"
 
 namespace shotchain::sampling {
-
-enum class FewStepUpdate {
-  Euler,    // LightX2V: x0 = x − σ·v, x_next = x0 + σ_next·v (deterministic)
-  Renoise,  // Self-Forcing, CausVid, LongLive: x0 = x − σ·v, x_next = (1 − σ_next)·x0 + σ_next·ε (fresh noise)
-};
 
 struct FewStepSchedule {
   std::vector<float> timesteps;  // what the model is given (float: 937.5, not 937)
@@ -37,7 +33,15 @@ struct FewStepOptions {
   c10::Device device = c10::kCPU;
 };
 
-// One conditional model call per step (guidance 1: no unconditional pass). onStep as sampleFlow's.
+// The schedule sampleFlow runs for SamplerOptions::fewStep: σ_k and 1000·σ_k as above, then σ = 0.
+FlowSchedule fewStepFlowSchedule(const FewStepSampling& fewStep, double shift);
+
+// The update of `kind` over that schedule's sigmas (float32, as the official code computes them). Step i
+// returns x0 = x − σ_i·v on the last step; before it, x0 + σ_{i+1}·v (Euler) or (1 − σ_{i+1})·x0 +
+// σ_{i+1}·ε with ε standard normal from a CPU generator seeded `noiseSeed` (Renoise).
+std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed);
+
+// sampleFlow over SamplerOptions::fewStep at guidance 1: one conditional model call per step (guidance 1: no unconditional pass). onStep as sampleFlow's.
 SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape, const at::Tensor& context,
                            const FewStepOptions& options, const StepCallback& onStep = {},
                            const std::atomic<bool>* cancel = nullptr);

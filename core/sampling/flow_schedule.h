@@ -22,6 +22,9 @@ struct FlowSchedule {
   std::vector<float> sigmas;              // [steps+1] float32(σ'_i), then 0 (what solvers use)
   std::vector<double> timestepsF64;       // [steps]   1000·σ'_i in float64
   std::vector<std::int64_t> timesteps;    // [steps]   trunc(1000·σ'_i): what the DiT receives
+  // A few-step schedule's timesteps as the official code gives them to the model (float32: 937.5);
+  // empty: `timesteps`.
+  std::vector<float> fractionalTimesteps;
 
   int steps() const { return static_cast<int>(timesteps.size()); }
 };

@@ -8,6 +8,7 @@
 
 #include "memory/out_of_memory.h"
 #include "models/video_diffusion_model.h"
+#include "sampling/few_step.h"
 #include "sampling/step_cache.h"
 
 namespace shotchain::sampling {
@@ -49,7 +50,7 @@ namespace {
 at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
                   const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split,
                   StepCache* cache) {
-  const at::Tensor steps = timesteps.to(x.device(), at::kLong);
+  const at::Tensor steps = timesteps.to(x.device(), timesteps.is_floating_point() ? at::kFloat : at::kLong);
   const auto rows = [&](std::int64_t n) {
     return steps.dim() == 0 ? steps.reshape({1}).expand({n}).contiguous() : steps.unsqueeze(0).expand({n, steps.size(0)}).contiguous();
   };
@@ -95,6 +96,13 @@ at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::in
   return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split, cache);
 }
 
+at::Tensor guidedVelocityAt(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep,
+                            const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split,
+                            StepCache* cache) {
+  if (timestep.dim() != 0) throw std::invalid_argument("guidedVelocityAt: one timestep (a 0-d tensor) expected");
+  return guided(denoiser, x, timestep, condContext, uncondContext, guidance, split, cache);
+}
+
 at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
                                   const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
                                   bool split, StepCache* cache) {
@@ -121,8 +129,8 @@ class CleanPrefix {
     if (!prefix_.defined()) return x;
     return at::cat({prefix_.to(x.device(), x.scalar_type()), x.narrow(1, frames(), frames_ - frames())}, 1);
   }
-  at::Tensor timesteps(std::int64_t t) const {
-    at::Tensor rows = at::full({frames_}, t, at::TensorOptions().dtype(at::kLong));
+  at::Tensor timesteps(const at::Tensor& t) const {
+    at::Tensor rows = t.reshape({1}).expand({frames_}).clone();
     rows.narrow(0, 0, frames()).zero_();
     return rows;
   }
@@ -133,6 +141,22 @@ class CleanPrefix {
 };
 
 }  // namespace
+
+FlowSchedule samplingSchedule(const SamplerOptions& options) {
+  if (options.fewStep) return fewStepFlowSchedule(*options.fewStep, options.shift);
+  return flowMatchingSchedule(options.steps, options.shift, options.schedule);
+}
+
+std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule, std::uint64_t noiseSeed) {
+  if (options.fewStep) return makeFewStepSolver(options.fewStep->update, schedule.sigmas, noiseSeed);
+  return makeSolver(options.solver, widenSigmas(schedule.sigmas));
+}
+
+at::Tensor modelTimestep(const FlowSchedule& schedule, int i) {
+  const auto k = static_cast<std::size_t>(i);
+  if (!schedule.fractionalTimesteps.empty()) return at::scalar_tensor(schedule.fractionalTimesteps[k], at::kFloat);
+  return at::scalar_tensor(schedule.timesteps[k], at::kLong);
+}
 
 at::Tensor startingSample(const std::vector<std::int64_t>& latentShape, const SamplerOptions& options,
                           const at::Tensor& initialLatent) {
@@ -167,12 +191,14 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
   if (latentShape.size() != 4) throw std::invalid_argument("latent shape must be [C, F, H, W]");
   if (options.perFrame && options.cleanPrefix.defined())
     throw std::invalid_argument("a clean prefix is for one-schedule sampling, not diffusion forcing (give it as perFrame.prefix)");
+  if (options.perFrame && options.fewStep)
+    throw std::invalid_argument("a few-step schedule is one schedule for the clip, not diffusion forcing");
   if (options.perFrame)
     return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel, initialLatent);
   SampleResult result;
-  result.schedule = flowMatchingSchedule(options.steps, options.shift, options.schedule);
+  result.schedule = samplingSchedule(options);
   const FlowSchedule& schedule = result.schedule;
-  std::unique_ptr<FlowSolver> solver = makeSolver(options.solver, widenSigmas(schedule.sigmas));
+  std::unique_ptr<FlowSolver> solver = samplingSolver(options, schedule, options.seed + 1);
 
   at::Tensor x = startingSample(latentShape, options, initialLatent);
   const at::Tensor cond = condContext.to(options.device, at::kFloat);
@@ -197,10 +223,10 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const at::Tensor v = velocityWithFallback(
         [&](bool splitCall) {
           if (clean.frames() > 0)
-            return guidedVelocityPerFrame(denoiser, x, clean.timesteps(schedule.timesteps[k]), cond, uncond,
+            return guidedVelocityPerFrame(denoiser, x, clean.timesteps(modelTimestep(schedule, i)), cond, uncond,
                                           options.guidance, splitCall, options.stepCache);
-          return guidedVelocity(denoiser, x, schedule.timesteps[k], cond, uncond, options.guidance, splitCall,
-                                options.stepCache);
+          return guidedVelocityAt(denoiser, x, modelTimestep(schedule, i), cond, uncond, options.guidance, splitCall,
+                                  options.stepCache);
         },
         options, i, split, result);
     x = clean.hold(solver->step(i, x, v));

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,7 +54,11 @@ at::Tensor padContext(const at::Tensor& context, std::int64_t length);
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
                           const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
                           bool split = false, StepCache* cache = nullptr);
-// The same with one timestep per latent frame: timesteps [F] int64.
+// The same at a timestep given as a 0-d tensor (float for a few-step schedule's 937.5).
+at::Tensor guidedVelocityAt(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep,
+                            const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
+                            bool split = false, StepCache* cache = nullptr);
+// The same with one timestep per latent frame: timesteps [F] int64 (or float).
 at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timesteps,
                                   const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
                                   bool split = false, StepCache* cache = nullptr);
@@ -88,6 +93,18 @@ struct PerFrameSampling {
   int causalBlockSize = 1;  // frames that share one timestep (the model's causal block)
 };
 
+// Few-step distilled sampling (sampling/few_step.h): the update the model was distilled for.
+enum class FewStepUpdate {
+  Euler,    // LightX2V: x0 = x − σ·v, x_next = x0 + σ_next·v (deterministic)
+  Renoise,  // Self-Forcing, CausVid, LongLive: x0 = x − σ·v, x_next = (1 − σ_next)·x0 + σ_next·ε (fresh noise)
+};
+
+// A distilled model's own denoising steps (descending, in 1..1000), warped through SamplerOptions::shift.
+struct FewStepSampling {
+  std::vector<int> steps{1000, 750, 500, 250};
+  FewStepUpdate update = FewStepUpdate::Euler;
+};
+
 struct SamplerOptions {
   int steps = 50;
   double shift = 5.0;                       // wan21.md §4.4 (reference default)
@@ -110,6 +127,10 @@ struct SamplerOptions {
   // Set: the step cache of this shot (one-schedule sampling only; the caller attaches it to the DiT
   // with models::BlockCacheScope when its rule skips blocks). Null: every step computed.
   StepCache* stepCache = nullptr;
+  // Set: the steps are these, warped through `shift` and given to the model as float timesteps, with their
+  // update (`steps`, `solver` and `schedule` are not used; re-noise draws from seed + 1, a stream's chunk k
+  // from seed + 1 + k). Not with perFrame.
+  std::optional<FewStepSampling> fewStep;
 };
 
 struct SampleResult {
@@ -131,6 +152,13 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
                         const at::Tensor& condContext, const at::Tensor& uncondContext, const SamplerOptions& options,
                         const StepCallback& onStep = {}, const BeforeStepHook& beforeStep = {},
                         const std::atomic<bool>* cancel = nullptr, const at::Tensor& initialLatent = {});
+
+// The schedule options ask for: the flow-matching one, or the warped few-step one.
+FlowSchedule samplingSchedule(const SamplerOptions& options);
+// Its solver; `noiseSeed` feeds a few-step re-noise update.
+std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule, std::uint64_t noiseSeed);
+// The model's timestep of step i as a 0-d tensor: int64, or float on a few-step schedule.
+at::Tensor modelTimestep(const FlowSchedule& schedule, int i);
 
 // The sample at σ₀: `initialLatent` (a copy on the device) when defined, else the seeded noise.
 at::Tensor startingSample(const std::vector<std::int64_t>& latentShape, const SamplerOptions& options,

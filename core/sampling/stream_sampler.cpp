@@ -15,12 +15,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-at::Tensor timestepRows(std::int64_t timestep, std::int64_t rows) {
-  return at::full({rows}, timestep, at::TensorOptions().dtype(at::kLong));
-}
+// timestep: 0-d, int64 or (a few-step schedule's) float.
+at::Tensor timestepRows(const at::Tensor& timestep, std::int64_t rows) { return timestep.reshape({1}).expand({rows}).contiguous(); }
 
 // v_uncond + g·(v_cond − v_uncond) of one chunk x [C, c, h, w]; `commit` passes on to every call.
-at::Tensor guidedChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, std::int64_t timestep, const at::Tensor& cond,
+at::Tensor guidedChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep, const at::Tensor& cond,
                        const at::Tensor& uncond, double guidance, bool split, bool commit) {
   auto single = [&](const at::Tensor& context, std::int64_t branch) {
     return denoiser(x.unsqueeze(0), timestepRows(timestep, 1), context.unsqueeze(0), branch, commit)[0];
@@ -40,7 +39,7 @@ at::Tensor guidedChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, std::
 // The finished chunk's keys and values into the cache of every branch (its velocity is not needed).
 void commitChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, const at::Tensor& cond, const at::Tensor& uncond,
                  int branches, bool split) {
-  guidedChunk(denoiser, x, 0, cond, uncond, branches > 1 ? 0.0 : 1.0, split, true);
+  guidedChunk(denoiser, x, at::scalar_tensor(0, at::kLong), cond, uncond, branches > 1 ? 0.0 : 1.0, split, true);
 }
 
 }  // namespace
@@ -67,7 +66,8 @@ ChunkDenoiser rerunChunkDenoiser(const models::VideoDiffusionModel& model, std::
     }
     const at::Tensor clip = at::stack(clips);
     const at::Tensor chunkSteps = t.dim() == 1 ? t.unsqueeze(1).expand({batch, chunk}) : t;
-    const at::Tensor steps = at::cat({at::zeros({batch, held}, chunkSteps.options()), chunkSteps.to(at::kLong)}, 1);
+    const at::Tensor rows = chunkSteps.to(chunkSteps.is_floating_point() ? at::kFloat : at::kLong);
+    const at::Tensor steps = at::cat({at::zeros({batch, held}, rows.options()), rows}, 1);
     const at::Tensor v = model.forwardBatch(clip, steps, context, fpsIndex).narrow(2, held, chunk);
     if (commit)
       for (std::int64_t b = 0; b < batch; ++b) (*finished)[static_cast<std::size_t>(firstBranch + b)] = clips[static_cast<std::size_t>(b)];
@@ -98,7 +98,7 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
                                 " latent frames are not whole chunks of " + std::to_string(chunkFrames));
   at::NoGradGuard noGrad;
   SampleResult result;
-  result.schedule = flowMatchingSchedule(options.steps, options.shift, options.schedule);
+  result.schedule = samplingSchedule(options);
   const FlowSchedule& schedule = result.schedule;
   const at::Tensor cond = condContext.to(options.device, at::kFloat);
   const at::Tensor uncond = uncondContext.defined() ? uncondContext.to(options.device, at::kFloat) : at::Tensor();
@@ -113,7 +113,7 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
     const auto chunkStart = Clock::now();
     const std::int64_t first = chunk * chunkFrames;
     at::Tensor part = x.narrow(1, first, chunkFrames).clone();
-    std::unique_ptr<FlowSolver> solver = makeSolver(options.solver, widenSigmas(schedule.sigmas));
+    std::unique_ptr<FlowSolver> solver = samplingSolver(options, schedule, options.seed + 1 + static_cast<std::uint64_t>(chunk));
     for (int i = 0; i < steps; ++i) {
       if (cancel != nullptr && cancel->load()) {
         result.cancelled = true;
@@ -124,7 +124,7 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
       const int step = chunk * steps + i;
       const at::Tensor v = velocityWithFallback(
           [&](bool splitCall) {
-            return guidedChunk(denoiser, part, schedule.timesteps[k], cond, uncond, options.guidance, splitCall, false);
+            return guidedChunk(denoiser, part, modelTimestep(schedule, i), cond, uncond, options.guidance, splitCall, false);
           },
           options, step, split, result);
       part = solver->step(i, part, v);

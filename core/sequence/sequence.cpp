@@ -40,6 +40,10 @@ constexpr std::array<std::pair<StepCachePolicy, const char*>, 5> kCachePolicies{
     {StepCachePolicy::EasyCache, "easycache"},
     {StepCachePolicy::FirstBlock, "first_block"},
 }};
+constexpr std::array<std::pair<DistilledUpdate, const char*>, 2> kDistilledUpdates{{
+    {DistilledUpdate::Euler, "euler"},
+    {DistilledUpdate::Renoise, "renoise"},
+}};
 
 }  // namespace
 
@@ -47,6 +51,7 @@ const char* toString(ContinuityMode mode) { return traitsOf(mode).name; }
 const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
 const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
 const char* toString(StepCachePolicy policy) { return nameOf(policy, kCachePolicies); }
+const char* toString(DistilledUpdate update) { return nameOf(update, kDistilledUpdates); }
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text) {
   for (const ContinuityModeTraits& traits : continuityModes())
     if (text == traits.name) return traits.mode;
@@ -58,6 +63,10 @@ std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text
 }
 std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text) {
   return valueOf(text, kCachePolicies);
+}
+
+std::optional<DistilledUpdate> distilledUpdateFromString(const std::string& text) {
+  return valueOf(text, kDistilledUpdates);
 }
 
 bool usesHandoff(ContinuityMode mode) { return traitsOf(mode).handoff; }

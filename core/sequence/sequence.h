@@ -16,15 +16,19 @@ enum class Solver { Euler, UniPC };
 enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
 // Skipping sampling steps whose DiT output would barely change (docs/step-cache.md).
 enum class StepCachePolicy { Off, TeaCache, MagCache, EasyCache, FirstBlock };
+// The update a few-step distilled model was trained for (docs/lora.md §3).
+enum class DistilledUpdate { Euler, Renoise };
 
 const char* toString(ContinuityMode mode);
 const char* toString(Solver solver);
 const char* toString(ResidencyPolicy policy);
 const char* toString(StepCachePolicy policy);
+const char* toString(DistilledUpdate update);
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text);
 std::optional<Solver> solverFromString(const std::string& text);
 std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text);
 std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text);
+std::optional<DistilledUpdate> distilledUpdateFromString(const std::string& text);
 
 // True for every mode that takes something from the previous shot through the ring buffer.
 bool usesHandoff(ContinuityMode mode);
@@ -66,6 +70,16 @@ struct StepCacheSettings {
   bool operator==(const StepCacheSettings&) const = default;
 };
 
+// `sampler.few_step`, or a shot's `few_step` (which replaces the sequence's): a distilled model's own
+// denoising steps, e.g. [1000, 750, 500, 250], in place of `steps` and `solver`.
+struct FewStepSettings {
+  std::vector<int> steps;  // descending, in 1..1000; empty: off (the ordinary schedule)
+  DistilledUpdate update = DistilledUpdate::Euler;
+  UnknownFields unknown;
+  bool on() const { return !steps.empty(); }
+  bool operator==(const FewStepSettings&) const = default;
+};
+
 struct SamplerDefaults {
   int steps = 30;
   double guidance = 5.0;
@@ -78,6 +92,7 @@ struct SamplerDefaults {
   // chunk of the stream (a local window; unset: kDefaultStreamWindow).
   std::optional<int> streamWindow;
   StepCacheSettings cache;
+  FewStepSettings fewStep;
   UnknownFields unknown;
   bool operator==(const SamplerDefaults&) const = default;
 };
@@ -117,6 +132,7 @@ struct Shot {
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
   std::string startImage;
   std::optional<StepCacheSettings> cache;  // unset: the sequence's sampler.cache
+  std::optional<FewStepSettings> fewStep;  // unset: the sequence's sampler.few_step
   std::optional<std::vector<LoraRef>> loras;  // replaces the sequence's `loras` for this shot ([]: none)
   Continuity continuity;
   bool enabled = true;
@@ -127,6 +143,11 @@ struct Shot {
   const std::string& displayName() const { return name.empty() ? id : name; }
   bool operator==(const Shot&) const = default;
 };
+
+// The shot's few-step schedule: its own, else the sequence's (off when neither gives steps).
+inline const FewStepSettings& effectiveFewStep(const Shot& shot, const SamplerDefaults& defaults) {
+  return shot.fewStep ? *shot.fewStep : defaults.fewStep;
+}
 
 // Everything about a sequence except its shots: what "set sequence settings" edits.
 struct SequenceSettings {

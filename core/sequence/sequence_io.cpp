@@ -235,6 +235,27 @@ StepCacheSettings readCache(const Json& value, const std::string& path, Diagnost
   return cache;
 }
 
+FewStepSettings readFewStep(const Json& value, const std::string& path, Diagnostics& out) {
+  FewStepSettings fewStep;
+  ObjectReader reader(value, path, out);
+  if (const Json* steps = reader.any("steps")) {
+    if (!steps->is_array())
+      reader.error("steps", std::string("must be a list of whole numbers such as [1000, 750, 500, 250], not ") + typeName(*steps));
+    else
+      for (std::size_t i = 0; i < steps->size(); ++i) {
+        const Json& step = (*steps)[i];
+        if (step.is_number_integer() && step.get<std::int64_t>() >= -1'000'000 && step.get<std::int64_t>() <= 1'000'000)
+          fewStep.steps.push_back(static_cast<int>(step.get<std::int64_t>()));
+        else
+          out.push_back({Diagnostic::Severity::Error, path + ".steps[" + std::to_string(i) + "]",
+                         step.dump() + " must be a whole number in 1..1000"});
+      }
+  }
+  reader.enumeration("update", fewStep.update, &distilledUpdateFromString, "euler, renoise");
+  fewStep.unknown = reader.unknownFields();
+  return fewStep;
+}
+
 void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& out) {
   root.string("name", settings.name);
   root.real("fps", settings.fps);
@@ -249,6 +270,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.optionalInteger("ar_step", settings.sampler.arStep);
     reader.optionalInteger("stream_window", settings.sampler.streamWindow);
     if (const Json* cache = reader.object("cache")) settings.sampler.cache = readCache(*cache, "sampler.cache", out);
+    if (const Json* fewStep = reader.object("few_step")) settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out);
     settings.sampler.unknown = reader.unknownFields();
   }
   if (const Json* memory = root.object("memory")) {
@@ -282,6 +304,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
+  if (const Json* fewStep = reader.object("few_step")) shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out);
   if (const Json* loras = reader.any("loras")) shot.loras = readLoras(*loras, shotPath(index, "loras"), out);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
@@ -346,6 +369,14 @@ Json cacheToJson(const StepCacheSettings& cache) {
   return object;
 }
 
+Json fewStepToJson(const FewStepSettings& fewStep) {
+  Json object = Json::object();
+  object["steps"] = fewStep.steps;
+  object["update"] = toString(fewStep.update);
+  addUnknown(object, fewStep.unknown);
+  return object;
+}
+
 Json shotToJson(const Shot& shot) {
   Json object = Json::object();
   object["id"] = shot.id;
@@ -361,6 +392,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
   if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
+  if (shot.fewStep) object["few_step"] = fewStepToJson(*shot.fewStep);
   if (shot.loras) object["loras"] = lorasToJson(*shot.loras);
   Json continuity = Json::object();
   continuity["mode"] = toString(shot.continuity.mode);
@@ -476,6 +508,7 @@ std::string serializeSequence(const Sequence& sequence) {
   if (s.sampler.arStep) sampler["ar_step"] = *s.sampler.arStep;
   if (s.sampler.streamWindow) sampler["stream_window"] = *s.sampler.streamWindow;
   if (s.sampler.cache != StepCacheSettings{}) sampler["cache"] = cacheToJson(s.sampler.cache);
+  if (s.sampler.fewStep != FewStepSettings{}) sampler["few_step"] = fewStepToJson(s.sampler.fewStep);
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
   if (!s.loras.empty()) root["loras"] = lorasToJson(s.loras);

@@ -105,6 +105,36 @@ void checkCache(Collector& report, const std::string& path, const StepCacheSetti
                                               toString(cache.policy) + ")");
 }
 
+void checkFewStep(Collector& report, const std::string& path, const FewStepSettings& fewStep) {
+  for (std::size_t i = 0; i < fewStep.steps.size(); ++i) {
+    const int step = fewStep.steps[i];
+    const std::string at = path + ".steps[" + std::to_string(i) + "]";
+    if (step < 1 || step > 1000) report.error(at, std::to_string(step) + " is outside 1..1000");
+    else if (i > 0 && step >= fewStep.steps[i - 1])
+      report.error(at, std::to_string(step) + " does not come below the step before it (" + std::to_string(fewStep.steps[i - 1]) +
+                           "): the steps go from noise to clean, e.g. [1000, 750, 500, 250]");
+  }
+}
+
+// What a few-step schedule makes of the shot's other sampler fields.
+void checkFewStepUse(Collector& report, const Sequence& sequence, const Shot& shot, std::size_t i) {
+  const FewStepSettings& fewStep = effectiveFewStep(shot, sequence.settings.sampler);
+  if (!fewStep.on()) return;
+  const std::string from = shot.fewStep ? shotPath(i, "few_step") : std::string("sampler.few_step");
+  const std::string count = std::to_string(fewStep.steps.size());
+  if (shot.steps) report.warning(shotPath(i, "steps"), "is not used: " + from + " gives the shot " + count + " steps");
+  const StepCacheSettings& cache = shot.cache ? *shot.cache : sequence.settings.sampler.cache;
+  if (cache.policy != StepCachePolicy::Off && traitsOf(shot.continuity.mode).sampling != ShotSampling::KvStream)
+    report.warning(shot.cache ? shotPath(i, "cache.policy") : from,
+                   std::string("step caching (") + toString(cache.policy) + ") is not applied with a few-step schedule: each of its " +
+                       count + " steps is computed");
+  const double guidance = shot.guidance.value_or(sequence.settings.sampler.guidance);
+  if (guidance != 1.0)
+    report.warning(shot.guidance ? shotPath(i, "guidance") : std::string("sampler.guidance"),
+                   number(guidance) + " with " + from + ": distilled models are sampled at guidance 1 (no unconditional pass); "
+                   "this one runs both passes every step");
+}
+
 }  // namespace
 
 std::string shotPath(std::size_t index, const std::string& field) {
@@ -154,6 +184,7 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
     report.error("sampler.stream_window", std::to_string(*settings.sampler.streamWindow) + " is outside 1.." +
                                               std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
   checkCache(report, "sampler.cache", settings.sampler.cache);
+  checkFewStep(report, "sampler.few_step", settings.sampler.fewStep);
   checkLoras(report, "loras", settings.loras);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
@@ -188,6 +219,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
   if (shot.cache) checkCache(report, shotPath(index, "cache"), *shot.cache);
+  if (shot.fewStep) checkFewStep(report, shotPath(index, "few_step"), *shot.fewStep);
   if (shot.loras) checkLoras(report, shotPath(index, "loras"), *shot.loras);
 
   const Continuity& c = shot.continuity;
@@ -287,6 +319,7 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
                        std::string("step caching (") + toString(cache.policy) +
                            ") is not applied to stream shots: each chunk takes a few steps with its own KV cache");
     }
+    checkFewStepUse(report, sequence, shot, i);
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
     lastByTag[c.tag] = &shot;
     previousEnabled = &shot;

@@ -6,11 +6,14 @@
 #include <optional>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include "test_registry.h"
 #include "io/weight_set.h"
+#include "models/kv_cache.h"
 #include "models/wan/wan_model.h"
 #include "sampling/few_step.h"
+#include "sampling/stream_sampler.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -87,6 +90,77 @@ class TestFewStep : public QObject {
     const SampleResult renoised = sampleFewStep(counting, shape, context, options);
     QVERIFY(!at::allclose(renoised.latent, euler.latent, 1e-3, 1e-3));
     QVERIFY(at::equal(renoised.latent, sampleFewStep(counting, shape, context, options).latent));  // seeded
+  }
+
+  // A clip that starts from clean latents (TI2V, a handed tail): they are fed at timestep 0 beside the
+  // others' float timestep and leave sampling untouched.
+  void aCleanPrefixStaysCleanOnAFewStepSchedule() {
+    const models::WanConfig& c = model_->config();
+    const std::vector<std::int64_t> shape{c.inDim, 3, 4, 4};
+    const at::Tensor context = at::randn({5, c.textDim}, at::TensorOptions().dtype(at::kFloat));
+    std::vector<at::Tensor> seen;
+    const Denoiser recording = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& ctx) {
+      seen.push_back(t.clone());
+      return model_->forwardBatch(x, t, ctx);
+    };
+    SamplerOptions options;
+    options.fewStep = FewStepSampling{{1000, 750, 500, 250}, FewStepUpdate::Euler};
+    options.guidance = 1.0;
+    options.seed = 3;
+    options.cleanPrefix = at::randn({c.inDim, 1, 4, 4}, at::TensorOptions().dtype(at::kFloat));
+    const SampleResult result = sampleFlow(recording, shape, context, {}, options);
+    QCOMPARE(seen.size(), std::size_t{4});
+    QCOMPARE(seen[1].scalar_type(), at::kFloat);
+    QCOMPARE(seen[1][0][0].item<float>(), 0.0f);
+    QVERIFY(std::abs(seen[1][0][1].item<float>() - 937.5f) < 1e-3);
+    QVERIFY(at::equal(result.latent.narrow(1, 0, 1), options.cleanPrefix));
+    QCOMPARE(result.schedule.timesteps[2], std::int64_t{833});
+  }
+
+  // Self-Forcing's pipeline/causal_inference.py, chunk by chunk over the KV cache: for each denoising step
+  // the model predicts x0 at the float timestep, re-noised to the next one with fresh noise, and after the
+  // last step one pass at timestep 0 writes the chunk into the cache. No guidance: 5 calls a chunk.
+  void aStreamRunsTheCausalFewStepLoop() {
+    models::WanConfig config = models::WanConfig::preset("tiny");
+    config.causalBlockSize = 1;
+    config.diffusionForcing = true;
+    const models::WanModel causal = models::WanModel::random(config, 5);
+    const at::Tensor cond = at::randn({4, config.textDim}, at::TensorOptions().dtype(at::kFloat));
+    const std::vector<std::int64_t> shape{config.inDim, 3, 4, 4};
+    SamplerOptions options;
+    options.fewStep = FewStepSampling{{1000, 750, 500, 250}, FewStepUpdate::Renoise};
+    options.guidance = 1.0;
+    options.seed = 21;
+
+    std::unique_ptr<models::KvCache> cache = causal.newKvCache(1, 4, 4, {});
+    const sampling::ChunkDenoiser cached = sampling::cachedChunkDenoiser(causal, *cache);
+    std::vector<float> seen;
+    const sampling::ChunkDenoiser counting = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& ctx,
+                                                 std::int64_t branch, bool commit) {
+      if (x.size(0) != 1) throw std::logic_error("an unconditional pass");
+      seen.push_back(t[0].item<float>());
+      return cached(x, t, ctx, branch, commit);
+    };
+    const SampleResult streamed = sampleStream(counting, shape, 1, cond, {}, options);
+    QCOMPARE(seen.size(), std::size_t{15});
+    QCOMPARE(streamed.stepsDone, 12);
+    QVERIFY(std::abs(seen[1] - 937.5f) < 1e-3);
+    QCOMPARE(seen[4], 0.0f);
+
+    std::unique_ptr<models::KvCache> byHand = causal.newKvCache(1, 4, 4, {});
+    const FewStepSchedule s = warpedDenoisingSteps(options.fewStep->steps, 5.0);
+    const at::Tensor noise = seededNoise(shape, 21);
+    for (std::int64_t chunk = 0; chunk < 3; ++chunk) {
+      at::Generator fresh = at::make_generator<at::CPUGeneratorImpl>(21 + 1 + static_cast<std::uint64_t>(chunk));
+      at::Tensor x = noise.narrow(1, chunk, 1).clone(), x0;
+      for (std::size_t i = 0; i < 4; ++i) {
+        const at::Tensor t = at::full({1}, s.timesteps[i]);
+        x0 = x - s.sigmas[i] * causal.forwardCached(x.unsqueeze(0), t, cond.unsqueeze(0), *byHand, 0, false)[0];
+        if (i + 1 < 4) x = (1 - s.sigmas[i + 1]) * x0 + s.sigmas[i + 1] * at::randn(x.sizes(), fresh);
+      }
+      causal.forwardCached(x0.unsqueeze(0), at::zeros({1}, at::kLong), cond.unsqueeze(0), *byHand, 0, true);
+      QVERIFY2(at::allclose(streamed.latent.narrow(1, chunk, 1), x0, 1e-6, 1e-6), qPrintable(QString::number(chunk)));
+    }
   }
 };
 
