@@ -378,10 +378,15 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     case ShotSampling::KvStream:
       out.streamed = streamShot(index, prepared.previous, prepared.conditioning, prepared.sampler, onStep, prepared.frames);
       out.result = std::move(out.streamed->result);
+      out.ditPasses = out.streamed->ditPasses;
       break;
     case ShotSampling::WholeClip: {
       const models::VideoDiffusionModel& dit = residency_.dit();
-      const sampling::Denoiser denoiser = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
+      const sampling::Denoiser model = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
+      const sampling::Denoiser denoiser = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+        out.ditPasses += static_cast<int>(x.size(0));
+        return model(x, t, context);
+      };
       const at::Tensor& cond = promptContexts_.at(shot.prompt);
       const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
       std::optional<models::BlockCacheScope> blockCache;

@@ -69,6 +69,7 @@ struct StreamedShot {
   int framesWritten = 0;
   double firstFrameSeconds = 0;
   StreamFigures figures;
+  int ditPasses = 0;  // batch rows through the DiT, a chunk's commit pass included
 };
 
 // What the sample stage produced.
@@ -77,6 +78,7 @@ struct SampledShot {
   at::Tensor latent;                     // held slots restored, colour anchored
   std::optional<StreamedShot> streamed;  // set for a shot sampled over a KV stream
   double seconds = 0;
+  int ditPasses = 0;  // batch rows through the DiT (each guidance branch of a step counts)
 };
 
 // The per-render state of Renderer::render and the stages of one shot:

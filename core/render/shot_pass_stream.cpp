@@ -125,7 +125,13 @@ StreamedShot ShotPass::streamShot(int index, const std::shared_ptr<PriorShot>& p
     }
     return !cancel_.load();
   };
-  out.result = sampling::sampleStream(stream.denoiser(), conditioning.sampleShape, chunk, cond, uncond, sampler, onStep, onChunk,
+  const sampling::ChunkDenoiser& inner = stream.denoiser();
+  const sampling::ChunkDenoiser counted = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
+                                              std::int64_t firstBranch, bool commit) {
+    out.ditPasses += static_cast<int>(x.size(0));
+    return inner(x, t, context, firstBranch, commit);
+  };
+  out.result = sampling::sampleStream(counted, conditioning.sampleShape, chunk, cond, uncond, sampler, onStep, onChunk,
                                       &cancel_);
   if (!kept.empty()) out.video = at::cat(kept, 1);
   out.figures.framesHeld = static_cast<int>(stream.cache().frames());

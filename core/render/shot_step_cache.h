@@ -36,8 +36,8 @@ struct ShotCacheContext {
   bool stream = false;    // continuity mode stream (chunks over a KV cache)
   bool staggered = false; // diffusion forcing with ar_step: the frames on staggered schedules
   bool calibrate = false; // `calibrate-cache`: record every step, skip none
-  bool fewStep = false;   // a few-step distilled schedule (sampler.few_step)
   std::filesystem::path sequenceDirectory;
+  bool fewStep = false;   // a few-step distilled schedule (sampler.few_step)
 };
 
 // Throws std::runtime_error naming the calibration file and field when it cannot be read.
