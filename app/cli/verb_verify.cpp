@@ -13,6 +13,7 @@ namespace {
 
 const VerifiableComponent kComponents[] = {
     {"Wan 2.2 TI2V image-to-video loop", &matchesTi2vLoop, &verifyTi2vLoop, {5e-4, 5e-5}},
+    {"Wan 2.2 A14B two-expert loop", &matchesExpertLoop, &verifyExpertLoop, {5e-4, 5e-5}},
     {"Wan DiT", &matchesWanDit, &verifyWanDit},
     {"Wan VAE", &matchesWanVae, &verifyWanVae, {1e-4, 2e-5}},
     {"UMT5 text encoder", &matchesUmt5, &verifyUmt5, {2e-5, 1e-5}},
@@ -52,6 +53,7 @@ int runVerify(const Args& args) {
   if (paths.size() == 1) return verifyWithoutWeights(paths[0], maxAbs, relL2);
   Report report;
   if (const auto vae = parsed.text("--vae")) report.vae = *vae;
+  if (const auto high = parsed.text("--high-noise")) report.highNoise = *high;
   const io::WeightSet weights = io::WeightSet::open(paths[0]);
   const auto file = io::SafetensorsFile::open(paths[1]);
   const auto& meta = file->header().metadata;

@@ -20,6 +20,7 @@ struct Tolerance {
 struct Report {
   Tolerance tolerance;
   std::string vae;  // --vae: the VAE file a sampling-loop IO file's encode and decode run on (empty: none)
+  std::string highNoise;  // --high-noise: a two-expert loop's high-noise expert (WEIGHTS is the low-noise one)
   int compared = 0;
   int failed = 0;
 
@@ -61,6 +62,8 @@ bool matchesWanVae(const io::WeightSet& weights, const std::string& source);
 void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesTi2vLoop(const io::WeightSet& weights, const std::string& source);
 void verifyTi2vLoop(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesExpertLoop(const io::WeightSet& weights, const std::string& source);
+void verifyExpertLoop(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesUmt5(const io::WeightSet& weights, const std::string& source);
 void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 

@@ -26,6 +26,7 @@ struct MemoryPlan {
 
   std::vector<PlanItem> items;        // every component, in the order they are listed
   std::uint64_t ditWeights = 0;
+  std::uint64_t highNoiseExpertWeights = 0;  // two experts: the high-noise one, resident beside the VAE (0: one DiT)
   std::uint64_t vaeWeights = 0;
   std::uint64_t textEncoderWeights = 0;
   std::uint64_t textEncoderPeak = 0;  // encoder weights + activations while encoding prompts

@@ -14,6 +14,7 @@ std::string planToJson(const MemoryPlan& plan) {
   j["limit"] = plan.limit;
   j["items"] = items;
   j["dit_weights"] = plan.ditWeights;
+  if (plan.highNoiseExpertWeights > 0) j["high_noise_expert_weights"] = plan.highNoiseExpertWeights;
   j["vae_weights"] = plan.vaeWeights;
   j["text_encoder_weights"] = plan.textEncoderWeights;
   j["text_encoder_peak"] = plan.textEncoderPeak;

@@ -67,6 +67,7 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.margin = r.margin ? *r.margin : std::min<std::uint64_t>(plan.limit / 20, 1ull << 30);
 
   plan.ditWeights = r.dit->weightBytes(r.ditDtype);
+  if (r.ditHighNoise) plan.highNoiseExpertWeights = r.ditHighNoise->weightBytes(r.ditHighNoiseDtype);
   plan.vaeWeights = r.vae->weightBytes(r.vaeDtype);
   plan.textEncoderWeights = r.textEncoderWeights;
   plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
@@ -93,20 +94,22 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   // The sampler's own tensors: latent, noise, the two velocities, the solver's history.
   plan.ditActivationPeak += 8 * latentBytes;
 
-  const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
+  // A high-noise expert stays resident beside the VAE whatever the policy does with the other DiT.
+  const std::uint64_t always = plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes + plan.highNoiseExpertWeights;
+  const std::uint64_t resident = plan.ditWeights + always;
   const std::uint64_t usable = minus(plan.limit, plan.margin);
   const std::uint64_t sampling = resident + plan.ditActivationPeak;
   // Prompts are encoded before the first step: beside the resident DiT under pinned, before the
   // DiT is loaded (or while it is on the host) under offload and reload.
   const std::uint64_t text = plan.textEncoderPeak + resident;
-  const std::uint64_t textWithoutDit = plan.textEncoderPeak + plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
+  const std::uint64_t textWithoutDit = plan.textEncoderPeak + always;
 
   const Decode pinnedDecode = decodeBytes(r, minus(usable, resident));
   plan.vaeDecodeFull = pinnedDecode.full;
   plan.peakPinned = std::max({text, sampling, resident + pinnedDecode.full});
   plan.peakPinnedTiled = std::max({text, sampling, resident + pinnedDecode.tiled});
 
-  const std::uint64_t withoutDit = plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes;
+  const std::uint64_t withoutDit = always;
   const Decode offDecode = decodeBytes(r, minus(usable, withoutDit));
   const std::uint64_t offFull = std::max({textWithoutDit, sampling, withoutDit + offDecode.full});
   const std::uint64_t offTiled = std::max({textWithoutDit, sampling, withoutDit + offDecode.tiled});
@@ -214,7 +217,7 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
                                 r.dit->variant() + ")";
   plan.items = {
       {"text encoder", plan.textEncoderPeak, "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
-      {"dit weights", plan.ditWeights, ditDetail},
+      {r.ditHighNoise ? "dit weights (low-noise expert)" : "dit weights", plan.ditWeights, ditDetail},
       {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
        "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch) +
@@ -225,6 +228,9 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
        plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},
       {"ring buffer", plan.ringBufferBytes, "handoff latents"},
   };
+  if (r.ditHighNoise)
+    plan.items.insert(plan.items.begin() + 2, {"dit weights (high-noise expert)", plan.highNoiseExpertWeights,
+                                               dtypeName(r.ditHighNoiseDtype) + " matmuls; resident for the whole render"});
   if (plan.kvCacheBytes > 0)
     plan.items.push_back({"kv cache", plan.kvCacheBytes,
                           "stream: sink " + std::to_string(r.streamChunk) + " + window " + std::to_string(r.streamWindow) +

@@ -39,6 +39,9 @@ struct PlanShot {
 struct PlanRequest {
   std::shared_ptr<const models::DitMemoryModel> dit;
   c10::ScalarType ditDtype = c10::kBFloat16;  // matmul weights; norms and the head stay float32
+  // Two experts: the high-noise one (resident for the whole render; `dit` is the low-noise one). Null: one DiT.
+  std::shared_ptr<const models::DitMemoryModel> ditHighNoise;
+  c10::ScalarType ditHighNoiseDtype = c10::kBFloat16;
   std::shared_ptr<const models::VaeMemoryModel> vae;
   c10::ScalarType vaeDtype = c10::kFloat;
   std::uint64_t textEncoderWeights = 0;

@@ -17,6 +17,10 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   PlanRequest r;
   r.dit = models::ditMemoryModel(files.dit);
   r.ditDtype = r.dit->loadDtype();
+  if (!files.ditHighNoise.empty()) {
+    r.ditHighNoise = models::ditMemoryModel(files.ditHighNoise);
+    r.ditHighNoiseDtype = r.ditHighNoise->loadDtype();
+  }
   r.vae = models::vaeMemoryModel(files.vae);
   r.vaeDtype = c10::kFloat;  // the VAE runs in float32 (its loaders' default)
   const models::TextEncoderMemory text = models::textEncoderMemory(files.textEncoder);

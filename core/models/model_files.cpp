@@ -148,6 +148,17 @@ fs::path detectIn(const fs::path& folder, const std::vector<const char*>& subfol
                            field);
 }
 
+// The two experts of a pair run the same latents through the same layers: their headers must agree.
+void requireSameShapes(const fs::path& high, const fs::path& low) {
+  const auto highModel = ditMemoryModel(high), lowModel = ditMemoryModel(low);
+  if (highModel->family() != lowModel->family() || highModel->parameterCount() != lowModel->parameterCount() ||
+      highModel->latentChannels() != lowModel->latentChannels())
+    throw std::runtime_error("model.dit_high_noise: " + high.string() + " (" + highModel->family() + ", " +
+                             highModel->variant() + ") is not the other expert of " + low.string() + " (" +
+                             lowModel->family() + ", " + lowModel->variant() +
+                             "): the two experts of a pair have the same family and shapes");
+}
+
 ModelFiles builtinFiles(const std::string& name) {
   const fs::path dir = builtinModelDirectory(name);
   ModelFiles files;
@@ -197,6 +208,10 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
   };
   ModelFiles files;
   files.dit = component("model.dit", model.dit, {"diffusion_models", "unet"}, "dit", "DiT");
+  if (!model.ditHighNoise.empty()) {
+    files.ditHighNoise = explicitFile("model.dit_high_noise", model.ditHighNoise, folder, sequenceDirectory);
+    requireSameShapes(files.ditHighNoise, files.dit);
+  }
   std::int64_t channels = 0;
   try {
     channels = ditMemoryModel(files.dit)->latentChannels();

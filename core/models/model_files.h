@@ -12,6 +12,7 @@ namespace shotchain::models {
 // demo-model helper writes; see builtinModelDirectory).
 struct ModelFiles {
   std::filesystem::path dit;
+  std::filesystem::path ditHighNoise;  // empty: one DiT; else the high-noise expert (`dit` is the low-noise one)
   std::filesystem::path vae;
   std::filesystem::path textEncoder;
   std::filesystem::path tokenizer;  // empty: the tokenizer embedded in the text encoder file

@@ -15,6 +15,8 @@ namespace shotchain::models {
 // files' headers (model_family.h) and the matching implementation loaded onto `device`. Everything
 // after this sees only the interfaces. Throw std::runtime_error naming the file.
 std::unique_ptr<VideoDiffusionModel> loadVideoDiffusionModel(const ModelFiles& files, c10::Device device);
+// The high-noise expert of a two-expert set (files.ditHighNoise); null when the set has one DiT.
+std::unique_ptr<VideoDiffusionModel> loadHighNoiseExpert(const ModelFiles& files, c10::Device device);
 std::unique_ptr<VideoVae> loadVideoVae(const ModelFiles& files, c10::Device device);
 // Tokenizes to the DiT's context length (read from its file's header).
 std::unique_ptr<TextEncoder> loadTextEncoder(const ModelFiles& files, c10::Device device);

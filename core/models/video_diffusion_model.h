@@ -27,6 +27,9 @@ struct DitCapabilities {
   // Trained to continue from clean first latent frames (Wan 2.2 TI2V): they are fed at timestep 0 and put
   // back after every step, while the rest of the clip shares one schedule (sampling::SamplerOptions::cleanPrefix).
   bool cleanFirstFrames = false;
+  // > 0: image-to-video (Wan 2.2 I2V): every call takes this many channels of conditioning `y` (the frame
+  // mask and the start image's latent, sampling/image_condition.h) after the latentChannels() it denoises.
+  std::int64_t imageConditionChannels = 0;
 };
 
 // A video diffusion transformer, whatever its family: what residency, the sampler and the renderer

@@ -11,6 +11,7 @@ std::string modelFingerprint(const models::ModelFiles& files) {
   std::string all;
   for (const auto* path : {&files.dit, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
     all += path->empty() ? std::string("-") : fileFingerprint(*path);
+  if (!files.ditHighNoise.empty()) all += "high-noise expert " + fileFingerprint(files.ditHighNoise);
   return digestHex(all);
 }
 
@@ -21,6 +22,7 @@ std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, 
   context->fingerprint = modelFingerprint(files);
   context->device = device;
   if (withDit) context->dit = models::loadVideoDiffusionModel(files, device);
+  context->ditHighNoise = models::loadHighNoiseExpert(files, device);
   context->vae = models::loadVideoVae(files, device);
   if (!files.latentRgb.empty())
     context->preview = sampling::loadLatentRgbFactors(files.latentRgb);

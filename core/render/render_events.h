@@ -102,6 +102,16 @@ struct FewStepFigures {
   int ditPasses = 0;               // batch rows through the DiT (a chunk's commit pass included)
 };
 
+// A shot sampled by two experts (Wan 2.2 A14B): which ran each step, with its guidance.
+struct ExpertFigures {
+  double boundary = 0;             // model timesteps (boundary·1000)
+  std::vector<int> experts;        // per step: 1 high-noise expert, 0 low-noise expert
+  std::vector<std::int64_t> timesteps;
+  std::vector<double> guidances;
+  int switchStep = -1;             // the first low-noise step (−1: none ran)
+  std::string imageCondition;      // image-to-video: "start_image" or "previous_last_frame"; empty: text-to-video
+};
+
 struct ShotFinished {
   int index = 0;
   std::string id;
@@ -117,6 +127,7 @@ struct ShotFinished {
   std::optional<StepCacheFigures> cache;
   std::optional<LoraFigures> loras;
   std::optional<FewStepFigures> fewStep;
+  std::optional<ExpertFigures> experts;
   std::string directory;  // shots/<NN>-<id> inside the output folder
 };
 

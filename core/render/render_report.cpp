@@ -47,6 +47,7 @@ Json shotToJson(const ShotFinished& shot) {
   if (shot.cache) json["cache"] = stepCacheFiguresToJson(*shot.cache);
   if (shot.loras) json["loras"] = loraFiguresToJson(*shot.loras);
   if (shot.fewStep) json["few_step"] = fewStepFiguresToJson(*shot.fewStep);
+  if (shot.experts) json["experts"] = expertFiguresToJson(*shot.experts);
   return json;
 }
 

@@ -407,6 +407,11 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   } catch (const BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
+  try {
+    if (impl.models->ditHighNoise) residency->reserve("high-noise expert", summary.plan.highNoiseExpertWeights);
+  } catch (const BudgetError& error) {
+    throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
+  }
   summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
   ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
 

@@ -106,6 +106,22 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
     figures.ditPasses = sampled.ditPasses;
     job->record.fewStep = figures;
   }
+  if (prepared.sampler.experts) {
+    ExpertFigures figures;
+    figures.boundary = prepared.sampler.experts->boundary;
+    figures.experts = sampled.result.experts;
+    figures.guidances = sampled.result.guidances;
+    figures.timesteps.assign(sampled.result.schedule.timesteps.begin(),
+                             sampled.result.schedule.timesteps.begin() + static_cast<std::ptrdiff_t>(sampled.result.experts.size()));
+    const auto low = std::find(figures.experts.begin(), figures.experts.end(), 0);
+    figures.switchStep = low == figures.experts.end() ? -1 : static_cast<int>(low - figures.experts.begin());
+    figures.imageCondition = prepared.imageConditionSource;
+    job->record.experts = figures;
+  } else if (!prepared.imageConditionSource.empty()) {
+    ExpertFigures figures;
+    figures.imageCondition = prepared.imageConditionSource;
+    job->record.experts = figures;
+  }
   if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
   ShotRecord& record = job->record;
   record.index = prepared.index;
@@ -120,6 +136,11 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
   record.seconds = secondsSince(prepared.start);
   return job;
 }
+
+// Wan 2.2's switch between the experts when the document does not give sampler.boundary (text2video.py,
+// image2video.py).
+constexpr double kTextToVideoBoundary = 0.875;
+constexpr double kImageToVideoBoundary = 0.9;
 
 // Runs `work`, adding its wall time to `seconds`.
 template <typename Work>
@@ -269,6 +290,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.cache = record.cache;
   finished.loras = record.loras;
   finished.fewStep = record.fewStep;
+  finished.experts = record.experts;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -309,6 +331,10 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   timed(gap_.movingWeights, [&] { residency_.beforeShot(index); });
   const models::VideoDiffusionModel& dit = residency_.dit();
   const models::DitCapabilities capabilities = dit.capabilities();
+  // Image-to-video: the image enters through y, never as a held latent; a continuing shot starts on the
+  // previous shot's last decoded frame (what the model was trained on: one decode, one encode).
+  const bool imageToVideo = capabilities.imageConditionChannels > 0;
+  if (imageToVideo && out.previous) pump(true);
   const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
   continuity::PreviousShot handed;
   if (out.previous) {
@@ -319,9 +345,10 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   continuity::ConditioningOptions conditioningOptions;
   conditioningOptions.freshClipDecode = capabilities.freshClipContinuation;
   conditioningOptions.encodeLastFrameLater = true;
-  conditioningOptions.startImage = startImage(shot, out.previous != nullptr);
-  out.conditioning = continuity::prepareConditioning(shot.continuity, out.previous ? &handed : nullptr, vae, fallbackImage(shot),
-                                                     shape, shot.seed, models_.device, conditioningOptions);
+  if (!imageToVideo) conditioningOptions.startImage = startImage(shot, out.previous != nullptr);
+  out.conditioning = continuity::prepareConditioning(shot.continuity, out.previous && !imageToVideo ? &handed : nullptr, vae,
+                                                     fallbackImage(shot), shape, shot.seed, models_.device, conditioningOptions);
+  if (imageToVideo) timed(gap_.encodingFrames, [&] { prepareImageCondition(out, shot, vae); });
   if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
 
   ShotStarted started;
@@ -342,7 +369,8 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
   const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,
                                       out.sampler.perFrame && out.sampler.perFrame->arStep != 0,
-                                      options_.calibrateCache, options_.sequenceDirectory, out.sampler.fewStep.has_value()};
+                                      options_.calibrateCache, options_.sequenceDirectory, out.sampler.fewStep.has_value(),
+                                      models_.ditHighNoise != nullptr};
   out.stepCache = shotStepCache(shot, defaults, cacheContext);
   for (const std::string& message : out.stepCache.warnings) {
     const RenderWarning warning{index, "cache", message};
@@ -350,8 +378,20 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
+  if (models_.ditHighNoise) {
+    sampling::ExpertSwitch experts;
+    experts.boundary = 1000.0 * defaults.boundary.value_or(imageToVideo ? kImageToVideoBoundary : kTextToVideoBoundary);
+    experts.highGuidance = shot.guidanceHighNoise.value_or(defaults.guidanceHighNoise.value_or(out.sampler.guidance));
+    out.sampler.experts = experts;
+  }
   const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot); });
   if (!loras.files.empty()) out.loras = loras;
+  if (!loras.files.empty() && models_.ditHighNoise) {
+    const RenderWarning warning{index, "loras", "applied to the low-noise expert (model.dit) only: per-expert LoRA lists are not "
+                                                "supported yet, so the high-noise expert runs without them"};
+    summary_.warnings.push_back(warning);
+    observer_.warning(warning);
+  }
   return out;
 }
 
@@ -382,11 +422,17 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
       break;
     case ShotSampling::WholeClip: {
       const models::VideoDiffusionModel& dit = residency_.dit();
-      const sampling::Denoiser model = sampling::ditDenoiser(dit, dit.fpsConditioning(sequence_.settings.fps));
-      const sampling::Denoiser denoiser = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
-        out.ditPasses += static_cast<int>(x.size(0));
-        return model(x, t, context);
+      const std::int64_t fps = dit.fpsConditioning(sequence_.settings.fps);
+      // Each call counted; an image-to-video model gets y after the latent it denoises.
+      const auto counted = [&](const models::VideoDiffusionModel& model) -> sampling::Denoiser {
+        return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+          out.ditPasses += static_cast<int>(x.size(0));
+          const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
+          return model.forwardBatch(input, t, context, fpsIndex);
+        };
       };
+      const sampling::Denoiser denoiser = counted(dit);
+      if (prepared.sampler.experts) prepared.sampler.experts->highNoise = counted(*models_.ditHighNoise);
       const at::Tensor& cond = promptContexts_.at(shot.prompt);
       const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
       std::optional<models::BlockCacheScope> blockCache;
@@ -531,6 +577,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.cache = record->cache;
   finished.loras = record->loras;
   finished.fewStep = record->fewStep;
+  finished.experts = record->experts;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

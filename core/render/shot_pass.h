@@ -59,6 +59,9 @@ struct PreparedShot {
   sampling::SamplerOptions sampler;
   ShotStepCache stepCache;
   std::optional<LoraFigures> loras;
+  // Image-to-video (DitCapabilities::imageConditionChannels): y on the device and where its image came from.
+  at::Tensor imageCondition;
+  std::string imageConditionSource;
   int frames = 0;  // pixel frames the shot writes
 };
 
@@ -113,6 +116,9 @@ class ShotPass {
   void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
              const std::string& statsJson, const std::string& source);
   at::Tensor fallbackImage(const Shot& shot) const;
+  // y of an image-to-video shot from its start image, else the previous shot's last frame (throws naming the
+  // shot's start_image when it has neither).
+  void prepareImageCondition(PreparedShot& out, const Shot& shot, const models::VideoVae& vae) const;
   // The shot's start image at its size (render/start_image.h), or undefined when it has none or continues a handoff.
   at::Tensor startImage(const Shot& shot, bool handedOff) const;
   // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one

@@ -44,6 +44,7 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   if (record.cache) json["cache"] = stepCacheFiguresToJson(*record.cache);
   if (record.loras) json["loras"] = loraFiguresToJson(*record.loras);
   if (record.fewStep) json["few_step"] = fewStepFiguresToJson(*record.fewStep);
+  if (record.experts) json["experts"] = expertFiguresToJson(*record.experts);
   json["cut_in"] = record.cutIn ? cutMetricsToJson(*record.cutIn) : Json(nullptr);
   json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
   json["fallbacks"] = record.fallbacks;
@@ -81,6 +82,7 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     if (json.contains("cache") && json["cache"].is_object()) record.cache = stepCacheFiguresFromJson(json["cache"]);
     if (json.contains("loras") && json["loras"].is_object()) record.loras = loraFiguresFromJson(json["loras"]);
     if (json.contains("few_step") && json["few_step"].is_object()) record.fewStep = fewStepFiguresFromJson(json["few_step"]);
+    if (json.contains("experts") && json["experts"].is_object()) record.experts = expertFiguresFromJson(json["experts"]);
     if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
     if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());

@@ -33,6 +33,7 @@ struct ShotRecord {
   std::optional<StepCacheFigures> cache;
   std::optional<LoraFigures> loras;
   std::optional<FewStepFigures> fewStep;
+  std::optional<ExpertFigures> experts;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
   std::string statsJson;     // per-shot statistics the next cut is measured against (JSON text)

@@ -60,6 +60,9 @@ ShotStepCache shotStepCache(const Shot& shot, const SamplerDefaults& defaults, c
     return out;
   };
   if (context.stream) return off("stream shots sample a few steps per chunk over a KV cache; not applied");
+  if (context.twoExperts)
+    return off("two experts (model.dit_high_noise) switch within the shot, and one expert's residual says nothing of the "
+               "other's; not applied");
   if (context.fewStep)
     return off("a few-step schedule computes every one of its " + std::to_string(context.steps) + " steps; not applied");
   if (context.staggered) return off("sampler.ar_step staggers the frames' timesteps (diffusion forcing); not applied");

@@ -38,6 +38,7 @@ struct ShotCacheContext {
   bool calibrate = false; // `calibrate-cache`: record every step, skip none
   std::filesystem::path sequenceDirectory;
   bool fewStep = false;   // a few-step distilled schedule (sampler.few_step)
+  bool twoExperts = false;  // model.dit_high_noise: a residual of one expert says nothing of the other's
 };
 
 // Throws std::runtime_error naming the calibration file and field when it cannot be read.

@@ -77,4 +77,22 @@ FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json) {
   return f;
 }
 
+nlohmann::ordered_json expertFiguresToJson(const ExpertFigures& f) {
+  nlohmann::ordered_json json = {{"boundary", f.boundary}, {"switch_step", f.switchStep}, {"experts", f.experts},
+                                 {"timesteps", f.timesteps}, {"guidances", f.guidances}};
+  if (!f.imageCondition.empty()) json["image_condition"] = f.imageCondition;
+  return json;
+}
+
+ExpertFigures expertFiguresFromJson(const nlohmann::ordered_json& json) {
+  ExpertFigures f;
+  f.boundary = json.value("boundary", 0.0);
+  f.switchStep = json.value("switch_step", -1);
+  f.experts = json.value("experts", std::vector<int>());
+  f.timesteps = json.value("timesteps", std::vector<std::int64_t>());
+  f.guidances = json.value("guidances", std::vector<double>());
+  f.imageCondition = json.value("image_condition", std::string());
+  return f;
+}
+
 }  // namespace shotchain::render

@@ -17,5 +17,8 @@ nlohmann::ordered_json loraFiguresToJson(const LoraFigures& figures);
 LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json);
 nlohmann::ordered_json fewStepFiguresToJson(const FewStepFigures& figures);
 FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json);
+// The "experts" object (two-expert sampling).
+nlohmann::ordered_json expertFiguresToJson(const ExpertFigures& figures);
+ExpertFigures expertFiguresFromJson(const nlohmann::ordered_json& json);
 
 }  // namespace shotchain::render

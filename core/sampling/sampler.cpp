@@ -193,6 +193,8 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     throw std::invalid_argument("a clean prefix is for one-schedule sampling, not diffusion forcing (give it as perFrame.prefix)");
   if (options.perFrame && options.fewStep)
     throw std::invalid_argument("a few-step schedule is one schedule for the clip, not diffusion forcing");
+  if (options.experts && (options.perFrame || options.stepCache))
+    throw std::invalid_argument("two experts are sampled on one schedule for the clip, without a step cache");
   if (options.perFrame)
     return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel, initialLatent);
   SampleResult result;
@@ -203,10 +205,11 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
   at::Tensor x = startingSample(latentShape, options, initialLatent);
   const at::Tensor cond = condContext.to(options.device, at::kFloat);
   const at::Tensor uncond = uncondContext.defined() ? uncondContext.to(options.device, at::kFloat) : at::Tensor();
-  if (!uncond.defined() && options.guidance != 1.0)
+  if (!uncond.defined() && (options.guidance != 1.0 || (options.experts && options.experts->highGuidance != 1.0)))
     throw std::invalid_argument("guidance needs the negative prompt's context");
 
   const CleanPrefix clean(options.cleanPrefix, latentShape);
+  int runningExpert = -1;
   x = clean.hold(x);
 
   using Clock = std::chrono::steady_clock;
@@ -220,12 +223,21 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const auto k = static_cast<std::size_t>(i);
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
     if (options.stepCache) options.stepCache->beginStep(i);
+    const int expert = options.experts ? expertAt(*options.experts, schedule.timesteps[k]) : 0;
+    if (options.experts) {
+      if (expert != runningExpert && options.experts->beforeExpert) options.experts->beforeExpert(expert, i);
+      runningExpert = expert;
+      result.experts.push_back(expert);
+    }
+    const Denoiser& model = expert == 1 ? options.experts->highNoise : denoiser;
+    const double guidance = expert == 1 ? options.experts->highGuidance : options.guidance;
+    if (options.experts) result.guidances.push_back(guidance);
     const at::Tensor v = velocityWithFallback(
         [&](bool splitCall) {
           if (clean.frames() > 0)
-            return guidedVelocityPerFrame(denoiser, x, clean.timesteps(modelTimestep(schedule, i)), cond, uncond,
-                                          options.guidance, splitCall, options.stepCache);
-          return guidedVelocityAt(denoiser, x, modelTimestep(schedule, i), cond, uncond, options.guidance, splitCall,
+            return guidedVelocityPerFrame(model, x, clean.timesteps(modelTimestep(schedule, i)), cond, uncond, guidance,
+                                          splitCall, options.stepCache);
+          return guidedVelocityAt(model, x, modelTimestep(schedule, i), cond, uncond, guidance, splitCall,
                                   options.stepCache);
         },
         options, i, split, result);

@@ -105,6 +105,23 @@ struct FewStepSampling {
   FewStepUpdate update = FewStepUpdate::Euler;
 };
 
+// Wan 2.2 A14B: two experts of one shape, the high-noise one for every step whose model timestep (the
+// truncated integer) is at or above the boundary, as text2video.py / image2video.py switch
+// (t.item() >= boundary·1000), each expert with its own guidance.
+struct ExpertSwitch {
+  Denoiser highNoise;
+  double boundary = 875.0;    // in model timesteps: 0.875·1000 (T2V), 0.9·1000 (I2V)
+  double highGuidance = 5.0;  // SamplerOptions::guidance is the low-noise expert's
+  // Called before the first step of each run of one expert (1: high noise, 0: low noise), e.g. to make
+  // that expert resident; `step` is the step about to run.
+  std::function<void(int expert, int step)> beforeExpert;
+};
+
+// The expert (1: high noise, 0: low noise) of a step at `timestep`.
+inline int expertAt(const ExpertSwitch& experts, std::int64_t timestep) {
+  return static_cast<double>(timestep) >= experts.boundary ? 1 : 0;
+}
+
 struct SamplerOptions {
   int steps = 50;
   double shift = 5.0;                       // wan21.md §4.4 (reference default)
@@ -131,6 +148,9 @@ struct SamplerOptions {
   // update (`steps`, `solver` and `schedule` are not used; re-noise draws from seed + 1, a stream's chunk k
   // from seed + 1 + k). Not with perFrame.
   std::optional<FewStepSampling> fewStep;
+  // Set: the Denoiser given to sampleFlow is the low-noise expert and this the other (one-schedule sampling
+  // only, no step cache).
+  std::optional<ExpertSwitch> experts;
 };
 
 struct SampleResult {
@@ -141,6 +161,9 @@ struct SampleResult {
   std::vector<double> stepSeconds;
   int guidanceSplitAtStep = -1;  // the step whose batch-2 call ran out of memory (−1: none did)
   std::string outOfMemoryError;  // its message, first line
+  // With SamplerOptions::experts, per step run: the expert (1: high noise, 0: low noise) and its guidance.
+  std::vector<int> experts;
+  std::vector<double> guidances;
 };
 
 // Text-to-video sampling (wan21.md §4.7 step 2): seeded CPU noise of `latentShape`

@@ -39,6 +39,9 @@ struct ModelSet {
   std::string builtin = "demo";  // non-empty means "builtin:<name>"
   std::string folder;
   std::string dit;
+  // Wan 2.2 A14B: the high-noise expert, run for the steps at or above sampler.boundary; `dit` (or the
+  // folder's DiT) is then the low-noise expert. Empty: one DiT.
+  std::string ditHighNoise;
   std::string vae;
   std::string textEncoder;
   std::string tokenizer;
@@ -93,6 +96,10 @@ struct SamplerDefaults {
   std::optional<int> streamWindow;
   StepCacheSettings cache;
   FewStepSettings fewStep;
+  // Two experts (model.dit_high_noise): the switch, as a fraction of the 1000 training timesteps (unset: the
+  // family's, 0.875 text-to-video, 0.9 image-to-video), and the high-noise expert's guidance (unset: guidance).
+  std::optional<double> boundary;
+  std::optional<double> guidanceHighNoise;
   UnknownFields unknown;
   bool operator==(const SamplerDefaults&) const = default;
 };
@@ -127,6 +134,7 @@ struct Shot {
   std::uint64_t seed = 0;
   std::optional<int> steps;
   std::optional<double> guidance;
+  std::optional<double> guidanceHighNoise;  // two experts: the high-noise expert's (unset: the sequence's)
   std::optional<double> shift;
   // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.

@@ -196,6 +196,7 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
   ObjectReader reader(*v, "model", out);
   reader.string("folder", model.folder);
   reader.string("dit", model.dit);
+  reader.string("dit_high_noise", model.ditHighNoise);
   reader.string("vae", model.vae);
   reader.string("text_encoder", model.textEncoder);
   reader.string("tokenizer", model.tokenizer);
@@ -271,6 +272,8 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.optionalInteger("stream_window", settings.sampler.streamWindow);
     if (const Json* cache = reader.object("cache")) settings.sampler.cache = readCache(*cache, "sampler.cache", out);
     if (const Json* fewStep = reader.object("few_step")) settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out);
+    reader.optionalReal("boundary", settings.sampler.boundary);
+    reader.optionalReal("guidance_high_noise", settings.sampler.guidanceHighNoise);
     settings.sampler.unknown = reader.unknownFields();
   }
   if (const Json* memory = root.object("memory")) {
@@ -301,6 +304,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.seed("seed", shot.seed, true);
   reader.optionalInteger("steps", shot.steps);
   reader.optionalReal("guidance", shot.guidance);
+  reader.optionalReal("guidance_high_noise", shot.guidanceHighNoise);
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
@@ -341,6 +345,7 @@ Json modelToJson(const ModelSet& model) {
   Json object = Json::object();
   const std::pair<const char*, const std::string*> fields[] = {{"folder", &model.folder},
                                                                {"dit", &model.dit},
+                                                               {"dit_high_noise", &model.ditHighNoise},
                                                                {"vae", &model.vae},
                                                                {"text_encoder", &model.textEncoder},
                                                                {"tokenizer", &model.tokenizer}};
@@ -389,6 +394,7 @@ Json shotToJson(const Shot& shot) {
   object["seed"] = shot.seed;
   if (shot.steps) object["steps"] = *shot.steps;
   if (shot.guidance) object["guidance"] = *shot.guidance;
+  if (shot.guidanceHighNoise) object["guidance_high_noise"] = *shot.guidanceHighNoise;
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
   if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
@@ -509,6 +515,8 @@ std::string serializeSequence(const Sequence& sequence) {
   if (s.sampler.streamWindow) sampler["stream_window"] = *s.sampler.streamWindow;
   if (s.sampler.cache != StepCacheSettings{}) sampler["cache"] = cacheToJson(s.sampler.cache);
   if (s.sampler.fewStep != FewStepSettings{}) sampler["few_step"] = fewStepToJson(s.sampler.fewStep);
+  if (s.sampler.boundary) sampler["boundary"] = *s.sampler.boundary;
+  if (s.sampler.guidanceHighNoise) sampler["guidance_high_noise"] = *s.sampler.guidanceHighNoise;
   addUnknown(sampler, s.sampler.unknown);
   root["sampler"] = sampler;
   if (!s.loras.empty()) root["loras"] = lorasToJson(s.loras);

@@ -116,6 +116,22 @@ void checkFewStep(Collector& report, const std::string& path, const FewStepSetti
   }
 }
 
+// Two experts (Wan 2.2 A14B): the high-noise expert's file, the switch and its guidance.
+void checkExperts(Collector& report, const SequenceSettings& settings) {
+  const SamplerDefaults& sampler = settings.sampler;
+  if (sampler.boundary && (!std::isfinite(*sampler.boundary) || *sampler.boundary <= 0.0 || *sampler.boundary > 1.0))
+    report.error("sampler.boundary", number(*sampler.boundary) + " is outside 0..1 (a fraction of the 1000 training timesteps: "
+                                                                 "0.875 for T2V-A14B, 0.9 for I2V-A14B)");
+  if (sampler.guidanceHighNoise) checkGuidance(report, "sampler.guidance_high_noise", *sampler.guidanceHighNoise);
+  if (settings.model.ditHighNoise.empty()) {
+    if (sampler.boundary) report.warning("sampler.boundary", "is not used: the model set has one DiT (no model.dit_high_noise)");
+    if (sampler.guidanceHighNoise)
+      report.warning("sampler.guidance_high_noise", "is not used: the model set has one DiT (no model.dit_high_noise)");
+  } else if (settings.model.isBuiltin()) {
+    report.error("model.dit_high_noise", "is for a model set of files or a folder, not a built-in model");
+  }
+}
+
 // What a few-step schedule makes of the shot's other sampler fields.
 void checkFewStepUse(Collector& report, const Sequence& sequence, const Shot& shot, std::size_t i) {
   const FewStepSettings& fewStep = effectiveFewStep(shot, sequence.settings.sampler);
@@ -185,6 +201,7 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
                                               std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
   checkCache(report, "sampler.cache", settings.sampler.cache);
   checkFewStep(report, "sampler.few_step", settings.sampler.fewStep);
+  checkExperts(report, settings);
   checkLoras(report, "loras", settings.loras);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
     report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
@@ -215,6 +232,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   checkSide(report, shotPath(index, "height"), shot.height);
   if (shot.steps) checkSteps(report, shotPath(index, "steps"), *shot.steps);
   if (shot.guidance) checkGuidance(report, shotPath(index, "guidance"), *shot.guidance);
+  if (shot.guidanceHighNoise) checkGuidance(report, shotPath(index, "guidance_high_noise"), *shot.guidanceHighNoise);
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);

@@ -43,6 +43,9 @@ std::string WanConfig::variant() const {
   if (modelType == "ti2v" && inDim == 48 && outDim == 48 && textDim == 4096 && freqDim == 256 && dim == 3072 &&
       ffnDim == 14336 && numHeads == 24 && numLayers == 30 && patch == std::array<std::int64_t, 3>{1, 2, 2})
     return "5B";
+  if (modelType == "i2v" && inDim == 36 && outDim == 16 && textDim == 4096 && freqDim == 256 && dim == 5120 &&
+      ffnDim == 13824 && numHeads == 40 && numLayers == 40 && patch == std::array<std::int64_t, 3>{1, 2, 2})
+    return "A14B";
   const bool standard = modelType == "t2v" && inDim == 16 && outDim == 16 && textDim == 4096 && freqDim == 256 &&
                         patch == std::array<std::int64_t, 3>{1, 2, 2};
   if (standard && dim == 1536 && ffnDim == 8960 && numHeads == 12 && numLayers == 30) return "1.3B";
@@ -55,7 +58,8 @@ std::string WanConfig::variant() const {
 }
 
 std::string WanConfig::family() const {
-  std::string name = modelType == "ti2v" ? "Wan 2.2 TI2V"
+  std::string name = modelType == "ti2v"  ? "Wan 2.2 TI2V"
+                     : modelType == "i2v" ? "Wan 2.2 I2V"
                      : injectSampleInfo   ? "SkyReels-V2 DF"
                      : diffusionForcing ? "Wan 2.1 T2V (diffusion forcing)"
                                         : "Wan 2.1 T2V";
@@ -64,8 +68,11 @@ std::string WanConfig::family() const {
 }
 
 void WanConfig::check() const {
-  if (modelType != "t2v" && modelType != "ti2v")
-    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (t2v and ti2v)");
+  if (modelType != "t2v" && modelType != "ti2v" && modelType != "i2v")
+    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (t2v, ti2v and i2v)");
+  if (modelType == "i2v" && inDim <= outDim)
+    throw std::invalid_argument("an i2v model takes the image condition as extra input channels: in_dim " +
+                                std::to_string(inDim) + " must exceed out_dim " + std::to_string(outDim));
   if (modelType == "ti2v" && inDim != outDim)
     throw std::invalid_argument("a ti2v model denoises its own input: in_dim " + std::to_string(inDim) +
                                 " must equal out_dim " + std::to_string(outDim));
@@ -172,10 +179,23 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 30;
     return config;
   }
-  if (name == "tiny" || name == "tiny-ti2v") {  // the golden reference configurations
+  if (name == "i2v-a14b" || name == "i2v-A14B") {
+    config.modelType = "i2v";
+    config.inDim = 36;
+    config.dim = 5120;
+    config.ffnDim = 13824;
+    config.numHeads = 40;
+    config.numLayers = 40;
+    return config;
+  }
+  if (name == "tiny" || name == "tiny-ti2v" || name == "tiny-i2v") {  // the golden reference configurations
     if (name == "tiny-ti2v") {
       config.modelType = "ti2v";
       config.inDim = config.outDim = 48;
+    }
+    if (name == "tiny-i2v") {
+      config.modelType = "i2v";
+      config.inDim = 36;
     }
     config.textLen = 16;
     config.dim = 64;
@@ -186,7 +206,7 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 2;
     return config;
   }
-  throw std::invalid_argument("unknown config \"" + std::string(name) + "\" (tiny, tiny-ti2v, 1.3b, 14b, ti2v-5b)");
+  throw std::invalid_argument("unknown config \"" + std::string(name) + "\" (tiny, tiny-ti2v, tiny-i2v, 1.3b, 14b, i2v-a14b, ti2v-5b)");
 }
 
 WanDetection detectWanConfig(const io::WeightSet& weights) {
@@ -201,12 +221,13 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     return result;
   }
   if (shapeOf("vace_patch_embedding.weight")) result.problems.push_back("VACE models are not supported yet");
+  result.imageEmbedding = shapeOf("img_emb.proj.0.weight") != nullptr || shapeOf("blocks.0.cross_attn.k_img.weight") != nullptr;
   if (shapeOf("img_emb.emb_pos")) {
     result.config.modelType = "flf2v";
     result.problems.push_back("FLF2V models are not supported yet (T2V only)");
-  } else if (shapeOf("img_emb.proj.0.weight") || shapeOf("blocks.0.cross_attn.k_img.weight")) {
+  } else if (result.imageEmbedding) {
     result.config.modelType = "i2v";
-    result.problems.push_back("I2V models are not supported yet (T2V only)");
+    result.problems.push_back("Wan 2.1 I2V models (a CLIP image embedding) are not supported yet");
   }
 
   const auto meta = weights.metadata().find("config");
@@ -273,13 +294,16 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   if (result.configSource == "tensor shapes" && result.config.modelType == "t2v" && result.config.inDim == 48 &&
       result.config.outDim == 48)
     result.config.modelType = "ti2v";
-  // Wan 2.2 I2V-A14B experts: Wan 2.1 key names, but the image enters as 20 extra input channels (y).
+  // Wan 2.2 I2V-A14B experts: Wan 2.1 key names and no image embedding, but the image enters as extra input
+  // channels (y: the frame mask and the image latent).
+  if (result.configSource == "tensor shapes" && result.config.modelType == "t2v" && !result.imageEmbedding &&
+      result.config.inDim > result.config.outDim)
+    result.config.modelType = "i2v";
   if (result.config.modelType == "t2v" && result.config.inDim != result.config.outDim)
     result.problems.push_back("in_dim " + std::to_string(result.config.inDim) + " with out_dim " +
-                              std::to_string(result.config.outDim) +
-                              ": an image-to-video expert (Wan 2.2 I2V-A14B, image latent and mask as extra input "
-                              "channels), not supported yet");
-  if (result.config.modelType == "t2v" || result.config.modelType == "ti2v") {
+                              std::to_string(result.config.outDim) + ": a text-to-video DiT denoises its own input");
+  if (result.config.modelType == "t2v" || result.config.modelType == "ti2v" ||
+      (result.config.modelType == "i2v" && !result.imageEmbedding)) {
     try {
       result.config.check();
     } catch (const std::invalid_argument& error) {

@@ -18,6 +18,8 @@ inline constexpr const char* kWanMatmulProbe = "blocks.0.ffn.0.weight";
 
 // Constructor arguments of the official WanModel (wan21.md §1.1).
 struct WanConfig {
+  // "t2v"; "ti2v" (Wan 2.2 TI2V: clean first frames); "i2v" (Wan 2.2 I2V: in_dim − out_dim extra input
+  // channels carry the frame mask and the start image's latent).
   std::string modelType = "t2v";
   std::array<std::int64_t, 3> patch{1, 2, 2};
   std::int64_t textLen = 512;
@@ -47,7 +49,7 @@ struct WanConfig {
   std::int64_t headDim() const { return dim / numHeads; }
   std::int64_t patchVolume() const { return patch[0] * patch[1] * patch[2]; }
   std::uint64_t parameterCount() const;
-  // "1.3B", "14B", "tiny" (the golden test size) or "custom".
+  // "1.3B", "14B", "5B", "A14B" (an I2V expert), "tiny" (the golden test size) or "custom".
   std::string variant() const;
   // "Wan 2.1 T2V", "SkyReels-V2 DF", "Wan 2.1 T2V (diffusion forcing)", with ", causal, chunk N" when causal.
   std::string family() const;
@@ -60,7 +62,7 @@ struct WanConfig {
   // The official config.json / golden "config" field names.
   std::string toJson() const;
   static WanConfig fromJson(std::string_view json);  // throws std::invalid_argument
-  // "tiny", "1.3b", "14b"; throws std::invalid_argument for other names.
+  // "tiny", "tiny-ti2v", "tiny-i2v", "1.3b", "14b", "i2v-a14b", "ti2v-5b"; throws std::invalid_argument for other names.
   static WanConfig preset(std::string_view name);
 };
 
@@ -68,6 +70,7 @@ struct WanDetection {
   bool isWanDit = false;
   WanConfig config;
   std::string configSource;           // "metadata" or "tensor shapes"
+  bool imageEmbedding = false;        // img_emb / k_img tensors: Wan 2.1 I2V or FLF2V (CLIP), not Wan 2.2 I2V
   std::vector<std::string> problems;  // empty ⇒ loadable
 };
 

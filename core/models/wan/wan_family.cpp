@@ -13,7 +13,8 @@ std::string firstOf(const std::vector<std::string>& problems) { return problems.
 
 std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
-  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;  // Wan 2.2's row
+  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;          // Wan 2.2's rows
+  if (dit.config.modelType == "i2v" && !dit.imageEmbedding) return std::nullopt;
   return IdentifiedModel{"wan_dit", ModelRole::Dit, dit.config.family() + ", " + dit.config.variant(), firstOf(dit.problems)};
 }
 

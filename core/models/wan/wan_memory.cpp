@@ -16,7 +16,7 @@ class WanDitMemory final : public DitMemoryModel {
   std::string family() const override { return config_.family(); }
   std::string variant() const override { return config_.variant(); }
   std::uint64_t parameterCount() const override { return config_.parameterCount(); }
-  std::int64_t latentChannels() const override { return config_.inDim; }
+  std::int64_t latentChannels() const override { return config_.outDim; }
   bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
   bool cleanFirstFrames() const override { return config_.modelType == "ti2v"; }
   c10::ScalarType loadDtype() const override { return loadDtype_; }

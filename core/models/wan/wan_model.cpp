@@ -80,10 +80,11 @@ std::string WanModel::family() const { return impl_->config.family() + ", " + im
 
 DitCapabilities WanModel::capabilities() const {
   return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, impl_->causalBlockSize > 0,
-          impl_->config.freshClipContinuation, impl_->config.modelType == "ti2v"};
+          impl_->config.freshClipContinuation, impl_->config.modelType == "ti2v",
+          impl_->config.modelType == "i2v" ? impl_->config.inDim - impl_->config.outDim : 0};
 }
 
-std::int64_t WanModel::latentChannels() const { return impl_->config.inDim; }
+std::int64_t WanModel::latentChannels() const { return impl_->config.outDim; }
 
 std::int64_t WanModel::fpsConditioning(double fps) const { return impl_->config.injectSampleInfo ? wanFpsIndex(fps) : 0; }
 
@@ -423,7 +424,7 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     if (!rows.empty()) {
       const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(m.device);
       const bool whole = static_cast<std::int64_t>(rows.size()) == batch;
-      const auto pick = [&](const at::Tensor& t) { return whole ? t : t.index_select(0, index); };
+      const auto pick = [&](const at::Tensor& all) { return whole ? all : all.index_select(0, index); };
       const at::Tensor start = pick(base);
       computed = blocksOver(start, probed, m.blocks.size(), {pick(e0rows), pick(context), pick(cos), pick(sin)});
       for (std::size_t j = 0; j < rows.size(); ++j)

@@ -24,6 +24,17 @@ std::optional<IdentifiedModel> identifyTi2v(const io::WeightSet& weights) {
   return IdentifiedModel{"wan22_ti2v", ModelRole::Dit, ti2vDescription(dit.config), firstProblem(dit.problems)};
 }
 
+std::string i2vDescription(const WanConfig& config) {
+  const std::string variant = config.variant();
+  return variant == "A14B" ? "Wan 2.2 I2V A14B expert" : "Wan 2.2 I2V, " + variant;
+}
+
+std::optional<IdentifiedModel> identifyI2v(const io::WeightSet& weights) {
+  const WanDetection dit = detectWanConfig(weights);
+  if (!dit.isWanDit || dit.config.modelType != "i2v" || dit.imageEmbedding) return std::nullopt;
+  return IdentifiedModel{"wan22_i2v", ModelRole::Dit, i2vDescription(dit.config), firstProblem(dit.problems)};
+}
+
 std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
   const WanVaeDetection vae = detectWanVaeConfig(weights);
   if (!vae.isWanVae || vae.config.generation != 22) return std::nullopt;
@@ -32,13 +43,13 @@ std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
                          firstProblem(vae.problems)};
 }
 
-std::unique_ptr<VideoDiffusionModel> loadTi2v(const io::WeightSet& weights, c10::Device device) {
+std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device) {
   WanLoadOptions options;
   options.device = device;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
-std::shared_ptr<const DitMemoryModel> ti2vMemory(const io::WeightSet& weights) {
+std::shared_ptr<const DitMemoryModel> wan22DitMemory(const io::WeightSet& weights) {
   return wanDitMemory(detectWanConfig(weights).config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true));
 }
 
@@ -65,14 +76,38 @@ FamilyInspection inspectTi2v(const io::WeightSet& weights) {
   return out;
 }
 
+FamilyInspection inspectI2v(const io::WeightSet& weights) {
+  const WanDetection wan = detectWanConfig(weights);
+  FamilyInspection out;
+  out.lines.emplace_back("family", "wan2.2 DiT (i2v): " + i2vDescription(wan.config));
+  out.lines.emplace_back("variant", wan.problems.empty() ? wan.config.variant() : "unknown");
+  out.lines.emplace_back("latent channels", std::to_string(wan.config.outDim) + " (the Wan 2.1 VAE's), plus " +
+                                                std::to_string(wan.config.inDim - wan.config.outDim) +
+                                                " input channels of image condition (frame mask and start image latent)");
+  out.lines.emplace_back("expert", "one of a high-noise / low-noise pair: the model set says which (model.dit_high_noise)");
+  out.lines.emplace_back("config (from " + wan.configSource + ")", wan.config.toJson());
+  out.problems = wan.problems;
+  return out;
+}
+
 }  // namespace
+
+const ModelFamilyRow& wan22I2vFamily() {
+  static const ModelFamilyRow row{.name = "wan22_i2v",
+                                  .role = ModelRole::Dit,
+                                  .identify = identifyI2v,
+                                  .loadDit = loadWan22Dit,
+                                  .ditMemory = wan22DitMemory,
+                                  .inspect = inspectI2v};
+  return row;
+}
 
 const ModelFamilyRow& wan22Ti2vFamily() {
   static const ModelFamilyRow row{.name = "wan22_ti2v",
                                   .role = ModelRole::Dit,
                                   .identify = identifyTi2v,
-                                  .loadDit = loadTi2v,
-                                  .ditMemory = ti2vMemory,
+                                  .loadDit = loadWan22Dit,
+                                  .ditMemory = wan22DitMemory,
                                   .inspect = inspectTi2v};
   return row;
 }

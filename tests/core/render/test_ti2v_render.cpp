@@ -18,6 +18,7 @@
 #include "render/shot_record.h"
 #include "render/start_image.h"
 #include "runtime/torch_runtime.h"
+#include "test_bmp.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -41,31 +42,6 @@ render::RgbFrame picture() {
     for (int x = 0; x < frame.width; ++x)
       for (int c = 0; c < 3; ++c) frame.rgb.push_back(static_cast<std::uint8_t>((x * 5 + y * 3 + c * 80) % 256));
   return frame;
-}
-
-// The same picture as a 24-bit BMP file (what validation and the shot key read).
-std::string bmpOf(const render::RgbFrame& f) {
-  const int row = (f.width * 3 + 3) / 4 * 4;
-  const std::uint32_t size = 54 + static_cast<std::uint32_t>(row * f.height);
-  std::string out(size, '\0');
-  auto put = [&](std::size_t at, std::uint32_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
-  };
-  out[0] = 'B';
-  out[1] = 'M';
-  put(2, size, 4);
-  put(10, 54, 4);
-  put(14, 40, 4);
-  put(18, static_cast<std::uint32_t>(f.width), 4);
-  put(22, static_cast<std::uint32_t>(f.height), 4);
-  put(26, 1, 2);
-  put(28, 24, 2);
-  for (int y = 0; y < f.height; ++y)
-    for (int x = 0; x < f.width; ++x)
-      for (int c = 0; c < 3; ++c)
-        out[54 + static_cast<std::size_t>((f.height - 1 - y) * row + x * 3 + c)] =
-            static_cast<char>(f.rgb[static_cast<std::size_t>((y * f.width + x) * 3 + (2 - c))]);
-  return out;
 }
 
 Shot makeShot(const std::string& id, ContinuityMode mode, std::uint64_t seed) {

@@ -1,0 +1,197 @@
+// Wan 2.2 A14B through the real renderer: two tiny experts (the golden §9.4 / §9.5 pair) named by the model
+// set, the high-noise one for the steps at or above the boundary, each with its guidance; the I2V pair
+// conditioned on a start image, or on the previous shot's last frame when a shot continues.
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+
+#include <ATen/ATen.h>
+
+#include "test_registry.h"
+#include "render/output_layout.h"
+#include "render/renderer.h"
+#include "render/shot_record.h"
+#include "runtime/torch_runtime.h"
+#include "sampling/flow_schedule.h"
+#include "sequence/validation.h"
+#include "test_bmp.h"
+#include "test_support.h"
+#include "tiny_model_set.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Failures : render::RenderObserver {
+  std::vector<std::string> messages;
+  void failed(const render::RenderFailure& f) override { messages.push_back(f.message); }
+};
+
+render::RgbFrame picture() {
+  render::RgbFrame frame;
+  frame.width = frame.height = 64;
+  for (int y = 0; y < 64; ++y)
+    for (int x = 0; x < 64; ++x)
+      for (int c = 0; c < 3; ++c) frame.rgb.push_back(static_cast<std::uint8_t>((x * 4 + y * 2 + c * 70) % 256));
+  return frame;
+}
+
+Shot makeShot(const std::string& id, ContinuityMode mode, std::uint64_t seed) {
+  Shot shot;
+  shot.id = id;
+  shot.prompt = "a red circle moving right on a black background";
+  shot.frames = 9;
+  shot.width = shot.height = 64;
+  shot.seed = seed;
+  shot.continuity.mode = mode;
+  return shot;
+}
+
+}  // namespace
+
+class ExpertsRenderTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  fs::path root() const { return dir_.path().toStdString(); }
+  TinyModelSet set_;
+
+  Sequence sequence(const char* low, const char* high) const {
+    Sequence s;
+    s.settings.model = set_.modelSet();
+    s.settings.model.dit = golden(low).string();
+    if (high) s.settings.model.ditHighNoise = golden(high).string();
+    s.settings.sampler.steps = 4;
+    s.settings.sampler.shift = 12.0;
+    s.settings.sampler.guidance = 3.0;
+    s.settings.sampler.guidanceHighNoise = 4.0;
+    s.settings.policy = ResidencyPolicy::Pinned;
+    s.shots = {makeShot("a", ContinuityMode::None, 1), makeShot("b", ContinuityMode::Latent, 2)};
+    return s;
+  }
+
+  render::RenderSummary render(const Sequence& s, const std::string& out, render::RenderObserver& observer) const {
+    render::RenderOptions options;
+    options.outputDirectory = root() / out;
+    options.sequenceDirectory = root();
+    options.framesOnDisk = false;
+    options.loadImage = [](const fs::path&) { return picture(); };
+    render::Renderer renderer;
+    return renderer.render(s, options, observer);
+  }
+
+  at::Tensor tail(const std::string& out, int index, const std::string& id) const {
+    const auto t = render::readShotTail(render::shotDirectory(root() / out, index, id), at::kCPU);
+    return t ? t->latent : at::Tensor();
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    runtime::initTorchRuntime();
+    set_ = writeTinyModelSet(root() / "raw", 41);
+  }
+
+  void textToVideoSwitchesAtTheBoundary() {
+    const Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    render::RenderObserver none;
+    const render::RenderSummary summary = render(s, "t2v", none);
+    QVERIFY(summary.finished.completed);
+    QVERIFY(summary.plan.highNoiseExpertWeights > 0);
+    // The schedule's integer timesteps against 875 (T2V's boundary): expert and guidance per step.
+    const sampling::FlowSchedule schedule = sampling::flowMatchingSchedule(4, 12.0, sampling::ScheduleKind::UniPC);
+    std::vector<int> experts;
+    std::vector<double> guidances;
+    for (const std::int64_t t : schedule.timesteps) {
+      experts.push_back(t >= 875 ? 1 : 0);
+      guidances.push_back(t >= 875 ? 4.0 : 3.0);
+    }
+    QVERIFY(std::count(experts.begin(), experts.end(), 1) > 0 && std::count(experts.begin(), experts.end(), 0) > 0);
+    for (const render::ShotFinished& shot : summary.shots) {
+      QVERIFY(shot.experts.has_value());
+      QCOMPARE(shot.experts->boundary, 875.0);
+      QCOMPARE(shot.experts->experts, experts);
+      QCOMPARE(shot.experts->guidances, guidances);
+      QCOMPARE(shot.experts->switchStep, static_cast<int>(std::count(experts.begin(), experts.end(), 1)));
+      QVERIFY(shot.experts->imageCondition.empty());
+    }
+    // What shot.json keeps is what was reported.
+    const auto record = render::readShotRecord(render::shotDirectory(root() / "t2v", 1, "b"));
+    QVERIFY(record && record->experts);
+    QCOMPARE(record->experts->experts, experts);
+
+    // The low-noise expert alone gives other latents: the high-noise one ran.
+    Sequence one = s;
+    one.settings.model.ditHighNoise.clear();
+    const render::RenderSummary single = render(one, "one", none);
+    QVERIFY(single.finished.completed);
+    QVERIFY(!single.shots[0].experts.has_value());
+    QVERIFY(!at::equal(tail("t2v", 0, "a"), tail("one", 0, "a")));
+
+    // The low-noise expert offloaded between shots: the same latents, bit for bit.
+    Sequence offload = s;
+    offload.settings.policy = ResidencyPolicy::Offload;
+    const render::RenderSummary moved = render(offload, "offload", none);
+    QVERIFY(moved.finished.completed);
+    QCOMPARE(moved.plan.chosen, ResidencyPolicy::Offload);
+    for (const auto& [index, id] : {std::pair{0, "a"}, std::pair{1, "b"}}) QVERIFY(at::equal(tail("t2v", index, id), tail("offload", index, id)));
+  }
+
+  void imageToVideoFromAStartImageThenTheLastFrame() {
+    Sequence s = sequence("wan22_i2v_low_tiny.safetensors", "wan22_i2v_high_tiny.safetensors");
+    s.settings.sampler.shift = 5.0;
+    s.shots[0].startImage = "start.bmp";
+    writeFile(root() / "start.bmp", bmpOf(picture()));
+    render::RenderObserver none;
+    const render::RenderSummary summary = render(s, "i2v", none);
+    QVERIFY(summary.finished.completed);
+    QCOMPARE(summary.shots[0].experts->boundary, 900.0);
+    QCOMPARE(summary.shots[0].conditionedOn, std::string("start_image"));
+    QCOMPARE(summary.shots[0].experts->imageCondition, std::string("start_image"));
+    QCOMPARE(summary.shots[1].conditionedOn, std::string("previous_last_frame"));
+    QCOMPARE(summary.shots[1].experts->imageCondition, std::string("previous_last_frame"));
+
+    // Neither a start image nor a shot before it: refused, naming the field.
+    Sequence plain = s;
+    plain.shots[0].startImage.clear();
+    plain.shots.resize(1);
+    Failures failures;
+    const render::RenderSummary refused = render(plain, "no-image", failures);
+    QVERIFY(!refused.finished.completed);
+    QCOMPARE(failures.messages.size(), std::size_t{1});
+    QVERIFY2(failures.messages[0].find("shots[0].start_image") != std::string::npos, failures.messages[0].c_str());
+    QVERIFY2(failures.messages[0].find("image-to-video") != std::string::npos, failures.messages[0].c_str());
+  }
+
+  void documentFields() {
+    Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    s.settings.sampler.boundary = 1.5;
+    bool refused = false;
+    for (const Diagnostic& d : validateSequence(s))
+      refused = refused || (d.path == "sampler.boundary" && d.severity == Diagnostic::Severity::Error);
+    QVERIFY(refused);
+    s.settings.sampler.boundary = 0.9;
+    s.settings.model.ditHighNoise.clear();
+    bool warned = false;
+    for (const Diagnostic& d : validateSequence(s))
+      warned = warned || (d.path == "sampler.boundary" && d.severity == Diagnostic::Severity::Warning);
+    QVERIFY(warned);
+  }
+
+  void aPairOfOtherShapesIsRefused() {
+    Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_i2v_high_tiny.safetensors");
+    render::RenderObserver none;
+    try {
+      render(s, "mismatch", none);
+      QFAIL("a T2V expert paired with an I2V one rendered");
+    } catch (const render::RenderError& error) {
+      QCOMPARE(error.field(), std::string("model"));
+      QVERIFY2(std::string(error.what()).find("model.dit_high_noise") != std::string::npos, error.what());
+    }
+  }
+};
+
+SHOTCHAIN_TEST(ExpertsRenderTest, Core)
+#include "test_experts_render.moc"
