@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_experts.h"
 #include "cli/bench_lora_switch.h"
 #include "cli/bench_model_folder.h"
 #include "cli/command_specs.h"
@@ -224,6 +225,11 @@ int runBenchResidency(const Args& args) {
     std::fprintf(stderr, "switching LoRAs between shots, then reloading the base for every shot...\n");
     lora = benchLoraSwitch(sequence, baseDir, out / "lora-switch", device);
   }
+  std::vector<ExpertRun> experts;
+  if (parsed.flag("--experts")) {
+    std::fprintf(stderr, "two experts: both resident, swapped at the boundary, read from disk...\n");
+    experts = benchExperts(sequence, baseDir, out / "experts", device);
+  }
   if (!outArg) std::filesystem::remove_all(out);
 
   const PolicyRun* pinned = nullptr;
@@ -276,6 +282,18 @@ int runBenchResidency(const Args& args) {
                           {"median_bytes_written", lora->medianBytesWritten},
                           {"base_bytes_moved", lora->baseBytesMoved},
                           {"reload_seconds_per_shot", lora->reloadSecondsPerShot}};
+    if (!experts.empty()) {
+      j["experts"] = nlohmann::ordered_json::array();
+      for (const ExpertRun& run : experts)
+        j["experts"].push_back({{"residency", run.residency},
+                                {"error", run.error},
+                                {"wall_seconds", run.wallSeconds},
+                                {"median_move_seconds_per_shot", run.medianMoveSeconds},
+                                {"median_bytes_per_shot", run.medianBytesPerShot},
+                                {"planned_bytes_per_shot", run.plannedBytesPerShot},
+                                {"reserved_peak", run.reservedPeak},
+                                {"expert_bytes", run.expertBytes}});
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("\n%s: %zu shots on %s\n\n", sequence.settings.name.c_str(), sequence.shots.size(), device.c_str());
@@ -311,9 +329,25 @@ int runBenchResidency(const Args& args) {
                   formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
                   formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
                   lora->medianPatchSeconds > 0 ? number(lora->reloadSecondsPerShot / lora->medianPatchSeconds, "%.1f× the patch").c_str() : "-");
+    if (!experts.empty()) {
+      std::printf("\ntwo experts (pinned, one expert %s):\n%-9s %10s %16s %14s %14s %12s\n",
+                  formatByteSize(experts.back().expertBytes).c_str(), "experts", "wall", "moving per shot", "bytes per shot",
+                  "plan said", "peak held");
+      for (const ExpertRun& run : experts) {
+        if (!run.error.empty()) {
+          std::printf("%-9s %s\n", run.residency.c_str(), run.error.c_str());
+          continue;
+        }
+        std::printf("%-9s %10s %16s %14s %14s %12s\n", run.residency.c_str(), seconds(run.wallSeconds).c_str(),
+                    seconds(run.medianMoveSeconds).c_str(), formatByteSize(run.medianBytesPerShot).c_str(),
+                    formatByteSize(run.plannedBytesPerShot).c_str(), formatByteSize(run.reservedPeak).c_str());
+      }
+    }
   }
   for (const PolicyRun& run : runs)
     if (!run.ran && run.policy != "offload") return 1;
+  for (const ExpertRun& run : experts)
+    if (!run.error.empty()) return 1;
   return 0;
 }
 

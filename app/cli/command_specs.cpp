@@ -184,6 +184,7 @@ const CommandSpec kBenchResidencyCommand{
      kBudget,
      {"--out", K::Path, "DIR", "keep the renders there (default: a temporary folder, removed)"},
      {"--lora-switch", K::Flag, "", "also: two LoRAs taking turns shot by shot on the pinned DiT, against reloading the base for every shot"},
+     {"--experts", K::Flag, "", "also: the chain with two experts (the DiT and a copy as the high-noise one) both resident, swapped at the boundary through host memory, and read from disk"},
      kJson},
     ""};
 

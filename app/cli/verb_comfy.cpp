@@ -10,6 +10,7 @@
 #include "interop/comfy_import.h"
 #include "models/model_files.h"
 #include "models/model_memory.h"
+#include "sampling/expert_runs.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
@@ -89,10 +90,15 @@ interop::ComfyExportOptions exportOptionsFor(const Sequence& sequence, const std
   interop::ComfyExportOptions options;
   try {
     const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, file.parent_path());
-    options.latentChannels = models::ditMemoryModel(files.dit)->latentChannels();
+    const auto dit = models::ditMemoryModel(files.dit);
+    options.latentChannels = dit->latentChannels();
+    options.imageToVideo = dit->imageConditionChannels() > 0;
   } catch (const std::exception&) {
     // The model files are not here (another machine's paths): the stock text-to-video graph.
   }
+  // Two experts: each shot's split step from its own schedule (the boundary, or an imported switch_step).
+  const SamplerDefaults defaults = sequence.settings.sampler;
+  options.switchStep = [defaults, i2v = options.imageToVideo](const Shot& shot) { return sampling::switchStepOf(shot, defaults, i2v); };
   return options;
 }
 

@@ -7,6 +7,7 @@
 #include "memory/rank_plan.h"
 #include "models/model_files.h"
 #include "runtime/cuda_device.h"
+#include "sampling/expert_runs.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::cli {
@@ -29,6 +30,7 @@ int runPlan(const Args& args) {
       models::resolveModelFiles(sequence.settings.model, std::filesystem::absolute(file).parent_path());
   PlanRequest request = planRequestFromFiles(files, sequence, device, budget, policy, parsed.byteSize("--device-memory"));
   addLoraPatches(request, sequence, std::filesystem::absolute(file).parent_path());
+  sampling::addExpertRuns(request, sequence);
   const MemoryPlan plan = planMemory(request);
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");

@@ -19,6 +19,57 @@ Json node(const char* type, Json inputs, const std::string& title) {
   return {{"class_type", type}, {"inputs", std::move(inputs)}, {"_meta", {{"title", title}}}};
 }
 
+// The Wan 2.2 14B template's second half: the high-noise expert's loader and shift (nodes 13, 14), the
+// latent (WanImageToVideo for I2V experts, whose outputs carry the prompts), the two KSamplerAdvanced (15 high,
+// 8 low) split at the switch step, then decode and CreateVideo + SaveVideo.
+void addExpertPair(Json& g, ComfyShotWorkflow& w, const Shot& shot, const SequenceSettings& s, const ComfyExportOptions& options) {
+  const int steps = shot.steps.value_or(s.sampler.steps);
+  const int split = options.switchStep ? options.switchStep(shot) : steps / 2;
+  const double shift = shot.shift.value_or(s.sampler.shift);
+  const double guidance = shot.guidance.value_or(s.sampler.guidance);
+  g["13"] = node("UNETLoader", {{"unet_name", fileName(s.model.ditHighNoise, "")}, {"weight_dtype", "default"}},
+                 "Load Diffusion Model (high noise)");
+  g["14"] = node("ModelSamplingSD3", {{"shift", shift}, {"model", link(13)}}, "ModelSamplingSD3 (high noise)");
+  Json positive = link(5), negative = link(6), latent = link(7);
+  if (options.imageToVideo) {
+    Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
+                   {"positive", link(5)}, {"negative", link(6)}, {"vae", link(3)}};
+    if (!shot.startImage.empty()) {
+      g["11"] = node("LoadImage", {{"image", fileName(shot.startImage, "")}}, "Start image");
+      inputs["start_image"] = link(11);
+      w.notes.push_back("copy " + shot.startImage + " into ComfyUI's input folder");
+    }
+    g["7"] = node("WanImageToVideo", inputs, "WanImageToVideo");
+    positive = link(7, 0);
+    negative = link(7, 1);
+    latent = link(7, 2);
+  }
+  const auto sampler = [&](int model, const Json& from, int start, int end, bool first, double cfg, const std::string& title) {
+    return node("KSamplerAdvanced",
+                {{"add_noise", first ? "enable" : "disable"},
+                 {"noise_seed", first ? shot.seed : 0},
+                 {"steps", steps},
+                 {"cfg", cfg},
+                 {"sampler_name", s.sampler.solver == Solver::Euler ? "euler" : "uni_pc"},
+                 {"scheduler", "simple"},
+                 {"start_at_step", start},
+                 {"end_at_step", end},
+                 {"return_with_leftover_noise", first ? "enable" : "disable"},
+                 {"model", link(model)},
+                 {"positive", positive},
+                 {"negative", negative},
+                 {"latent_image", from}},
+                title);
+  };
+  g["15"] = sampler(14, latent, 0, split, true,
+                    shot.guidanceHighNoise.value_or(s.sampler.guidanceHighNoise.value_or(guidance)), shot.displayName());
+  g["8"] = sampler(4, link(15), split, 10000, false, guidance, shot.displayName() + " (low noise)");
+  g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
+  g["10"] = node("CreateVideo", {{"fps", s.fps}, {"images", link(9)}}, "Create Video");
+  g["12"] = node("SaveVideo", {{"filename_prefix", "shotchain/" + shot.id}, {"format", "auto"}, {"codec", "auto"}, {"video", link(10)}},
+                 "Save Video");
+}
+
 }  // namespace
 
 std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const ComfyExportOptions& options) {
@@ -57,7 +108,7 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, co
     g["5"] = node("CLIPTextEncode", {{"text", shot.prompt}, {"clip", link(2)}}, "Positive");
     g["6"] = node("CLIPTextEncode", {{"text", shot.negativePrompt}, {"clip", link(2)}}, "Negative");
     const Json size = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1}};
-    if (ti2v) {
+    if (ti2v && m.ditHighNoise.empty()) {
       Json latent = size;
       latent["vae"] = link(3);
       if (!shot.startImage.empty()) {
@@ -66,10 +117,16 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, co
         w.notes.push_back("copy " + shot.startImage + " into ComfyUI's input folder");
       }
       g["7"] = node("Wan22ImageToVideoLatent", latent, "Wan22ImageToVideoLatent");
-    } else {
+    } else if (!options.imageToVideo || m.ditHighNoise.empty()) {
       if (!shot.startImage.empty())
         w.notes.push_back("start_image has no stock node for this model's graph: the shot starts from noise there");
       g["7"] = node("EmptyHunyuanLatentVideo", size, "Empty latent video");
+    }
+    if (!m.ditHighNoise.empty()) {
+      addExpertPair(g, w, shot, s, options);
+      w.json = g.dump(2);
+      out.push_back(std::move(w));
+      continue;
     }
     g["8"] = node("KSampler",
                   {{"seed", shot.seed},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -36,8 +37,13 @@ class Importer {
   ComfyImport run() {
     out_.format = graph_.format;
     out_.sequence.settings.name = "Imported ComfyUI workflow";
-    for (const std::string& id : graph_.order)
-      if (kSamplers.count(graph_.nodes.at(id).type)) shotOf(graph_.nodes.at(id));
+    for (const std::string& id : graph_.order) {
+      const ComfyNode& node = graph_.nodes.at(id);
+      if (!kSamplers.count(node.type)) continue;
+      const ComfyNode* from = upstream(node, "latent_image");
+      if (from && kSamplers.count(from->type)) secondStage(node, *from);
+      else shotOf(node);
+    }
     if (out_.sequence.shots.empty()) fail("the workflow has no KSampler or KSamplerAdvanced node: nothing to render");
     settleSamplerDefaults();
     resolveModels();
@@ -151,6 +157,10 @@ class Importer {
       handoff(*from, shot);
       return text(*from, "prompt");
     }
+    if (from->type == "WanImageToVideo") {  // outputs 0 and 1 are its positive and negative, passed through
+      const std::optional<ComfyLink> link = sampler.link(input);
+      return promptOf(*from, link && link->slot == 1 ? "negative" : "positive", shot);
+    }
     cannotMap(sampler, input, *from);
   }
 
@@ -166,20 +176,18 @@ class Importer {
     vae_ = fileName(node, "vae_name");
   }
 
-  void modelChain(const ComfyNode& sampler, Shot& shot) {
+  // The sampler's model chain into `shot` (shift, LoRAs, pinning); returns its UNETLoader's file.
+  std::string modelChain(const ComfyNode& sampler, Shot& shot) {
     const ComfyNode* node = upstream(sampler, "model");
     const ComfyNode* into = &sampler;
     std::string input = "model";
     while (node) {
       if (node->type == "UNETLoader") {
         const std::string name = fileName(*node, "unet_name");
-        if (!dit_.empty() && dit_ != name)
-          out_.notes.push_back(nodeLabel(*node) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
-        if (dit_.empty()) dit_ = name;
         if (const Json* dtype = node->value("weight_dtype"); dtype && dtype->is_string() && dtype->get<std::string>() != "default")
           out_.notes.push_back(nodeLabel(*node) + ": weight_dtype " + dtype->get<std::string>() +
                                " left to the memory plan (it picks the dtype from the file and the budget)");
-        return;
+        return name;
       }
       if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift", kMinShift, kMaxShift);
       else if (node->type == "LoraLoaderModelOnly" || node->type == "LoraLoader") {
@@ -227,8 +235,9 @@ class Importer {
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
   }
 
-  // Wan 2.2 TI2V's latent (48 channels, 16× spatial) and its optional start image.
-  void ti2vLatent(const ComfyNode& node, Shot& shot) {
+  // Wan 2.2's image latents: TI2V's Wan22ImageToVideoLatent (48 channels) and the I2V-A14B experts' WanImageToVideo
+  // (whose image reaches them through y): size, length, the VAE and the optional start image.
+  void imageLatent(const ComfyNode& node, Shot& shot) {
     size(node, shot);
     shot.frames = whole(node, "length", 1, kMaxFrames);
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
@@ -238,6 +247,9 @@ class Importer {
       out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as Wan 2.2's "
                                              "i2v() does (ComfyUI scales it bilinearly)");
     }
+    if (const ComfyNode* vision = upstream(node, "clip_vision_output"))
+      out_.notes.push_back(nodeLabel(node) + ": clip_vision_output (" + nodeLabel(*vision) +
+                           ") is not used: Wan 2.2's I2V experts take the image through the VAE alone");
     if (const Json* batch = node.value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
       out_.notes.push_back(nodeLabel(node) + ": batch_size " + batch->dump() + " rendered as one clip");
   }
@@ -251,7 +263,7 @@ class Importer {
     const ComfyNode* from = upstream(sampler, "latent_image");
     if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
-    if (from->type == "Wan22ImageToVideoLatent") return ti2vLatent(*from, shot);
+    if (from->type == "Wan22ImageToVideoLatent" || from->type == "WanImageToVideo") return imageLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     size(*from, shot);
     shot.frames = from->value("length") ? whole(*from, "length", 1, kMaxFrames) : 1;
@@ -309,10 +321,62 @@ class Importer {
       out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes 0");
     shot.prompt = promptOf(sampler, "positive", shot);
     shot.negativePrompt = promptOf(sampler, "negative", shot);
-    modelChain(sampler, shot);
+    const std::string dit = modelChain(sampler, shot);
+    useDit(dit, sampler);
     latentOf(sampler, shot);
     downstream(sampler, shot);
+    if (advanced && sampler.value("end_at_step")) {
+      const int end = whole(sampler, "end_at_step", 0, 10000);
+      if (end < *shot.steps) firstStages_[sampler.id] = {index, end, *shot.steps, dit};
+    }
     out_.sequence.shots.push_back(std::move(shot));
+  }
+
+  void useDit(const std::string& name, const ComfyNode& sampler) {
+    if (!dit_.empty() && dit_ != name && name != ditHigh_)
+      out_.notes.push_back(nodeLabel(sampler) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
+    if (dit_.empty()) dit_ = name;
+  }
+
+  // The second KSamplerAdvanced of a Wan 2.2 14B pair: it finishes the first's latent with the low-noise expert
+  // from the first's end_at_step. The pair is one shot; the split is kept as the step index (switch_step).
+  void secondStage(const ComfyNode& sampler, const ComfyNode& first) {
+    used_.insert(sampler.id);
+    const auto stage = firstStages_.find(first.id);
+    if (sampler.type != "KSamplerAdvanced" || stage == firstStages_.end())
+      fail(nodeLabel(sampler) + ": its latent_image comes from " + nodeLabel(first) +
+           ", which is not the first half of a two-sampler pair (a KSamplerAdvanced whose end_at_step is before its last step)");
+    const FirstStage& high = stage->second;
+    Shot& shot = out_.sequence.shots[high.shot];
+    const int steps = whole(sampler, "steps", 1, kMaxSteps);
+    if (steps != high.steps)
+      fail(nodeLabel(sampler) + ": \"steps\" is " + std::to_string(steps) + " where " + nodeLabel(first) + " has " +
+           std::to_string(high.steps) + ": the two samplers of a Wan 2.2 14B pair split one schedule");
+    if (sampler.value("start_at_step") && whole(sampler, "start_at_step", 0, 10000) != high.end)
+      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes " +
+                           std::to_string(high.end) + ", where " + nodeLabel(first) + " ends");
+    shot.guidanceHighNoise = shot.guidance;
+    shot.guidance = number(sampler, "cfg", 0.0, kMaxGuidance);
+    shot.switchStep = high.end;
+    if (shot.loras) {
+      out_.notes.push_back(nodeLabel(first) + ": the LoRAs on the high-noise expert's model are not applied (per-expert LoRA "
+                                              "lists are not supported yet)");
+      shot.loras.reset();
+    }
+    Shot low;
+    const std::string lowDit = modelChain(sampler, low);
+    if (low.shift && shot.shift && *low.shift != *shot.shift)
+      out_.notes.push_back(nodeLabel(sampler) + ": shift " + plain(*low.shift) + " on the low-noise expert becomes the shot's " +
+                           plain(*shot.shift) + " (one schedule for both)");
+    shot.loras = low.loras;
+    if (ditHigh_.empty()) {
+      ditHigh_ = high.dit;
+      if (dit_ == high.dit) dit_ = lowDit;
+    }
+    if (high.dit != ditHigh_ || lowDit != dit_)
+      out_.notes.push_back(nodeLabel(sampler) + ": another pair of experts (" + high.dit + ", " + lowDit + ") than the first shot's; "
+                           "every shot uses " + ditHigh_ + " and " + dit_);
+    downstream(sampler, shot);
   }
 
   // The first shot's steps, guidance and shift become the sequence's; shots keep only what differs.
@@ -322,10 +386,12 @@ class Importer {
     d.steps = first.steps.value_or(d.steps);
     d.guidance = first.guidance.value_or(d.guidance);
     d.shift = first.shift.value_or(d.shift);
+    if (first.guidanceHighNoise) d.guidanceHighNoise = first.guidanceHighNoise;
     for (Shot& shot : out_.sequence.shots) {
       if (shot.steps == d.steps) shot.steps.reset();
       if (shot.guidance == d.guidance) shot.guidance.reset();
       if (shot.shift == d.shift) shot.shift.reset();
+      if (d.guidanceHighNoise && shot.guidanceHighNoise == d.guidanceHighNoise) shot.guidanceHighNoise.reset();
     }
     const std::string& name = samplerNames_.front();
     d.solver = name == "euler" ? Solver::Euler : Solver::UniPC;
@@ -373,13 +439,17 @@ class Importer {
       const std::string vae = vae_.empty() ? "" : findIn(folder, vae_, {"vae", "."});
       const std::string text = textEncoder_.empty() ? "" : findIn(folder, textEncoder_, {"text_encoders", "clip", "."});
       if (dit.empty() || (!vae_.empty() && vae.empty()) || (!textEncoder_.empty() && text.empty())) continue;
+      const std::string high = ditHigh_.empty() ? "" : findIn(folder, ditHigh_, {"diffusion_models", "unet", "."});
+      if (!ditHigh_.empty() && high.empty()) continue;
       model.folder = folder.string();
       model.dit = dit;
+      model.ditHighNoise = high;
       model.vae = vae;
       model.textEncoder = text;
       return;
     }
     model.dit = dit_;
+    model.ditHighNoise = ditHigh_;
     model.vae = vae_;
     model.textEncoder = textEncoder_;
     std::string where = "no models folder was given";
@@ -387,7 +457,7 @@ class Importer {
       model.folder = options_.modelFolders.front().string();
       where = "not all found under " + model.folder;
     }
-    out_.notes.push_back("model files " + dit_ + ", " + (vae_.empty() ? "(no VAE)" : vae_) + ", " +
+    out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " + (vae_.empty() ? "(no VAE)" : vae_) + ", " +
                          (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) + ": " + where +
                          "; set the models folder in the sequence before rendering");
   }
@@ -399,7 +469,14 @@ class Importer {
   std::set<std::string> used_;
   std::set<std::string> handoffDone_;
   std::vector<std::string> samplerNames_;
-  std::string dit_, vae_, textEncoder_;
+  std::string dit_, ditHigh_, vae_, textEncoder_;
+  // A KSamplerAdvanced that ends before its last step: the first half of a two-expert pair.
+  struct FirstStage {
+    std::size_t shot;
+    int end, steps;
+    std::string dit;
+  };
+  std::map<std::string, FirstStage> firstStages_;
 };
 
 }  // namespace
@@ -410,7 +487,7 @@ const std::vector<std::string>& mappedComfyNodeTypes() {
       "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
       "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
       "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "Wan22ImageToVideoLatent", "LoraLoaderModelOnly",
-      "LoraLoader"};
+      "LoraLoader",     "WanImageToVideo"};
   return types;
 }
 

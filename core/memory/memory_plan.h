@@ -26,7 +26,7 @@ struct MemoryPlan {
 
   std::vector<PlanItem> items;        // every component, in the order they are listed
   std::uint64_t ditWeights = 0;
-  std::uint64_t highNoiseExpertWeights = 0;  // two experts: the high-noise one, resident beside the VAE (0: one DiT)
+  std::uint64_t highNoiseExpertWeights = 0;  // two experts: the high-noise one's weights (0: one DiT)
   std::uint64_t vaeWeights = 0;
   std::uint64_t textEncoderWeights = 0;
   std::uint64_t textEncoderPeak = 0;  // encoder weights + activations while encoding prompts
@@ -52,6 +52,13 @@ struct MemoryPlan {
   bool fits = false;                  // the chosen plan fits `limit`
   std::string reason;                 // one sentence: why this policy (or why nothing fits)
   std::vector<std::string> notes;     // what the user should know beyond memory (one line each)
+  // Two experts (docs/wan22.md §8): where they live, why, and the bytes each enabled shot moves for them
+  // (swap: host↔device at the boundary and back; reload: read from disk), in the order of the enabled shots.
+  ExpertResidency expertsChosen = ExpertResidency::Auto;  // Auto: one DiT
+  std::string expertReason;
+  std::vector<std::uint64_t> expertBytesPerShot;
+  std::uint64_t peakExpertsResident = 0;  // the chosen policy's peak with both experts on the device
+  std::uint64_t peakExpertsSwapped = 0;   // … with one at a time
   std::uint64_t chosenPeak() const;
 };
 

@@ -6,6 +6,7 @@
 
 #include "models/continuation_note.h"
 #include "memory/device_memory.h"
+#include "memory/expert_plan.h"
 #include "util/byte_size.h"
 
 namespace shotchain {
@@ -68,6 +69,9 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
 
   plan.ditWeights = r.dit->weightBytes(r.ditDtype);
   if (r.ditHighNoise) plan.highNoiseExpertWeights = r.ditHighNoise->weightBytes(r.ditHighNoiseDtype);
+  const bool highResident = r.ditHighNoise && r.highNoiseResident;
+  // One expert at a time: the device holds the larger of the two where it held the DiT.
+  if (r.ditHighNoise && !highResident) plan.ditWeights = std::max(plan.ditWeights, plan.highNoiseExpertWeights);
   plan.vaeWeights = r.vae->weightBytes(r.vaeDtype);
   plan.textEncoderWeights = r.textEncoderWeights;
   plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
@@ -95,7 +99,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.ditActivationPeak += 8 * latentBytes;
 
   // A high-noise expert stays resident beside the VAE whatever the policy does with the other DiT.
-  const std::uint64_t always = plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes + plan.highNoiseExpertWeights;
+  const std::uint64_t always =
+      plan.vaeWeights + plan.ringBufferBytes + plan.kvCacheBytes + (highResident ? plan.highNoiseExpertWeights : 0);
   const std::uint64_t resident = plan.ditWeights + always;
   const std::uint64_t usable = minus(plan.limit, plan.margin);
   const std::uint64_t sampling = resident + plan.ditActivationPeak;
@@ -217,7 +222,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
                                 r.dit->variant() + ")";
   plan.items = {
       {"text encoder", plan.textEncoderPeak, "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
-      {r.ditHighNoise ? "dit weights (low-noise expert)" : "dit weights", plan.ditWeights, ditDetail},
+      {!r.ditHighNoise ? "dit weights" : highResident ? "dit weights (low-noise expert)" : "dit weights (one expert)",
+       plan.ditWeights, ditDetail},
       {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
        "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch) +
@@ -229,8 +235,11 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       {"ring buffer", plan.ringBufferBytes, "handoff latents"},
   };
   if (r.ditHighNoise)
-    plan.items.insert(plan.items.begin() + 2, {"dit weights (high-noise expert)", plan.highNoiseExpertWeights,
-                                               dtypeName(r.ditHighNoiseDtype) + " matmuls; resident for the whole render"});
+    plan.items.insert(plan.items.begin() + 2,
+                      {"dit weights (high-noise expert)", highResident ? plan.highNoiseExpertWeights : 0,
+                       dtypeName(r.ditHighNoiseDtype) + " matmuls, " + gib(plan.highNoiseExpertWeights) +
+                           (highResident ? "; resident beside the low-noise expert"
+                                         : "; takes the low-noise expert's place on the device for its steps")});
   if (plan.kvCacheBytes > 0)
     plan.items.push_back({"kv cache", plan.kvCacheBytes,
                           "stream: sink " + std::to_string(r.streamChunk) + " + window " + std::to_string(r.streamWindow) +
@@ -249,10 +258,8 @@ std::int64_t widestFittingWindow(const PlanRequest& r) {
   return 0;
 }
 
-}  // namespace
-
-MemoryPlan planMemory(const PlanRequest& r) {
-  if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
+// The plan for one placement of the experts (or for one DiT).
+MemoryPlan planOnePlacement(const PlanRequest& r) {
   MemoryPlan plan = planWithBatch(r);
   if (!plan.fits && plan.kvCacheBytes > 0) {
     const std::int64_t window = widestFittingWindow(r);
@@ -272,9 +279,17 @@ MemoryPlan planMemory(const PlanRequest& r) {
   alternative.splitGuidance = true;
   alternative.notes = plan.notes;
   alternative.reason = "guidance as one batch-2 DiT call does not fit (sampling the largest shot needs " +
-                       gib(plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes + plan.ditActivationPeak + plan.margin) +
+                       gib(plan.ditWeights + plan.highNoiseExpertWeights + plan.vaeWeights + plan.ringBufferBytes +
+                           plan.ditActivationPeak + plan.margin) +
                        "), so it runs as two batch-1 calls per step (about twice the sampling time); " + alternative.reason;
   return alternative;
+}
+
+}  // namespace
+
+MemoryPlan planMemory(const PlanRequest& r) {
+  if (r.shots.empty()) throw std::invalid_argument("memory plan: no enabled shot");
+  return r.ditHighNoise ? planExperts(r, &planOnePlacement) : planOnePlacement(r);
 }
 
 std::string formatPlan(const MemoryPlan& plan) {

@@ -34,6 +34,8 @@ struct PlanShot {
   // Its LoRAs: elements of the weights they patch (a patched copy beside each kept base weight, in the
   // DiT's dtype; kept across pinned shots).
   std::uint64_t loraElements = 0;
+  // Two experts: the runs of its steps in order (1 high noise, 0 low noise), e.g. {1, 0}.
+  std::vector<int> expertRuns;
 };
 
 struct PlanRequest {
@@ -42,6 +44,8 @@ struct PlanRequest {
   // Two experts: the high-noise one (resident for the whole render; `dit` is the low-noise one). Null: one DiT.
   std::shared_ptr<const models::DitMemoryModel> ditHighNoise;
   c10::ScalarType ditHighNoiseDtype = c10::kBFloat16;
+  ExpertResidency experts = ExpertResidency::Auto;  // what the document asks (memory.experts)
+  bool highNoiseResident = true;  // set by the planner for each placement it tries
   std::shared_ptr<const models::VaeMemoryModel> vae;
   c10::ScalarType vaeDtype = c10::kFloat;
   std::uint64_t textEncoderWeights = 0;

@@ -20,6 +20,7 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   if (!files.ditHighNoise.empty()) {
     r.ditHighNoise = models::ditMemoryModel(files.ditHighNoise);
     r.ditHighNoiseDtype = r.ditHighNoise->loadDtype();
+    r.experts = sequence.settings.experts;
   }
   r.vae = models::vaeMemoryModel(files.vae);
   r.vaeDtype = c10::kFloat;  // the VAE runs in float32 (its loaders' default)

@@ -1,5 +1,6 @@
 #include "memory/residency_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <numeric>
 
@@ -71,6 +72,7 @@ void ResidencyManager::reserve(const std::string& component, std::uint64_t bytes
   const std::uint64_t others = reserved() - reserved(component);
   if (others + bytes > budget_) throw BudgetError(overBudgetMessage(component, bytes, others + bytes));
   reservations_[component] = bytes;
+  peakReserved_ = std::max(peakReserved_, others + bytes);
 }
 
 void ResidencyManager::release(const std::string& component) { reservations_.erase(component); }

@@ -74,6 +74,7 @@ class ResidencyManager {
   std::uint64_t reserved() const;
   std::uint64_t reserved(const std::string& component) const;
   std::uint64_t available() const;  // limit − margin − reserved
+  std::uint64_t peakReserved() const { return peakReserved_; }  // the largest reserved() so far
 
   void beforeShot(int shotIndex);
   models::VideoDiffusionModel& dit();  // between beforeShot and beforeDecode (throws otherwise)
@@ -110,6 +111,7 @@ class ResidencyManager {
   ResidencyPolicy policy_;
   std::uint64_t budget_ = 0;  // limit − margin
   std::map<std::string, std::uint64_t> reservations_;
+  std::uint64_t peakReserved_ = 0;
 
   std::unique_ptr<models::VideoDiffusionModel>& dit_;
   bool sampling_ = false;

@@ -66,6 +66,7 @@ ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::pat
     use.dit = files.dit;
     use.vae = files.vae;
     use.textEncoder = files.textEncoder;
+    use.ditHighNoise = files.ditHighNoise;
   } catch (const std::exception& error) {
     use.problem = error.what();
   }
@@ -100,6 +101,17 @@ ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::fil
   if (next.isBuiltin()) next.folder.clear();
   next.builtin.clear();
   *roleField(next, role) = std::filesystem::absolute(file).lexically_normal().string();
+  return next;
+}
+
+ModelSet chooseHighNoiseExpert(const ModelSet& current, const std::filesystem::path& file) {
+  ModelSet next = current;
+  if (file.empty()) {
+    next.ditHighNoise.clear();
+    return next;
+  }
+  const auto relative = next.folder.empty() ? std::nullopt : inside(file, next.folder);
+  next.ditHighNoise = relative ? relative->generic_string() : std::filesystem::absolute(file).lexically_normal().string();
   return next;
 }
 

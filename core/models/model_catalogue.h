@@ -28,6 +28,7 @@ std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesy
 // field and the reason, as resolveModelFiles throws it).
 struct ModelSetUse {
   std::filesystem::path dit, vae, textEncoder;
+  std::filesystem::path ditHighNoise;  // two experts: the high-noise one (empty: one DiT)
   std::string problem;  // empty when every component was found
 };
 ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory);
@@ -39,5 +40,9 @@ ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::pat
 // role's field is the file's absolute path and the set leaves the built-in model.
 ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::filesystem::path& file,
                          const std::vector<std::filesystem::path>& folders);
+// The same for the high-noise expert of a two-expert pair (Wan 2.2 A14B): `file` becomes model.dit_high_noise
+// (relative to the set's folder when it lies inside it, else absolute); `model.dit` stays the low-noise one.
+// An empty `file` takes the expert away (one DiT again).
+ModelSet chooseHighNoiseExpert(const ModelSet& current, const std::filesystem::path& file);
 
 }  // namespace shotchain::models

@@ -31,6 +31,8 @@ class DitMemoryModel {
   virtual bool perFrameTimesteps() const = 0;
   // Holds handed or start-image latents clean at timestep 0 (DitCapabilities::cleanFirstFrames).
   virtual bool cleanFirstFrames() const { return false; }
+  // Image-to-video (Wan 2.2 I2V): input channels of conditioning beside the latent (0: none).
+  virtual std::int64_t imageConditionChannels() const { return 0; }
   // The dtype the loader gives the matmul weights, from their stored dtype.
   virtual c10::ScalarType loadDtype() const = 0;
   virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;

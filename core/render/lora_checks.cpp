@@ -22,4 +22,12 @@ void requireLoraFiles(const Sequence& sequence, const std::filesystem::path& seq
   }
 }
 
+bool anyLoras(const Sequence& sequence, int first, int last) {
+  for (int i = first; i <= last; ++i) {
+    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    if (shot.enabled && !(shot.loras ? *shot.loras : sequence.settings.loras).empty()) return true;
+  }
+  return false;
+}
+
 }  // namespace shotchain::render

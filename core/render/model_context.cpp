@@ -22,7 +22,6 @@ std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, 
   context->fingerprint = modelFingerprint(files);
   context->device = device;
   if (withDit) context->dit = models::loadVideoDiffusionModel(files, device);
-  context->ditHighNoise = models::loadHighNoiseExpert(files, device);
   context->vae = models::loadVideoVae(files, device);
   if (!files.latentRgb.empty())
     context->preview = sampling::loadLatentRgbFactors(files.latentRgb);

@@ -21,8 +21,8 @@ struct ModelContext {
   std::string fingerprint;  // digest of every model file's header: part of every shot key
   c10::Device device = c10::kCPU;
   std::unique_ptr<models::VideoDiffusionModel> dit;  // empty while released (policy reload)
-  // Two experts (Wan 2.2 A14B): the high-noise one, resident beside `dit` (the low-noise one) for the whole
-  // render; null for a one-DiT set.
+  // Two experts (Wan 2.2 A14B): the high-noise one, placed by the render's ExpertResidency (on the device,
+  // parked in host memory, or null while released); always null for a one-DiT set.
   std::unique_ptr<models::VideoDiffusionModel> ditHighNoise;
   std::unique_ptr<models::VideoVae> vae;
   sampling::LatentRgbFactors preview;   // no channels: previews off

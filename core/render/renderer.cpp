@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 
 #include "memory/device_memory.h"
+#include "memory/expert_residency.h"
 #include "memory/memory_planner.h"
 #include "memory/memory_probe.h"
 #include "memory/residency_manager.h"
@@ -21,6 +22,7 @@
 #include "render/shot_pass.h"
 #include "render/shot_record.h"
 #include "render/stream_checks.h"
+#include "sampling/expert_runs.h"
 #include "sampling/sampler.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
@@ -110,6 +112,7 @@ MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c1
   try {
     PlanRequest request = planRequestFromFiles(files, sequence, device.str(), budget, policy);
     addLoraPatches(request, sequence, sequenceDirectory);
+    sampling::addExpertRuns(request, sequence);
     return planMemory(request);
   } catch (const std::exception& e) {
     throw RenderError("model", e.what());
@@ -368,6 +371,7 @@ void finishRender(const Sequence& sequence, const RenderOptions& options, bool f
   summary.ditLoads = residency.stats().loads;
   summary.ditLoadSeconds = residency.stats().loadSeconds;
   summary.ditOffloads = residency.stats().offloads;
+  summary.reservedPeak = residency.peakReserved();
   const MemorySample endSample = probe.sample();
   summary.memory.emplace_back(-1, endSample);
   observer.memorySampled(-1, endSample);
@@ -393,6 +397,10 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
   requireReadableCalibrations(sequence, options.sequenceDirectory, prepared.first, prepared.last);
   requireLoraFiles(sequence, options.sequenceDirectory, prepared.first, prepared.last);
+  if (!prepared.files.ditHighNoise.empty() && sequence.settings.experts == shotchain::ExpertResidency::Reload &&
+      anyLoras(sequence, prepared.first, prepared.last))
+    throw RenderError("memory.experts", "reload reads the low-noise expert again from its file at the boundary, which would "
+                                        "drop the shot's LoRAs: use resident or swap with LoRAs");
   if (options.writesFiles) requireWritableFolder(options.outputDirectory);
   RenderSummary summary = planRender(sequence, prepared, observer);
 
@@ -407,13 +415,21 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   } catch (const BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
-  try {
-    if (impl.models->ditHighNoise) residency->reserve("high-noise expert", summary.plan.highNoiseExpertWeights);
-  } catch (const BudgetError& error) {
-    throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
+  std::optional<ExpertResidencyManager> experts;
+  if (!prepared.files.ditHighNoise.empty()) {
+    const ExpertResidencyManager::Loader loadLow = [&prepared](c10::Device device) { return models::loadVideoDiffusionModel(prepared.files, device); };
+    const ExpertResidencyManager::Loader loadHigh = [&prepared](c10::Device device) { return models::loadHighNoiseExpert(prepared.files, device); };
+    try {
+      if (summary.plan.expertsChosen == shotchain::ExpertResidency::Resident)
+        residency->reserve("high-noise expert", summary.plan.highNoiseExpertWeights);
+    } catch (const BudgetError& error) {
+      throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
+    }
+    experts.emplace(summary.plan.expertsChosen, *probe, impl.models->dit, impl.models->ditHighNoise, loadLow, loadHigh, prepared.device);
   }
   summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
   ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
+  if (experts) pass.setExperts(&*experts);
 
   const std::set<int> reused = currentOnDisk(sequence, options, prepared);
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it

@@ -66,6 +66,7 @@ struct RenderSummary {
   int ditLoads = 0;            // DiT loads by the residency manager during the render (reload policy)
   double ditLoadSeconds = 0;
   int ditOffloads = 0;
+  std::uint64_t reservedPeak = 0;  // the residency accounting's peak (what the budget was held to)
   bool decodeOverlapped = false;  // shot N decoded beside the sampling of N+1
   std::string allocatorTuning;    // what the allocator setting did, in words
 };

@@ -115,6 +115,13 @@ std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& m
     if (fewStep.on()) j["few_step"] = {fewStep.steps, toString(fewStep.update)};
     else j["steps"] = shot.steps.value_or(defaults.steps);
     j["guidance"] = shot.guidance.value_or(defaults.guidance);
+    if (!sequence.settings.model.ditHighNoise.empty()) {
+      const double guidance = shot.guidance.value_or(defaults.guidance);
+      using Json = nlohmann::ordered_json;
+      j["experts"] = {defaults.boundary ? Json(*defaults.boundary) : Json("default"),
+                      shot.guidanceHighNoise.value_or(defaults.guidanceHighNoise.value_or(guidance)),
+                      shot.switchStep ? Json(*shot.switchStep) : Json(nullptr)};
+    }
     j["shift"] = shot.shift.value_or(defaults.shift);
     if (!fewStep.on()) j["solver"] = toString(defaults.solver);
     j["mode"] = toString(c.mode);

@@ -116,6 +116,9 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
     const auto low = std::find(figures.experts.begin(), figures.experts.end(), 0);
     figures.switchStep = low == figures.experts.end() ? -1 : static_cast<int>(low - figures.experts.begin());
     figures.imageCondition = prepared.imageConditionSource;
+    figures.residency = sampled.expertResidency;
+    figures.bytesMoved = sampled.expertBytes;
+    figures.moveSeconds = sampled.expertSeconds;
     job->record.experts = figures;
   } else if (!prepared.imageConditionSource.empty()) {
     ExpertFigures figures;
@@ -136,11 +139,6 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
   record.seconds = secondsSince(prepared.start);
   return job;
 }
-
-// Wan 2.2's switch between the experts when the document does not give sampler.boundary (text2video.py,
-// image2video.py).
-constexpr double kTextToVideoBoundary = 0.875;
-constexpr double kImageToVideoBoundary = 0.9;
 
 // Runs `work`, adding its wall time to `seconds`.
 template <typename Work>
@@ -370,7 +368,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,
                                       out.sampler.perFrame && out.sampler.perFrame->arStep != 0,
                                       options_.calibrateCache, options_.sequenceDirectory, out.sampler.fewStep.has_value(),
-                                      models_.ditHighNoise != nullptr};
+                                      experts_ != nullptr};
   out.stepCache = shotStepCache(shot, defaults, cacheContext);
   for (const std::string& message : out.stepCache.warnings) {
     const RenderWarning warning{index, "cache", message};
@@ -378,15 +376,16 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
-  if (models_.ditHighNoise) {
+  if (experts_) {
     sampling::ExpertSwitch experts;
-    experts.boundary = 1000.0 * defaults.boundary.value_or(imageToVideo ? kImageToVideoBoundary : kTextToVideoBoundary);
+    experts.boundary = 1000.0 * defaults.boundary.value_or(sampling::defaultExpertBoundary(imageToVideo));
     experts.highGuidance = shot.guidanceHighNoise.value_or(defaults.guidanceHighNoise.value_or(out.sampler.guidance));
+    experts.switchStep = shot.switchStep.value_or(-1);
     out.sampler.experts = experts;
   }
   const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot); });
   if (!loras.files.empty()) out.loras = loras;
-  if (!loras.files.empty() && models_.ditHighNoise) {
+  if (!loras.files.empty() && experts_) {
     const RenderWarning warning{index, "loras", "applied to the low-noise expert (model.dit) only: per-expert LoRA lists are not "
                                                 "supported yet, so the high-noise expert runs without them"};
     summary_.warnings.push_back(warning);
@@ -423,16 +422,21 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     case ShotSampling::WholeClip: {
       const models::VideoDiffusionModel& dit = residency_.dit();
       const std::int64_t fps = dit.fpsConditioning(sequence_.settings.fps);
-      // Each call counted; an image-to-video model gets y after the latent it denoises.
-      const auto counted = [&](const models::VideoDiffusionModel& model) -> sampling::Denoiser {
+      // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
+      // its slot at every call: an expert read again from its file at the boundary is a new object.
+      const auto counted = [&](const std::unique_ptr<models::VideoDiffusionModel>& slot) -> sampling::Denoiser {
         return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
           out.ditPasses += static_cast<int>(x.size(0));
           const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
-          return model.forwardBatch(input, t, context, fpsIndex);
+          return slot->forwardBatch(input, t, context, fpsIndex);
         };
       };
-      const sampling::Denoiser denoiser = counted(dit);
-      if (prepared.sampler.experts) prepared.sampler.experts->highNoise = counted(*models_.ditHighNoise);
+      const sampling::Denoiser denoiser = counted(models_.dit);
+      if (prepared.sampler.experts) {
+        prepared.sampler.experts->highNoise = counted(models_.ditHighNoise);
+        prepared.sampler.experts->beforeExpert = [this](int expert, int) { experts_->use(expert); };
+        experts_->beginShot();
+      }
       const at::Tensor& cond = promptContexts_.at(shot.prompt);
       const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
       std::optional<models::BlockCacheScope> blockCache;
@@ -442,6 +446,12 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
                                         &cancel_);
       break;
     }
+  }
+  if (prepared.sampler.experts) {
+    experts_->endShot();  // the low-noise expert back where the residency policy keeps the DiT
+    out.expertBytes = experts_->shotBytes();
+    out.expertResidency = toString(experts_->mode());
+    out.expertSeconds = experts_->shotSeconds();
   }
   gap_ = {};  // the gap to the next shot starts at this shot's last step
   if (out.result.cancelled) return out;

@@ -13,6 +13,7 @@
 
 #include "continuity/handoff.h"
 #include "continuity/latent_ring_buffer.h"
+#include "memory/expert_residency.h"
 #include "memory/residency_manager.h"
 #include "render/model_context.h"
 #include "render/prior_shot.h"
@@ -82,6 +83,9 @@ struct SampledShot {
   std::optional<StreamedShot> streamed;  // set for a shot sampled over a KV stream
   double seconds = 0;
   int ditPasses = 0;  // batch rows through the DiT (each guidance branch of a step counts)
+  std::uint64_t expertBytes = 0;  // two experts: bytes moved or read for them during this shot
+  std::string expertResidency;    // … and where they lived ("resident", "swap", "reload")
+  double expertSeconds = 0;       // … and the time it took
 };
 
 // The per-render state of Renderer::render and the stages of one shot:
@@ -98,6 +102,8 @@ class ShotPass {
   ~ShotPass();
 
   std::map<std::string, at::Tensor>& promptContexts() { return promptContexts_; }  // prompt → [L, D]
+  // Two experts: where they live (null: one DiT). Set before the first shot.
+  void setExperts(ExpertResidencyManager* experts) { experts_ = experts; }
 
   ShotOutcome render(int index, const std::string& key, int count, bool lastShot);
   void reuse(int index, const std::string& key, int count);
@@ -140,6 +146,7 @@ class ShotPass {
   std::atomic<bool>& cancel_;
   RenderSummary& summary_;
   ResidencyManager& residency_;
+  ExpertResidencyManager* experts_ = nullptr;
   bool overlapDecode_;
 
   std::map<std::string, at::Tensor> promptContexts_;

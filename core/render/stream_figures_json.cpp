@@ -81,6 +81,11 @@ nlohmann::ordered_json expertFiguresToJson(const ExpertFigures& f) {
   nlohmann::ordered_json json = {{"boundary", f.boundary}, {"switch_step", f.switchStep}, {"experts", f.experts},
                                  {"timesteps", f.timesteps}, {"guidances", f.guidances}};
   if (!f.imageCondition.empty()) json["image_condition"] = f.imageCondition;
+  if (!f.residency.empty()) {
+    json["residency"] = f.residency;
+    json["bytes_moved"] = f.bytesMoved;
+    json["move_seconds"] = f.moveSeconds;
+  }
   return json;
 }
 
@@ -92,6 +97,9 @@ ExpertFigures expertFiguresFromJson(const nlohmann::ordered_json& json) {
   f.timesteps = json.value("timesteps", std::vector<std::int64_t>());
   f.guidances = json.value("guidances", std::vector<double>());
   f.imageCondition = json.value("image_condition", std::string());
+  f.residency = json.value("residency", std::string());
+  f.bytesMoved = json.value("bytes_moved", std::uint64_t{0});
+  f.moveSeconds = json.value("move_seconds", 0.0);
   return f;
 }
 

@@ -223,7 +223,7 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     const auto k = static_cast<std::size_t>(i);
     if (beforeStep) beforeStep(i, schedule.sigmas[k], x);
     if (options.stepCache) options.stepCache->beginStep(i);
-    const int expert = options.experts ? expertAt(*options.experts, schedule.timesteps[k]) : 0;
+    const int expert = options.experts ? expertAt(*options.experts, schedule.timesteps[k], i) : 0;
     if (options.experts) {
       if (expert != runningExpert && options.experts->beforeExpert) options.experts->beforeExpert(expert, i);
       runningExpert = expert;

@@ -112,13 +112,21 @@ struct ExpertSwitch {
   Denoiser highNoise;
   double boundary = 875.0;    // in model timesteps: 0.875·1000 (T2V), 0.9·1000 (I2V)
   double highGuidance = 5.0;  // SamplerOptions::guidance is the low-noise expert's
+  // ≥ 0: the split as a step index instead (ComfyUI's two KSamplerAdvanced: steps before it run the
+  // high-noise expert), whatever the timesteps.
+  int switchStep = -1;
   // Called before the first step of each run of one expert (1: high noise, 0: low noise), e.g. to make
   // that expert resident; `step` is the step about to run.
   std::function<void(int expert, int step)> beforeExpert;
 };
 
-// The expert (1: high noise, 0: low noise) of a step at `timestep`.
-inline int expertAt(const ExpertSwitch& experts, std::int64_t timestep) {
+// Wan 2.2's switch as a fraction of 1000 when the document gives none (wan/configs/wan_t2v_A14B.py,
+// wan_i2v_A14B.py).
+inline double defaultExpertBoundary(bool imageToVideo) { return imageToVideo ? 0.9 : 0.875; }
+
+// The expert (1: high noise, 0: low noise) of step `step` at `timestep`.
+inline int expertAt(const ExpertSwitch& experts, std::int64_t timestep, int step = -1) {
+  if (experts.switchStep >= 0) return step < experts.switchStep ? 1 : 0;
   return static_cast<double>(timestep) >= experts.boundary ? 1 : 0;
 }
 

@@ -45,6 +45,13 @@ constexpr std::array<std::pair<DistilledUpdate, const char*>, 2> kDistilledUpdat
     {DistilledUpdate::Renoise, "renoise"},
 }};
 
+constexpr std::array<std::pair<ExpertResidency, const char*>, 4> kExpertResidencies{{
+    {ExpertResidency::Auto, "auto"},
+    {ExpertResidency::Resident, "resident"},
+    {ExpertResidency::Swap, "swap"},
+    {ExpertResidency::Reload, "reload"},
+}};
+
 }  // namespace
 
 const char* toString(ContinuityMode mode) { return traitsOf(mode).name; }
@@ -52,6 +59,8 @@ const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
 const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
 const char* toString(StepCachePolicy policy) { return nameOf(policy, kCachePolicies); }
 const char* toString(DistilledUpdate update) { return nameOf(update, kDistilledUpdates); }
+const char* toString(ExpertResidency residency) { return nameOf(residency, kExpertResidencies); }
+std::optional<ExpertResidency> expertResidencyFromString(const std::string& text) { return valueOf(text, kExpertResidencies); }
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text) {
   for (const ContinuityModeTraits& traits : continuityModes())
     if (text == traits.name) return traits.mode;

@@ -16,6 +16,9 @@ enum class Solver { Euler, UniPC };
 enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
 // Skipping sampling steps whose DiT output would barely change (docs/step-cache.md).
 enum class StepCachePolicy { Off, TeaCache, MagCache, EasyCache, FirstBlock };
+// Where the two experts of a Wan 2.2 A14B pair live (docs/wan22.md §8): both on the device, one at a time
+// with the other parked in host memory and swapped at the boundary, or one at a time loaded from disk.
+enum class ExpertResidency { Auto, Resident, Swap, Reload };
 // The update a few-step distilled model was trained for (docs/lora.md §3).
 enum class DistilledUpdate { Euler, Renoise };
 
@@ -24,11 +27,13 @@ const char* toString(Solver solver);
 const char* toString(ResidencyPolicy policy);
 const char* toString(StepCachePolicy policy);
 const char* toString(DistilledUpdate update);
+const char* toString(ExpertResidency residency);
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text);
 std::optional<Solver> solverFromString(const std::string& text);
 std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text);
 std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text);
 std::optional<DistilledUpdate> distilledUpdateFromString(const std::string& text);
+std::optional<ExpertResidency> expertResidencyFromString(const std::string& text);
 
 // True for every mode that takes something from the previous shot through the ring buffer.
 bool usesHandoff(ContinuityMode mode);
@@ -135,6 +140,9 @@ struct Shot {
   std::optional<int> steps;
   std::optional<double> guidance;
   std::optional<double> guidanceHighNoise;  // two experts: the high-noise expert's (unset: the sequence's)
+  // Two experts: the first step of the low-noise expert, as a step index (ComfyUI's KSamplerAdvanced pair);
+  // unset: the boundary decides.
+  std::optional<int> switchStep;
   std::optional<double> shift;
   // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
@@ -165,6 +173,7 @@ struct SequenceSettings {
   SamplerDefaults sampler;
   std::vector<LoraRef> loras;  // every shot's, unless it gives its own
   ResidencyPolicy policy = ResidencyPolicy::Auto;
+  ExpertResidency experts = ExpertResidency::Auto;  // memory.experts (two experts only)
   std::optional<std::uint64_t> memoryBudgetBytes;
   bool allocatorTuning = true;
   UnknownFields memoryUnknown;

@@ -279,6 +279,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
   if (const Json* memory = root.object("memory")) {
     ObjectReader reader(*memory, "memory", out);
     reader.enumeration("policy", settings.policy, &residencyPolicyFromString, "pinned, offload, reload, auto");
+    reader.enumeration("experts", settings.experts, &expertResidencyFromString, "auto, resident, swap, reload");
     if (const Json* budget = reader.find("budget", false); budget && !budget->is_null()) {
       if (budget->is_number_unsigned()) settings.memoryBudgetBytes = budget->get<std::uint64_t>();
       else if (!budget->is_string())
@@ -305,6 +306,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalInteger("steps", shot.steps);
   reader.optionalReal("guidance", shot.guidance);
   reader.optionalReal("guidance_high_noise", shot.guidanceHighNoise);
+  reader.optionalInteger("switch_step", shot.switchStep);
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
@@ -395,6 +397,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.steps) object["steps"] = *shot.steps;
   if (shot.guidance) object["guidance"] = *shot.guidance;
   if (shot.guidanceHighNoise) object["guidance_high_noise"] = *shot.guidanceHighNoise;
+  if (shot.switchStep) object["switch_step"] = *shot.switchStep;
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
   if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
@@ -522,6 +525,7 @@ std::string serializeSequence(const Sequence& sequence) {
   if (!s.loras.empty()) root["loras"] = lorasToJson(s.loras);
   Json memory = Json::object();
   memory["policy"] = toString(s.policy);
+  if (s.experts != ExpertResidency::Auto) memory["experts"] = toString(s.experts);
   memory["budget"] = s.memoryBudgetBytes ? Json(formatByteSizeExact(*s.memoryBudgetBytes)) : Json(nullptr);
   memory["allocator_tuning"] = s.allocatorTuning;
   addUnknown(memory, s.memoryUnknown);

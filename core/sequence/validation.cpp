@@ -233,6 +233,8 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.steps) checkSteps(report, shotPath(index, "steps"), *shot.steps);
   if (shot.guidance) checkGuidance(report, shotPath(index, "guidance"), *shot.guidance);
   if (shot.guidanceHighNoise) checkGuidance(report, shotPath(index, "guidance_high_noise"), *shot.guidanceHighNoise);
+  if (shot.switchStep && (*shot.switchStep < 0 || *shot.switchStep > limits::kMaxSteps))
+    report.error(shotPath(index, "switch_step"), std::to_string(*shot.switchStep) + " is outside 0.." + std::to_string(limits::kMaxSteps));
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);

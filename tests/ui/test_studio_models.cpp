@@ -114,6 +114,39 @@ class StudioModels : public QObject {
     QCOMPARE(problemsOf(window), QStringList{"No problems"});
   }
 
+  // Wan 2.2 A14B from the Models panel: the sequence's DiT is the low-noise expert, the chosen one the high-noise
+  // expert (the file names do not decide); each choice is one undo step, and One DiT takes the expert away.
+  void twoExpertsFromTheModelsPanel() {
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    makeModelFolder(root);
+    fs::copy_file(golden("wan22_moe_low_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_a.safetensors");
+    fs::copy_file(golden("wan22_moe_high_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_b.safetensors");
+    const QString folder = QString::fromStdString((root / "models").string());
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    ModelBrowser* browser = window.modelBrowser();
+    window.setPreferencesHook([&](PreferencesDialog& dialog) { dialog.addFolder(folder); });
+    window.showPreferences();
+    QTRY_VERIFY_WITH_TIMEOUT(rowOf(*browser, "expert_b.safetensors") >= 0 && !browser->isScanning(), 10000);
+    QVERIFY(!browser->useRowAsHighNoiseExpert(rowOf(*browser, "expert_b.safetensors")));  // the demo model has one DiT
+    QCOMPARE(window.document()->undoStack()->count(), 0);
+    QVERIFY(browser->useRow(rowOf(*browser, "expert_a.safetensors")));
+    QVERIFY(!browser->useRowAsHighNoiseExpert(rowOf(*browser, "vae_tiny.safetensors")));  // not a DiT
+    QVERIFY(browser->useRowAsHighNoiseExpert(rowOf(*browser, "expert_b.safetensors")));
+    const ModelSet& model = window.document()->sequence().settings.model;
+    QCOMPARE(model.dit, std::string("diffusion_models/expert_a.safetensors"));
+    QCOMPARE(model.ditHighNoise, std::string("diffusion_models/expert_b.safetensors"));
+    QCOMPARE(window.document()->undoStack()->count(), 2);
+    QVERIFY2(browser->useText().contains("high-noise expert <b>expert_b.safetensors</b>") &&
+                 browser->useText().contains("low-noise expert <b>expert_a.safetensors</b>"),
+             qPrintable(browser->useText()));
+    QVERIFY(browser->useRowAsHighNoiseExpert(-1));
+    QVERIFY(window.document()->sequence().settings.model.ditHighNoise.empty());
+    window.document()->undoStack()->undo();
+    QCOMPARE(window.document()->sequence().settings.model.ditHighNoise, std::string("diffusion_models/expert_b.safetensors"));
+  }
+
   // Switching Weights to a models folder before giving one is refused by the document; the inspector
   // and the Problems panel both say so.
   void aRefusedModelChoiceIsAProblemToo() {

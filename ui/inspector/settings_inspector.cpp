@@ -14,6 +14,7 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "inspector/lora_list_field.h"
 #include "sequence/validation.h"
 
 namespace shotchain::ui {
@@ -22,6 +23,8 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const ResidencyPolicy kPolicies[] = {ResidencyPolicy::Auto, ResidencyPolicy::Pinned, ResidencyPolicy::Offload,
                                      ResidencyPolicy::Reload};
+const ExpertResidency kExpertPlacements[] = {ExpertResidency::Auto, ExpertResidency::Resident, ExpertResidency::Swap,
+                                             ExpertResidency::Reload};
 const StepCachePolicy kCachePolicies[] = {StepCachePolicy::Off, StepCachePolicy::TeaCache, StepCachePolicy::MagCache,
                                           StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock};
 
@@ -51,7 +54,12 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
       device_(new QComboBox(this)),
       budget_(new QDoubleSpinBox(this)),
       policy_(new QComboBox(this)),
-      tuning_(new QCheckBox(tr("Tune the allocator (expandable segments, caching)"), this)) {
+      tuning_(new QCheckBox(tr("Tune the allocator (expandable segments, caching)"), this)),
+      boundary_(new QDoubleSpinBox(this)),
+      guidanceHighNoise_(new QDoubleSpinBox(this)),
+      experts_(new QComboBox(this)),
+      loras_(new LoraListField(/*inheritable=*/false, this)) {
+  ditHighNoise_ = new QLineEdit(this);
   auto* form = new QFormLayout(this);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form->setLabelAlignment(Qt::AlignRight);
@@ -87,10 +95,14 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   form->addRow(QString(), layout_);
   folderRows_ = {folderRow->parentWidget(), layout_};
   errors_["model.dit"] = addField(form, tr("DiT"), dit_);
+  ditHighNoise_->setPlaceholderText(tr("none (one DiT); Wan 2.2 A14B: the high-noise expert"));
+  ditHighNoise_->setToolTip(tr("Two experts: this file runs the early, high-noise steps and the DiT above the rest"));
+  errors_["model.dit_high_noise"] = addField(form, tr("High-noise expert"), ditHighNoise_);
   errors_["model.vae"] = addField(form, tr("VAE"), vae_);
   errors_["model.text_encoder"] = addField(form, tr("Text encoder"), textEncoder_);
   errors_["model.tokenizer"] = addField(form, tr("Tokenizer"), tokenizer_);
-  fileRows_ = {dit_->parentWidget(), vae_->parentWidget(), textEncoder_->parentWidget(), tokenizer_->parentWidget()};
+  fileRows_ = {dit_->parentWidget(), ditHighNoise_->parentWidget(), vae_->parentWidget(), textEncoder_->parentWidget(),
+               tokenizer_->parentWidget()};
 
   addSection(form, tr("Sampler defaults"));
   steps_->setRange(1, limits::kMaxSteps);
@@ -116,6 +128,20 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
                               "After a render each shot's tooltip says how many passes were computed and skipped; "
                               "`shotchain bench cache` measures what each policy costs in picture."));
   errors_["sampler.cache.policy"] = addField(form, tr("Step cache"), cachePolicy_);
+  boundary_->setRange(0, 1);
+  boundary_->setDecimals(3);
+  boundary_->setSingleStep(0.025);
+  boundary_->setSpecialValueText(tr("family default (0.875 T2V, 0.9 I2V)"));
+  boundary_->setKeyboardTracking(false);
+  boundary_->setToolTip(tr("Two experts: steps whose timestep is at or above this share of 1000 run the high-noise expert"));
+  errors_["sampler.boundary"] = addField(form, tr("Expert boundary"), boundary_);
+  guidanceHighNoise_->setRange(0, limits::kMaxGuidance);
+  guidanceHighNoise_->setSingleStep(0.5);
+  guidanceHighNoise_->setSpecialValueText(tr("as Guidance"));
+  guidanceHighNoise_->setKeyboardTracking(false);
+  errors_["sampler.guidance_high_noise"] = addField(form, tr("High-noise guidance"), guidanceHighNoise_);
+  expertRows_ = {boundary_->parentWidget(), guidanceHighNoise_->parentWidget()};
+  errors_["loras"] = addField(form, tr("LoRAs"), loras_);
   cacheThreshold_->setRange(0, limits::kMaxCacheThreshold);
   cacheThreshold_->setDecimals(3);
   cacheThreshold_->setSingleStep(0.01);
@@ -140,6 +166,11 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   for (ResidencyPolicy policy : kPolicies) policy_->addItem(QString::fromLatin1(toString(policy)));
   policy_->setToolTip(tr("auto: the renderer picks the fastest policy that fits and says why"));
   errors_["memory.policy"] = addField(form, tr("Residency"), policy_);
+  for (ExpertResidency placement : kExpertPlacements) experts_->addItem(QString::fromLatin1(toString(placement)));
+  experts_->setToolTip(tr("Two experts: both resident, swapped at the boundary through host memory, or read from disk; "
+                          "auto keeps both when they fit"));
+  errors_["memory.experts"] = addField(form, tr("Experts"), experts_);
+  expertRows_.push_back(experts_->parentWidget());
   errors_["memory.allocator_tuning"] = addField(form, QString(), tuning_);
 
   connect(name_, &QLineEdit::editingFinished, this, [this] {
@@ -207,6 +238,20 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   });
   connect(policy_, &QComboBox::activated, this, [this](int row) {
     commit("memory.policy", [row](SequenceSettings& s) { s.policy = kPolicies[row]; });
+  });
+  text(ditHighNoise_, "model.dit_high_noise", &ModelSet::ditHighNoise);
+  connect(boundary_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("sampler.boundary", [v](SequenceSettings& s) { s.sampler.boundary = v <= 0 ? std::nullopt : std::optional<double>(v); });
+  });
+  connect(guidanceHighNoise_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("sampler.guidance_high_noise",
+           [v](SequenceSettings& s) { s.sampler.guidanceHighNoise = v <= 0 ? std::nullopt : std::optional<double>(v); });
+  });
+  connect(experts_, &QComboBox::activated, this, [this](int row) {
+    commit("memory.experts", [row](SequenceSettings& s) { s.experts = kExpertPlacements[row]; });
+  });
+  loras_->setOnEdited([this](const std::optional<std::vector<LoraRef>>& loras) {
+    if (!commit("loras", [&loras](SequenceSettings& s) { s.loras = loras.value_or(std::vector<LoraRef>{}); })) refresh();
   });
   connect(tuning_, &QCheckBox::toggled, this, [this](bool on) {
     commit("memory.allocator_tuning", [on](SequenceSettings& s) { s.allocatorTuning = on; });
@@ -277,6 +322,15 @@ void SettingsInspector::refresh() {
   quietly(budget_, [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
   quietly(policy_, [&] { policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies))); });
   quietly(tuning_, [&] { tuning_->setChecked(s.allocatorTuning); });
+  setText(ditHighNoise_, s.model.ditHighNoise);
+  quietly(boundary_, [&] { boundary_->setValue(s.sampler.boundary.value_or(0)); });
+  quietly(guidanceHighNoise_, [&] { guidanceHighNoise_->setValue(s.sampler.guidanceHighNoise.value_or(0)); });
+  quietly(experts_, [&] {
+    experts_->setCurrentIndex(static_cast<int>(std::find(std::begin(kExpertPlacements), std::end(kExpertPlacements), s.experts) -
+                                               std::begin(kExpertPlacements)));
+  });
+  loras_->setBaseFolder(document_->baseFolder());
+  loras_->setLoras(s.loras);
   updateModelRows();
   detectLayout();
 }
@@ -286,8 +340,10 @@ void SettingsInspector::updateModelRows() {
   for (QWidget* w : std::as_const(builtinRows_)) w->setVisible(source == 0);
   for (QWidget* w : std::as_const(folderRows_)) w->setVisible(source == 1);
   for (QWidget* w : std::as_const(fileRows_)) w->setVisible(source != 0);
+  const bool twoExperts = !document_->sequence().settings.model.ditHighNoise.empty();
+  for (QWidget* w : std::as_const(expertRows_)) w->setVisible(twoExperts);
   if (auto* form = qobject_cast<QFormLayout*>(layout())) {
-    for (QWidget* w : builtinRows_ + folderRows_ + fileRows_)
+    for (QWidget* w : builtinRows_ + folderRows_ + fileRows_ + expertRows_)
       if (QWidget* label = form->labelForField(w)) label->setVisible(w->isVisibleTo(this));
   }
 }

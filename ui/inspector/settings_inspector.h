@@ -16,6 +16,8 @@ class QSpinBox;
 
 namespace shotchain::ui {
 
+class LoraListField;
+
 class FieldError;
 class SequenceDocument;
 
@@ -52,6 +54,7 @@ class SettingsInspector : public QWidget {
   QLineEdit* folder_;
   QLabel* layout_;
   QLineEdit* dit_;
+  QLineEdit* ditHighNoise_;
   QLineEdit* vae_;
   QLineEdit* textEncoder_;
   QLineEdit* tokenizer_;
@@ -67,6 +70,11 @@ class SettingsInspector : public QWidget {
   QDoubleSpinBox* budget_;
   QComboBox* policy_;
   QCheckBox* tuning_;
+  QDoubleSpinBox* boundary_;
+  QDoubleSpinBox* guidanceHighNoise_;
+  QComboBox* experts_;
+  LoraListField* loras_;
+  QList<QWidget*> expertRows_;
   QList<QWidget*> builtinRows_, folderRows_, fileRows_;
 };
 

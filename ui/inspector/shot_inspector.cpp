@@ -17,6 +17,7 @@
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
 #include "inspector/image_field.h"
+#include "inspector/lora_list_field.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
@@ -70,7 +71,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       fallback_(new ImageField(tr("Fallback image"), tr("none (drop a picture on a continuing shot)"), this)),
       anchor_(new QCheckBox(tr("Pull colours toward shot 1 (AdaIN)"), this)),
       recache_(new QCheckBox(tr("Recache the stream under a new prompt"), this)),
-      enabled_(new QCheckBox(tr("Render this shot"), this)) {
+      enabled_(new QCheckBox(tr("Render this shot"), this)),
+      loras_(new LoraListField(/*inheritable=*/true, this)) {
   auto* form = new QFormLayout(this);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form->setLabelAlignment(Qt::AlignRight);
@@ -137,6 +139,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
     cache_->addItem(QString::fromLatin1(toString(policy)), static_cast<int>(policy));
   cache_->setToolTip(tr("This shot's step cache instead of the sequence's (the policy's default threshold)"));
   errors_["cache.policy"] = addField(form, tr("Step cache"), cache_);
+  loras_->setToolTip(tr("LoRAs merged into the resident DiT for this shot, taken off bit for bit after it"));
+  errors_["loras"] = addField(form, tr("LoRAs"), loras_);
 
   addSection(form, tr("Continuity"));
   for (const ContinuityModeTraits& mode : continuityModes())
@@ -205,6 +209,9 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       cache.policy = static_cast<StepCachePolicy>(policy.toInt());
       s.cache = cache;
     });
+  });
+  loras_->setOnEdited([this](const std::optional<std::vector<LoraRef>>& loras) {
+    if (!commit("loras", [&loras](Shot& s) { s.loras = loras; })) refresh();
   });
   connect(mode_, &QComboBox::activated, this, [this](int row) {
     const ContinuityMode mode = continuityModes()[static_cast<std::size_t>(row)].mode;
@@ -337,6 +344,8 @@ void ShotInspector::refresh() {
   for (ImageField* field : {start_, fallback_}) field->setBaseFolder(document_->baseFolder());
   fallback_->setPath(QString::fromStdString(shot.continuity.fallbackImage));
   start_->setPath(QString::fromStdString(shot.startImage));
+  loras_->setBaseFolder(document_->baseFolder());
+  loras_->setLoras(shot.loras, document_->sequence().settings.loras);
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
   quietly(recache_, [&] { recache_->setChecked(recaches(shot.continuity)); });
   recache_->setEnabled(traits.readsRecache);

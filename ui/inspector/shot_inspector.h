@@ -20,6 +20,7 @@ namespace shotchain::ui {
 
 class FieldError;
 class ImageField;
+class LoraListField;
 class SequenceDocument;
 
 // Edits one shot. Each field commits through the document's undo stack when its edit is finished
@@ -39,6 +40,7 @@ class ShotInspector : public QWidget {
   // The inline error of `field` ("frames", "seed", …), for tests.
   QString errorText(const QString& field) const;
   QWidget* fieldWidget(const QString& field) const { return widgets_.value(field); }
+  LoraListField* lorasField() const { return loras_; }
 
  private:
   // Applies `change` to a copy of the shot and commits it; shows core's refusal under `field`.
@@ -75,6 +77,7 @@ class ShotInspector : public QWidget {
   QCheckBox* anchor_;
   QCheckBox* recache_;
   QCheckBox* enabled_;
+  LoraListField* loras_;
 };
 
 }  // namespace shotchain::ui

@@ -35,7 +35,9 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
       use_(new QLabel(this)),
       folders_(new QLabel(this)),
       table_(new QTableWidget(0, ColumnCount, this)),
-      useButton_(new QPushButton(tr("Use for This Sequence"), this)) {
+      useButton_(new QPushButton(tr("Use for This Sequence"), this)),
+      highNoiseButton_(new QPushButton(tr("Use as High-Noise Expert"), this)),
+      singleDitButton_(new QPushButton(tr("One DiT"), this)) {
   use_->setWordWrap(true);
   use_->setTextFormat(Qt::RichText);
   use_->setObjectName(QStringLiteral("ModelUse"));
@@ -49,10 +51,17 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role); double-click does the same"));
+  highNoiseButton_->setObjectName(QStringLiteral("UseHighNoiseExpert"));
+  highNoiseButton_->setToolTip(tr("Wan 2.2 A14B: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
+                                  "the rest (the file name never decides which is which)"));
+  singleDitButton_->setObjectName(QStringLiteral("OneDit"));
+  singleDitButton_->setToolTip(tr("Take the high-noise expert away: the sequence's DiT runs every step"));
   auto* rescanButton = new QPushButton(tr("Rescan"), this);
   auto* foldersButton = new QPushButton(tr("Model Folders…"), this);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(useButton_);
+  buttons->addWidget(highNoiseButton_);
+  buttons->addWidget(singleDitButton_);
   buttons->addStretch();
   buttons->addWidget(rescanButton);
   buttons->addWidget(foldersButton);
@@ -65,6 +74,8 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   connect(rescanButton, &QPushButton::clicked, this, &ModelBrowser::rescan);
   connect(foldersButton, &QPushButton::clicked, this, &ModelBrowser::preferencesRequested);
   connect(useButton_, &QPushButton::clicked, this, [this] { useRow(table_->currentRow()); });
+  connect(highNoiseButton_, &QPushButton::clicked, this, [this] { useRowAsHighNoiseExpert(table_->currentRow()); });
+  connect(singleDitButton_, &QPushButton::clicked, this, [this] { useRowAsHighNoiseExpert(-1); });
   connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { useRow(row); });
   connect(document_, &SequenceDocument::replaced, this, &ModelBrowser::updateUse);
   connect(document_, &SequenceDocument::changed, this, &ModelBrowser::updateUse);
@@ -137,6 +148,13 @@ void ModelBrowser::updateUse() {
     return;
   }
   auto name = [](const std::filesystem::path& p) { return QString::fromStdString(p.filename().string()).toHtmlEscaped(); };
+  singleDitButton_->setEnabled(!model.ditHighNoise.empty());
+  if (!use.ditHighNoise.empty()) {
+    use_->setText(tr("<b>This sequence</b> (%1) loads the high-noise expert <b>%2</b> and the low-noise expert <b>%3</b>, "
+                     "VAE <b>%4</b>, text encoder <b>%5</b>")
+                      .arg(source, name(use.ditHighNoise), name(use.dit), name(use.vae), name(use.textEncoder)));
+    return;
+  }
   use_->setText(tr("<b>This sequence</b> (%1) loads DiT <b>%2</b>, VAE <b>%3</b>, text encoder <b>%4</b>")
                     .arg(source, name(use.dit), name(use.vae), name(use.textEncoder)));
 }
@@ -170,6 +188,36 @@ bool ModelBrowser::useRow(int row) {
   }
   Q_EMIT statusMessage(tr("The sequence's %1 is now %2")
                            .arg(QString::fromLatin1(models::roleName(m.id.role)), QString::fromStdString(m.file.filename().string())));
+  return true;
+}
+
+bool ModelBrowser::useRowAsHighNoiseExpert(int row) {
+  SequenceSettings settings = document_->sequence().settings;
+  QString done = tr("The sequence has one DiT again");
+  if (row >= 0) {
+    if (row >= static_cast<int>(files_.size())) return false;
+    const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+    if (m.id.role != models::ModelRole::Dit || !m.problem.empty()) {
+      Q_EMIT statusMessage(tr("%1 cannot be a high-noise expert: %2")
+                               .arg(QString::fromStdString(m.file.filename().string()),
+                                    QString::fromStdString(m.problem.empty() ? "not a DiT" : m.problem)));
+      return false;
+    }
+    if (settings.model.isBuiltin()) {
+      Q_EMIT statusMessage(tr("Choose the low-noise expert first (Use for This Sequence): the built-in demo model has one DiT"));
+      return false;
+    }
+    settings.model = models::chooseHighNoiseExpert(settings.model, m.file);
+    done = tr("The sequence's high-noise expert is now %1").arg(QString::fromStdString(m.file.filename().string()));
+  } else {
+    settings.model = models::chooseHighNoiseExpert(settings.model, {});
+  }
+  const Diagnostics errors = document_->edit(SetSettings{settings});
+  if (!errors.empty()) {
+    Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+    return false;
+  }
+  Q_EMIT statusMessage(done);
   return true;
 }
 

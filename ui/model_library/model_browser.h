@@ -35,6 +35,9 @@ class ModelBrowser : public QWidget {
   // Sets the file of row `row` as the sequence's model for its role; false (with the reason in the
   // status line) when the file cannot be used.
   bool useRow(int row);
+  // Two experts (Wan 2.2 A14B): the DiT of row `row` becomes the high-noise expert beside the sequence's DiT
+  // (its low-noise one); row −1 takes the expert away. One undo step; false with the reason in the status line.
+  bool useRowAsHighNoiseExpert(int row);
 
  public Q_SLOTS:
   void rescan();
@@ -53,6 +56,8 @@ class ModelBrowser : public QWidget {
   QLabel* folders_;
   QTableWidget* table_;
   QPushButton* useButton_;
+  QPushButton* highNoiseButton_;
+  QPushButton* singleDitButton_;
   std::vector<models::CataloguedModel> files_;
   std::optional<models::ModelSetUse> resolved_;  // of resolvedModel_ against resolvedBase_
   ModelSet resolvedModel_;

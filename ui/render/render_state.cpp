@@ -136,7 +136,7 @@ void RenderState::renderStarted(const Sequence& sequence) {
   rendering_ = sequence;
   for (const Shot& shot : sequence.shots) {
     ShotStatus& status = status_[shot.id];
-    if (status.state != ShotState::Done) status = ShotStatus{ShotState::Queued, 0, status.firstThumbnail, status.lastThumbnail, status.cache};
+    if (status.state != ShotState::Done) status = ShotStatus{ShotState::Queued, 0, status.firstThumbnail, status.lastThumbnail, status.cache, status.experts};
   }
   Q_EMIT changed();
 }
@@ -210,6 +210,7 @@ void RenderState::shotFinished(const render::ShotFinished& shot) {
   status.state = ShotState::Done;
   status.progress = 1;
   status.cache = shot.cache;
+  status.experts = shot.experts;
   documentChanged(current_);  // the document may have changed while it rendered
 }
 

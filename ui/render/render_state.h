@@ -22,6 +22,7 @@ struct ShotStatus {
   QImage firstThumbnail;
   QImage lastThumbnail;
   std::optional<render::StepCacheFigures> cache;  // its last render's step cache, when its policy was not off
+  std::optional<render::ExpertFigures> experts;   // two experts: which ran when, and what moved for them
 };
 
 // What the studio knows about each shot's render: its state, decoded frames, thumbnails and the

@@ -15,6 +15,7 @@
 #include "sequence/validation.h"
 #include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
+#include "util/byte_size.h"
 
 namespace shotchain::ui {
 namespace {
@@ -31,6 +32,20 @@ QString stepCacheLine(const ShotStatus& status) {
       .arg(c.computedPasses)
       .arg(c.computedPasses + c.skippedPasses)
       .arg(c.skippedPasses);
+}
+
+// "Experts (swap): high noise steps 1–10, low noise 11–20; 2.1 GiB moved in 0.4 s".
+QString expertsLine(const ShotStatus& status) {
+  if (!status.experts || status.experts->experts.empty()) return {};
+  const render::ExpertFigures& e = *status.experts;
+  const int steps = static_cast<int>(e.experts.size());
+  const int low = e.switchStep < 0 ? steps : e.switchStep;
+  QString runs = low > 0 ? TimelineView::tr("high noise steps 1–%1").arg(low) : QString();
+  if (low < steps) runs += (runs.isEmpty() ? QString() : QStringLiteral(", ")) + TimelineView::tr("low noise %1–%2").arg(low + 1).arg(steps);
+  QString line = TimelineView::tr("Experts (%1): %2").arg(QString::fromStdString(e.residency.empty() ? "resident" : e.residency), runs);
+  if (e.bytesMoved > 0)
+    line += TimelineView::tr("; %1 moved in %2 s").arg(QString::fromStdString(formatByteSize(e.bytesMoved))).arg(e.moveSeconds, 0, 'f', 1);
+  return line;
 }
 
 QColor stateColour(ShotState state) {
@@ -502,7 +517,9 @@ bool TimelineView::event(QEvent* event) {
       QToolTip::showText(help->globalPos(), cutTooltip(cut), this);
     } else if (const int index = indexAt(help->pos()); index >= 0) {
       const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index)];
-      const QString cache = stepCacheLine(state_->status(shot.id));
+      QString cache = stepCacheLine(state_->status(shot.id));
+      if (const QString experts = expertsLine(state_->status(shot.id)); !experts.isEmpty())
+        cache += (cache.isEmpty() ? QString() : QStringLiteral("\n")) + experts;
       QToolTip::showText(help->globalPos(),
                          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
                             "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to blend it in).</i>")
@@ -512,7 +529,7 @@ bool TimelineView::event(QEvent* event) {
                              .arg(shot.height)
                              .arg(shot.seed)
                              .arg(QString::fromStdString(shot.prompt).toHtmlEscaped())
-                             .arg(cache.isEmpty() ? QString() : cache.toHtmlEscaped() + QStringLiteral("<br>")),
+                             .arg(cache.isEmpty() ? QString() : cache.toHtmlEscaped().replace(QStringLiteral("\n"), QStringLiteral("<br>")) + QStringLiteral("<br>")),
                          this);
     } else {
       QToolTip::hideText();

@@ -19,6 +19,9 @@ class WanDitMemory final : public DitMemoryModel {
   std::int64_t latentChannels() const override { return config_.outDim; }
   bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
   bool cleanFirstFrames() const override { return config_.modelType == "ti2v"; }
+  std::int64_t imageConditionChannels() const override {
+    return config_.modelType == "i2v" ? config_.inDim - config_.outDim : 0;
+  }
   c10::ScalarType loadDtype() const override { return loadDtype_; }
   std::int64_t causalBlockSize() const override { return config_.causalBlockSize; }
   std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,

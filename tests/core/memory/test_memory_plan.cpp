@@ -1,5 +1,7 @@
 #include <QTest>
 
+#include <cstdio>
+
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,7 @@
 #include "models/wan/wan_vae_memory.h"
 #include "runtime/torch_runtime.h"
 #include "test_support.h"
+#include "util/byte_size.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
@@ -148,6 +151,41 @@ class MemoryPlanTest : public QObject {
     const MemoryPlan patched = planMemory(r);
     QCOMPARE(patched.ditActivationPeak - plain.ditActivationPeak, std::uint64_t{30 * 4 * 1536 * 1536} * 2);  // bf16
     QVERIFY(patched.items[3].detail.find("LoRA-patched") != std::string::npos);
+  }
+
+  // Wan 2.2 A14B at 1280×720×81: two 14B experts in bf16 (T2V-A14B's experts have Wan 2.1 14B's shapes).
+  void twoExpertsA14B() {
+    PlanRequest r = wan13bRequest();
+    r.dit = r.ditHighNoise = models::wanDitMemory(models::WanConfig::preset("14b"));
+    r.ditDtype = r.ditHighNoiseDtype = at::kBFloat16;
+    r.shots = {{16, 21, 90, 160}, {16, 21, 90, 160}};
+    for (PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
+    r.ringBufferBytes = 16 * 90 * 160 * 4;
+    r.margin.reset();
+    for (const std::uint64_t total : {141 * GiB, 80 * GiB}) {
+      r.deviceTotal = total;
+      const MemoryPlan plan = planMemory(r);
+      std::printf("A14B bf16 on %s: %s, %s; peak both %s, one at a time %s; %s\n", formatByteSize(total).c_str(),
+                  toString(plan.expertsChosen), toString(plan.chosen), formatByteSize(plan.peakExpertsResident).c_str(),
+                  formatByteSize(plan.peakExpertsSwapped).c_str(), plan.expertReason.c_str());
+      QVERIFY2(plan.fits, plan.reason.c_str());
+      const bool bothFit = plan.peakExpertsResident + plan.margin <= total;
+      QCOMPARE(plan.expertsChosen, bothFit ? ExpertResidency::Resident : ExpertResidency::Swap);
+      QVERIFY(plan.peakExpertsResident > plan.peakExpertsSwapped);
+      for (const std::uint64_t bytes : plan.expertBytesPerShot)
+        QCOMPARE(bytes, bothFit ? std::uint64_t{0} : 4 * plan.highNoiseExpertWeights);  // in, out, and back
+    }
+    r.deviceTotal = 141 * GiB;
+    r.experts = ExpertResidency::Swap;
+    QCOMPARE(planMemory(r).expertBytesPerShot.front(), 4 * planMemory(r).highNoiseExpertWeights);
+    r.experts = ExpertResidency::Reload;
+    QCOMPARE(planMemory(r).expertBytesPerShot.front(), 2 * planMemory(r).highNoiseExpertWeights);
+    r.experts = ExpertResidency::Auto;
+    r.budget = 20 * GiB;  // below one expert: refused, naming what would fit
+    const MemoryPlan refused = planMemory(r);
+    QVERIFY(!refused.fits);
+    QVERIFY2(refused.reason.find("neither expert fits alone") != std::string::npos, refused.reason.c_str());
+    QVERIFY2(refused.reason.find("needs") != std::string::npos, refused.reason.c_str());
   }
 
   void budgetsForceEachFallbackInTurn() {

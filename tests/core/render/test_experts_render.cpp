@@ -5,6 +5,7 @@
 #include <QTest>
 
 #include <filesystem>
+#include <map>
 
 #include <ATen/ATen.h>
 
@@ -163,6 +164,60 @@ class ExpertsRenderTest : public QObject {
     QCOMPARE(failures.messages.size(), std::size_t{1});
     QVERIFY2(failures.messages[0].find("shots[0].start_image") != std::string::npos, failures.messages[0].c_str());
     QVERIFY2(failures.messages[0].find("image-to-video") != std::string::npos, failures.messages[0].c_str());
+  }
+
+  // Both resident, swapped through host memory at the boundary, or read from disk: the same latents bit for
+  // bit, the bytes each shot moved are the plan's, and one expert at a time holds the budget lower.
+  void residencyChoicesAgree() {
+    const Sequence base = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    std::map<ExpertResidency, render::RenderSummary> runs;
+    for (const ExpertResidency mode : {ExpertResidency::Resident, ExpertResidency::Swap, ExpertResidency::Reload}) {
+      Sequence s = base;
+      s.settings.experts = mode;
+      render::RenderObserver none;
+      const render::RenderSummary summary = render(s, std::string("placed-") + toString(mode), none);
+      QVERIFY(summary.finished.completed);
+      QCOMPARE(summary.plan.expertsChosen, mode);
+      QCOMPARE(summary.plan.expertBytesPerShot.size(), std::size_t{2});
+      for (std::size_t i = 0; i < 2; ++i) {
+        QCOMPARE(summary.shots[i].experts->residency, std::string(toString(mode)));
+        QCOMPARE(summary.shots[i].experts->bytesMoved, summary.plan.expertBytesPerShot[i]);
+      }
+      runs.emplace(mode, summary);
+    }
+    const std::uint64_t high = runs.at(ExpertResidency::Resident).plan.highNoiseExpertWeights;
+    QVERIFY(high > 0);
+    QCOMPARE(runs.at(ExpertResidency::Resident).shots[0].experts->bytesMoved, std::uint64_t{0});
+    QCOMPARE(runs.at(ExpertResidency::Swap).shots[0].experts->bytesMoved, 4 * high);  // high in, low out; and back
+    QCOMPARE(runs.at(ExpertResidency::Reload).shots[1].experts->bytesMoved, 2 * high);  // each read once
+    for (const auto& [index, id] : {std::pair{0, "a"}, std::pair{1, "b"}}) {
+      QVERIFY(at::equal(tail("placed-resident", index, id), tail("placed-swap", index, id)));
+      QVERIFY(at::equal(tail("placed-resident", index, id), tail("placed-reload", index, id)));
+    }
+    QVERIFY(runs.at(ExpertResidency::Swap).reservedPeak < runs.at(ExpertResidency::Resident).reservedPeak);
+    QCOMPARE(runs.at(ExpertResidency::Resident).reservedPeak - runs.at(ExpertResidency::Swap).reservedPeak, high);
+  }
+
+  // A budget that holds one expert but not two: auto swaps them (the refusal at A14B size: test_memory_plan).
+  void planSwapsWhenBothDoNotFit() {
+    Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    render::RenderOptions options;
+    options.sequenceDirectory = root();
+    render::Renderer renderer;
+    const MemoryPlan open = renderer.plan(s, options);
+    QCOMPARE(open.expertsChosen, ExpertResidency::Resident);
+    QVERIFY(open.peakExpertsSwapped < open.peakExpertsResident);
+    // Budgets from both-resident's peak down: where both stop fitting, auto swaps them and still fits.
+    std::optional<MemoryPlan> tight;
+    for (double share = 1.0; share > 0.2 && !tight; share -= 0.01) {
+      options.budget = static_cast<std::uint64_t>(static_cast<double>(open.peakExpertsResident) * share / 0.95);
+      const MemoryPlan plan = renderer.plan(s, options);
+      if (plan.expertsChosen == ExpertResidency::Swap) tight = plan;
+      else QVERIFY2(plan.fits, plan.reason.c_str());  // resident is chosen only where it fits
+    }
+    QVERIFY(tight.has_value());
+    QVERIFY2(tight->fits, tight->reason.c_str());
+    QVERIFY2(tight->expertReason.find("swaps the experts") != std::string::npos, tight->expertReason.c_str());
   }
 
   void documentFields() {

@@ -1,3 +1,4 @@
+#include <QProcess>
 #include <QTest>
 
 #include <cstdio>
@@ -148,7 +149,7 @@ class TestWan22MoeGolden : public QObject {
     options.shift = 12.0;
     options.seed = 2601;
     options.guidance = 3.0;
-    options.experts = sampling::ExpertSwitch{{}, 875.0, 4.0, {}};
+    options.experts = sampling::ExpertSwitch{.boundary = 875.0, .highGuidance = 4.0};
     runLoop(*loop, high, low, options, {});
   }
 
@@ -165,14 +166,35 @@ class TestWan22MoeGolden : public QObject {
     options.shift = 5.0;
     options.seed = 2701;
     options.guidance = 3.5;
-    options.experts = sampling::ExpertSwitch{{}, 900.0, 3.5, {}};
+    options.experts = sampling::ExpertSwitch{.boundary = 900.0, .highGuidance = 3.5};
     runLoop(*loop, high, low, options, loop->tensor("y"));  // the stored y: each step on the official input
   }
 
+  // The same through `shotchain verify LOW LOOP --high-noise HIGH [--vae VAE]`; without --high-noise it says what is missing.
+  void verifyVerb() {
+    const auto path = [](const char* name) { return QString::fromStdString(golden(name).string()); };
+    QProcess process;
+    process.start(SHOTCHAIN_CLI, {"verify", path("wan22_i2v_low_tiny.safetensors"), path("wan22_i2v_moe_loop_io.safetensors"),
+                                  "--high-noise", path("wan22_i2v_high_tiny.safetensors"), "--vae", path("wan_vae_tiny.safetensors")});
+    QVERIFY(process.waitForFinished(120000));
+    const QString out = QString::fromUtf8(process.readAllStandardOutput());
+    QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
+    QVERIFY2(out.contains("0 failed: PASS") && out.contains("expert ") && out.contains("y "), qPrintable(out));
+    process.start(SHOTCHAIN_CLI, {"verify", path("wan22_moe_low_tiny.safetensors"), path("wan22_moe_loop_io.safetensors")});
+    QVERIFY(process.waitForFinished(120000));
+    QVERIFY(process.exitCode() != 0);
+    QVERIFY(QString::fromUtf8(process.readAllStandardError()).contains("--high-noise"));
+  }
+
   void boundaryIsOnTheIntegerTimestep() {
-    const sampling::ExpertSwitch experts{{}, 875.0, 4.0, {}};
+    const sampling::ExpertSwitch experts{.boundary = 875.0, .highGuidance = 4.0};
     QCOMPARE(sampling::expertAt(experts, 875), 1);  // equal goes to the high-noise expert
     QCOMPARE(sampling::expertAt(experts, 874), 0);
+    // A split kept as a step index (ComfyUI's KSamplerAdvanced pair) ignores the timesteps.
+    sampling::ExpertSwitch byStep = experts;
+    byStep.switchStep = 2;
+    QCOMPARE(sampling::expertAt(byStep, 100, 1), 1);
+    QCOMPARE(sampling::expertAt(byStep, 999, 2), 0);
   }
 
   void stepCacheAndDiffusionForcingRefused() {

@@ -1,0 +1,194 @@
+// ComfyUI's stock Wan 2.2 14B templates (UI format, positional widgets): two UNETLoader → ModelSamplingSD3
+// chains and two chained KSamplerAdvanced import as one shot with two experts, the split kept as the step
+// index (switch_step); the I2V template's WanImageToVideo gives the start image. export-comfy writes the
+// two-sampler graph back and it imports the same.
+#include <QTest>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "test_registry.h"
+#include "interop/comfy_export.h"
+#include "interop/comfy_import.h"
+#include "sequence/sequence_io.h"
+
+using namespace shotchain;
+using namespace shotchain::interop;
+using Json = nlohmann::json;
+
+namespace {
+
+Json node(int id, const char* type, Json inputs, Json widgets) {
+  return Json{{"id", id}, {"type", type}, {"inputs", std::move(inputs)}, {"outputs", Json::array()}, {"widgets_values", std::move(widgets)}};
+}
+Json in(const char* name, int link) { return Json{{"name", name}, {"type", "*"}, {"link", link}}; }
+
+// As "video_wan2_2_14B_t2v" lays it out (its 4-step variant adds a LoraLoaderModelOnly on each chain:
+// `withLoras`). `i2v`: "video_wan2_2_14B_i2v", with WanImageToVideo and a LoadImage.
+Json a14bTemplate(bool i2v, bool withLoras = false) {
+  const std::string kind = i2v ? "i2v" : "t2v";
+  Json nodes = Json::array();
+  nodes.push_back(node(37, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_high_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(node(56, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_low_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(node(38, "CLIPLoader", Json::array(), {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}));
+  nodes.push_back(node(39, "VAELoader", Json::array(), {"wan_2.1_vae.safetensors"}));
+  int highModel = 1, lowModel = 2;
+  if (withLoras) {
+    nodes.push_back(node(80, "LoraLoaderModelOnly", Json::array({in("model", 1)}), {"lightx2v_high_noise.safetensors", 1.0}));
+    nodes.push_back(node(81, "LoraLoaderModelOnly", Json::array({in("model", 2)}), {"lightx2v_low_noise.safetensors", 1.0}));
+    highModel = 30;
+    lowModel = 31;
+  }
+  nodes.push_back(node(54, "ModelSamplingSD3", Json::array({in("model", highModel)}), {8.0}));
+  nodes.push_back(node(55, "ModelSamplingSD3", Json::array({in("model", lowModel)}), {8.0}));
+  nodes.push_back(node(6, "CLIPTextEncode", Json::array({in("clip", 3)}), {"a lighthouse keeper climbs the spiral stairs"}));
+  nodes.push_back(node(7, "CLIPTextEncode", Json::array({in("clip", 4)}), {"blurry, static"}));
+  // The latent: an empty video latent, or WanImageToVideo whose outputs are positive (0), negative (1), latent (2).
+  int positive = 5, negative = 6, positiveLow = 20, negativeLow = 21;
+  if (i2v) {
+    nodes.push_back(node(62, "LoadImage", Json::array(), {"keeper.png", "image"}));
+    nodes.push_back(node(50, "WanImageToVideo", Json::array({in("positive", 5), in("negative", 6), in("vae", 7), in("start_image", 22)}),
+                         {1280, 720, 81, 1}));
+  } else {
+    nodes.push_back(node(61, "EmptyHunyuanLatentVideo", Json::array(), {1280, 720, 81, 1}));
+  }
+  if (i2v) {
+    positive = 23;
+    negative = 24;
+    positiveLow = 25;
+    negativeLow = 26;
+  }
+  nodes.push_back(node(57, "KSamplerAdvanced",
+                       Json::array({in("model", 8), in("positive", positive), in("negative", negative), in("latent_image", 9)}),
+                       {"enable", 518936403245791, "randomize", 20, 3.5, "euler", "simple", 0, 10, "enable"}));
+  nodes.push_back(node(58, "KSamplerAdvanced",
+                       Json::array({in("model", 10), in("positive", positiveLow), in("negative", negativeLow), in("latent_image", 11)}),
+                       {"disable", 0, "fixed", 20, 3.0, "euler", "simple", 10, 10000, "disable"}));
+  nodes.push_back(node(8, "VAEDecode", Json::array({in("samples", 12), in("vae", 13)}), Json::array()));
+  nodes.push_back(node(59, "CreateVideo", Json::array({in("images", 14)}), {16}));
+  nodes.push_back(node(60, "SaveVideo", Json::array({in("video", 15)}), {"video/ComfyUI", "auto", "auto"}));
+  const int latent = i2v ? 50 : 61;
+  Json links = Json::array({{3, 38, 0, 6, 0, "CLIP"},        {4, 38, 0, 7, 0, "CLIP"},          {8, 54, 0, 57, 0, "MODEL"},
+                            {9, latent, i2v ? 2 : 0, 57, 3, "LATENT"}, {10, 55, 0, 58, 0, "MODEL"}, {11, 57, 0, 58, 3, "LATENT"},
+                            {12, 58, 0, 8, 0, "LATENT"},     {13, 39, 0, 8, 1, "VAE"},          {14, 8, 0, 59, 0, "IMAGE"},
+                            {15, 59, 0, 60, 0, "VIDEO"}});
+  if (withLoras) {
+    links.push_back({1, 37, 0, 80, 0, "MODEL"});
+    links.push_back({2, 56, 0, 81, 0, "MODEL"});
+    links.push_back({30, 80, 0, 54, 0, "MODEL"});
+    links.push_back({31, 81, 0, 55, 0, "MODEL"});
+  } else {
+    links.push_back({1, 37, 0, 54, 0, "MODEL"});
+    links.push_back({2, 56, 0, 55, 0, "MODEL"});
+  }
+  if (i2v) {
+    for (const Json& l : Json::array({{5, 6, 0, 50, 0, "CONDITIONING"}, {6, 7, 0, 50, 1, "CONDITIONING"}, {7, 39, 0, 50, 2, "VAE"},
+                                      {22, 62, 0, 50, 3, "IMAGE"},       {23, 50, 0, 57, 1, "CONDITIONING"}, {24, 50, 1, 57, 2, "CONDITIONING"},
+                                      {25, 50, 0, 58, 1, "CONDITIONING"}, {26, 50, 1, 58, 2, "CONDITIONING"}}))
+      links.push_back(l);
+  } else {
+    for (const Json& l : Json::array({{5, 6, 0, 57, 1, "CONDITIONING"}, {6, 7, 0, 57, 2, "CONDITIONING"},
+                                      {20, 6, 0, 58, 1, "CONDITIONING"}, {21, 7, 0, 58, 2, "CONDITIONING"}}))
+      links.push_back(l);
+  }
+  return {{"last_node_id", 81}, {"last_link_id", 31}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
+}
+
+std::map<std::string, std::vector<Json>> byType(const std::string& json) {
+  std::map<std::string, std::vector<Json>> out;
+  const Json graph = Json::parse(json);
+  for (const auto& [id, n] : graph.items()) out[n["class_type"].get<std::string>()].push_back(n);
+  return out;
+}
+
+}  // namespace
+
+class TestComfyA14b : public QObject {
+  Q_OBJECT
+
+  static void checkShot(const ComfyImport& imported, bool i2v) {
+    QCOMPARE(imported.sequence.shots.size(), std::size_t{1});
+    const Shot& shot = imported.sequence.shots.front();
+    const SequenceSettings& s = imported.sequence.settings;
+    const std::string kind = i2v ? "i2v" : "t2v";
+    QCOMPARE(s.model.ditHighNoise, "wan2.2_" + kind + "_high_noise_14B_fp8_scaled.safetensors");
+    QCOMPARE(s.model.dit, "wan2.2_" + kind + "_low_noise_14B_fp8_scaled.safetensors");
+    QCOMPARE(s.model.vae, std::string("wan_2.1_vae.safetensors"));
+    QCOMPARE(shot.switchStep, std::optional<int>(10));
+    QCOMPARE(s.sampler.steps, 20);
+    QCOMPARE(s.sampler.guidance, 3.0);                            // the low-noise sampler's cfg
+    QCOMPARE(s.sampler.guidanceHighNoise, std::optional<double>(3.5));  // the high-noise sampler's
+    QCOMPARE(s.sampler.shift, 8.0);
+    QCOMPARE(shot.seed, std::uint64_t{518936403245791});
+    QCOMPARE(shot.width, 1280);
+    QCOMPARE(shot.height, 720);
+    QCOMPARE(shot.frames, 81);
+    QCOMPARE(s.fps, 16.0);
+    QCOMPARE(shot.prompt, std::string("a lighthouse keeper climbs the spiral stairs"));
+    QCOMPARE(shot.negativePrompt, std::string("blurry, static"));
+    QCOMPARE(shot.startImage, i2v ? std::string("keeper.png") : std::string());
+    for (const UnmappedNode& n : imported.unmapped) QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
+  }
+
+ private Q_SLOTS:
+  void t2vTemplateImportsAsOneShotWithTwoExperts() { checkShot(importComfyWorkflow(a14bTemplate(false).dump(), "video_wan2_2_14B_t2v.json"), false); }
+
+  void i2vTemplateImportsWithItsStartImage() { checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json"), true); }
+
+  // The 4-step variant: one LoRA per expert. The low-noise one applies (to the low-noise expert); the
+  // high-noise one is listed as a note, never an error that stops the import.
+  void loraPerExpertIsANote() {
+    const ComfyImport imported = importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json");
+    checkShot(imported, false);
+    const Shot& shot = imported.sequence.shots.front();
+    QVERIFY(shot.loras && shot.loras->size() == 1);
+    QCOMPARE(shot.loras->front().file, std::string("lightx2v_low_noise.safetensors"));
+    bool noted = false;
+    for (const std::string& note : imported.notes) noted = noted || note.find("high-noise expert") != std::string::npos;
+    QVERIFY(noted);
+  }
+
+  void exportWritesTheTwoSamplerGraphBack() {
+    for (const bool i2v : {false, true}) {
+      const ComfyImport imported = importComfyWorkflow(a14bTemplate(i2v).dump(), "t.json");
+      ComfyExportOptions options;
+      options.imageToVideo = i2v;
+      options.switchStep = [](const Shot& shot) { return shot.switchStep.value_or(-1); };
+      const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, options);
+      QCOMPARE(out.size(), std::size_t{1});
+      auto types = byType(out[0].json);
+      QCOMPARE(types["UNETLoader"].size(), std::size_t{2});
+      QCOMPARE(types["ModelSamplingSD3"].size(), std::size_t{2});
+      QCOMPARE(types["KSamplerAdvanced"].size(), std::size_t{2});
+      QCOMPARE(types.count("KSampler"), std::size_t{0});
+      QCOMPARE(types.count("WanImageToVideo"), std::size_t{i2v ? 1u : 0u});
+      QVERIFY(types.count("CreateVideo") && types.count("SaveVideo"));
+      if (std::getenv("SHOTCHAIN_DUMP")) std::fprintf(stderr, "%s\n", out[0].json.c_str());
+      const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
+      QCOMPARE(again.sequence.settings.model.ditHighNoise, imported.sequence.settings.model.ditHighNoise);
+      QCOMPARE(again.sequence.settings.model.dit, imported.sequence.settings.model.dit);
+      QCOMPARE(again.sequence.settings.sampler.guidanceHighNoise, imported.sequence.settings.sampler.guidanceHighNoise);
+      QCOMPARE(again.sequence.settings.sampler.guidance, imported.sequence.settings.sampler.guidance);
+      QCOMPARE(QString::fromStdString(serializeShot(again.sequence.shots.front())),
+               QString::fromStdString(serializeShot(imported.sequence.shots.front())));
+    }
+  }
+
+  void aSecondHalfOfAnotherLengthIsRefused() {
+    Json workflow = a14bTemplate(false);
+    for (Json& n : workflow["nodes"])
+      if (n["id"] == 58) n["widgets_values"][3] = 30;
+    try {
+      importComfyWorkflow(workflow.dump(), "bad.json");
+      QFAIL("imported");
+    } catch (const std::runtime_error& error) {
+      QVERIFY2(std::string(error.what()).find("split one schedule") != std::string::npos, error.what());
+    }
+  }
+};
+
+SHOTCHAIN_TEST(TestComfyA14b, Appless)
+#include "test_comfy_a14b.moc"
