@@ -46,11 +46,17 @@ std::vector<ExpertRun> benchExperts(const Sequence& sequence, const std::filesys
       options.framesOnDisk = false;
       options.writesFiles = false;
       render::Renderer renderer;
-      render::RenderObserver quiet;
+      struct Failures : render::RenderObserver {
+        std::string first;
+        void failed(const render::RenderFailure& failure) override {
+          if (first.empty()) first = failure.message;
+        }
+      } quiet;
       const auto start = std::chrono::steady_clock::now();
       const render::RenderSummary summary = renderer.render(s, options, quiet);
       run.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (!summary.finished.completed) throw std::runtime_error("the render did not complete");
+      if (!summary.finished.completed)
+        throw std::runtime_error(quiet.first.empty() ? "the render did not complete" : quiet.first);
       std::vector<double> seconds, bytes;
       for (const render::ShotFinished& shot : summary.shots)
         if (shot.experts) {

@@ -47,7 +47,7 @@ MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& res
 // A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
 // them re-noised to each step's level (the plan says that continuation is approximate there).
 sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults& defaults, const models::DitCapabilities& capabilities,
-                                        const continuity::Conditioning& conditioning, c10::Device device) {
+                                        const continuity::Conditioning& conditioning, c10::Device device, bool twoExperts) {
   sampling::SamplerOptions sampler;
   sampler.steps = shot.steps.value_or(defaults.steps);
   sampler.shift = shot.shift.value_or(defaults.shift);
@@ -55,11 +55,15 @@ sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults&
   sampler.solver = solverOf(defaults.solver);
   sampler.seed = shot.seed;
   sampler.device = device;
-  if (const FewStepSettings& fewStep = effectiveFewStep(shot, defaults); fewStep.on()) {
-    sampler.fewStep = sampling::FewStepSampling{
-        fewStep.steps, fewStep.update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
-    sampler.steps = static_cast<int>(fewStep.steps.size());
-    // One schedule for the clip: a model that takes per-frame timesteps is given the handed latents clean.
+  const FewStepSettings& fewStep = effectiveFewStep(shot, defaults);
+  if (fewStep.on() || twoExperts) {
+    if (fewStep.on()) {
+      sampler.fewStep = sampling::FewStepSampling{
+          fewStep.steps, fewStep.update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
+      sampler.steps = static_cast<int>(fewStep.steps.size());
+    }
+    // One schedule for the clip (a few-step schedule, or two experts switching on it): a model that takes
+    // per-frame timesteps is given the handed latents clean.
     if ((capabilities.cleanFirstFrames || capabilities.perFrameTimesteps) && conditioning.held.defined())
       sampler.cleanPrefix = conditioning.held;
     return sampler;
@@ -332,6 +336,10 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   // Image-to-video: the image enters through y, never as a held latent; a continuing shot starts on the
   // previous shot's last decoded frame (what the model was trained on: one decode, one encode).
   const bool imageToVideo = capabilities.imageConditionChannels > 0;
+  if (experts_ && mode.sampling == ShotSampling::KvStream)
+    throw std::runtime_error("shot " + std::to_string(index + 1) + " (" + shot.id + "): a stream shot samples chunk by chunk over "
+                             "one DiT's KV cache, and this model set has two experts (model.dit_high_noise): give it latent "
+                             "or vae_roundtrip continuity");
   if (imageToVideo && out.previous) pump(true);
   const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
   continuity::PreviousShot handed;
@@ -362,7 +370,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   if (options_.writesFiles) std::filesystem::remove_all(out.directory);  // rank 0 alone owns the folder
   observer_.shotStarted(started);
 
-  out.sampler = samplerOptions(shot, defaults, capabilities, out.conditioning, models_.device);
+  out.sampler = samplerOptions(shot, defaults, capabilities, out.conditioning, models_.device, experts_ != nullptr);
   out.sampler.splitGuidance = summary_.plan.splitGuidance;
   out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
   const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,

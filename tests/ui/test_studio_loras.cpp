@@ -1,7 +1,11 @@
 // The inspectors' LoRA lists (#39) and two-expert settings (#38), as a user edits them: each change is one
 // undo step, a strength core refuses stays out of the document with the reason under the field, a shot's
-// own list replaces the sequence's and "As the sequence" gives it back.
+// own list replaces the sequence's and "As the sequence" gives it back. A shot rendered by two experts says in
+// its tooltip which ran when and what moved for them.
+#include <QApplication>
 #include <QCheckBox>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
@@ -14,6 +18,8 @@
 #include "inspector/lora_list_field.h"
 #include "inspector/settings_inspector.h"
 #include "inspector/shot_inspector.h"
+#include "render/render_state.h"
+#include "timeline/timeline_view.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
 #include "test_support.h"
@@ -93,6 +99,38 @@ class StudioLoras : public QObject {
     boundary->setValue(0.9);
     QCOMPARE(document.sequence().settings.sampler.boundary, std::optional<double>(0.9));
     QCOMPARE(document.undoStack()->count(), 3);
+  }
+
+  void theShotTooltipSaysWhichExpertRanWhen() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, q(workflow("demo.json").string()));
+    RenderState state;
+    TimelineView view(&document, &state);
+    view.resize(900, 150);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.zoomToFit();
+    const Sequence& sequence = document.sequence();
+    state.renderStarted(sequence);
+    render::ShotStarted started;
+    started.id = sequence.shots[0].id;
+    state.shotStarted(started);
+    render::ShotFinished finished;
+    finished.id = started.id;
+    render::ExpertFigures experts;
+    experts.experts = {1, 1, 0, 0};
+    experts.switchStep = 2;
+    experts.residency = "swap";
+    experts.bytesMoved = std::uint64_t{4} << 30;
+    experts.moveSeconds = 1.5;
+    finished.experts = experts;
+    state.shotFinished(finished);
+    const QPoint at = view.blockRect(0).center();
+    QHelpEvent help(QEvent::ToolTip, at, view.mapToGlobal(at));
+    QApplication::sendEvent(&view, &help);
+    const QString tip = QToolTip::text();
+    QVERIFY2(tip.contains("Experts (swap): high noise steps 1–2, low noise 3–4; 4") && tip.contains("moved in 1.5 s"), qPrintable(tip));
+    QToolTip::hideText();
   }
 };
 
