@@ -22,6 +22,23 @@ Json node(const char* type, Json inputs, const std::string& title) {
 // The Wan 2.2 14B template's second half: the high-noise expert's loader and shift (nodes 13, 14), the
 // latent (WanImageToVideo for I2V experts, whose outputs carry the prompts), the two KSamplerAdvanced (15 high,
 // 8 low) split at the switch step, then decode and CreateVideo + SaveVideo.
+// LoraLoaderModelOnly nodes firstId, firstId + 1, … after node `from`, one a LoRA whose expert is not `skip`;
+// returns the node the model comes from after them.
+int loraChain(Json& g, int from, int firstId, const std::vector<LoraRef>& loras, const std::string& skip, const char* title) {
+  int model = from;
+  for (const LoraRef& lora : loras) {
+    if (!skip.empty() && lora.expert == skip) continue;
+    const int id = model == from ? firstId : model + 1;
+    g[std::to_string(id)] = node("LoraLoaderModelOnly",
+                                 {{"lora_name", std::filesystem::path(lora.file).filename().string()},
+                                  {"strength_model", lora.strength},
+                                  {"model", link(model)}},
+                                 title);
+    model = id;
+  }
+  return model;
+}
+
 void addExpertPair(Json& g, ComfyShotWorkflow& w, const Shot& shot, const SequenceSettings& s, const ComfyExportOptions& options) {
   const int steps = shot.steps.value_or(s.sampler.steps);
   const int split = options.switchStep ? options.switchStep(shot) : steps / 2;
@@ -29,7 +46,8 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const Shot& shot, const Sequen
   const double guidance = shot.guidance.value_or(s.sampler.guidance);
   g["13"] = node("UNETLoader", {{"unet_name", fileName(s.model.ditHighNoise, "")}, {"weight_dtype", "default"}},
                  "Load Diffusion Model (high noise)");
-  g["14"] = node("ModelSamplingSD3", {{"shift", shift}, {"model", link(13)}}, "ModelSamplingSD3 (high noise)");
+  const int model = loraChain(g, 13, 40, shot.loras ? *shot.loras : s.loras, "low", "LoRA (high noise)");
+  g["14"] = node("ModelSamplingSD3", {{"shift", shift}, {"model", link(model)}}, "ModelSamplingSD3 (high noise)");
   Json positive = link(5), negative = link(6), latent = link(7);
   if (options.imageToVideo) {
     Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
@@ -94,16 +112,8 @@ std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, co
     g["1"] = node("UNETLoader", {{"unet_name", dit}, {"weight_dtype", "default"}}, "Load Diffusion Model");
     g["2"] = node("CLIPLoader", {{"clip_name", text}, {"type", "wan"}}, "Load CLIP");
     g["3"] = node("VAELoader", {{"vae_name", vae}}, "Load VAE");
-    int model = 1;  // LoraLoaderModelOnly nodes 20, 21, … between the loader and the sampling shift
-    for (const LoraRef& lora : shot.loras ? *shot.loras : s.loras) {
-      const int id = 20 + (model == 1 ? 0 : model - 19);
-      g[std::to_string(id)] = node("LoraLoaderModelOnly",
-                                   {{"lora_name", std::filesystem::path(lora.file).filename().string()},
-                                    {"strength_model", lora.strength},
-                                    {"model", link(model)}},
-                                   "LoRA");
-      model = id;
-    }
+    // A LoRA for the high-noise expert sits on its own chain (addExpertPair).
+    const int model = loraChain(g, 1, 20, shot.loras ? *shot.loras : s.loras, m.ditHighNoise.empty() ? "" : "high", "LoRA");
     g["4"] = node("ModelSamplingSD3", {{"shift", shot.shift.value_or(s.sampler.shift)}, {"model", link(model)}}, "ModelSamplingSD3");
     g["5"] = node("CLIPTextEncode", {{"text", shot.prompt}, {"clip", link(2)}}, "Positive");
     g["6"] = node("CLIPTextEncode", {{"text", shot.negativePrompt}, {"clip", link(2)}}, "Negative");

@@ -358,17 +358,20 @@ class Importer {
     shot.guidanceHighNoise = shot.guidance;
     shot.guidance = number(sampler, "cfg", 0.0, kMaxGuidance);
     shot.switchStep = high.end;
-    if (shot.loras) {
-      out_.notes.push_back(nodeLabel(first) + ": the LoRAs on the high-noise expert's model are not applied (per-expert LoRA "
-                                              "lists are not supported yet)");
-      shot.loras.reset();
-    }
+    // Each chain's LoRAs patch its own expert.
+    std::vector<LoraRef> loras = shot.loras.value_or(std::vector<LoraRef>{});
+    for (LoraRef& lora : loras) lora.expert = "high";
     Shot low;
     const std::string lowDit = modelChain(sampler, low);
     if (low.shift && shot.shift && *low.shift != *shot.shift)
       out_.notes.push_back(nodeLabel(sampler) + ": shift " + plain(*low.shift) + " on the low-noise expert becomes the shot's " +
                            plain(*shot.shift) + " (one schedule for both)");
-    shot.loras = low.loras;
+    for (LoraRef lora : low.loras.value_or(std::vector<LoraRef>{})) {
+      lora.expert = "low";
+      loras.push_back(lora);
+    }
+    if (loras.empty()) shot.loras.reset();
+    else shot.loras = loras;
     if (ditHigh_.empty()) {
       ditHigh_ = high.dit;
       if (dit_ == high.dit) dit_ = lowDit;

@@ -46,6 +46,10 @@ void StrictWeightLoader::tolerate(std::function<bool(const std::string&)> unused
   tolerated_.push_back(std::move(unused));
 }
 
+void StrictWeightLoader::requireStoredFloat8(const std::string& name, const std::vector<std::int64_t>& shape) {
+  required_.push_back({name, name, shape, at::kFloat8_e4m3fn, true});
+}
+
 std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device) const {
   std::vector<std::string> missing, misshapen, unexpected;
   std::set<std::string> used;
@@ -77,7 +81,15 @@ std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device)
     throw std::runtime_error(message);
   }
   std::map<std::string, at::Tensor> tensors;
-  for (const Required& r : required_) tensors[r.name] = weights_.load(r.stored, r.as).to(device).contiguous();
+  for (const Required& r : required_) {
+    if (!r.storedFloat8) {
+      tensors[r.name] = weights_.load(r.stored, r.as).to(device).contiguous();
+      continue;
+    }
+    const WeightSet::StoredFloat8 stored = weights_.loadStoredFloat8(r.stored);
+    tensors[r.name] = stored.codes.to(device).contiguous();
+    tensors[r.name + "_scale"] = stored.scale.to(device).contiguous();
+  }
   return tensors;
 }
 

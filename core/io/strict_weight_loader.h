@@ -33,6 +33,9 @@ class StrictWeightLoader {
   // differs (another naming convention). The tensor is loaded as `as` (dequantised, converted).
   void require(const std::string& name, const std::vector<std::int64_t>& shape, at::ScalarType as,
                const std::string& stored = {});
+  // An fp8 tensor kept as stored (WeightSet::loadStoredFloat8): finish() gives its codes under `name` and its
+  // scale under `name` + "_scale".
+  void requireStoredFloat8(const std::string& name, const std::vector<std::int64_t>& shape);
   // Tensors in the file that are not the model's but may be there (e.g. a tied output head).
   void tolerate(std::function<bool(const std::string& stored)> unused);
 
@@ -44,6 +47,7 @@ class StrictWeightLoader {
     std::string stored;
     std::vector<std::int64_t> shape;
     at::ScalarType as;
+    bool storedFloat8 = false;
   };
   const WeightSet& weights_;
   std::string model_;

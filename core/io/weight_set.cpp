@@ -1,6 +1,7 @@
 #include "io/weight_set.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -245,6 +246,34 @@ at::Tensor WeightSet::load(std::string_view name, at::ScalarType as) const {
     weight = weight * scale.reshape(shape);
   }
   return weight.to(as);
+}
+
+bool WeightSet::storedAsFloat8(std::string_view name) const {
+  const auto it = sources_.find(name);
+  if (it == sources_.end() || it->second.record != nullptr || it->second.entry == nullptr) return false;
+  const DType dtype = it->second.entry->dtype;
+  return dtype == DType::F8_E4M3 || dtype == DType::F8_E5M2;
+}
+
+WeightSet::StoredFloat8 WeightSet::loadStoredFloat8(std::string_view name) const {
+  if (!storedAsFloat8(name))
+    throw SafetensorsError(label_ + ": tensor \"" + std::string(name) + "\": not stored as F8_E4M3 or F8_E5M2");
+  const Source& source = sources_.find(name)->second;
+  const SafetensorsFile& file = *files_[source.file];
+  StoredFloat8 out;
+  const at::ScalarType kind = source.entry->dtype == DType::F8_E4M3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
+  const std::string_view raw = file.rawBytes(*source.entry);
+  std::vector<std::int64_t> shape(source.entry->shape.begin(), source.entry->shape.end());
+  out.codes = at::empty(shape, at::TensorOptions().dtype(at::kByte));
+  if (!raw.empty()) std::memcpy(out.codes.data_ptr(), raw.data(), raw.size());
+  out.codes = out.codes.view(kind);
+  if (source.scale == nullptr) {
+    out.scale = at::ones({}, at::kFloat);
+  } else {
+    const at::Tensor scale = file.tensor(*source.scale, at::kFloat);
+    out.scale = scale.numel() == 1 ? scale.reshape({}) : scale.reshape({out.codes.size(0), 1});
+  }
+  return out;
 }
 
 }  // namespace shotchain::io

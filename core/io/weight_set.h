@@ -59,6 +59,15 @@ class WeightSet {
 
   // The tensor, dequantised and converted to `as`. Throws SafetensorsError for unknown names.
   at::Tensor load(std::string_view name, at::ScalarType as) const;
+  // An fp8 tensor as stored (F8_E4M3 or F8_E5M2 of a safetensors file): its codes as at::kFloat8_e4m3fn /
+  // kFloat8_e5m2 and its scale as float32 (a scalar, or [rows, 1] per row; 1 when the file has none), so that
+  // codes·scale is what load() gives. Throws SafetensorsError naming the tensor when it is not stored so.
+  struct StoredFloat8 {
+    at::Tensor codes, scale;
+  };
+  StoredFloat8 loadStoredFloat8(std::string_view name) const;
+  // Whether `name` is an fp8 tensor of a safetensors file (what loadStoredFloat8 reads).
+  bool storedAsFloat8(std::string_view name) const;
 
  private:
   struct Source {

@@ -67,8 +67,10 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.requested = r.policy;
   plan.margin = r.margin ? *r.margin : std::min<std::uint64_t>(plan.limit / 20, 1ull << 30);
 
-  plan.ditWeights = r.dit->weightBytes(r.ditDtype);
-  if (r.ditHighNoise) plan.highNoiseExpertWeights = r.ditHighNoise->weightBytes(r.ditHighNoiseDtype);
+  plan.ditWeights = r.dit->weightBytes(r.ditDtype) - (r.keepFloat8 ? r.dit->storedFloat8Saving(r.ditDtype) : 0);
+  if (r.ditHighNoise)
+    plan.highNoiseExpertWeights = r.ditHighNoise->weightBytes(r.ditHighNoiseDtype) -
+                                  (r.keepFloat8 ? r.ditHighNoise->storedFloat8Saving(r.ditHighNoiseDtype) : 0);
   const bool highResident = r.ditHighNoise && r.highNoiseResident;
   // One expert at a time: the device holds the larger of the two where it held the DiT.
   if (r.ditHighNoise && !highResident) plan.ditWeights = std::max(plan.ditWeights, plan.highNoiseExpertWeights);
@@ -217,7 +219,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
     plan.tileOverlap = offDecode.tiling.overlap;
   }
 
-  const std::string ditDetail = dtypeName(r.ditDtype) + " matmuls, " +
+  const bool float8 = r.keepFloat8 && r.dit->storedFloat8Saving(r.ditDtype) > 0;
+  const std::string ditDetail = dtypeName(r.ditDtype) + (float8 ? " matmuls (fp8 weights kept as stored), " : " matmuls, ") +
                                 std::to_string(static_cast<double>(r.dit->parameterCount()) / 1e9).substr(0, 5) + " B parameters (" +
                                 r.dit->variant() + ")";
   plan.items = {

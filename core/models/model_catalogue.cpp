@@ -6,6 +6,7 @@
 #include "io/dtype.h"
 #include "io/weight_set.h"
 #include "models/model_files.h"
+#include "models/model_memory.h"
 
 namespace shotchain::models {
 
@@ -20,7 +21,10 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
     for (const io::WeightInfo& info : weights.weights()) byDtype[std::string(io::dtypeName(info.dtype))] += info.bytes;
     for (const auto& [name, bytes] : byDtype)
       if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
-    m.problem = m.id.role == ModelRole::None ? "not a model of a family ShotChain knows" : m.id.problem;
+    if (m.id.role == ModelRole::None) m.lora = summariseLora(weights);
+    m.problem = m.id.role != ModelRole::None ? m.id.problem
+                : m.lora ? (m.lora->target.empty() ? "a LoRA for a model ShotChain does not know (its layer names are not a Wan DiT's)" : "")
+                         : "not a model of a family ShotChain knows";
   } catch (const std::exception& error) {
     m.problem = error.what();
   }
@@ -67,6 +71,11 @@ ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::pat
     use.vae = files.vae;
     use.textEncoder = files.textEncoder;
     use.ditHighNoise = files.ditHighNoise;
+    try {
+      use.ditParameters = ditMemoryModel(files.dit)->parameterCount();
+    } catch (const std::exception&) {
+      // The DiT's own loader says what is wrong with it; its share of a LoRA is then not shown.
+    }
   } catch (const std::exception& error) {
     use.problem = error.what();
   }
@@ -112,6 +121,16 @@ ModelSet chooseHighNoiseExpert(const ModelSet& current, const std::filesystem::p
   }
   const auto relative = next.folder.empty() ? std::nullopt : inside(file, next.folder);
   next.ditHighNoise = relative ? relative->generic_string() : std::filesystem::absolute(file).lexically_normal().string();
+  return next;
+}
+
+std::vector<LoraRef> addSequenceLora(const std::vector<LoraRef>& current, const std::filesystem::path& file,
+                                     const std::filesystem::path& sequenceDirectory) {
+  std::vector<LoraRef> next = current;
+  LoraRef lora;
+  const auto relative = sequenceDirectory.empty() ? std::nullopt : inside(file, sequenceDirectory);
+  lora.file = relative ? relative->generic_string() : std::filesystem::absolute(file).lexically_normal().string();
+  next.push_back(lora);
   return next;
 }
 

@@ -2,9 +2,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/lora/lora_summary.h"
 #include "models/model_family.h"
 #include "sequence/sequence.h"
 
@@ -17,6 +19,7 @@ struct CataloguedModel {
   std::uint64_t bytes = 0;
   std::string dtype;    // the dtype holding most of the bytes ("bfloat16", "float8_e4m3fn", …)
   std::string problem;  // why it cannot be used (also an unreadable header); empty when it can
+  std::optional<LoraSummary> lora;  // a LoRA file (role None): what it patches
 };
 
 CataloguedModel catalogueModelFile(const std::filesystem::path& file);
@@ -29,6 +32,7 @@ std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesy
 struct ModelSetUse {
   std::filesystem::path dit, vae, textEncoder;
   std::filesystem::path ditHighNoise;  // two experts: the high-noise one (empty: one DiT)
+  std::uint64_t ditParameters = 0;     // of the DiT, from its header (0 when it cannot be read)
   std::string problem;  // empty when every component was found
 };
 ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory);
@@ -44,5 +48,8 @@ ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::fil
 // (relative to the set's folder when it lies inside it, else absolute); `model.dit` stays the low-noise one.
 // An empty `file` takes the expert away (one DiT again).
 ModelSet chooseHighNoiseExpert(const ModelSet& current, const std::filesystem::path& file);
+// A LoRA file added to the sequence's `loras` at strength 1 (stored relative to `sequenceDirectory` when inside it).
+std::vector<LoraRef> addSequenceLora(const std::vector<LoraRef>& current, const std::filesystem::path& file,
+                                     const std::filesystem::path& sequenceDirectory);
 
 }  // namespace shotchain::models

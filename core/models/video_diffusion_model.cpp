@@ -6,6 +6,10 @@
 
 namespace shotchain::models {
 
+void VideoDiffusionModel::setLayerAdapters(std::map<std::string, std::vector<LayerAdapter>> adapters) {
+  if (!adapters.empty()) throw std::invalid_argument(family() + " takes no layer adapters");
+}
+
 std::unique_ptr<KvCache> VideoDiffusionModel::newKvCache(std::int64_t, std::int64_t, std::int64_t, const StreamWindow&) const {
   throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
 }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,14 @@
 namespace shotchain::models {
 
 class BlockCache;
+
+// A change to a matmul weight applied beside its layer instead of merged into it (a LoRA on an fp8 weight kept
+// as stored): the layer adds factor·(x·downᵀ)·upᵀ, or factor·x·diffᵀ, to its output. On the model's device.
+struct LayerAdapter {
+  at::Tensor up, down;  // low rank: [out, r], [r, in]
+  at::Tensor diff;      // or the whole delta [out, in]
+  double factor = 1.0;
+};
 class KvCache;
 struct StreamWindow;
 
@@ -66,6 +75,10 @@ class VideoDiffusionModel {
   // The cache forwardBatch consults until it is set again (null: none). The render thread's: set around
   // one shot's sampling (BlockCacheScope), never while another thread runs a forward of this model.
   virtual void setBlockCache(BlockCache* cache) const;
+
+  // The adapters of every weight that has some (weight name → adapters), replacing those set before; {} takes
+  // them all off, leaving the model bit for bit as it was. Throws std::invalid_argument for a family without them.
+  virtual void setLayerAdapters(std::map<std::string, std::vector<LayerAdapter>> adapters);
 
   virtual at::Device device() const = 0;
   virtual std::uint64_t weightBytes() const = 0;

@@ -179,10 +179,11 @@ ShotPass::~ShotPass() {
   }
 }
 
-LoraFigures ShotPass::applyLoras(const Shot& shot) {
+LoraFigures ShotPass::applyLoras(const Shot& shot, int index) {
   const std::vector<LoraRef>& refs = shot.loras ? *shot.loras : sequence_.settings.loras;
   models::VideoDiffusionModel& dit = residency_.dit();
-  std::vector<models::LoraUse> stack;
+  // One stack an expert: a LoRA without `expert` patches both (the low-noise one is the DiT itself).
+  std::vector<models::LoraUse> low, high;
   LoraFigures figures;
   for (const LoraRef& ref : refs) {
     const std::filesystem::path file(ref.file);
@@ -193,19 +194,29 @@ LoraFigures ShotPass::applyLoras(const Shot& shot) {
       for (const auto& [name, tensor] : dit.namedParameters()) shapes.emplace_back(name, tensor.sizes().vec());
       loaded = std::make_shared<const models::LoraFile>(models::readLoraFile(path, shapes, dit.family()));
     }
-    stack.push_back({loaded, ref.strength});
-    figures.files.push_back(ref.file);
+    if (!experts_ || ref.expert != "high") low.push_back({loaded, ref.strength});
+    if (experts_ && ref.expert != "low") high.push_back({loaded, ref.strength});
+    figures.files.push_back(ref.file + (experts_ && !ref.expert.empty() ? " (" + ref.expert + " noise)" : ""));
     figures.strengths.push_back(ref.strength);
   }
-  const models::LoraPatchFigures patched = loraPatcher_.apply(dit, stack);
-  figures.weightsPatched = patched.weightsPatched;
-  figures.bytesWritten = patched.bytesWritten;
-  figures.bytesKept = patched.bytesKept;
-  figures.seconds = patched.seconds;
+  if (!high.empty() && experts_->mode() != ExpertResidency::Resident)
+    throw std::runtime_error("shot " + std::to_string(index + 1) + " (" + shot.id + "): LoRAs on the high-noise expert need it "
+                             "resident (memory.experts resident); " + toString(experts_->mode()) +
+                             " takes it off the device between its steps. Give them \"expert\": \"low\" or keep both experts resident");
+  const auto add = [&figures](const models::LoraPatchFigures& patched) {
+    figures.weightsPatched += patched.weightsPatched;
+    figures.bytesWritten += patched.bytesWritten;
+    figures.bytesKept += patched.bytesKept;
+    figures.seconds += patched.seconds;
+  };
+  add(loraPatcher_.apply(dit, low));
+  if (experts_ && models_.ditHighNoise && (!high.empty() || highLoraPatcher_.patched()))
+    add(highLoraPatcher_.apply(*models_.ditHighNoise, high));
   return figures;
 }
 
 void ShotPass::restoreLoras() {
+  if (highLoraPatcher_.patched() && models_.ditHighNoise) highLoraPatcher_.restore(*models_.ditHighNoise);
   if (!loraPatcher_.patched()) return;
   if (models::VideoDiffusionModel* dit = residency_.loadedDit()) loraPatcher_.restore(*dit);
 }
@@ -391,14 +402,9 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
     experts.switchStep = shot.switchStep.value_or(-1);
     out.sampler.experts = experts;
   }
-  const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot); });
+  const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot, index); });
   if (!loras.files.empty()) out.loras = loras;
-  if (!loras.files.empty() && experts_) {
-    const RenderWarning warning{index, "loras", "applied to the low-noise expert (model.dit) only: per-expert LoRA lists are not "
-                                                "supported yet, so the high-noise expert runs without them"};
-    summary_.warnings.push_back(warning);
-    observer_.warning(warning);
-  }
+
   return out;
 }
 

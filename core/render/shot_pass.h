@@ -159,9 +159,10 @@ class ShotPass {
   int streamShot_ = -1;
   std::string streamKey_;
   // The DiT carries the shot's LoRAs from prepare until its decode (kept across pinned shots).
-  LoraFigures applyLoras(const Shot& shot);
+  LoraFigures applyLoras(const Shot& shot, int index);
   void restoreLoras();
   models::LoraPatcher loraPatcher_;
+  models::LoraPatcher highLoraPatcher_;  // two experts: the high-noise one's (kept resident while patched)
   std::map<std::string, std::shared_ptr<const models::LoraFile>> loraFiles_;  // path → file, read once a render
   // What the time since the last sampling step went to (reported with the next shot's start).
   GapParts gap_;

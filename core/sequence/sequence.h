@@ -63,6 +63,8 @@ inline constexpr int kDefaultStreamWindow = 8;
 struct LoraRef {
   std::string file;
   double strength = 1.0;
+  // Two experts (model.dit_high_noise): which one it patches, "high" or "low"; empty: both.
+  std::string expert;
   UnknownFields unknown;
   bool operator==(const LoraRef&) const = default;
 };

@@ -219,6 +219,7 @@ std::vector<LoraRef> readLoras(const Json& value, const std::string& path, Diagn
     ObjectReader reader(value[i], at, out);
     reader.string("file", lora.file, true);
     reader.real("strength", lora.strength);
+    reader.string("expert", lora.expert);
     lora.unknown = reader.unknownFields();
     loras.push_back(std::move(lora));
   }
@@ -361,6 +362,7 @@ Json lorasToJson(const std::vector<LoraRef>& loras) {
   Json list = Json::array();
   for (const LoraRef& lora : loras) {
     Json object = {{"file", lora.file}, {"strength", lora.strength}};
+    if (!lora.expert.empty()) object["expert"] = lora.expert;
     addUnknown(object, lora.unknown);
     list.push_back(object);
   }

@@ -90,6 +90,8 @@ void checkLoras(Collector& report, const std::string& path, const std::vector<Lo
   for (std::size_t i = 0; i < loras.size(); ++i) {
     const std::string at = path + "[" + std::to_string(i) + "]";
     if (loras[i].file.empty()) report.error(at + ".file", "must name a LoRA file");
+    if (!loras[i].expert.empty() && loras[i].expert != "high" && loras[i].expert != "low")
+      report.error(at + ".expert", "\"" + loras[i].expert + "\" is not an expert: high or low (leave it out for both)");
     if (!std::isfinite(loras[i].strength) || std::abs(loras[i].strength) > limits::kMaxLoraStrength)
       report.error(at + ".strength", number(loras[i].strength) + " is outside -" + number(limits::kMaxLoraStrength) + ".." +
                                          number(limits::kMaxLoraStrength));
@@ -124,6 +126,9 @@ void checkExperts(Collector& report, const SequenceSettings& settings) {
                                                                  "0.875 for T2V-A14B, 0.9 for I2V-A14B)");
   if (sampler.guidanceHighNoise) checkGuidance(report, "sampler.guidance_high_noise", *sampler.guidanceHighNoise);
   if (settings.model.ditHighNoise.empty()) {
+    for (std::size_t i = 0; i < settings.loras.size(); ++i)
+      if (!settings.loras[i].expert.empty())
+        report.warning("loras[" + std::to_string(i) + "].expert", "is not used: the model set has one DiT (no model.dit_high_noise)");
     if (sampler.boundary) report.warning("sampler.boundary", "is not used: the model set has one DiT (no model.dit_high_noise)");
     if (sampler.guidanceHighNoise)
       report.warning("sampler.guidance_high_noise", "is not used: the model set has one DiT (no model.dit_high_noise)");

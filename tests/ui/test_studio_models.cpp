@@ -2,6 +2,7 @@
 #include <QFile>
 #include <QListWidget>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -122,6 +123,8 @@ class StudioModels : public QObject {
     makeModelFolder(root);
     fs::copy_file(golden("wan22_moe_low_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_a.safetensors");
     fs::copy_file(golden("wan22_moe_high_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_b.safetensors");
+    fs::create_directories(root / "models" / "loras");
+    fs::copy_file(golden("lora_tiny.pt"), root / "models" / "loras" / "lora_tiny.pt");
     const QString folder = QString::fromStdString((root / "models").string());
     MainWindow window(QStringLiteral("CPU (test)"));
     QVERIFY(window.openFile(q(workflow("demo.json").string())));
@@ -141,6 +144,21 @@ class StudioModels : public QObject {
     QVERIFY2(browser->useText().contains("high-noise expert <b>expert_b.safetensors</b>") &&
                  browser->useText().contains("low-noise expert <b>expert_a.safetensors</b>"),
              qPrintable(browser->useText()));
+    // A LoRA in the folder is listed as one (rank, target, share of the DiT) and joins the sequence's list.
+    const int lora = rowOf(*browser, "lora_tiny.pt");
+    QVERIFY(lora >= 0);
+    const models::CataloguedModel& entry = browser->files()[static_cast<std::size_t>(lora)];
+    QVERIFY(entry.lora.has_value());
+    QVERIFY2(entry.problem.empty(), entry.problem.c_str());
+    QCOMPARE(entry.lora->target, std::string("Wan DiT"));
+    QVERIFY(entry.lora->rank > 0 && entry.lora->patchedElements > 0);
+    auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
+    QCOMPARE(table->item(lora, 0)->text(), QString("lora"));
+    QVERIFY2(table->item(lora, 1)->text().contains("% of the DiT"), qPrintable(table->item(lora, 1)->text()));
+    QVERIFY(browser->useRow(lora));
+    QCOMPARE(window.document()->sequence().settings.loras.size(), std::size_t{1});
+    QVERIFY(window.document()->sequence().settings.loras.front().file.ends_with("lora_tiny.pt"));
+    window.document()->undoStack()->undo();
     QVERIFY(browser->useRowAsHighNoiseExpert(-1));
     QVERIFY(window.document()->sequence().settings.model.ditHighNoise.empty());
     window.document()->undoStack()->undo();

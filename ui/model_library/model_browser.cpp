@@ -50,7 +50,8 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role); double-click does the same"));
+  useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role), or joins its "
+                            "LoRAs; double-click does the same"));
   highNoiseButton_->setObjectName(QStringLiteral("UseHighNoiseExpert"));
   highNoiseButton_->setToolTip(tr("Wan 2.2 A14B: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
                                   "the rest (the file name never decides which is which)"));
@@ -114,12 +115,25 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
     return m.id.role == models::ModelRole::None && m.file.parent_path() == builtin;
   });
   files_ = std::move(files);
+  // A LoRA's share of the sequence's DiT (by parameters), when the DiT resolves here.
+  const std::uint64_t ditParameters = currentUse().ditParameters;
   table_->setRowCount(static_cast<int>(files_.size()));
   for (int row = 0; row < static_cast<int>(files_.size()); ++row) {
     const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
-    const QString role = m.id.role == models::ModelRole::None ? QStringLiteral("—") : QString::fromLatin1(models::roleName(m.id.role));
+    const QString role = m.lora ? QStringLiteral("lora")
+                         : m.id.role == models::ModelRole::None ? QStringLiteral("—")
+                                                                : QString::fromLatin1(models::roleName(m.id.role));
+    QString description = QString::fromStdString(m.id.description.empty() ? "—" : m.id.description);
+    if (m.lora) {
+      description = tr("LoRA, %1 layers").arg(m.lora->layers);
+      if (m.lora->rank > 0) description += tr(", rank %1").arg(m.lora->rank);
+      if (!m.lora->target.empty()) description += tr(", for a %1").arg(QString::fromStdString(m.lora->target));
+      if (ditParameters > 0)
+        description += tr(", touches %1 % of the DiT")
+                           .arg(100.0 * static_cast<double>(m.lora->patchedElements) / static_cast<double>(ditParameters), 0, 'f', 1);
+    }
     const QString cells[ColumnCount] = {role,
-                                        QString::fromStdString(m.id.description.empty() ? "—" : m.id.description),
+                                        description,
                                         QString::fromStdString(formatByteSize(m.bytes)),
                                         QString::fromStdString(m.dtype),
                                         QString::fromStdString(m.file.filename().string()),
@@ -173,6 +187,18 @@ const models::ModelSetUse& ModelBrowser::currentUse() {
 bool ModelBrowser::useRow(int row) {
   if (row < 0 || row >= static_cast<int>(files_.size())) return false;
   const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+  if (m.lora && m.problem.empty()) {  // a LoRA joins the sequence's list (a shot's own list: the inspector)
+    SequenceSettings settings = document_->sequence().settings;
+    settings.loras = models::addSequenceLora(settings.loras, m.file, document_->baseFolder());
+    const Diagnostics errors = document_->edit(SetSettings{settings});
+    if (!errors.empty()) {
+      Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
+      return false;
+    }
+    Q_EMIT statusMessage(tr("%1 now applies to every shot that has no LoRA list of its own")
+                             .arg(QString::fromStdString(m.file.filename().string())));
+    return true;
+  }
   if (m.id.role == models::ModelRole::None || !m.problem.empty()) {
     Q_EMIT statusMessage(tr("%1 cannot be used: %2")
                              .arg(QString::fromStdString(m.file.filename().string()),

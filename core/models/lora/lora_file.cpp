@@ -1,4 +1,5 @@
 #include "models/lora/lora_file.h"
+#include "models/lora/lora_summary.h"
 
 #include <array>
 #include <map>
@@ -148,6 +149,40 @@ std::uint64_t loraPatchedElements(const std::filesystem::path& path) {
     if (const auto in = inColumns.find(base); in != inColumns.end()) elements += rows * in->second;
   for (const auto& [key, count] : diffs) elements += count;
   return elements;
+}
+
+std::optional<LoraSummary> summariseLora(const io::WeightSet& weights) {
+  std::map<std::string, std::uint64_t> outRows, inColumns;
+  std::map<std::int64_t, int> ranks;
+  std::set<std::string> layers;
+  std::uint64_t diffElements = 0;
+  bool wan = false;
+  for (const io::WeightInfo& info : weights.weights()) {
+    const std::optional<Parsed> parsed = parseKey(info.name);
+    if (!parsed || info.shape.empty() || parsed->role == Role::Alpha || parsed->role == Role::Unsupported) continue;
+    layers.insert(parsed->base);
+    const std::string& b = parsed->base;
+    wan = wan || b.find("self_attn") != std::string::npos || b.find("cross_attn") != std::string::npos ||
+          b.find("attn1") != std::string::npos || b.find("attn2") != std::string::npos || b.find("ffn") != std::string::npos;
+    std::uint64_t rest = 1;
+    for (std::size_t d = 1; d < info.shape.size(); ++d) rest *= info.shape[d];
+    if (parsed->role == Role::Up) outRows[b] = info.shape[0];
+    if (parsed->role == Role::Down) {
+      inColumns[b] = rest;
+      ++ranks[static_cast<std::int64_t>(info.shape[0])];
+    }
+    if (parsed->role == Role::Diff || parsed->role == Role::DiffBias) diffElements += info.shape[0] * rest;
+  }
+  if (layers.empty()) return std::nullopt;
+  LoraSummary out;
+  out.layers = static_cast<int>(layers.size());
+  for (const auto& [rank, count] : ranks)
+    if (out.rank == 0 || count > ranks[out.rank]) out.rank = rank;
+  out.target = wan ? "Wan DiT" : "";
+  for (const auto& [base, rows] : outRows)
+    if (const auto in = inColumns.find(base); in != inColumns.end()) out.patchedElements += rows * in->second;
+  out.patchedElements += diffElements;
+  return out;
 }
 
 LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family) {

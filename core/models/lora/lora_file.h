@@ -5,6 +5,7 @@
 // checkpoint read without running it (io/weight_set.h).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -54,5 +55,6 @@ using WeightShapes = std::vector<std::pair<std::string, std::vector<std::int64_t
 std::uint64_t loraPatchedElements(const std::filesystem::path& path);
 
 LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family);
+
 
 }  // namespace shotchain::models

@@ -1,6 +1,7 @@
 #include "models/lora/lora_patcher.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
 
@@ -17,7 +18,32 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
       wanted[patch.target].emplace_back(&patch, use.strength);
       signature[patch.target] += use.file->label + "@" + std::to_string(use.strength) + ";";
     }
+  // An fp8 weight kept as stored is never rewritten: its patches go beside the layer (LayerAdapter).
+  std::map<std::string, std::vector<LayerAdapter>> adapters;
   LoraPatchFigures figures;
+  for (const auto& [name, value] : model.namedParameters()) {
+    const auto patches = wanted.find(name);
+    if (patches == wanted.end() || (value.scalar_type() != at::kFloat8_e4m3fn && value.scalar_type() != at::kFloat8_e5m2)) continue;
+    const at::ScalarType compute = at::kFloat;  // cast to the layer's dtype where it is used
+    for (const auto& [patch, strength] : patches->second) {
+      LayerAdapter adapter;
+      adapter.factor = strength * patch->scale;
+      if (patch->kind == LoraPatch::Kind::Diff) adapter.diff = patch->diff.to(value.device(), compute);
+      else {
+        adapter.up = patch->up.to(value.device(), compute);
+        adapter.down = patch->down.to(value.device(), compute);
+      }
+      figures.bytesWritten += static_cast<std::uint64_t>(adapter.diff.defined() ? adapter.diff.nbytes()
+                                                                                : adapter.up.nbytes() + adapter.down.nbytes());
+      adapters[name].push_back(std::move(adapter));
+    }
+    wanted.erase(patches);
+  }
+  if (!adapters.empty() || adapted_) {
+    figures.weightsPatched += static_cast<int>(adapters.size());
+    adapted_ = !adapters.empty();
+    model.setLayerAdapters(std::move(adapters));
+  }
   model.replaceParameters([&](const std::string& name, const at::Tensor& value) {
     const auto original = originals_.find(name);
     const at::Tensor base = original != originals_.end() ? original->second : value;
@@ -30,6 +56,7 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
       return base;
     }
     if (original != originals_.end() && applied_[name] == signature[name]) return value;  // unchanged
+
     at::Tensor merged = base.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
     for (const auto& [patch, strength] : patches->second) {
       const double factor = strength * patch->scale;
@@ -44,7 +71,7 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
     figures.bytesWritten += static_cast<std::uint64_t>(stored.nbytes());
     return stored;
   });
-  figures.weightsPatched = static_cast<int>(originals_.size());
+  figures.weightsPatched += static_cast<int>(originals_.size());
   for (const auto& [name, tensor] : originals_) figures.bytesKept += static_cast<std::uint64_t>(tensor.nbytes());
   figures.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return figures;

@@ -2,7 +2,9 @@
 
 // LoRAs merged into a resident DiT between shots, never by reloading it: each touched weight becomes
 // W' = W + Σ strength · scale · up·down (computed in float32, stored in W's dtype), and W itself is
-// kept, so taking a LoRA off puts back the very tensor the model had (bit for bit, no copy).
+// kept, so taking a LoRA off puts back the very tensor the model had (bit for bit, no copy). An fp8 weight
+// kept as stored is never rewritten: its patches are set beside its layer (VideoDiffusionModel::setLayerAdapters)
+// and taken off the same way.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,11 +38,12 @@ class LoraPatcher {
   LoraPatchFigures apply(VideoDiffusionModel& model, const std::vector<LoraUse>& stack);
   // Every weight back to the base.
   void restore(VideoDiffusionModel& model) { apply(model, {}); }
-  bool patched() const { return !originals_.empty(); }
+  bool patched() const { return !originals_.empty() || adapted_; }
 
  private:
   std::map<std::string, at::Tensor> originals_;  // weight → the base tensor, while patched
   std::map<std::string, std::string> applied_;   // weight → what patches it now (files and strengths)
+  bool adapted_ = false;                          // adapters set beside fp8 layers (kept as stored)
 };
 
 }  // namespace shotchain::models

@@ -24,14 +24,15 @@ std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
   return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")", firstOf(vae.problems)};
 }
 
-std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
+std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device, bool keepFloat8) {
   WanLoadOptions options;
   options.device = device;
+  options.keepFloat8 = keepFloat8;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
 std::shared_ptr<const DitMemoryModel> wanDitMemoryOf(const io::WeightSet& weights) {
-  return wanDitMemory(detectWanConfig(weights).config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true));
+  return wanDitMemory(weights);
 }
 
 std::unique_ptr<VideoVae> loadWanVae(const io::WeightSet& weights, c10::Device device) {

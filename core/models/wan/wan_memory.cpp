@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "io/strict_weight_loader.h"
+#include "io/weight_set.h"
 #include "models/kv_cache.h"
 #include "models/wan/wan_vae_memory.h"
 
@@ -12,7 +14,8 @@ std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(std::max<std
 
 class WanDitMemory final : public DitMemoryModel {
  public:
-  WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype) : config_(config), loadDtype_(loadDtype) {}
+  WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype, std::uint64_t float8Elements = 0, std::uint64_t float8Rows = 0)
+      : config_(config), loadDtype_(loadDtype), float8Elements_(float8Elements), float8Rows_(float8Rows) {}
   std::string family() const override { return config_.family(); }
   std::string variant() const override { return config_.variant(); }
   std::uint64_t parameterCount() const override { return config_.parameterCount(); }
@@ -30,6 +33,10 @@ class WanDitMemory final : public DitMemoryModel {
     return kvCacheBytes(config_.numLayers, branches, 1, tokens, config_.dim, static_cast<std::int64_t>(c10::elementSize(dtype)));
   }
   std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
+  std::uint64_t storedFloat8Saving(c10::ScalarType dtype) const override {
+    const std::uint64_t saved = float8Elements_ * (c10::elementSize(dtype) - 1), scales = float8Rows_ * 4;
+    return saved > scales ? saved - scales : 0;
+  }
   std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
     return estimateWanDitActivations(config_, dtype, batch, tokens(s));
   }
@@ -44,6 +51,7 @@ class WanDitMemory final : public DitMemoryModel {
  private:
   WanConfig config_;
   c10::ScalarType loadDtype_;
+  std::uint64_t float8Elements_, float8Rows_;  // of the matmul weights stored as fp8 (their scales: a row each at most)
 };
 
 class WanVaeMemory final : public VaeMemoryModel {
@@ -70,6 +78,26 @@ class WanVaeMemory final : public VaeMemoryModel {
 
 std::shared_ptr<const DitMemoryModel> wanDitMemory(const WanConfig& config, c10::ScalarType loadDtype) {
   return std::make_shared<WanDitMemory>(config, loadDtype);
+}
+
+std::shared_ptr<const DitMemoryModel> wanDitMemoryFloat8(const WanConfig& c) {
+  const std::uint64_t d = u(c.dim), f = u(c.ffnDim), layers = u(c.numLayers);
+  const std::uint64_t elements = layers * (8 * d * d + 2 * d * f) + d * u(c.textDim) + d * d;
+  const std::uint64_t rows = layers * (8 * d + f + d) + 2 * d;
+  return std::make_shared<WanDitMemory>(c, c10::kBFloat16, elements, rows);
+}
+
+std::shared_ptr<const DitMemoryModel> wanDitMemory(const io::WeightSet& weights) {
+  const WanConfig config = detectWanConfig(weights).config;
+  std::uint64_t elements = 0, rows = 0;
+  for (const io::WeightInfo& info : weights.weights())
+    // The matmul weights WanModel keeps as stored: the blocks' linears and the text embedding's.
+    if (info.shape.size() == 2 && (info.name.starts_with("blocks.") || info.name.starts_with("text_embedding.")) &&
+        info.name.ends_with(".weight") && weights.storedAsFloat8(info.name)) {
+      elements += info.shape[0] * info.shape[1];
+      rows += info.shape[0];
+    }
+  return std::make_shared<WanDitMemory>(config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true), elements, rows);
 }
 
 std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config) {

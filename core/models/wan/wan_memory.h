@@ -9,10 +9,19 @@
 #include "models/wan/wan_config.h"
 #include "models/wan/wan_vae_config.h"
 
+namespace shotchain::io {
+class WeightSet;
+}
+
 namespace shotchain::models {
 
 // The Wan family's memory models (for the planner and the tests that calibrate them).
 std::shared_ptr<const DitMemoryModel> wanDitMemory(const WanConfig& config, c10::ScalarType loadDtype = c10::kBFloat16);
+// The same with every matmul weight of the blocks and the text embedding stored as scaled fp8 (ComfyUI's
+// *_fp8_scaled Wan files), for plans of a published size.
+std::shared_ptr<const DitMemoryModel> wanDitMemoryFloat8(const WanConfig& config);
+// The same for a file: its fp8-stored matmul weights counted for storedFloat8Saving.
+std::shared_ptr<const DitMemoryModel> wanDitMemory(const io::WeightSet& weights);
 std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config);
 
 // Bytes of the DiT's weights at their load dtype (matmul weights at `dtype`, the rest float32).

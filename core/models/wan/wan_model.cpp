@@ -118,6 +118,16 @@ void WanModel::replaceParameters(const std::function<at::Tensor(const std::strin
   impl_->resolve();
 }
 
+void WanModel::setLayerAdapters(std::map<std::string, std::vector<LayerAdapter>> adapters) {
+  for (const auto& [name, list] : adapters) {
+    const auto weight = impl_->params.find(name);
+    if (weight == impl_->params.end() || weight->second.dim() != 2 || !impl_->params.count(name.substr(0, name.size() - 7) + ".bias"))
+      throw std::invalid_argument("setLayerAdapters: \"" + name + "\" is not the weight of a linear layer");
+  }
+  impl_->adapters = std::move(adapters);
+  impl_->resolve();
+}
+
 at::Device WanModel::device() const { return impl_->device; }
 
 void WanModel::setTrainable(bool trainable) {
@@ -162,8 +172,11 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
     impl->compute = io::matmulLoadDtype(probe, /*halfStaysHalf=*/true);
   }
   io::StrictWeightLoader loader(weights, "a t2v WanModel with " + std::to_string(config.numLayers) + " layers");
-  for (const ParamSpec& spec : parameterSpecs(config))
-    loader.require(spec.name, spec.shape, spec.kind == WeightKind::Matmul ? impl->compute : at::kFloat);
+  for (const ParamSpec& spec : parameterSpecs(config)) {
+    const bool linearWeight = spec.kind == WeightKind::Matmul && spec.shape.size() == 2 && spec.name.ends_with(".weight");
+    if (options.keepFloat8 && linearWeight && weights.storedAsFloat8(spec.name)) loader.requireStoredFloat8(spec.name, spec.shape);
+    else loader.require(spec.name, spec.shape, spec.kind == WeightKind::Matmul ? impl->compute : at::kFloat);
+  }
   impl->params = loader.finish(options.device);
   impl->resolve();
   return WanModel(std::move(impl));

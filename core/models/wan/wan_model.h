@@ -33,6 +33,10 @@ struct WanLoadOptions {
   std::optional<at::ScalarType> computeDtype;
   at::Device device = at::kCPU;
   AttentionImpl attention = AttentionImpl::Auto;
+  // fp8 matmul weights (F8_E4M3 / F8_E5M2, scaled or not) kept as stored, one byte each, and dequantised to the
+  // compute dtype layer by layer at each call (bit for bit what loading them dequantised gives). Off: dequantised
+  // once at load.
+  bool keepFloat8 = false;
 };
 
 // The Wan 2.1 text-to-video DiT (wan21.md §1) and its SkyReels-V2 diffusion-forcing variant.
@@ -61,6 +65,7 @@ class WanModel final : public VideoDiffusionModel {
   void setCausalBlockSize(std::int64_t frames);
   // Official names → tensors (in their load dtype).
   std::vector<std::pair<std::string, at::Tensor>> namedParameters() const override;
+  void setLayerAdapters(std::map<std::string, std::vector<LayerAdapter>> adapters) override;
   // Replaces every parameter by transfer(name, tensor), which must return a tensor of the same
   // shape and dtype (a copy on another device, or into a reused staging buffer): how the residency
   // manager offloads the DiT to host memory and brings it back.

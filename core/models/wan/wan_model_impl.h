@@ -23,7 +23,23 @@ namespace wan_detail {
 
 struct Linear {
   at::Tensor weight, bias;
-  at::Tensor operator()(const at::Tensor& x) const { return at::linear(x.to(weight.scalar_type()), weight, bias); }
+  at::Tensor scale;  // an fp8 weight kept as stored: its float32 scale (its compute dtype is the bias's)
+  const std::vector<LayerAdapter>* adapters = nullptr;  // beside the layer (null: none)
+  at::Tensor operator()(const at::Tensor& x) const {
+    at::Tensor y;
+    if (!scale.defined()) {
+      y = at::linear(x.to(weight.scalar_type()), weight, bias);
+    } else {
+      const at::Tensor w = (weight.to(at::kFloat) * scale).to(bias.scalar_type());  // as WeightSet::load dequantises
+      y = at::linear(x.to(w.scalar_type()), w, bias);
+    }
+    if (adapters == nullptr) return y;
+    const at::ScalarType t = y.scalar_type();
+    const at::Tensor in = x.to(t);
+    for (const LayerAdapter& a : *adapters)
+      y = y + (a.diff.defined() ? at::linear(in, a.diff.to(t)) : at::linear(at::linear(in, a.down.to(t)), a.up.to(t))) * a.factor;
+    return y;
+  }
 };
 
 struct Attention {
@@ -61,6 +77,7 @@ struct WanModel::Impl {
   std::shared_ptr<DitParallel> parallel = defaultDitParallel();
   mutable BlockCache* blockCache = nullptr;  // WanModel::setBlockCache
   std::map<std::string, at::Tensor> params;
+  std::map<std::string, std::vector<LayerAdapter>> adapters;  // weight name → beside its layer (setLayerAdapters)
   // Resolved references into params:
   at::Tensor patchWeight, patchBias;
   Linear text0, text2, time0, time2, timeProjection, head;
@@ -70,7 +87,12 @@ struct WanModel::Impl {
   std::vector<Block> blocks;
 
   const at::Tensor& get(const std::string& name) const { return params.at(name); }
-  Linear linear(const std::string& name) const { return {get(name + ".weight"), get(name + ".bias")}; }
+  Linear linear(const std::string& name) const {
+    const auto scale = params.find(name + ".weight_scale");
+    const auto adapted = adapters.find(name + ".weight");
+    return {get(name + ".weight"), get(name + ".bias"), scale == params.end() ? at::Tensor() : scale->second,
+            adapted == adapters.end() ? nullptr : &adapted->second};
+  }
 
   void resolve() {
     patchWeight = get("patch_embedding.weight");

@@ -43,14 +43,15 @@ std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
                          firstProblem(vae.problems)};
 }
 
-std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device) {
+std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device, bool keepFloat8) {
   WanLoadOptions options;
   options.device = device;
+  options.keepFloat8 = keepFloat8;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
 std::shared_ptr<const DitMemoryModel> wan22DitMemory(const io::WeightSet& weights) {
-  return wanDitMemory(detectWanConfig(weights).config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true));
+  return wanDitMemory(weights);
 }
 
 std::unique_ptr<VideoVae> loadWan22Vae(const io::WeightSet& weights, c10::Device device) {

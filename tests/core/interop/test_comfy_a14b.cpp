@@ -138,17 +138,22 @@ class TestComfyA14b : public QObject {
 
   void i2vTemplateImportsWithItsStartImage() { checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json"), true); }
 
-  // The 4-step variant: one LoRA per expert. The low-noise one applies (to the low-noise expert); the
-  // high-noise one is listed as a note, never an error that stops the import.
-  void loraPerExpertIsANote() {
+  // The 4-step variant: one LoRA per expert, each patching its own expert; the pair round-trips.
+  void loraPerExpert() {
     const ComfyImport imported = importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json");
     checkShot(imported, false);
     const Shot& shot = imported.sequence.shots.front();
-    QVERIFY(shot.loras && shot.loras->size() == 1);
-    QCOMPARE(shot.loras->front().file, std::string("lightx2v_low_noise.safetensors"));
-    bool noted = false;
-    for (const std::string& note : imported.notes) noted = noted || note.find("high-noise expert") != std::string::npos;
-    QVERIFY(noted);
+    QVERIFY(shot.loras && shot.loras->size() == 2);
+    QCOMPARE(shot.loras->at(0).file, std::string("lightx2v_high_noise.safetensors"));
+    QCOMPARE(shot.loras->at(0).expert, std::string("high"));
+    QCOMPARE(shot.loras->at(1).file, std::string("lightx2v_low_noise.safetensors"));
+    QCOMPARE(shot.loras->at(1).expert, std::string("low"));
+    ComfyExportOptions options;
+    options.switchStep = [](const Shot& s) { return s.switchStep.value_or(-1); };
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, options);
+    QCOMPARE(byType(out[0].json)["LoraLoaderModelOnly"].size(), std::size_t{2});
+    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
+    QCOMPARE(again.sequence.shots.front().loras, shot.loras);
   }
 
   void exportWritesTheTwoSamplerGraphBack() {

@@ -175,6 +175,21 @@ class MemoryPlanTest : public QObject {
       for (const std::uint64_t bytes : plan.expertBytesPerShot)
         QCOMPARE(bytes, bothFit ? std::uint64_t{0} : 4 * plan.highNoiseExpertWeights);  // in, out, and back
     }
+    // The fp8 experts (ComfyUI's *_fp8_scaled files) kept at one byte a weight.
+    PlanRequest fp8 = r;
+    fp8.dit = fp8.ditHighNoise = models::wanDitMemoryFloat8(models::WanConfig::preset("14b"));
+    for (const std::uint64_t total : {141 * GiB, 80 * GiB}) {
+      fp8.deviceTotal = total;
+      const MemoryPlan plan = planMemory(fp8);
+      std::printf("A14B fp8 on %s: %s, %s; experts %s each; peak both %s, one at a time %s\n", formatByteSize(total).c_str(),
+                  toString(plan.expertsChosen), toString(plan.chosen), formatByteSize(plan.highNoiseExpertWeights).c_str(),
+                  formatByteSize(plan.peakExpertsResident).c_str(), formatByteSize(plan.peakExpertsSwapped).c_str());
+      QVERIFY2(plan.fits, plan.reason.c_str());
+      QCOMPARE(plan.expertsChosen, ExpertResidency::Resident);
+      QVERIFY(plan.highNoiseExpertWeights < planMemory(r).highNoiseExpertWeights * 6 / 10);  // about half the bf16 size
+    }
+    fp8.keepFloat8 = false;  // loaded dequantised (ModelFiles::dequantiseFloat8): bf16 size again
+    QCOMPARE(planMemory(fp8).highNoiseExpertWeights, planMemory(r).highNoiseExpertWeights);
     r.deviceTotal = 141 * GiB;
     r.experts = ExpertResidency::Swap;
     QCOMPARE(planMemory(r).expertBytesPerShot.front(), 4 * planMemory(r).highNoiseExpertWeights);

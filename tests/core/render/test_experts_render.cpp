@@ -220,6 +220,28 @@ class ExpertsRenderTest : public QObject {
     QVERIFY2(tight->expertReason.find("swaps the experts") != std::string::npos, tight->expertReason.c_str());
   }
 
+  // A LoRA per expert (#39): on the high-noise expert it changes the picture and needs it resident; under swap
+  // the render says so by name instead of patching an expert that leaves the device.
+  void loraPerExpert() {
+    Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    s.settings.experts = ExpertResidency::Resident;
+    s.settings.loras = {LoraRef{golden("lora_tiny.pt").string(), 1.0, "high", {}}};
+    render::RenderObserver none;
+    const render::RenderSummary patched = render(s, "lora-high", none);
+    QVERIFY(patched.finished.completed);
+    QVERIFY(patched.shots[0].loras && patched.shots[0].loras->weightsPatched > 0);
+    QVERIFY(patched.shots[0].loras->files.front().ends_with("(high noise)"));
+    Sequence plain = s;
+    plain.settings.loras.clear();
+    QVERIFY(render(plain, "lora-none", none).finished.completed);
+    QVERIFY(!at::equal(tail("lora-high", 0, "a"), tail("lora-none", 0, "a")));
+    s.settings.experts = ExpertResidency::Swap;
+    Failures failures;
+    QVERIFY(!render(s, "lora-swap", failures).finished.completed);
+    QVERIFY(!failures.messages.empty());
+    QVERIFY2(failures.messages[0].find("memory.experts resident") != std::string::npos, failures.messages[0].c_str());
+  }
+
   void documentFields() {
     Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
     s.settings.sampler.boundary = 1.5;

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace shotchain::io {
+class WeightSet;
+}
+
+namespace shotchain::models {
+
+// What the Models panel says of a LoRA file, from its header alone (no torch: the studio includes it).
+struct LoraSummary {
+  int layers = 0;                  // layers it patches (a pair or a diff each)
+  std::int64_t rank = 0;           // the most common rank of its pairs (0: diffs only)
+  std::string target;              // "Wan DiT" when its layer names are a Wan DiT's (in any accepted form), else ""
+  std::uint64_t patchedElements = 0;
+};
+
+// nullopt when the file has no LoRA keys (not a LoRA). Implemented in lora_file.cpp.
+std::optional<LoraSummary> summariseLora(const io::WeightSet& weights);
+
+}  // namespace shotchain::models
