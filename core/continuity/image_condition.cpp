@@ -35,4 +35,16 @@ at::Tensor imageToVideoCondition(const models::VideoVae& vae, const at::Tensor& 
   return at::cat({mask, latent}, 0);
 }
 
+at::Tensor imageToVideoConditionFromLatent(const models::VideoVae& vae, const at::Tensor& first, std::int64_t frames) {
+  if (first.dim() != 4 || first.size(1) != 1)
+    throw std::invalid_argument("image-to-video condition: the handed latent must be one frame [z, 1, h, w]");
+  const models::VaeGeometry geometry = vae.geometry();
+  const std::int64_t spatial = geometry.spatialFactor;
+  at::Tensor latent =
+      vae.encode(at::zeros({3, frames, first.size(2) * spatial, first.size(3) * spatial}, at::TensorOptions().device(vae.device())));
+  latent.narrow(1, 0, 1).copy_(first.to(latent.device(), latent.scalar_type()));
+  const at::Tensor mask = imageToVideoMask(frames, first.size(2), first.size(3), geometry.temporalFactor).to(latent.device());
+  return at::cat({mask, latent}, 0);
+}
+
 }  // namespace shotchain::continuity

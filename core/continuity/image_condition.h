@@ -23,4 +23,10 @@ at::Tensor imageToVideoMask(std::int64_t frames, std::int64_t latentHeight, std:
 // `frames` = 1 + temporal·(F' − 1) pixel frames.
 at::Tensor imageToVideoCondition(const models::VideoVae& vae, const at::Tensor& image, std::int64_t frames);
 
+// The same with a latent frame standing for the image's encoding: `first` [z, 1, h, w], the previous shot's last
+// latent frame handed over as it is (no decode, no encode). The frames after it are the VAE's encoding of
+// `frames` zero frames: what image2video.py encodes after its image, but with a zero frame before them, so
+// the causal encoder's context differs from the trained one (an approximation the report names).
+at::Tensor imageToVideoConditionFromLatent(const models::VideoVae& vae, const at::Tensor& first, std::int64_t frames);
+
 }  // namespace shotchain::continuity

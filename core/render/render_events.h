@@ -109,7 +109,8 @@ struct ExpertFigures {
   std::vector<std::int64_t> timesteps;
   std::vector<double> guidances;
   int switchStep = -1;             // the first low-noise step (−1: none ran)
-  std::string imageCondition;      // image-to-video: "start_image" or "previous_last_frame"; empty: text-to-video
+  // image-to-video: "start_image", "handed_latent" or "previous_last_frame"; empty: text-to-video
+  std::string imageCondition;
   std::string residency;           // "resident", "swap", "reload" (memory.experts as planned)
   std::uint64_t bytesMoved = 0;    // swap: host↔device; reload: read from the files
   double moveSeconds = 0;          // spent moving or reading them during the shot

@@ -122,8 +122,8 @@ class ShotPass {
   void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
              const std::string& statsJson, const std::string& source);
   at::Tensor fallbackImage(const Shot& shot) const;
-  // y of an image-to-video shot from its start image, else the previous shot's last frame (throws naming the
-  // shot's start_image when it has neither).
+  // y of an image-to-video shot from its start image; else, continuing with `latent`, the handed latent frame;
+  // else the previous shot's last decoded frame (throws naming the shot's start_image when it has none of them).
   void prepareImageCondition(PreparedShot& out, const Shot& shot, const models::VideoVae& vae) const;
   // The shot's start image at its size (render/start_image.h), or undefined when it has none or continues a handoff.
   at::Tensor startImage(const Shot& shot, bool handedOff) const;

@@ -144,6 +144,7 @@ class ExpertsRenderTest : public QObject {
     Sequence s = sequence("wan22_i2v_low_tiny.safetensors", "wan22_i2v_high_tiny.safetensors");
     s.settings.sampler.shift = 5.0;
     s.shots[0].startImage = "start.bmp";
+    s.shots.push_back(makeShot("c", ContinuityMode::VaeRoundtrip, 3));
     writeFile(root() / "start.bmp", bmpOf(picture()));
     render::RenderObserver none;
     const render::RenderSummary summary = render(s, "i2v", none);
@@ -151,8 +152,11 @@ class ExpertsRenderTest : public QObject {
     QCOMPARE(summary.shots[0].experts->boundary, 900.0);
     QCOMPARE(summary.shots[0].conditionedOn, std::string("start_image"));
     QCOMPARE(summary.shots[0].experts->imageCondition, std::string("start_image"));
-    QCOMPARE(summary.shots[1].conditionedOn, std::string("previous_last_frame"));
-    QCOMPARE(summary.shots[1].experts->imageCondition, std::string("previous_last_frame"));
+    // `latent`: the handed latent frame stands for the image (no decode, no encode); vae_roundtrip: the last frame.
+    QCOMPARE(summary.shots[1].conditionedOn, std::string("handed_latent"));
+    QCOMPARE(summary.shots[1].experts->imageCondition, std::string("handed_latent"));
+    QCOMPARE(summary.shots[2].conditionedOn, std::string("previous_last_frame"));
+    QCOMPARE(summary.cuts.size(), std::size_t{2});  // each cut measured, so the two ways can be compared
 
     // Neither a start image nor a shot before it: refused, naming the field.
     Sequence plain = s;
