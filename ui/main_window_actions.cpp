@@ -64,9 +64,24 @@ void MainWindow::createActions() {
   editMenu->addAction(redo);
   editMenu->addSeparator();
   add(editMenu, tr("&Preferences…"), QKeySequence(Qt::CTRL | Qt::Key_Comma), [this] { showPreferences(); });
+  // The toolbar's Undo and Redo keep their width (the step they would undo is in their tooltip), so the buttons
+  // after them never move under the pointer.
   toolbar->addSeparator();
-  toolbar->addAction(undo);
-  toolbar->addAction(redo);
+  for (const bool isUndo : {true, false}) {
+    QUndoStack* stack = document_->undoStack();
+    auto* action = new QAction(isUndo ? tr("Undo") : tr("Redo"), this);
+    action->setObjectName(isUndo ? QStringLiteral("ToolbarUndo") : QStringLiteral("ToolbarRedo"));
+    const auto refresh = [action, stack, isUndo] {
+      action->setEnabled(isUndo ? stack->canUndo() : stack->canRedo());
+      const QString step = isUndo ? stack->undoText() : stack->redoText();
+      action->setToolTip(step.isEmpty() ? action->text() : action->text() + QStringLiteral(": ") + step);
+    };
+    connect(stack, &QUndoStack::indexChanged, action, refresh);
+    connect(stack, &QUndoStack::cleanChanged, action, refresh);
+    connect(action, &QAction::triggered, stack, [stack, isUndo] { isUndo ? stack->undo() : stack->redo(); });
+    refresh();
+    toolbar->addAction(action);
+  }
   toolbar->addSeparator();
 
   QAction* addShotAction = add(shotMenu, tr("&Add Shot"), QKeySequence(Qt::CTRL | Qt::Key_T), [this] { addShot(); });

@@ -39,8 +39,8 @@ void MainWindow::offerModelFolders() {
   settings_->setModelFoldersAsked();
   if (!dialogsAllowed()) return;
   QMessageBox box(QMessageBox::Question, tr("Your models"),
-                  tr("ShotChain renders the built-in demo model as it is. Do you have Wan 2.1 or SkyReels-V2 weights in a "
-                     "ComfyUI models folder? Add it, and the Models panel shows what it holds and which files a sequence "
+                  tr("ShotChain renders the built-in demo model as it is. Do you have Wan 2.1, Wan 2.2 (TI2V-5B, the A14B "
+                     "experts) or SkyReels-V2 weights, or LoRAs, in a ComfyUI models folder? Add it, and the Models panel shows what it holds and which files a sequence "
                      "will use. (Edit › Preferences changes it later.)"),
                   QMessageBox::NoButton, this);
   QPushButton* add = box.addButton(tr("Add Models Folder…"), QMessageBox::AcceptRole);

@@ -132,7 +132,14 @@ void MainWindow::renderFinished(const render::SequenceFinished& result, bool fai
   if (!movies.isEmpty()) {
     auto* play = new QAction(tr("Play %1").arg(movies.front()), banner_);
     const QString movie = QDir(folder).filePath(movies.front());
-    connect(play, &QAction::triggered, this, [movie] { QDesktopServices::openUrl(QUrl::fromLocalFile(movie)); });
+    connect(play, &QAction::triggered, this, [this, movie] {
+      if (QDesktopServices::openUrl(QUrl::fromLocalFile(movie))) return;
+      banner_->showMessage(MessageBanner::Kind::Warning,
+                           tr("No program on this computer opens .mp4 files, so the movie cannot be played from here. It is at "
+                              "%1; the studio's viewer plays the sequence (Space).")
+                               .arg(QDir::toNativeSeparators(movie).toHtmlEscaped()));
+      log(tr("No video player for %1.").arg(QDir::toNativeSeparators(movie)));
+    });
     actions << play;
   }
   const QString text = tr("<b>Rendered.</b> %1 shot(s) rendered, %2 reused, in %3 s → %4")

@@ -27,6 +27,8 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
                          : "not a model of a family ShotChain knows";
   } catch (const std::exception& error) {
     m.problem = error.what();
+    std::error_code ignored;  // what the file takes on disk, even when its header cannot be read
+    if (const std::uintmax_t size = std::filesystem::file_size(file, ignored); !ignored) m.bytes = size;
   }
   return m;
 }

@@ -74,6 +74,8 @@ class StudioModels : public QObject {
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "vae_tiny.safetensors"))].id.role, models::ModelRole::Vae);
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "umt5_tiny.safetensors"))].id.role, models::ModelRole::TextEncoder);
     QVERIFY(!files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem.empty());
+    // A file whose header cannot be read still shows what it takes on disk (#42: it read "0 B").
+    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].bytes, std::uint64_t{22});
     QVERIFY(rowOf(*browser, "dit.safetensors") >= 0);  // the built-in demo model is listed too
 
     // The broken file cannot be chosen; the DiT can, and the rest of the set comes from its folder.

@@ -14,6 +14,7 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "widgets/wheel_guard.h"
 #include "inspector/lora_list_field.h"
 #include "sequence/validation.h"
 
@@ -256,6 +257,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   connect(tuning_, &QCheckBox::toggled, this, [this](bool on) {
     commit("memory.allocator_tuning", [on](SequenceSettings& s) { s.allocatorTuning = on; });
   });
+  guardWheel(this);
   connect(document_, &SequenceDocument::changed, this, &SettingsInspector::refresh);
   // Long item texts must not make the dock wider than the screen allows.
   for (QComboBox* box : findChildren<QComboBox*>()) {

@@ -16,6 +16,7 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
+#include "widgets/wheel_guard.h"
 #include "inspector/image_field.h"
 #include "inspector/lora_list_field.h"
 #include "sequence/continuity_modes.h"
@@ -166,6 +167,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
               {"overlap", overlap_}, {"blend", blend_},       {"fallback", fallback_->edit()}, {"preset", preset_},
               {"start_image", start_->edit()}};
 
+  guardWheel(this);
   connect(name_, &QLineEdit::editingFinished, this, [this] {
     commit("name", [this](Shot& s) { s.name = name_->text().toStdString(); });
   });

@@ -1,0 +1,91 @@
+// Edits nobody made and controls that move (#42, items 2 and 6): a wheel over an unfocused combo or spin box in
+// the inspector changes nothing, and the toolbar's buttons keep their place after an edit.
+#include <QComboBox>
+#include <QStandardPaths>
+#include <QTest>
+#include <QToolBar>
+#include <QUndoStack>
+#include <QWheelEvent>
+
+#include "test_registry.h"
+#include "document/sequence_document.h"
+#include "inspector/shot_inspector.h"
+#include "main_window.h"
+#include "sequence/edits.h"
+#include "sequence/sequence_io.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::ui;
+using namespace shotchain::testing;
+
+namespace {
+
+void wheel(QWidget* widget, int steps) {
+  const QPointF at(widget->width() / 2.0, widget->height() / 2.0);
+  QWheelEvent event(at, widget->mapToGlobal(at), QPoint(), QPoint(0, -120 * steps), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QApplication::sendEvent(widget, &event);
+}
+
+}  // namespace
+
+class StudioSteady : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    qputenv("SHOTCHAIN_NO_DIALOGS", "1");
+    QStandardPaths::setTestModeEnabled(true);
+  }
+
+  void theWheelChangesOnlyAFocusedField() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, q(workflow("demo.json").string()));
+    ShotInspector inspector(&document);
+    inspector.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+    inspector.setShotIndex(0);
+    auto* preset = qobject_cast<QComboBox*>(inspector.fieldWidget("preset"));
+    QVERIFY(preset);
+    const Shot before = document.sequence().shots[0];
+    wheel(preset, -6);  // the pointer passes over it while scrolling the form (up: the demo is at the last preset)
+    wheel(inspector.fieldWidget("steps"), -3);
+    QCOMPARE(document.sequence().shots[0], before);
+    QCOMPARE(document.undoStack()->count(), 0);
+    preset->setFocus();  // a field the user clicked takes the wheel
+    QTRY_VERIFY(preset->hasFocus());
+    wheel(preset, -1);  // up: the demo shot is at the last preset (64×64)
+    QVERIFY(!(document.sequence().shots[0] == before));
+    QCOMPARE(document.undoStack()->count(), 1);
+  }
+
+  void theToolbarDoesNotMoveAfterAnEdit() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QWidget* render = window.findChild<QWidget*>(QStringLiteral("RenderButton"));
+    QVERIFY(render);
+    const QPoint before = render->mapTo(&window, QPoint(0, 0));
+    SequenceSettings settings = window.document()->sequence().settings;
+    settings.name = "A much longer name for the sequence, so that the undo step's text is long too";
+    QVERIFY(window.document()->edit(SetSettings{settings}).empty());
+    QApplication::processEvents();
+    QCOMPARE(render->mapTo(&window, QPoint(0, 0)), before);
+    auto* toolbar = window.findChild<QToolBar*>(QStringLiteral("MainToolbar"));
+    QAction* undo = nullptr;
+    for (QAction* action : toolbar->actions())
+      if (action->objectName() == "ToolbarUndo") undo = action;
+    QVERIFY(undo && undo->isEnabled());
+    QCOMPARE(undo->text(), QString("Undo"));
+    QVERIFY2(undo->toolTip().startsWith("Undo: "), qPrintable(undo->toolTip()));
+    undo->trigger();
+    QCOMPARE(window.document()->undoStack()->index(), 0);
+    QVERIFY(!undo->isEnabled());
+  }
+};
+
+SHOTCHAIN_TEST(StudioSteady, Gui)
+#include "test_studio_steady.moc"
