@@ -455,14 +455,25 @@ class Importer {
     model.ditHighNoise = ditHigh_;
     model.vae = vae_;
     model.textEncoder = textEncoder_;
-    std::string where = "no models folder was given";
-    if (!options_.modelFolders.empty()) {
-      model.folder = options_.modelFolders.front().string();
-      where = "not all found under " + model.folder;
+    if (options_.modelFolders.empty()) {
+      out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " +
+                           (vae_.empty() ? "(no VAE)" : vae_) + ", " + (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) +
+                           ": no models folder was given; set the models folder in the sequence before rendering");
+      return;
     }
-    out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " + (vae_.empty() ? "(no VAE)" : vae_) + ", " +
-                         (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) + ": " + where +
-                         "; set the models folder in the sequence before rendering");
+    // Which file goes where: each one missing from the folder, with the subfolder ComfyUI keeps it in.
+    const std::filesystem::path folder = options_.modelFolders.front();
+    model.folder = folder.string();
+    struct Part {
+      const std::string* file;
+      const char *sub, *other;  // where ComfyUI keeps it, and its older name
+    };
+    const Part parts[] = {{&ditHigh_, "diffusion_models", "unet"}, {&dit_, "diffusion_models", "unet"}, {&vae_, "vae", "vae"},
+                          {&textEncoder_, "text_encoders", "clip"}};
+    for (const Part& part : parts)
+      if (!part.file->empty() && findIn(folder, *part.file, {part.sub, part.other, "."}).empty())
+        out_.notes.push_back("model file " + *part.file + " is not in " + model.folder + ": put it in " +
+                             (folder / part.sub).string() + " before rendering");
   }
 
   const ComfyGraph& graph_;

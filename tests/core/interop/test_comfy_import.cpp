@@ -140,6 +140,18 @@ class TestComfyImport : public QObject {
     QCOMPARE(m.textEncoder, std::string("text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"));
     for (const std::string& note : r.notes) QVERIFY2(note.find("model files") == std::string::npos, note.c_str());
     QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json").sequence.settings.model.isBuiltin());
+
+    // A file the folder lacks: the note says which file goes into which subfolder (#42), the others are not named.
+    std::filesystem::remove(root / "vae/wan_2.1_vae.safetensors");
+    const ComfyImport missing = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", options);
+    QCOMPARE(missing.sequence.settings.model.folder, root.string());
+    bool named = false;
+    for (const std::string& note : missing.notes) {
+      QVERIFY2(note.find("wan2.1_t2v_1.3B_fp16") == std::string::npos, note.c_str());
+      named = named || note == "model file wan_2.1_vae.safetensors is not in " + root.string() + ": put it in " +
+                                   (root / "vae").string() + " before rendering";
+    }
+    QVERIFY(named);
   }
 
   void badWorkflowsAreCleanErrorsNamingTheNode() {
