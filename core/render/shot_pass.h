@@ -46,6 +46,7 @@ struct ShotOutcome {
 };
 
 class DecodeJob;
+struct ShotRecord;
 
 // What the prepare stage settles for a shot before it samples.
 struct PreparedShot {
@@ -87,6 +88,9 @@ struct SampledShot {
   std::string expertResidency;    // … and where they lived ("resident", "swap", "reload")
   double expertSeconds = 0;       // … and the time it took
 };
+
+// The few-step and two-expert figures of a sampled shot, into its record (render/shot_pass_figures.cpp).
+void addSamplingFigures(ShotRecord& record, const PreparedShot& prepared, const SampledShot& sampled);
 
 // The per-render state of Renderer::render and the stages of one shot:
 //   prepare  — the handoff, the DiT made resident, the conditioning, the sampler's options;
