@@ -115,6 +115,9 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
     cutModel_->clear();
     pendingProblem_.clear();
     setSelectedShot(-1);
+    // Nothing of the previous project stays on screen: its banner, and the frame the viewer showed of it.
+    banner_->hide();
+    preview_->showFrameAt(0);
   });
   connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);

@@ -11,6 +11,7 @@
 #include "document/sequence_document.h"
 #include "inspector/shot_inspector.h"
 #include "main_window.h"
+#include "widgets/message_banner.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
 #include "test_support.h"
@@ -84,6 +85,18 @@ class StudioSteady : public QObject {
     undo->trigger();
     QCOMPARE(window.document()->undoStack()->index(), 0);
     QVERIFY(!undo->isEnabled());
+  }
+
+  // Item 7: the previous project's banner does not stay over the next one.
+  void anotherProjectStartsClean() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.banner()->showMessage(MessageBanner::Kind::Info, QStringLiteral("<b>Rendered.</b> 4 shot(s) rendered"));
+    QVERIFY(window.banner()->isVisible());
+    QVERIFY(window.openFile(q(workflow("demo_stream.json").string())));
+    QVERIFY(!window.banner()->isVisible());
   }
 };
 
