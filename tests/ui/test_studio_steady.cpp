@@ -1,6 +1,8 @@
-// Edits nobody made and controls that move (#42, items 2 and 6): a wheel over an unfocused combo or spin box in
-// the inspector changes nothing, and the toolbar's buttons keep their place after an edit.
+// Edits nobody made and controls that move (#42, items 2, 6 and 7): a wheel over an unfocused combo or spin box in
+// the inspector changes nothing, a split says why the sequence grew, the toolbar's buttons keep their place after
+// an edit, and another project starts without the last one's banner.
 #include <QComboBox>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 #include <QToolBar>
@@ -10,6 +12,8 @@
 #include "test_registry.h"
 #include "document/sequence_document.h"
 #include "inspector/shot_inspector.h"
+#include "render/render_state.h"
+#include "timeline/timeline_view.h"
 #include "main_window.h"
 #include "widgets/message_banner.h"
 #include "sequence/edits.h"
@@ -97,6 +101,24 @@ class StudioSteady : public QObject {
     QVERIFY(window.banner()->isVisible());
     QVERIFY(window.openFile(q(workflow("demo_stream.json").string())));
     QVERIFY(!window.banner()->isVisible());
+  }
+
+  // Item 2: a split of a 17-frame shot makes 9 + 9 (both 4k+1, sharing the cut frame); the studio says so and
+  // why the sequence grew, instead of growing it without a word.
+  void aSplitSaysWhyTheSequenceGrew() {
+    SequenceDocument document;
+    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, q(workflow("demo.json").string()));
+    RenderState state;
+    TimelineView view(&document, &state);
+    QSignalSpy status(&view, &TimelineView::statusMessage);
+    const int before = document.sequence().totalFrames();
+    QVERIFY(view.splitShot(1));
+    QCOMPARE(document.sequence().totalFrames(), before + 1);
+    QCOMPARE(status.count(), 1);
+    const QString message = status.at(0).at(0).toString();
+    QVERIFY2(message.contains("Split 17 frames into 9 + 9") && message.contains("4k+1") &&
+                 message.contains(QString("(%1 frames)").arg(before + 1)),
+             qPrintable(message));
   }
 };
 

@@ -554,11 +554,20 @@ bool TimelineView::splitShot(int index) {
   if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
   const auto at = static_cast<std::size_t>(index);
   const int offset = playhead_ - document_->sequence().startFrame(at);
+  const int frames = document_->sequence().shots[at].frames;
   const Diagnostics errors = document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset), {}});
   if (!errors.empty()) {
     Q_EMIT statusMessage(QString::fromStdString(errors.front().message));
     return false;
   }
+  // Two shots of 4k+1 frames can never add up to one of 4k+1: the parts share the cut frame.
+  const auto& shots = document_->sequence().shots;
+  Q_EMIT statusMessage(tr("Split %1 frames into %2 + %3: every shot is 4k+1 frames long, so the two parts share the cut "
+                          "frame and the sequence is one frame longer (%4 frames)")
+                           .arg(frames)
+                           .arg(shots[at].frames)
+                           .arg(shots[at + 1].frames)
+                           .arg(document_->sequence().totalFrames()));
   setSelectedIndex(index + 1);
   return true;
 }
