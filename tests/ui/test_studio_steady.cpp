@@ -2,12 +2,16 @@
 // the inspector changes nothing, a split says why the sequence grew, the toolbar's buttons keep their place after
 // an edit, and another project starts without the last one's banner.
 #include <QComboBox>
+#include <QDockWidget>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
 #include <QToolBar>
 #include <QUndoStack>
 #include <QWheelEvent>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "test_registry.h"
 #include "document/sequence_document.h"
@@ -119,6 +123,37 @@ class StudioSteady : public QObject {
     QVERIFY2(message.contains("Split 17 frames into 9 + 9") && message.contains("4k+1") &&
                  message.contains(QString("(%1 frames)").arg(before + 1)),
              qPrintable(message));
+  }
+
+  // Item 6: at 1280×720 the window fits the screen and no two docks overlap.
+  void fitsA1280By720Screen() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QApplication::processEvents();
+    if (std::getenv("SHOTCHAIN_DUMP"))
+      for (QWidget* w : window.findChildren<QWidget*>())
+        if (w->minimumSizeHint().width() > 300 && w->isVisible())
+          std::fprintf(stderr, "%s %s min %d hint %d\n", w->metaObject()->className(), qPrintable(w->objectName()),
+                       w->minimumSizeHint().width(), w->sizeHint().width());
+    QVERIFY2(window.width() <= 1280 && window.height() <= 720,
+             qPrintable(QString("the window is %1×%2").arg(window.width()).arg(window.height())));
+    const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
+    if (std::getenv("SHOTCHAIN_DUMP"))
+      for (QDockWidget* d : docks)
+        std::fprintf(stderr, "dock %s visible %d geometry %d,%d %dx%d tabified with %lld\n", qPrintable(d->windowTitle()),
+                     d->isVisible(), d->geometry().x(), d->geometry().y(), d->width(), d->height(),
+                     static_cast<long long>(window.tabifiedDockWidgets(d).size()));
+    for (QDockWidget* a : docks)
+      for (QDockWidget* b : docks) {
+        // A dock tabbed behind another is moved out of the window: only those on show count.
+        const auto shown = [&window](QDockWidget* d) { return d->isVisible() && !d->isFloating() && window.rect().contains(d->geometry()); };
+        if (a == b || !shown(a) || !shown(b)) continue;
+        const QRect overlap = a->geometry().intersected(b->geometry());
+        QVERIFY2(overlap.isEmpty(), qPrintable(a->windowTitle() + " overlaps " + b->windowTitle()));
+      }
   }
 };
 

@@ -59,13 +59,19 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   singleDitButton_->setToolTip(tr("Take the high-noise expert away: the sequence's DiT runs every step"));
   auto* rescanButton = new QPushButton(tr("Rescan"), this);
   auto* foldersButton = new QPushButton(tr("Model Folders…"), this);
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(useButton_);
-  buttons->addWidget(highNoiseButton_);
-  buttons->addWidget(singleDitButton_);
-  buttons->addStretch();
-  buttons->addWidget(rescanButton);
-  buttons->addWidget(foldersButton);
+  // Two rows, so that the panel asks for no more width than a docked column has at 1280×720.
+  auto* buttons = new QVBoxLayout;
+  auto* use = new QHBoxLayout;
+  use->addWidget(useButton_);
+  use->addWidget(highNoiseButton_);
+  use->addWidget(singleDitButton_);
+  use->addStretch();
+  auto* folders = new QHBoxLayout;
+  folders->addWidget(rescanButton);
+  folders->addWidget(foldersButton);
+  folders->addStretch();
+  buttons->addLayout(use);
+  buttons->addLayout(folders);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(use_);
   layout->addWidget(folders_);

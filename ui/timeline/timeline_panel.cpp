@@ -1,5 +1,7 @@
 #include "timeline/timeline_panel.h"
 
+#include "widgets/elided_label.h"
+
 #include <QAction>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -28,9 +30,10 @@ TimelinePanel::TimelinePanel(TimelineView* view, const QList<QAction*>& actions,
     strip->addWidget(button);
   }
   strip->addStretch();
-  auto* hint = new QLabel(tr("Ctrl+wheel: zoom · Shift+Left/Right: length ±4 · Alt while trimming: no snap"), this);
+  auto* hint = new ElidedLabel(tr("Ctrl+wheel: zoom · Shift+Left/Right: length ±4 · Alt while trimming: no snap"), this);
+  hint->setAlignment(Qt::AlignRight);
   hint->setStyleSheet(QStringLiteral("color: #808080;"));
-  strip->addWidget(hint);
+  strip->addWidget(hint, 1);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
