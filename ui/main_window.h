@@ -129,6 +129,7 @@ class MainWindow : public QMainWindow {
   SequenceDocument* document_;
   RenderState* renderState_;
   RenderController* controller_;
+  int liveDecodedShot_ = -1;  // the latest shot of this render whose decoded frames the viewer showed
   Autosave* autosave_;
   ShotTableModel* shotModel_;
   CutTableModel* cutModel_;

@@ -43,7 +43,9 @@ void MainWindow::connectRenderer() {
   });
   connect(c, &RenderController::stepDone, this, [this](int shot, int step, int steps, const QImage& image) {
     renderState_->stepDone(shot, step, steps);
-    if (!image.isNull()) {
+    // A shot whose decoded frames have started to arrive (a stream) keeps showing them: the newest decoded
+    // frame wins over a latent preview of the same shot.
+    if (!image.isNull() && shot != liveDecodedShot_) {
       preview_->showLive(image, tr("%1 · step %2/%3 · latent preview").arg(shotLabel(shot)).arg(step).arg(steps));
       controller_->previewShown();
     }
@@ -55,8 +57,10 @@ void MainWindow::connectRenderer() {
   });
   connect(c, &RenderController::framesDecoded, this, [this](int shot, int first, int total, const QVector<QImage>& frames) {
     renderState_->framesDecoded(shot, first, total, frames);
-    if (!frames.isEmpty())
+    if (!frames.isEmpty()) {
+      liveDecodedShot_ = shot;
       preview_->showLive(frames.back(), tr("%1 · decoded %2/%3").arg(shotLabel(shot)).arg(first + frames.size()).arg(total));
+    }
   });
   connect(c, &RenderController::cutMeasured, this, [this](const continuity::CutMetrics& cut) {
     renderState_->cutMeasured(cut);
@@ -104,6 +108,7 @@ bool MainWindow::renderSequence() {
   vram_->clearRun();
   cutModel_->clear();
   renderState_->renderStarted(document_->sequence());
+  liveDecodedShot_ = -1;
   preview_->setLive(true);
   progress_->setValue(0);
   progressText_->setText(tr("Starting…"));

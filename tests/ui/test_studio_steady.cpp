@@ -19,6 +19,9 @@
 #include "render/render_state.h"
 #include "timeline/timeline_view.h"
 #include "main_window.h"
+#include "preview/frame_view.h"
+#include "preview/preview_panel.h"
+#include "render/render_controller.h"
 #include "widgets/message_banner.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
@@ -123,6 +126,27 @@ class StudioSteady : public QObject {
     QVERIFY2(message.contains("Split 17 frames into 9 + 9") && message.contains("4k+1") &&
                  message.contains(QString("(%1 frames)").arg(before + 1)),
              qPrintable(message));
+  }
+
+  // Item 3: once a shot's decoded frames arrive (a stream delivers them while it samples), the viewer keeps the
+  // newest of them; a latent preview of that shot's later steps does not replace it. Another shot's preview does.
+  void decodedFramesWinOverLatentPreviews() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo_stream.json").string())));
+    RenderController* controller = window.renderController();
+    window.preview()->setLive(true);
+    const auto image = [](QColor colour) {
+      QImage i(16, 16, QImage::Format_RGB32);
+      i.fill(colour);
+      return i;
+    };
+    Q_EMIT controller->stepDone(0, 1, 4, image(Qt::gray));  // before any decoded frame: the latent preview
+    QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::gray));
+    Q_EMIT controller->framesDecoded(0, 0, 17, {image(Qt::red)});
+    Q_EMIT controller->stepDone(0, 2, 4, image(Qt::green));
+    QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::red));
+    Q_EMIT controller->stepDone(1, 1, 4, image(Qt::blue));  // the next shot has no decoded frame yet
+    QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::blue));
   }
 
   // Item 6: at 1280×720 the window fits the screen and no two docks overlap.
