@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cli/bench_options.h"
 #include "models/model_files.h"
 #include "render/renderer.h"
 #include "util/median.h"
@@ -38,13 +39,7 @@ std::vector<ExpertRun> benchExperts(const Sequence& sequence, const std::filesys
       Sequence s = paired;
       s.settings.experts = residency;
       s.settings.policy = ResidencyPolicy::Pinned;
-      render::RenderOptions options;
-      options.sequenceDirectory = baseDir;
-      options.outputDirectory = work / run.residency;
-      options.device = device;
-      options.previews = false;
-      options.framesOnDisk = false;
-      options.writesFiles = false;
+      const render::RenderOptions options = quietBenchRender(baseDir, work / run.residency, device);
       render::Renderer renderer;
       struct Failures : render::RenderObserver {
         std::string first;

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "cli/bench_options.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/memory_probe.h"
@@ -30,14 +31,8 @@ int writeLora(const io::WeightSet& dit, const std::filesystem::path& path, std::
 
 render::RenderOptions optionsFor(const std::filesystem::path& baseDir, const std::filesystem::path& out, const std::string& device,
                                  ResidencyPolicy policy) {
-  render::RenderOptions options;
-  options.sequenceDirectory = baseDir;
-  options.outputDirectory = out;
+  render::RenderOptions options = quietBenchRender(baseDir, out, device);
   options.policy = policy;
-  options.device = device;
-  options.previews = false;
-  options.framesOnDisk = false;
-  options.writesFiles = false;
   return options;
 }
 

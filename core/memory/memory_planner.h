@@ -45,7 +45,6 @@ struct PlanRequest {
   std::shared_ptr<const models::DitMemoryModel> ditHighNoise;
   c10::ScalarType ditHighNoiseDtype = c10::kBFloat16;
   ExpertResidency experts = ExpertResidency::Auto;  // what the document asks (memory.experts)
-  bool keepFloat8 = true;  // fp8 matmul weights kept as stored (ModelFiles::dequantiseFloat8 off)
   bool highNoiseResident = true;  // set by the planner for each placement it tries
   std::shared_ptr<const models::VaeMemoryModel> vae;
   c10::ScalarType vaeDtype = c10::kFloat;

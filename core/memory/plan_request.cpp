@@ -17,7 +17,6 @@ PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence
   PlanRequest r;
   r.dit = models::ditMemoryModel(files.dit);
   r.ditDtype = r.dit->loadDtype();
-  r.keepFloat8 = !files.dequantiseFloat8;
   if (!files.ditHighNoise.empty()) {
     r.ditHighNoise = models::ditMemoryModel(files.ditHighNoise);
     r.ditHighNoiseDtype = r.ditHighNoise->loadDtype();

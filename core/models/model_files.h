@@ -18,8 +18,6 @@ struct ModelFiles {
   std::filesystem::path tokenizer;  // empty: the tokenizer embedded in the text encoder file
   std::filesystem::path latentRgb;  // empty: none (the preview falls back to its default factors)
   std::string description;          // "builtin:demo (…/share/shotchain/demo)", "models folder …"
-  // Load fp8 matmul weights dequantised (what a LoRA needs to be merged) instead of as stored.
-  bool dequantiseFloat8 = false;
 };
 
 // Where the files of "builtin:<name>" live: $SHOTCHAIN_RESOURCE_DIR/<name>, else

@@ -8,13 +8,13 @@ namespace shotchain::models {
 
 std::unique_ptr<VideoDiffusionModel> loadVideoDiffusionModel(const ModelFiles& files, c10::Device device) {
   const io::WeightSet weights = io::WeightSet::open(files.dit);
-  return familyFor(weights, ModelRole::Dit, false).loadDit(weights, device, !files.dequantiseFloat8);
+  return familyFor(weights, ModelRole::Dit, false).loadDit(weights, device);
 }
 
 std::unique_ptr<VideoDiffusionModel> loadHighNoiseExpert(const ModelFiles& files, c10::Device device) {
   if (files.ditHighNoise.empty()) return nullptr;
   const io::WeightSet weights = io::WeightSet::open(files.ditHighNoise);
-  return familyFor(weights, ModelRole::Dit, false).loadDit(weights, device, !files.dequantiseFloat8);
+  return familyFor(weights, ModelRole::Dit, false).loadDit(weights, device);
 }
 
 std::unique_ptr<VideoVae> loadVideoVae(const ModelFiles& files, c10::Device device) {

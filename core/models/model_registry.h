@@ -39,8 +39,8 @@ struct ModelFamilyRow {
   ModelRole role;
   // From the header alone: nullopt when the file is not of this family.
   std::optional<IdentifiedModel> (*identify)(const io::WeightSet& weights);
-  // `keepFloat8`: fp8 matmul weights stay as stored (one byte each), dequantised layer by layer at each call.
-  std::unique_ptr<VideoDiffusionModel> (*loadDit)(const io::WeightSet& weights, c10::Device device, bool keepFloat8) = nullptr;
+  // fp8 matmul weights stay as stored (one byte each), dequantised layer by layer at each call.
+  std::unique_ptr<VideoDiffusionModel> (*loadDit)(const io::WeightSet& weights, c10::Device device) = nullptr;
   std::shared_ptr<const DitMemoryModel> (*ditMemory)(const io::WeightSet& weights) = nullptr;
   std::unique_ptr<VideoVae> (*loadVae)(const io::WeightSet& weights, c10::Device device) = nullptr;
   std::shared_ptr<const VaeMemoryModel> (*vaeMemory)(const io::WeightSet& weights) = nullptr;

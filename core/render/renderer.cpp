@@ -189,9 +189,7 @@ struct Renderer::Impl {
   // The DiT is loaded up front only when it stays resident; otherwise the residency manager loads it
   // at the first shot, after the text encoder has been released.
   void ensureModels(const Prepared& prepared, bool withDit) {
-    if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device &&
-        models->files.dequantiseFloat8 == prepared.files.dequantiseFloat8)
-      return;
+    if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device) return;
     models.reset();
     try {
       models = loadModelContext(prepared.files, prepared.device, withDit);

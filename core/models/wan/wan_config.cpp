@@ -179,13 +179,10 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 30;
     return config;
   }
-  if (name == "i2v-a14b" || name == "i2v-A14B") {
+  if (name == "i2v-a14b" || name == "i2v-A14B") {  // 14B's blocks with the image condition's 20 input channels
+    config = preset("14b");
     config.modelType = "i2v";
     config.inDim = 36;
-    config.dim = 5120;
-    config.ffnDim = 13824;
-    config.numHeads = 40;
-    config.numLayers = 40;
     return config;
   }
   if (name == "tiny" || name == "tiny-ti2v" || name == "tiny-i2v") {  // the golden reference configurations

@@ -24,10 +24,10 @@ std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
   return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")", firstOf(vae.problems)};
 }
 
-std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device, bool keepFloat8) {
+std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
   WanLoadOptions options;
   options.device = device;
-  options.keepFloat8 = keepFloat8;
+  options.keepFloat8 = true;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 

@@ -121,7 +121,8 @@ void WanModel::replaceParameters(const std::function<at::Tensor(const std::strin
 void WanModel::setLayerAdapters(std::map<std::string, std::vector<LayerAdapter>> adapters) {
   for (const auto& [name, list] : adapters) {
     const auto weight = impl_->params.find(name);
-    if (weight == impl_->params.end() || weight->second.dim() != 2 || !impl_->params.count(name.substr(0, name.size() - 7) + ".bias"))
+    if (weight == impl_->params.end() || weight->second.dim() != 2 || !name.ends_with(".weight") ||
+        !impl_->params.count(name.substr(0, name.size() - 7) + ".bias"))
       throw std::invalid_argument("setLayerAdapters: \"" + name + "\" is not the weight of a linear layer");
   }
   impl_->adapters = std::move(adapters);

@@ -43,10 +43,10 @@ std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
                          firstProblem(vae.problems)};
 }
 
-std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device, bool keepFloat8) {
+std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device) {
   WanLoadOptions options;
   options.device = device;
-  options.keepFloat8 = keepFloat8;
+  options.keepFloat8 = true;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 

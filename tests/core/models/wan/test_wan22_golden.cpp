@@ -17,14 +17,13 @@
 using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
+using shotchain::testing::goldenMismatch;
+using shotchain::testing::Tolerance;
 using shotchain::testing::golden;
 
 namespace {
 
 // Golden README §9.7.
-struct Tolerance {
-  double maxAbs, relL2;
-};
 constexpr Tolerance kDit{1e-4, 1e-5};
 constexpr Tolerance kVae{1e-4, 2e-5};
 constexpr Tolerance kLoop{5e-4, 5e-5};  // run end to end
@@ -45,12 +44,8 @@ class TestWan22Golden : public QObject {
   std::optional<WanVae> coder_;
 
   void check(const char* what, const at::Tensor& got, const at::Tensor& expected, Tolerance tolerance) {
-    QVERIFY2(got.sizes() == expected.sizes(),
-             qPrintable(QString("%1: shape %2 vs %3").arg(what, c10::str(got.sizes()).c_str(), c10::str(expected.sizes()).c_str())));
-    const auto e = compareTensors(got, expected);
-    std::printf("  %-40s max-abs %.3g  rel-L2 %.3g\n", what, e.maxAbs, e.relL2);
-    QVERIFY2(e.maxAbs <= tolerance.maxAbs && e.relL2 <= tolerance.relL2,
-             qPrintable(QString("%1: max-abs %2, rel-L2 %3").arg(what).arg(e.maxAbs).arg(e.relL2)));
+    const std::string mismatch = goldenMismatch(what, got, expected, tolerance);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
   }
 
  private Q_SLOTS:

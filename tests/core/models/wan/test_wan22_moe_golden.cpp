@@ -21,14 +21,12 @@
 
 using namespace shotchain;
 using namespace shotchain::models;
-using shotchain::testing::compareTensors;
+using shotchain::testing::goldenMismatch;
+using shotchain::testing::Tolerance;
 using shotchain::testing::golden;
 
 namespace {
 
-struct Tolerance {
-  double maxAbs, relL2;
-};
 constexpr Tolerance kExact{1e-4, 2e-5};  // y (golden README §9.7)
 constexpr Tolerance kLoop{5e-4, 5e-5};   // loops run end to end
 
@@ -54,12 +52,8 @@ class TestWan22MoeGolden : public QObject {
   Q_OBJECT
 
   void check(const std::string& what, const at::Tensor& got, const at::Tensor& expected, Tolerance tolerance) {
-    QVERIFY2(got.sizes() == expected.sizes(), qPrintable(QString::fromStdString(what + ": shape " + c10::str(got.sizes()) +
-                                                                                  " vs " + c10::str(expected.sizes()))));
-    const auto e = compareTensors(got, expected);
-    std::printf("  %-32s max-abs %.3g  rel-L2 %.3g\n", what.c_str(), e.maxAbs, e.relL2);
-    QVERIFY2(e.maxAbs <= tolerance.maxAbs && e.relL2 <= tolerance.relL2,
-             qPrintable(QString::fromStdString(what + ": max-abs " + std::to_string(e.maxAbs) + ", rel-L2 " + std::to_string(e.relL2))));
+    const std::string mismatch = goldenMismatch(what, got, expected, tolerance);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
   }
 
   static WanModel load(const char* name) {
