@@ -112,7 +112,8 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   });
   connect(document_, &SequenceDocument::replaced, this, [this] {
     renderState_->clear();
-    cutModel_->clear();
+    renderState_->documentChanged(document_->sequence());
+    updateRenderFolders();  // what a reopened project's render folder holds shows at once
     pendingProblem_.clear();
     setSelectedShot(-1);
     // Nothing of the previous project stays on screen: its banner, and the frame the viewer showed of it.
@@ -120,6 +121,8 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
     preview_->showFrameAt(0);
   });
   connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateTitle);
+  connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateRenderFolders);
+  connect(renderState_, &RenderState::changed, this, [this] { cutModel_->setRows(renderState_->cutRows()); });
   connect(document_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(shotModel_, &ShotTableModel::editRejected, this, &MainWindow::reportRefusal);
   connect(timeline_, &TimelineView::statusMessage, this, &MainWindow::reportRefusal);
@@ -196,9 +199,9 @@ void MainWindow::createDocks() {
     const auto& shots = document_->sequence().shots;
     if (toIndex <= 0 || toIndex >= static_cast<int>(shots.size())) return;
     const std::string& id = shots[static_cast<std::size_t>(toIndex)].id;
-    const auto& cuts = cutModel_->cuts();
-    for (std::size_t row = 0; row < cuts.size(); ++row)
-      if (cuts[row].toShotId == id) {
+    const auto& rows = cutModel_->rows();
+    for (std::size_t row = 0; row < rows.size(); ++row)
+      if (rows[row].cut.toShotId == id) {
         cutDock->raise();
         cutView->selectRow(static_cast<int>(row));
         return;

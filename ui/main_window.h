@@ -77,6 +77,8 @@ class MainWindow : public QMainWindow {
   bool saveAs();
   // Starts a render of the document as it is now; false (with a banner) when it cannot start.
   bool renderSequence();
+  // What the last import could not carry over, one line each (the message's details).
+  const QStringList& lastImportReport() const { return lastImportReport_; }
   // Asked whether to use a recovery file; the default asks with a dialog (tests replace it).
   void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) { recoveryPrompt_ = std::move(prompt); }
   // At start with no file: offers the untitled document a crash left behind.
@@ -107,6 +109,8 @@ class MainWindow : public QMainWindow {
   void refreshProblems();
   void updateRecentMenu();
   void updateRenderActions();
+  // Tells the render state where the document's files and its renders are (after an open or a save as).
+  void updateRenderFolders();
   void updatePolicyBox();
   void setSelectedShot(int index);
   int currentShot() const;
@@ -152,7 +156,8 @@ class MainWindow : public QMainWindow {
   QAction* stopNowAction_ = nullptr;
   QAction* stopAfterAction_ = nullptr;
   QList<QAction*> shotActions_;
-  QString shortcutsText_;  // what Help › Keyboard Shortcuts showed last
+  QString shortcutsText_;
+  QStringList lastImportReport_;  // what Help › Keyboard Shortcuts showed last
   ModelBrowser* modelBrowser_ = nullptr;
   QString pendingProblem_;  // a settings edit the document refused (SettingsInspector::pendingProblemChanged)
   std::function<void(PreferencesDialog&)> preferencesHook_;

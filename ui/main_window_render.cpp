@@ -64,7 +64,6 @@ void MainWindow::connectRenderer() {
   });
   connect(c, &RenderController::cutMeasured, this, [this](const continuity::CutMetrics& cut) {
     renderState_->cutMeasured(cut);
-    cutModel_->addCut(cut);
     log(tr("Cut %1 → %2: MAD ratio %3").arg(QString::fromStdString(cut.fromShotId), QString::fromStdString(cut.toShotId))
             .arg(cut.madRatio ? QString::number(*cut.madRatio, 'f', 2) : QStringLiteral("—")));
   });
@@ -106,7 +105,6 @@ bool MainWindow::renderSequence() {
   }
   banner_->hide();
   vram_->clearRun();
-  cutModel_->clear();
   renderState_->renderStarted(document_->sequence());
   liveDecodedShot_ = -1;
   preview_->setLive(true);
@@ -152,6 +150,11 @@ void MainWindow::renderFinished(const render::SequenceFinished& result, bool fai
                            .arg(QDir::toNativeSeparators(folder).toHtmlEscaped());
   banner_->showMessage(MessageBanner::Kind::Info, text, {}, actions);
   log(tr("Render finished in %1 s.").arg(result.seconds, 0, 'f', 1));
+}
+
+void MainWindow::updateRenderFolders() {
+  const render::RenderOptions options = controller_->optionsFor(document_->sequence(), document_->filePath());
+  renderState_->setFolders(options.sequenceDirectory.string(), options.outputDirectory.string());
 }
 
 void MainWindow::updateRenderActions() {

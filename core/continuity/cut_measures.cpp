@@ -98,6 +98,8 @@ CutMetrics measureCut(const CutInputs& in) {
   m.toIndex = in.toIndex;
   m.fromShotId = in.fromShotId;
   m.toShotId = in.toShotId;
+  m.fromKey = in.fromKey;
+  m.toKey = in.toKey;
   m.mode = toString(in.mode);
 
   if (in.conditioning != nullptr) {

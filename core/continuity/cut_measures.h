@@ -32,6 +32,8 @@ struct CutInputs {
   int toIndex = 1;
   std::string fromShotId;
   std::string toShotId;
+  std::string fromKey;
+  std::string toKey;
   ContinuityMode mode = ContinuityMode::None;  // of shot N+1
 
   const ShotStats* previous = nullptr;  // required

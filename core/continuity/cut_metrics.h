@@ -16,6 +16,10 @@ struct CutMetrics {
   int toIndex = 1;
   std::string fromShotId;
   std::string toShotId;
+  // The shot keys (render/shot_key.h) of both shots when the cut was measured: the figures describe
+  // this pair and no other (empty: measured before keys were recorded).
+  std::string fromKey;
+  std::string toKey;
   std::string mode;  // continuity mode of shot `toIndex`
   std::string source;     // what shot `toIndex` was conditioned on (Conditioning::source; empty: unknown)
   bool resampled = false;  // the handoff was resampled to a new resolution

@@ -76,6 +76,8 @@ Json cutMetricsToJson(const continuity::CutMetrics& cut) {
   json["to_index"] = cut.toIndex;
   json["from_shot"] = cut.fromShotId;
   json["to_shot"] = cut.toShotId;
+  json["from_key"] = cut.fromKey;
+  json["to_key"] = cut.toKey;
   json["mode"] = cut.mode;
   json["source"] = cut.source;
   json["resampled"] = cut.resampled;
@@ -94,6 +96,8 @@ continuity::CutMetrics cutMetricsFromJson(const Json& json) {
   cut.toIndex = json.value("to_index", 1);
   cut.fromShotId = json.value("from_shot", std::string());
   cut.toShotId = json.value("to_shot", std::string());
+  cut.fromKey = json.value("from_key", std::string());
+  cut.toKey = json.value("to_key", std::string());
   cut.mode = json.value("mode", std::string());
   cut.source = json.value("source", std::string());
   cut.resampled = json.value("resampled", false);

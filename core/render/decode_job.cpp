@@ -79,6 +79,8 @@ std::optional<continuity::CutInputs> DecodeJob::cutInputs(const models::VideoVae
   inputs.toIndex = index;
   inputs.fromShotId = from->id;
   inputs.toShotId = shotId;
+  inputs.fromKey = from->key;
+  inputs.toKey = key;
   inputs.mode = conditioning.mode;
   inputs.previous = &*from->stats;
   inputs.next = &*stats;

@@ -7,14 +7,6 @@
 
 namespace shotchain::render {
 
-std::string modelFingerprint(const models::ModelFiles& files) {
-  std::string all;
-  for (const auto* path : {&files.dit, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
-    all += path->empty() ? std::string("-") : fileFingerprint(*path);
-  if (!files.ditHighNoise.empty()) all += "high-noise expert " + fileFingerprint(files.ditHighNoise);
-  return digestHex(all);
-}
-
 std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit) {
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<ModelContext>();

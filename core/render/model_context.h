@@ -29,8 +29,6 @@ struct ModelContext {
   double loadSeconds = 0;
 };
 
-// Fingerprint of the files (headers only; cheap). Throws std::runtime_error naming the file.
-std::string modelFingerprint(const models::ModelFiles& files);
 // Loads the VAE, the preview factors and (withDit) the DiT onto `device` (models/model_loading.h).
 std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit);
 

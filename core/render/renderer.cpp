@@ -18,6 +18,7 @@
 #include "render/model_context.h"
 #include "render/output_layout.h"
 #include "render/render_report.h"
+#include "render/shot_folders.h"
 #include "render/shot_key.h"
 #include "render/shot_pass.h"
 #include "render/shot_record.h"
@@ -236,11 +237,14 @@ std::set<int> currentOnDisk(const Sequence& sequence, const RenderOptions& optio
   for (int i = prepared.first; i <= prepared.last; ++i) {
     const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled || !options.reuse) continue;
+    const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
-    if (record && record->key == prepared.keys[static_cast<std::size_t>(i)] &&
-        (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir))
+    if (record && record->key == key && (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir))
       reused.insert(i);
+    else if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key);
+             !options.writesFiles && moved && moved->key == key)
+      reused.insert(i);  // rank 0 moves it to its number (adoptMovedShots); another rank may look before it has
   }
   return reused;
 }
@@ -393,6 +397,13 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   const Prepared prepared = impl.prepare(sequence, options);
   const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
   requireShortEnoughPaths(sequence, options.outputDirectory);
+  if (options.writesFiles && options.reuse) {
+    try {
+      adoptMovedShots(options.outputDirectory, sequence, prepared.keys);
+    } catch (const std::filesystem::filesystem_error&) {
+      // a folder that cannot be moved is rendered again
+    }
+  }
   requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
   requireReadableCalibrations(sequence, options.sequenceDirectory, prepared.first, prepared.last);

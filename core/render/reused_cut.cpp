@@ -36,6 +36,8 @@ std::optional<continuity::CutMetrics> remeasureReusedCut(const std::optional<con
   inputs.toIndex = self.index;
   inputs.fromShotId = before.id;
   inputs.toShotId = self.id;
+  inputs.fromKey = before.key;
+  inputs.toKey = self.key;
   inputs.mode = mode;
   inputs.previous = &*before.stats;
   inputs.next = &*self.stats;

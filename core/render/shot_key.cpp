@@ -95,6 +95,15 @@ std::string fileFingerprint(const std::filesystem::path& path) {
   return digestHex(header + ":" + std::to_string(size));
 }
 
+std::string modelFingerprint(const models::ModelFiles& files,
+                             const std::function<std::string(const std::filesystem::path&)>& ofFile) {
+  std::string all;
+  for (const auto* path : {&files.dit, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
+    all += path->empty() ? std::string("-") : ofFile(*path);
+  if (!files.ditHighNoise.empty()) all += "high-noise expert " + ofFile(files.ditHighNoise);
+  return digestHex(all);
+}
+
 std::vector<std::string> shotKeys(const Sequence& sequence, const std::string& modelFingerprint,
                                   const std::filesystem::path& sequenceDirectory) {
   const SamplerDefaults& defaults = sequence.settings.sampler;

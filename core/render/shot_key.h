@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/model_files.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::render {
@@ -17,6 +19,11 @@ std::string digestHex(std::string_view bytes);
 // checkpoint's pickle) and size (other files, such as a tokenizer, by their bytes).
 // Throws std::runtime_error naming the file when it cannot be read.
 std::string fileFingerprint(const std::filesystem::path& path);
+
+// Fingerprint of a model set: of each of its files (headers only; cheap), through `ofFile` (fileFingerprint,
+// or a cache of it). Throws std::runtime_error naming the file.
+std::string modelFingerprint(const models::ModelFiles& files,
+                             const std::function<std::string(const std::filesystem::path&)>& ofFile = fileFingerprint);
 
 // The key of every shot of `sequence`: a digest of everything that affects its result — the model
 // files' fingerprint, prompt and negative prompt, size, frames, seed, the effective sampler

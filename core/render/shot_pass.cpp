@@ -496,7 +496,19 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
   adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
   std::optional<continuity::CutMetrics> cut = record->cutIn;
-  if (neighbour && neighbour->stats && (neighbour->rendered || !cut)) {
+  // A stored cut describes the pair of shots it was measured between; after a reorder, or once the shot
+  // before was rendered again (in this render or an earlier, stopped one), it is measured anew.
+  const bool otherPair = cut && neighbour && cut->fromKey != neighbour->key;
+  bool firstEnabled = true;
+  for (int before = index - 1; before >= 0 && firstEnabled; --before)
+    firstEnabled = !sequence_.shots[static_cast<std::size_t>(before)].enabled;
+  if (firstEnabled && cut) {
+    cut.reset();
+    ShotRecord updated = *record;
+    updated.cutIn.reset();
+    if (options_.writesFiles) writeShotRecord(dir, updated);
+  }
+  if (neighbour && neighbour->stats && (neighbour->rendered || !cut || otherPair)) {
     cut = remeasureReusedCut(cut, *neighbour, first_.get(), *latest_, tail->latent, shot.continuity.mode,
                              record->framesWritten, dir, options_.loadImage);
     if (cut) {
@@ -511,6 +523,8 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
       summary_.warnings.push_back(warning);
       observer_.warning(warning);
     }
+  } else if (otherPair) {
+    cut.reset();  // measured against another shot, and it cannot be measured again here
   }
   if (cut) {
     summary_.cuts.push_back(*cut);

@@ -109,6 +109,8 @@ class StudioRender : public QObject {
     cut.toIndex = 1;
     cut.fromShotId = "enter";
     cut.toShotId = "cross";
+    cut.fromKey = window.renderState()->currentKey("enter");
+    cut.toKey = window.renderState()->currentKey("cross");
     cut.madRatio = 1.2;
     Q_EMIT c->cutMeasured(cut);
     QCOMPARE(window.cutModel()->rowCount(), 1);

@@ -25,6 +25,7 @@
 #include "render/render_state.h"
 #include "sequence/sequence_io.h"
 #include "test_support.h"
+#include "timeline_fixture.h"
 #include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
 #include "timeline/timeline_view.h"
@@ -40,22 +41,6 @@ std::vector<std::string> ids(const Sequence& sequence) {
   for (const Shot& shot : sequence.shots) result.push_back(shot.id);
   return result;
 }
-
-// A document on demo.json with the timeline shown at a known size.
-struct Fixture {
-  SequenceDocument document;
-  RenderState state;
-  TimelineView view{&document, &state};
-
-  Fixture() {
-    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, q(workflow("demo.json").string()));
-    view.resize(900, 150);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
-    view.zoomToFit();
-  }
-  QUndoStack* stack() { return document.undoStack(); }
-};
 
 void moveMouse(QWidget* widget, QPoint to, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
   QMouseEvent move(QEvent::MouseMove, to, widget->mapToGlobal(to), Qt::NoButton, Qt::LeftButton, modifiers);
@@ -81,20 +66,6 @@ MemorySample fakeSample(double t, std::uint64_t allocated) {
   s.inactiveSplit = 3ull << 20;
   s.freeFragmentation = 0.25;
   return s;
-}
-
-continuity::CutMetrics fakeCut(int to, double mad) {
-  continuity::CutMetrics cut;
-  cut.fromIndex = to - 1;
-  cut.toIndex = to;
-  cut.fromShotId = to == 1 ? "enter" : "cross";
-  cut.toShotId = to == 1 ? "cross" : "turn";
-  cut.mode = "latent";
-  cut.madRatio = mad;
-  cut.psnrCut = 31.5;
-  cut.ssimCut = 0.93;
-  cut.channelMeanDeltaPrev = {0.1, -0.2};
-  return cut;
 }
 
 }  // namespace
@@ -337,88 +308,6 @@ class StudioTimeline : public QObject {
     QCOMPARE(document.sequence().shots[0].prompt, std::string("a red circle moving right on a black background"));
   }
 
-  void cutTableModelIsAWellBehavedModel() {
-    CutTableModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.addCut(fakeCut(1, 1.1));
-    model.addCut(fakeCut(2, 4.2));
-    QCOMPARE(model.rowCount(), 2);
-    QCOMPARE(model.columnCount(), int(CutTableModel::ColumnCount));
-    QCOMPARE(model.data(model.index(1, CutTableModel::MadRatio)).toString(), QString("4.20"));
-    QCOMPARE(model.data(model.index(0, CutTableModel::MeanDeltaPrev), Qt::ToolTipRole).toString(), QString("0.100, -0.200"));
-    model.addCut(fakeCut(2, 2.0));  // re-measured: the row is replaced
-    QCOMPARE(model.rowCount(), 2);
-    model.clear();
-    QCOMPARE(model.rowCount(), 0);
-  }
-
-  // The after-cut verdict: red figures and a warning in the cut table, a red badge on the timeline's
-  // cut marker (none on a fine cut), and the words in the marker's tooltip.
-  void afterCutVerdictInTableAndTimeline() {
-    continuity::CutMetrics flashed = fakeCut(1, 1.1);
-    flashed.afterCutFrames = 8;
-    flashed.flash = 5.3;
-    flashed.colourDrift = 18.0;
-    flashed.spreadDrift = 3.0;
-    flashed.structure = 0.95;
-    continuity::CutMetrics fine = fakeCut(2, 1.0);
-    fine.afterCutFrames = 8;
-    fine.flash = 1.1;
-    fine.colourDrift = 2.0;
-    fine.spreadDrift = 1.0;
-    fine.structure = 0.99;
-
-    CutTableModel model;
-    model.addCut(flashed);
-    model.addCut(fine);
-    const QColor red(0xe8, 0x4a, 0x4a), green(0x4c, 0xc3, 0x6a);
-    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(), QString::fromUtf8("⚠ 2 warnings"));
-    QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("fine"));
-    QCOMPARE(model.data(model.index(0, CutTableModel::Flash)).toString(), QString("5.30"));
-    QCOMPARE(model.data(model.index(0, CutTableModel::ColourDrift)).toString(), QString("18.0"));
-    QCOMPARE(model.data(model.index(0, CutTableModel::Flash), Qt::ForegroundRole).value<QColor>(), red);
-    QCOMPARE(model.data(model.index(0, CutTableModel::SpreadDrift), Qt::ForegroundRole).value<QColor>(), green);
-    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict), Qt::ForegroundRole).value<QColor>(), red);
-    QCOMPARE(model.data(model.index(1, CutTableModel::Verdict), Qt::ForegroundRole).value<QColor>(), green);
-    QVERIFY(model.data(model.index(0, CutTableModel::Flash), Qt::ToolTipRole).toString().startsWith("flash: "));
-    QVERIFY(model.data(model.index(0, CutTableModel::Verdict), Qt::ToolTipRole).toString().contains("colour drift: "));
-    QVERIFY(model.headerData(CutTableModel::Flash, Qt::Horizontal, Qt::ToolTipRole).toString().endsWith("above 2"));
-
-    Fixture f;
-    const auto badgeColour = [&f](int toIndex) {
-      const QImage image = f.view.grab().toImage();
-      const QRectF badge = cutBadgeRect(f.view.blockRect(toIndex).left() - 1, TimelineView::kTrackTop);
-      return image.pixelColor(QPointF(badge.center().x() + 4, badge.center().y()).toPoint());
-    };
-    QVERIFY(badgeColour(1) != red);  // not measured yet: no badge
-    f.state.cutMeasured(flashed);
-    f.state.cutMeasured(fine);
-    QCOMPARE(badgeColour(1), red);  // two warnings
-    QCOMPARE(badgeColour(2), green);
-    continuity::CutMetrics amberCut = fine;
-    amberCut.toIndex = 3;
-    amberCut.toShotId = "exit";
-    amberCut.fromShotId = "turn";
-    amberCut.flash = 3.0;  // one warning
-    f.state.cutMeasured(amberCut);
-    QCOMPARE(badgeColour(3), QColor(0xf0, 0xb0, 0x3c));
-    QCOMPARE(cutBadgeOf(amberCut), CutBadge::Warning);
-    QCOMPARE(cutBadgeOf(std::nullopt), CutBadge::None);
-
-    // A click on the badge selects the cut and moves the playhead to the first frame after it.
-    QSignalSpy activated(&f.view, &TimelineView::cutActivated);
-    const QRectF badge = cutBadgeRect(f.view.blockRect(1).left() - 1, TimelineView::kTrackTop);
-    QTest::mouseClick(&f.view, Qt::LeftButton, {}, badge.center().toPoint());
-    QCOMPARE(activated.count(), 1);
-    QCOMPARE(activated.at(0).at(0).toInt(), 1);
-    QCOMPARE(f.view.playhead(), f.document.sequence().startFrame(1));
-    const Shot& enter = f.document.sequence().shots[0];
-    const Shot& cross = f.document.sequence().shots[1];
-    const QString tip = cutMarkerTooltip(enter, cross, flashed);
-    QVERIFY2(tip.contains("After the cut: warning: flash 5.3×, colour drift ΔE 18.0") && tip.contains("5.30"), qPrintable(tip));
-    QVERIFY(cutMarkerTooltip(enter, cross, std::nullopt).contains("Not measured yet"));
-  }
-
   void monitorPaintsFakeSamples() {
     VramPanel panel;
     for (int i = 0; i < 50; ++i) panel.addSample(fakeSample(i * 0.1, (100ull + static_cast<std::uint64_t>(i) * 4) << 20));
@@ -451,138 +340,6 @@ class StudioTimeline : public QObject {
     QCOMPARE(rows, (std::vector<int>{1, 0, 1, 2, -1, 0}));
   }
 
-  void editsMakeLaterHandoffShotsDirty() {
-    SequenceDocument document;
-    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
-    RenderState state;
-    state.documentChanged(document.sequence());
-    state.renderStarted(document.sequence());
-    for (int i = 0; i < 4; ++i) {
-      render::ShotStarted started;
-      started.index = i;
-      started.id = document.sequence().shots[static_cast<std::size_t>(i)].id;
-      state.shotStarted(started);
-      QVector<QImage> frames(17, QImage(64, 64, QImage::Format_RGB888));
-      state.framesDecoded(i, 0, 17, frames);
-      render::ShotFinished finished;
-      finished.index = i;
-      finished.id = started.id;
-      state.shotFinished(finished);
-    }
-    state.renderFinished();
-    for (const Shot& shot : document.sequence().shots) QCOMPARE(state.status(shot.id).state, ShotState::Done);
-    QTRY_VERIFY(!state.status("exit").lastThumbnail.isNull());
-    QCOMPARE(state.status("exit").lastThumbnail.height(), RenderState::kThumbnailHeight);
-
-    Shot cross = document.sequence().shots[1];
-    cross.prompt = "a blue square";
-    document.edit(SetShot{1, cross});
-    state.documentChanged(document.sequence());
-    QCOMPARE(state.status("enter").state, ShotState::Done);
-    QCOMPARE(state.status("cross").state, ShotState::Dirty);
-    QCOMPARE(state.status("turn").state, ShotState::Dirty);  // takes its handoff from "cross"
-    QCOMPARE(state.status("exit").state, ShotState::Dirty);
-    document.undoStack()->undo();
-    state.documentChanged(document.sequence());
-    QCOMPARE(state.status("turn").state, ShotState::Done);
-  }
-
-  // Frames beyond the cache are dropped, least recently shown first, and read back from the PNGs.
-  void droppedFramesComeBackFromDisk() {
-    QTemporaryDir out;
-    SequenceDocument document;
-    document.reset(*loadSequenceFile(workflow("demo.json")).sequence, {});
-    RenderState state;
-    state.documentChanged(document.sequence());
-    state.renderStarted(document.sequence());
-    const qint64 shotBytes = 17 * QImage(64, 64, QImage::Format_RGB888).sizeInBytes();
-    state.setFrameCacheBytes(2 * shotBytes);
-    std::vector<std::string> ids;
-    for (int i = 0; i < 4; ++i) {
-      render::ShotStarted started;
-      started.index = i;
-      started.id = document.sequence().shots[static_cast<std::size_t>(i)].id;
-      ids.push_back(started.id);
-      state.shotStarted(started);
-      const std::filesystem::path shotDir = exporting::shotDirectory(out.path().toStdString(), i, started.id);
-      std::filesystem::create_directories(exporting::framesDirectory(shotDir));
-      QVector<QImage> frames;
-      for (int f = 0; f < 17; ++f) {
-        QImage frame(64, 64, QImage::Format_RGB888);
-        frame.fill(QColor(60 * i, 10 * f, 200));
-        QVERIFY(frame.save(QString::fromStdString(exporting::frameFile(shotDir, f + 1).string())));
-        frames.push_back(frame);
-      }
-      state.framesDecoded(i, 0, 17, frames);
-      render::ShotFinished finished;
-      finished.index = i;
-      finished.id = started.id;
-      finished.framesWritten = 17;
-      finished.directory = shotDir.string();
-      state.shotFinished(finished);
-      QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
-    }
-    QVERIFY(!state.framesInMemory(ids[0]) && !state.framesInMemory(ids[1]));
-    QVERIFY(state.framesInMemory(ids[2]) && state.framesInMemory(ids[3]));
-
-    const QVector<QImage> back = state.frames(ids[0]);
-    QCOMPARE(back.size(), 17);
-    QCOMPARE(back[5].pixelColor(7, 7), QColor(0, 50, 200));
-    QVERIFY(state.framesInMemory(ids[0]));
-    QVERIFY(!state.framesInMemory(ids[2]));  // now the least recently shown
-    QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
-  }
-
-  // A shot's tooltip says what its step cache did (#41); the sequence's policy is one undoable edit.
-  void shotTooltipSaysWhatTheStepCacheDid() {
-    Fixture f;
-    const auto tooltipOf = [&f](int index) {
-      const QPoint at = f.view.blockRect(index).center();
-      QHelpEvent help(QEvent::ToolTip, at, f.view.mapToGlobal(at));
-      QApplication::sendEvent(&f.view, &help);
-      return QToolTip::text();
-    };
-    QVERIFY2(!tooltipOf(0).contains("Step cache"), qPrintable(tooltipOf(0)));
-    const Sequence& sequence = f.document.sequence();
-    f.state.renderStarted(sequence);
-    for (int i = 0; i < 2; ++i) {
-      render::ShotStarted started;
-      started.index = i;
-      started.id = sequence.shots[static_cast<std::size_t>(i)].id;
-      f.state.shotStarted(started);
-      render::ShotFinished finished;
-      finished.index = i;
-      finished.id = started.id;
-      render::StepCacheFigures cache;
-      cache.policy = i == 0 ? "teacache" : "magcache";
-      cache.threshold = 0.2;
-      cache.computedPasses = 24;
-      cache.skippedPasses = 16;
-      if (i == 1) cache.off = "magcache needs ratios measured on this model";
-      finished.cache = cache;
-      f.state.shotFinished(finished);
-    }
-    f.state.documentChanged(sequence);
-    QCOMPARE(f.state.status(sequence.shots[0].id).state, ShotState::Done);
-    QVERIFY2(tooltipOf(0).contains("Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped"), qPrintable(tooltipOf(0)));
-    QVERIFY2(tooltipOf(1).contains("Step cache magcache: off (magcache needs ratios"), qPrintable(tooltipOf(1)));
-    QToolTip::hideText();
-
-    SettingsInspector inspector(&f.document);
-    inspector.refresh();
-    auto* policy = inspector.findChildren<QComboBox*>().at(0);
-    for (QComboBox* box : inspector.findChildren<QComboBox*>())
-      if (box->findText("first_block") >= 0) policy = box;
-    const int before = f.stack()->count();
-    policy->setCurrentIndex(policy->findText("easycache"));
-    Q_EMIT policy->activated(policy->currentIndex());
-    QCOMPARE(f.document.sequence().settings.sampler.cache.policy, StepCachePolicy::EasyCache);
-    QCOMPARE(f.stack()->count(), before + 1);
-    f.state.documentChanged(sequence);
-    QCOMPARE(f.state.status(sequence.shots[0].id).state, ShotState::Dirty);  // a changed policy is a changed render
-    f.stack()->undo();
-    QCOMPARE(f.document.sequence().settings.sampler.cache.policy, StepCachePolicy::Off);
-  }
 };
 
 SHOTCHAIN_TEST(StudioTimeline, Gui)

@@ -1,8 +1,10 @@
 #include "monitor/cut_table_model.h"
 
 #include <QColor>
+#include <QFont>
 #include <QStringList>
 
+#include <algorithm>
 #include <cmath>
 
 #include "continuity/cut_verdict.h"
@@ -43,37 +45,53 @@ QString vector(const std::vector<double>& values) {
 
 CutTableModel::CutTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void CutTableModel::setCuts(std::vector<continuity::CutMetrics> cuts) {
+namespace {
+
+bool sameRow(const CutRow& a, const CutRow& b) {
+  return a.current == b.current && a.fromName == b.fromName && a.toName == b.toName && a.cut.fromShotId == b.cut.fromShotId &&
+         a.cut.toShotId == b.cut.toShotId && a.cut.fromKey == b.cut.fromKey && a.cut.toKey == b.cut.toKey &&
+         a.cut.flash == b.cut.flash && a.cut.madRatio == b.cut.madRatio;
+}
+
+}  // namespace
+
+void CutTableModel::setRows(std::vector<CutRow> rows) {
+  if (rows.size() == rows_.size() && std::equal(rows.begin(), rows.end(), rows_.begin(), sameRow)) return;
+  if (rows.size() == rows_.size()) {  // same cuts, new figures or states: the view keeps its selection
+    rows_ = std::move(rows);
+    if (!rows_.empty()) Q_EMIT dataChanged(index(0, 0), index(static_cast<int>(rows_.size()) - 1, ColumnCount - 1));
+    return;
+  }
   beginResetModel();
-  cuts_ = std::move(cuts);
+  rows_ = std::move(rows);
   endResetModel();
 }
 
-void CutTableModel::addCut(const continuity::CutMetrics& cut) {
-  for (std::size_t i = 0; i < cuts_.size(); ++i) {
-    if (cuts_[i].toIndex == cut.toIndex && cuts_[i].fromIndex == cut.fromIndex) {
-      cuts_[i] = cut;
-      Q_EMIT dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
-      return;
-    }
-  }
-  const int row = static_cast<int>(cuts_.size());
-  beginInsertRows({}, row, row);
-  cuts_.push_back(cut);
-  endInsertRows();
-}
+void CutTableModel::clear() { setRows({}); }
 
-void CutTableModel::clear() { setCuts({}); }
-
-int CutTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(cuts_.size()); }
+int CutTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
 int CutTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QVariant CutTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const continuity::CutMetrics& c = cuts_[static_cast<std::size_t>(index.row())];
+  const CutRow& row = rows_[static_cast<std::size_t>(index.row())];
+  const continuity::CutMetrics& c = row.cut;
+  if (!row.current) {
+    if (role == Qt::ForegroundRole) return QColor(0x80, 0x80, 0x80);
+    if (role == Qt::FontRole && index.column() == Verdict) {
+      QFont italic;
+      italic.setItalic(true);
+      return italic;
+    }
+    if (role == Qt::ToolTipRole)
+      return tr("Measured between %1 and %2 as they were; the shots here changed since (an edit or a reorder). "
+                "Render to measure this cut again.")
+          .arg(QString::fromStdString(c.fromShotId), QString::fromStdString(c.toShotId));
+    if (role == Qt::DisplayRole && index.column() == Verdict) return tr("out of date");
+  }
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case Cut: return QStringLiteral("%1 → %2").arg(QString::fromStdString(c.fromShotId), QString::fromStdString(c.toShotId));
+      case Cut: return QStringLiteral("%1 → %2").arg(QString::fromStdString(row.fromName), QString::fromStdString(row.toName));
       case Mode: return QString::fromStdString(c.mode);
       case Verdict: {
         const continuity::CutVerdict verdict = continuity::judgeCut(c);

@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "continuity/cut_metrics.h"
+#include "render/render_state.h"
 
 namespace shotchain::ui {
 
-// One row per measured cut, one column per CutMetrics figure (per-channel vectors are summarised
-// by their mean |·| columns and shown whole in the tooltip). The after-cut figures come first with
-// their verdict (continuity/cut_verdict.h): red past a threshold, the plain words in the tooltip.
+// One row per measured cut of the sequence in its order, one column per CutMetrics figure (per-channel
+// vectors are summarised by their mean |·| columns and shown whole in the tooltip). The after-cut
+// figures come first with their verdict (continuity/cut_verdict.h): red past a threshold, the plain
+// words in the tooltip. A cut whose shots changed since it was measured stays, greyed, as out of date.
 class CutTableModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -23,11 +25,13 @@ class CutTableModel : public QAbstractTableModel {
 
   explicit CutTableModel(QObject* parent = nullptr);
 
-  void setCuts(std::vector<continuity::CutMetrics> cuts);
-  // Replaces the row of the same cut or appends one.
-  void addCut(const continuity::CutMetrics& cut);
+  // The first of the engineering columns, shown only in the Advanced view.
+  static constexpr int kFirstAdvancedColumn = MadRatio;
+
+  // Takes the rows as RenderState::cutRows() gives them; nothing happens when they are the same.
+  void setRows(std::vector<CutRow> rows);
   void clear();
-  const std::vector<continuity::CutMetrics>& cuts() const { return cuts_; }
+  const std::vector<CutRow>& rows() const { return rows_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -35,7 +39,7 @@ class CutTableModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<continuity::CutMetrics> cuts_;
+  std::vector<CutRow> rows_;
 };
 
 }  // namespace shotchain::ui

@@ -23,6 +23,7 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
       state_(state),
       view_(new FrameView(this)),
       play_(new QToolButton(this)),
+      follow_(new QToolButton(this)),
       scope_(new QComboBox(this)),
       position_(new QLabel(this)),
       timer_(new QTimer(this)) {
@@ -37,6 +38,10 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
   forward->setText(tr("|▶"));
   forward->setToolTip(tr("Next frame (Right or .)"));
   forward->setAutoRaise(true);
+  follow_->setText(tr("● Follow render"));
+  follow_->setObjectName(QStringLiteral("FollowRender"));
+  follow_->setToolTip(tr("Show what the render sends again (the latest step or decoded frame)"));
+  follow_->setVisible(false);
   scope_->addItems({tr("Whole sequence"), tr("Selected shot")});
   position_->setMinimumWidth(220);
 
@@ -47,6 +52,7 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
   controls->addWidget(forward);
   controls->addSpacing(8);
   controls->addWidget(scope_);
+  controls->addWidget(follow_);
   controls->addStretch();
   controls->addWidget(position_);
   auto* layout = new QVBoxLayout(this);
@@ -56,6 +62,7 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
   layout->addLayout(controls);
 
   connect(play_, &QToolButton::clicked, this, &PreviewPanel::togglePlay);
+  connect(follow_, &QToolButton::clicked, this, &PreviewPanel::followRender);
   connect(back, &QToolButton::clicked, this, [this] { stepFrame(-1); });
   connect(forward, &QToolButton::clicked, this, [this] { stepFrame(1); });
   connect(timer_, &QTimer::timeout, this, &PreviewPanel::advance);
@@ -95,12 +102,22 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
                                    loopOut_ >= 0 ? QString::number(loopOut_ + 1) : tr("end"));
   if (timer_->isActive() && rate_ != 1) text += tr(" · %1×").arg(rate_);
   position_->setText(text);
-  if (live_) return;
   const QVector<QImage> frames = state_->frames(shot.id);
-  if (local >= 0 && local < frames.size() && !frames[local].isNull()) {
-    view_->setFrame(frames[local], tr("%1 · %2/%3").arg(QString::fromStdString(shot.displayName()))
+  const bool rendered = local >= 0 && local < frames.size() && !frames[local].isNull();
+  if (live_ && !rendered) {
+    followRender();
+    return;
+  }
+  if (live_) {
+    held_ = true;
+    follow_->setVisible(true);
+  }
+  if (rendered) {
+    const bool outOfDate = state_->status(shot.id).state == ShotState::Stale;
+    view_->setFrame(frames[local], tr("%1 · %2/%3%4").arg(QString::fromStdString(shot.displayName()))
                                        .arg(local + 1)
-                                       .arg(shot.frames));
+                                       .arg(shot.frames)
+                                       .arg(outOfDate ? tr(" · out of date: render to update") : QString()));
   } else {
     view_->setMessage(tr("%1 is not rendered yet.\n\nPress Render sequence (Ctrl+R): the latent preview of every "
                          "step shows here, then the decoded frames.\nFrame %2 of %3.")
@@ -112,11 +129,23 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
 
 void PreviewPanel::showLive(const QImage& image, const QString& caption) {
   if (!live_ || image.isNull()) return;
-  view_->setFrame(image, caption);
+  liveImage_ = image;
+  liveCaption_ = caption;
+  if (!held_) view_->setFrame(image, caption);
+}
+
+void PreviewPanel::followRender() {
+  const bool wasHeld = held_;
+  held_ = false;
+  follow_->setVisible(false);
+  if (live_ && wasHeld && !liveImage_.isNull()) view_->setFrame(liveImage_, liveCaption_);
 }
 
 void PreviewPanel::setLive(bool live) {
   live_ = live;
+  held_ = false;
+  follow_->setVisible(false);
+  liveImage_ = {};
   if (live) {
     timer_->stop();
     play_->setText(tr("▶ Play"));

@@ -16,7 +16,8 @@ class SequenceDocument;
 
 // The centre of the studio: plays decoded frames at the sequence's fps (the whole sequence or the
 // selected shot), follows the playhead, and during a render shows what the renderer sends, latest
-// first: each step's latent preview, then the decoded frames.
+// first: each step's latent preview, then the decoded frames. Scrubbing to a finished frame during a
+// render shows that frame and holds it until "Follow render" (or a scrub to a frame not rendered yet).
 class PreviewPanel : public QWidget {
   Q_OBJECT
 
@@ -36,6 +37,8 @@ class PreviewPanel : public QWidget {
   void showFrameAt(int sequenceFrame);
   void showLive(const QImage& image, const QString& caption);
   void setLive(bool live);
+  // During a render: back to what the renderer sends, after a scrub held a finished frame.
+  void followRender();
   void togglePlay();
   void stepFrame(int delta);
   // J / L: play backward / forward; pressed again in the same direction, twice as fast (up to 8×).
@@ -57,6 +60,7 @@ class PreviewPanel : public QWidget {
   RenderState* state_;
   FrameView* view_;
   QToolButton* play_;
+  QToolButton* follow_;
   QComboBox* scope_;
   QLabel* position_;
   QTimer* timer_;
@@ -67,6 +71,9 @@ class PreviewPanel : public QWidget {
   int rate_ = 1;
   int loopIn_ = -1, loopOut_ = -1;
   bool live_ = false;
+  bool held_ = false;  // live, but the user scrubbed to a finished frame
+  QImage liveImage_;   // the renderer's latest, shown again by followRender()
+  QString liveCaption_;
 };
 
 }  // namespace shotchain::ui

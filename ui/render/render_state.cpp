@@ -3,12 +3,16 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "export/shot_paths.h"
+#include "render/shot_folders.h"
+
 
 namespace shotchain::ui {
 
 const char* toString(ShotState state) {
   switch (state) {
     case ShotState::Dirty: return "not rendered";
+    case ShotState::Stale: return "out of date";
     case ShotState::Queued: return "queued";
     case ShotState::Rendering: return "rendering";
     case ShotState::Done: return "done";
@@ -18,11 +22,6 @@ const char* toString(ShotState state) {
 }
 
 RenderState::RenderState(QObject* parent) : QObject(parent) {}
-
-ShotStatus RenderState::status(const std::string& shotId) const {
-  const auto it = status_.find(shotId);
-  return it == status_.end() ? ShotStatus{} : it->second;
-}
 
 QVector<QImage> RenderState::frames(const std::string& shotId) const {
   auto it = frames_.find(shotId);
@@ -67,10 +66,49 @@ void RenderState::dropFramesBeyondCache(const std::string& keep) const {
   }
 }
 
+std::string RenderState::currentKey(const std::string& shotId) const {
+  const auto index = current_.indexOf(shotId);
+  return index && *index < keys_.size() ? keys_[*index] : std::string();
+}
+
+std::string RenderState::previousEnabledKey(const std::string& shotId) const {
+  const auto index = current_.indexOf(shotId);
+  if (!index) return {};
+  for (std::size_t i = *index; i-- > 0;)
+    if (current_.shots[i].enabled) return i < keys_.size() ? keys_[i] : std::string();
+  return {};
+}
+
+ShotState RenderState::restingState(const std::string& shotId) const {
+  const auto held = heldKey_.find(shotId);
+  if (held == heldKey_.end()) return ShotState::Dirty;
+  const std::string key = currentKey(shotId);
+  return !key.empty() && held->second == key ? ShotState::Done : ShotState::Stale;
+}
+
+ShotStatus RenderState::status(const std::string& shotId) const {
+  const auto it = status_.find(shotId);
+  ShotStatus result = it == status_.end() ? ShotStatus{} : it->second;
+  if (result.state == ShotState::Queued || result.state == ShotState::Rendering) return result;
+  if (result.state == ShotState::Failed) {
+    const auto failed = failedKey_.find(shotId);
+    if (failed != failedKey_.end() && failed->second == currentKey(shotId)) return result;
+  }
+  result.state = restingState(shotId);
+  return result;
+}
+
 std::optional<continuity::CutMetrics> RenderState::cutInto(const std::string& toShotId) const {
   const auto it = cuts_.find(toShotId);
   if (it == cuts_.end()) return std::nullopt;
-  return it->second;
+  const continuity::CutMetrics& cut = it->second;
+  const std::string to = currentKey(toShotId);
+  if (to.empty() || cut.toKey != to || cut.fromKey.empty() || cut.fromKey != previousEnabledKey(toShotId)) return std::nullopt;
+  return cut;
+}
+
+bool RenderState::cutOutOfDate(const std::string& toShotId) const {
+  return cuts_.count(toShotId) > 0 && !cutInto(toShotId);
 }
 
 std::vector<continuity::CutMetrics> RenderState::cuts() const {
@@ -80,46 +118,74 @@ std::vector<continuity::CutMetrics> RenderState::cuts() const {
   return result;
 }
 
-std::string RenderState::settingsKey(const SequenceSettings& settings) {
-  SequenceSettings key = settings;
-  key.name.clear();  // renaming the sequence does not change a single frame
-  key.policy = ResidencyPolicy::Auto;
-  key.memoryBudgetBytes.reset();
-  key.allocatorTuning = true;
-  return std::to_string(key.sampler.steps) + "|" + std::to_string(key.sampler.guidance) + "|" +
-         std::to_string(key.sampler.shift) + "|" + toString(key.sampler.solver) + "|" + key.model.builtin + "|" +
-         key.model.folder + "|" + key.model.dit + "|" + key.model.vae + "|" + key.model.textEncoder + "|" +
-         std::to_string(key.fps) + "|" + toString(key.sampler.cache.policy) + "|" +
-         std::to_string(key.sampler.cache.threshold.value_or(-1)) + "|" + key.sampler.cache.calibration;
+std::vector<CutRow> RenderState::cutRows() const {
+  std::vector<CutRow> rows;
+  const Shot* before = nullptr;
+  for (const Shot& shot : current_.shots) {
+    if (!shot.enabled) continue;
+    const auto it = cuts_.find(shot.id);
+    if (before != nullptr && it != cuts_.end())
+      rows.push_back({it->second, before->displayName(), shot.displayName(), cutInto(shot.id).has_value()});
+    before = &shot;
+  }
+  return rows;
+}
+
+void RenderState::setFolders(const std::string& sequenceDirectory, const std::string& outputDirectory) {
+  const bool newFolder = outputDirectory != outputDirectory_;
+  sequenceDirectory_ = sequenceDirectory;
+  outputDirectory_ = outputDirectory;
+  if (!newFolder) return;
+  ++generation_;
+  heldKey_.clear();
+  frames_.clear();
+  lastUse_.clear();
+  onDisk_.clear();
+  cuts_.clear();
+  for (auto& [id, status] : status_) status = ShotStatus{status.state};
+  documentChanged(current_);
+  readRenderFolder();
 }
 
 void RenderState::documentChanged(const Sequence& sequence) {
   current_ = sequence;
-  const std::string key = settingsKey(sequence.settings);
-  bool previousDirty = false;
-  for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
-    const Shot& shot = sequence.shots[i];
+  try {
+    keys_ = render::currentShotKeys(sequence, sequenceDirectory_);
+    keyProblem_.clear();
+  } catch (const std::exception& e) {
+    keys_.clear();
+    keyProblem_ = e.what();
+  }
+  Q_EMIT changed();
+}
+
+void RenderState::readRenderFolder() {
+  if (outputDirectory_.empty()) return;
+  for (std::size_t i = 0; i < current_.shots.size(); ++i) {
+    const Shot& shot = current_.shots[i];
+    if (heldKey_.count(shot.id) || status(shot.id).state == ShotState::Rendering) continue;
+    const std::string key = i < keys_.size() ? keys_[i] : std::string();
+    const std::optional<render::FinishedShotFolder> folder =
+        render::findFinishedShot(outputDirectory_, static_cast<int>(i), shot.id, key);
+    if (!folder) continue;
+    heldKey_[shot.id] = folder->key;
+    onDisk_[shot.id] = {folder->directory.string(), folder->framesWritten};
+    if (folder->cutIn) cuts_[shot.id] = *folder->cutIn;
     ShotStatus& status = status_[shot.id];
-    const std::string previousId = i == 0 ? std::string() : sequence.shots[i - 1].id;
-    const auto snap = rendered_.find(shot.id);
-    const bool handoff = usesHandoff(shot.continuity.mode);
-    const bool dirty = snap == rendered_.end() || snap->second.shot != shot || snap->second.settingsKey != key ||
-                       (handoff && (previousDirty || snap->second.previousId != previousId));
-    if (status.state == ShotState::Queued || status.state == ShotState::Rendering) {
-      previousDirty = true;
-      continue;
-    }
-    if (dirty && status.state == ShotState::Done) status.state = ShotState::Dirty;
-    if (!dirty && status.state == ShotState::Dirty) status.state = ShotState::Done;
-    previousDirty = status.state != ShotState::Done;
+    status.cache = folder->cache;
+    status.experts = folder->experts;
+    makeThumbnailFromFile(shot.id, exporting::frameFile(folder->directory, 1).string(), true);
+    makeThumbnailFromFile(shot.id, exporting::frameFile(folder->directory, folder->framesWritten).string(), false);
   }
   Q_EMIT changed();
 }
 
 void RenderState::clear() {
   ++generation_;
+  outputDirectory_.clear();  // read again by the next setFolders
   status_.clear();
-  rendered_.clear();
+  heldKey_.clear();
+  failedKey_.clear();
   frames_.clear();
   lastUse_.clear();
   onDisk_.clear();
@@ -134,20 +200,27 @@ std::string RenderState::idAt(int shotIndex) const {
 
 void RenderState::renderStarted(const Sequence& sequence) {
   rendering_ = sequence;
+  failedKey_.clear();
   for (const Shot& shot : sequence.shots) {
     ShotStatus& status = status_[shot.id];
-    if (status.state != ShotState::Done) status = ShotStatus{ShotState::Queued, 0, status.firstThumbnail, status.lastThumbnail, status.cache, status.experts};
+    status.state = shot.enabled && restingState(shot.id) != ShotState::Done ? ShotState::Queued : ShotState::Dirty;
+    status.progress = 0;
   }
   Q_EMIT changed();
 }
 
 void RenderState::shotStarted(const render::ShotStarted& shot) {
   ShotStatus& status = status_[shot.id];
-  status.state = shot.reused ? ShotState::Done : ShotState::Rendering;
   status.progress = 0;
-  if (!shot.reused) {
+  if (shot.reused) {
+    status.state = ShotState::Dirty;  // resting: done, as its key says
+    heldKey_[shot.id] = shot.key;
+  } else {
+    status.state = ShotState::Rendering;
+    heldKey_.erase(shot.id);  // the render clears the shot's folder
     frames_.erase(shot.id);
     onDisk_.erase(shot.id);
+    cuts_.erase(shot.id);
   }
   Q_EMIT changed();
 }
@@ -189,6 +262,22 @@ void RenderState::makeThumbnail(const std::string& shotId, const QImage& frame, 
   }));
 }
 
+void RenderState::makeThumbnailFromFile(const std::string& shotId, const std::string& file, bool first) {
+  auto* watcher = new QFutureWatcher<QImage>(this);
+  const int generation = generation_;
+  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, shotId, first, generation] {
+    watcher->deleteLater();
+    if (generation != generation_ || watcher->result().isNull()) return;
+    ShotStatus& status = status_[shotId];
+    (first ? status.firstThumbnail : status.lastThumbnail) = watcher->result();
+    Q_EMIT changed();
+  });
+  watcher->setFuture(QtConcurrent::run([file] {
+    const QImage frame(QString::fromStdString(file));
+    return frame.isNull() ? frame : frame.scaledToHeight(kThumbnailHeight, Qt::SmoothTransformation);
+  }));
+}
+
 void RenderState::cutMeasured(const continuity::CutMetrics& cut) {
   cuts_[cut.toShotId.empty() ? idAt(cut.toIndex) : cut.toShotId] = cut;
   Q_EMIT changed();
@@ -196,34 +285,29 @@ void RenderState::cutMeasured(const continuity::CutMetrics& cut) {
 
 void RenderState::shotFinished(const render::ShotFinished& shot) {
   const std::string id = shot.id.empty() ? idAt(shot.index) : shot.id;
-  const auto index = rendering_.indexOf(id);
-  if (index) {
-    Snapshot snap;
-    snap.shot = rendering_.shots[*index];
-    snap.previousId = *index == 0 ? std::string() : rendering_.shots[*index - 1].id;
-    snap.settingsKey = settingsKey(rendering_.settings);
-    rendered_[id] = snap;
-  }
+  heldKey_[id] = shot.key;
   if (!shot.directory.empty() && shot.framesWritten > 0) onDisk_[id] = {shot.directory, shot.framesWritten};
   dropFramesBeyondCache(id);
   ShotStatus& status = status_[id];
-  status.state = ShotState::Done;
+  status.state = ShotState::Dirty;  // resting: done while its key is the document's
   status.progress = 1;
   status.cache = shot.cache;
   status.experts = shot.experts;
-  documentChanged(current_);  // the document may have changed while it rendered
+  Q_EMIT changed();
 }
 
 void RenderState::shotFailed(int shotIndex) {
   const std::string id = idAt(shotIndex);
-  if (!id.empty()) status_[id].state = ShotState::Failed;
+  if (id.empty()) return;
+  status_[id].state = ShotState::Failed;
+  failedKey_[id] = currentKey(id);
   Q_EMIT changed();
 }
 
 void RenderState::renderFinished() {
   for (auto& [id, status] : status_)
     if (status.state == ShotState::Queued || status.state == ShotState::Rendering) status.state = ShotState::Dirty;
-  documentChanged(current_);
+  Q_EMIT changed();
 }
 
 }  // namespace shotchain::ui

@@ -13,7 +13,9 @@
 
 namespace shotchain::ui {
 
-enum class ShotState { Dirty, Queued, Rendering, Done, Failed };
+// Dirty: nothing rendered for it; Stale: what the studio holds of it (frames, figures) was rendered for
+// other settings than it has now; Done: they are for exactly what it is now (its shot key).
+enum class ShotState { Dirty, Stale, Queued, Rendering, Done, Failed };
 const char* toString(ShotState state);
 
 struct ShotStatus {
@@ -25,9 +27,20 @@ struct ShotStatus {
   std::optional<render::ExpertFigures> experts;   // two experts: which ran when, and what moved for them
 };
 
+// One row of the Cuts table: the cut into a shot as last measured, and whether it still describes the
+// pair of shots the sequence has there now.
+struct CutRow {
+  continuity::CutMetrics cut;
+  std::string fromName;
+  std::string toName;
+  bool current = true;
+};
+
 // What the studio knows about each shot's render: its state, decoded frames, thumbnails and the
-// figures of the cut into it. Shots are keyed by id so reordering keeps what was rendered; an edit
-// makes a shot dirty, and every later shot that takes a handoff from a dirty one.
+// figures of the cut into it. Everything held is tied to the shot key (render/shot_key.h) it was
+// rendered for, so a shot is "done" exactly when the next render would re-use it, and a cut's figures
+// count only while both its shots keep the keys they were measured with. Shots are kept by id, so a
+// reorder keeps what was rendered.
 class RenderState : public QObject {
   Q_OBJECT
 
@@ -45,14 +58,28 @@ class RenderState : public QObject {
   void setFrameCacheBytes(qint64 bytes);
   qint64 cachedFrameBytes() const;
   bool framesInMemory(const std::string& shotId) const { return frames_.count(shotId) > 0; }
-  // The cut that ends in `toShotId`, once measured.
+  // The cut that ends in `toShotId`, measured between the shots there now as they are now.
   std::optional<continuity::CutMetrics> cutInto(const std::string& toShotId) const;
+  // A cut into `toShotId` was measured, but for another shot before it or other settings of either.
+  bool cutOutOfDate(const std::string& toShotId) const;
   std::vector<continuity::CutMetrics> cuts() const;
+  // Every cut of the sequence in order that has figures, current or not.
+  std::vector<CutRow> cutRows() const;
 
-  // Re-evaluates which shots are dirty after an edit.
+  // The key shot `shotId` would render under now ("" when it cannot be known: see keyProblem()).
+  std::string currentKey(const std::string& shotId) const;
+  const std::string& keyProblem() const { return keyProblem_; }
+
+  // The document's folder (base of its relative paths) and its render folder; a new render folder is
+  // read for what it holds.
+  void setFolders(const std::string& sequenceDirectory, const std::string& outputDirectory);
+  // Works out the shot keys again after an edit.
   void documentChanged(const Sequence& sequence);
   // Forgets everything (a different document).
   void clear();
+  // What the render folder holds for each shot of the document (a reopened project): the frames,
+  // thumbnails and figures of every finished shot, current or out of date.
+  void readRenderFolder();
 
   void renderStarted(const Sequence& sequence);
   void shotStarted(const render::ShotStarted& shot);
@@ -61,6 +88,7 @@ class RenderState : public QObject {
   void cutMeasured(const continuity::CutMetrics& cut);
   void shotFinished(const render::ShotFinished& shot);
   void shotFailed(int shotIndex);
+  // The render ended (finished, stopped or failed): shots it did not reach are as the folder says.
   void renderFinished();
 
  Q_SIGNALS:
@@ -69,11 +97,6 @@ class RenderState : public QObject {
   void framesChanged(const QString& shotId);
 
  private:
-  struct Snapshot {
-    Shot shot;
-    std::string previousId;
-    std::string settingsKey;
-  };
   struct FramesOnDisk {
     std::string directory;  // shots/<NN>-<id> of the render that wrote them
     int count = 0;
@@ -82,12 +105,20 @@ class RenderState : public QObject {
   void touch(const std::string& shotId) const;
   void dropFramesBeyondCache(const std::string& keep) const;
   void makeThumbnail(const std::string& shotId, const QImage& frame, bool first);
-  static std::string settingsKey(const SequenceSettings& settings);
+  void makeThumbnailFromFile(const std::string& shotId, const std::string& file, bool first);
+  ShotState restingState(const std::string& shotId) const;
+  std::string previousEnabledKey(const std::string& shotId) const;
 
   Sequence current_;
   Sequence rendering_;
+  std::string sequenceDirectory_;
+  std::string outputDirectory_;
+  std::vector<std::string> keys_;  // of current_'s shots; empty when they cannot be worked out
+  std::string keyProblem_;
+  // Per shot: Queued, Rendering or Failed while those hold; anything else is worked out from the keys.
   std::map<std::string, ShotStatus> status_;
-  std::map<std::string, Snapshot> rendered_;
+  std::map<std::string, std::string> heldKey_;    // the key of the frames, thumbnails and figures held
+  std::map<std::string, std::string> failedKey_;  // a failed shot stays failed until its key changes
   // The frame cache: filled from the render, refilled from disk by frames() (hence mutable).
   mutable std::map<std::string, QVector<QImage>> frames_;
   mutable std::map<std::string, std::uint64_t> lastUse_;

@@ -74,11 +74,14 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
   p.restore();
 }
 
-QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut) {
+QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut, bool outOfDate) {
   QString text = tr("<b>Cut %1 → %2</b><br>continuity: %3")
                      .arg(QString::fromStdString(from.displayName()).toHtmlEscaped(),
                           QString::fromStdString(to.displayName()).toHtmlEscaped(),
                           QString::fromLatin1(toString(to.continuity.mode)));
+  if (!cut && outOfDate)
+    return text + tr("<br><i>Out of date: its figures were measured before these shots changed (an edit or a reorder). "
+                     "Render to measure it again.</i>");
   if (!cut) return text + tr("<br><i>Not measured yet: render to see its figures.</i>");
   text += tr("<br>flash %1× · colour drift ΔE %2 <i>(click: the cut's row and the frames after it)</i>")
               .arg(fmt(cut->flash, 2), fmt(cut->colourDrift, 1));

@@ -23,7 +23,9 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
 QRectF cutBadgeRect(double x, double trackTop);
 
 // Rich-text tooltip of the cut from `from` into `to`: its figures, the after-cut ones and the verdict
-// in words; `cut` is empty until a render measured it.
-QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut);
+// in words; `cut` is empty until a render measured it for these shots as they are (`outOfDate`: it was
+// measured, for other shots or settings).
+QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut,
+                         bool outOfDate = false);
 
 }  // namespace shotchain::ui

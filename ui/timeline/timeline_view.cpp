@@ -51,6 +51,7 @@ QString expertsLine(const ShotStatus& status) {
 QColor stateColour(ShotState state) {
   switch (state) {
     case ShotState::Dirty: return {0x3b, 0x44, 0x52};
+    case ShotState::Stale: return {0x4a, 0x4a, 0x3a};
     case ShotState::Queued: return {0x4d, 0x48, 0x32};
     case ShotState::Rendering: return {0x27, 0x4f, 0x7a};
     case ShotState::Done: return {0x2c, 0x55, 0x3c};
@@ -202,7 +203,7 @@ int TimelineView::reorderTarget(int pointerX) const {
 QString TimelineView::cutTooltip(int toIndex) const {
   const auto& shots = document_->sequence().shots;
   const Shot& to = shots[static_cast<std::size_t>(toIndex)];
-  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id));
+  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id), state_->cutOutOfDate(to.id));
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {

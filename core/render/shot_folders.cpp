@@ -1,0 +1,99 @@
+#include "render/shot_folders.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "models/model_files.h"
+#include "render/output_layout.h"
+#include "render/shot_key.h"
+#include "render/shot_record.h"
+
+namespace shotchain::render {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool complete(const fs::path& dir, const ShotRecord& record) {
+  return framesComplete(dir, record.framesWritten) && shotTailPresent(dir);
+}
+
+FinishedShotFolder folderOf(const fs::path& dir, const ShotRecord& record) {
+  return {dir, record.key, record.framesWritten, record.cutIn, record.cache, record.experts};
+}
+
+// shots/<NN>-<id> folders of `id`, under any number (its own too: rank 0 of a render spread over processes
+// may be moving it there while another rank looks).
+std::vector<fs::path> anyNumber(const fs::path& out, const std::string& id) {
+  std::vector<fs::path> found;
+  const std::string suffix = "-" + safeFileComponent(id);
+  std::error_code error;
+  for (fs::directory_iterator it(out / "shots", error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+    const std::string number = name.substr(0, name.size() - suffix.size());
+    if (number.find_first_not_of("0123456789") == std::string::npos) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::optional<fs::path> folderWithKey(const fs::path& out, const std::string& id, const std::string& key) {
+  for (const fs::path& dir : anyNumber(out, id)) {
+    const std::optional<ShotRecord> record = readShotRecord(dir);
+    if (record && record->id == id && record->key == key && complete(dir, *record)) return dir;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FinishedShotFolder> findFinishedShot(const fs::path& outputDirectory, int index, const std::string& id,
+                                                   const std::string& key) {
+  const fs::path own = shotDirectory(outputDirectory, index, id);
+  const std::optional<ShotRecord> ownRecord = readShotRecord(own);
+  const bool ownComplete = ownRecord && ownRecord->id == id && complete(own, *ownRecord);
+  if (ownComplete && ownRecord->key == key) return folderOf(own, *ownRecord);
+  if (!key.empty())
+    if (const std::optional<fs::path> moved = folderWithKey(outputDirectory, id, key))
+      return folderOf(*moved, *readShotRecord(*moved));
+  if (ownComplete) return folderOf(own, *ownRecord);
+  return std::nullopt;
+}
+
+int adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, const std::vector<std::string>& keys) {
+  int moves = 0;
+  for (std::size_t i = 0; i < sequence.shots.size() && i < keys.size(); ++i) {
+    const Shot& shot = sequence.shots[i];
+    if (!shot.enabled) continue;
+    const int index = static_cast<int>(i);
+    const fs::path own = shotDirectory(outputDirectory, index, shot.id);
+    const std::optional<ShotRecord> ownRecord = readShotRecord(own);
+    if (ownRecord && ownRecord->key == keys[i] && complete(own, *ownRecord)) continue;
+    const std::optional<fs::path> moved = folderWithKey(outputDirectory, shot.id, keys[i]);
+    if (!moved || *moved == own) continue;
+    fs::remove_all(own);
+    fs::rename(*moved, own);
+    ++moves;
+  }
+  return moves;
+}
+
+std::vector<std::string> currentShotKeys(const Sequence& sequence, const fs::path& sequenceDirectory) {
+  const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, sequenceDirectory);
+  static std::mutex mutex;
+  static std::map<std::tuple<fs::path, std::uintmax_t, fs::file_time_type>, std::string> fingerprints;
+  auto fingerprint = [&](const fs::path& path) {
+    std::error_code error;
+    const auto id = std::make_tuple(path, fs::file_size(path, error), fs::last_write_time(path, error));
+    if (error) return fileFingerprint(path);  // throws, naming the file
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto it = fingerprints.find(id);
+    if (it == fingerprints.end()) it = fingerprints.emplace(id, fileFingerprint(path)).first;
+    return it->second;
+  };
+  return shotKeys(sequence, modelFingerprint(files, fingerprint), sequenceDirectory);
+}
+
+}  // namespace shotchain::render
