@@ -7,8 +7,10 @@
 
 #include "document/sequence_document.h"
 #include "interop/comfy_import.h"
+#include "models/model_catalogue.h"
 #include "studio_settings.h"
 #include "util/bounded_file.h"
+#include "widgets/message_banner.h"
 
 // File › Import ComfyUI workflow: a workflow becomes a new untitled document.
 namespace shotchain::ui {
@@ -23,6 +25,7 @@ bool MainWindow::importComfyFile(const QString& path) {
   interop::ComfyImport imported;
   interop::ComfyImportOptions options;
   for (const QString& folder : settings_->modelFolders()) options.modelFolders.emplace_back(folder.toStdString());
+  options.readModelFile = models::describeModelFile;
   try {
     imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {
@@ -33,6 +36,7 @@ bool MainWindow::importComfyFile(const QString& path) {
   }
   imported.sequence.settings.name = QFileInfo(path).completeBaseName().toStdString();
   QStringList details;
+  for (const std::string& problem : imported.problems) details << tr("Left out: %1").arg(QString::fromStdString(problem));
   for (const interop::UnmappedNode& n : imported.unmapped)
     details << tr("Not mapped: node %1 (%2): %3").arg(QString::fromStdString(n.id), QString::fromStdString(n.type),
                                                      QString::fromStdString(n.why));
@@ -40,12 +44,18 @@ bool MainWindow::importComfyFile(const QString& path) {
   const int shots = static_cast<int>(imported.sequence.shots.size());
   document_->reset(std::move(imported.sequence), QString(), true);
   updateTitle();
-  const QString summary = tr("Imported %1: %n shot(s), %2 node(s) not mapped", nullptr, shots)
-                              .arg(QFileInfo(path).fileName())
-                              .arg(imported.unmapped.size());
+  QString summary = tr("Imported %1: %n shot(s) of %2", nullptr, shots)
+                        .arg(QFileInfo(path).fileName(), QString::fromStdString(imported.models));
+  if (!imported.problems.empty()) summary += tr("; %n sampler(s) left out", nullptr, static_cast<int>(imported.problems.size()));
+  summary += tr("; %n node(s) not carried over", nullptr, static_cast<int>(imported.unmapped.size()));
   statusBar()->showMessage(summary);
+  lastImportReport_ = details;
+  for (const QString& line : details) log(line);
+  if (!imported.problems.empty() || !imported.notes.empty())
+    banner_->showMessage(imported.problems.empty() ? MessageBanner::Kind::Info : MessageBanner::Kind::Warning,
+                         summary.toHtmlEscaped() + tr(" (the details list each one; they are in the log too)"), details.join('\n'));
   if (dialogsAllowed() && !details.isEmpty()) {
-    QMessageBox box(QMessageBox::Information, tr("Workflow imported"),
+    QMessageBox box(imported.problems.empty() ? QMessageBox::Information : QMessageBox::Warning, tr("Workflow imported"),
                     summary + tr(". Save the sequence to keep it; the workflow file was not changed."), QMessageBox::Ok, this);
     box.setDetailedText(details.join('\n'));
     box.exec();

@@ -8,6 +8,7 @@
 #include "cli/verbs.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "models/model_catalogue.h"
 #include "models/model_files.h"
 #include "models/model_memory.h"
 #include "sampling/expert_runs.h"
@@ -35,6 +36,7 @@ int runImportComfy(const Args& args) {
                                                           : besideWith(workflow, ".sequence.json");
   interop::ComfyImportOptions importOptions;
   if (const auto models = options.text("--models")) importOptions.modelFolders.push_back(*models);
+  importOptions.readModelFile = models::describeModelFile;
   interop::ComfyImport imported;
   try {
     imported = interop::importComfyWorkflow(readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
@@ -64,12 +66,16 @@ int runImportComfy(const Args& args) {
                                 {"shots", shots},
                                 {"unmapped", unmapped},
                                 {"notes", imported.notes},
+                                {"models", imported.models},
+                                {"left_out", imported.problems},
                                 {"problems", formatAll(problems)}};
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return status;
   }
-  std::printf("%s: %s format, %zu shots → %s\n", workflow.string().c_str(),
-              imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(), target.string().c_str());
+  std::printf("%s: %s format, %zu shots of %s → %s\n", workflow.string().c_str(),
+              imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(), imported.models.c_str(),
+              target.string().c_str());
+  for (const std::string& problem : imported.problems) std::printf("  left out: %s\n", problem.c_str());
   for (const Shot& s : imported.sequence.shots)
     std::printf("  %-8s %3d frames %dx%d  seed %llu  %-14s \"%s\"\n", s.id.c_str(), s.frames, s.width, s.height,
                 static_cast<unsigned long long>(s.seed), toString(s.continuity.mode), s.prompt.c_str());

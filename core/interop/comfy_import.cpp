@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "interop/comfy_model_words.h"
 #include "sequence/validation.h"
 
 namespace shotchain::interop {
@@ -39,14 +40,17 @@ class Importer {
     out_.sequence.settings.name = "Imported ComfyUI workflow";
     for (const std::string& id : graph_.order) {
       const ComfyNode& node = graph_.nodes.at(id);
-      if (!kSamplers.count(node.type)) continue;
-      const ComfyNode* from = upstream(node, "latent_image");
-      if (from && kSamplers.count(from->type)) secondStage(node, *from);
-      else shotOf(node);
+      if (kSamplers.count(node.type)) importSampler(node);
+    }
+    if (out_.sequence.shots.empty() && !out_.problems.empty()) {
+      std::string all;
+      for (const std::string& problem : out_.problems) all += (all.empty() ? "" : "; ") + problem;
+      fail("no shot could be imported: " + all);
     }
     if (out_.sequence.shots.empty()) fail("the workflow has no KSampler or KSamplerAdvanced node: nothing to render");
     settleSamplerDefaults();
     resolveModels();
+    out_.models = describeImportedModels(out_.sequence.settings.model, options_.readModelFile);
     for (const std::string& id : graph_.order) {
       const ComfyNode& node = graph_.nodes.at(id);
       if (used_.count(id)) continue;
@@ -62,6 +66,40 @@ class Importer {
 
  private:
   [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error(source_ + ": " + what); }
+
+  // One sampler becomes a shot (or the second half of a two-expert one). When it cannot, it is left out
+  // with what stopped it, and so is the first half of its pair; the shots before it stay as they were
+  // (a sampler adds its shot last, and a second half changes nothing of the first before it throws).
+  void importSampler(const ComfyNode& node) {
+    const std::size_t shots = out_.sequence.shots.size();
+    const std::size_t notes = out_.notes.size();
+    std::string firstHalf;
+    try {
+      const ComfyNode* from = upstream(node, "latent_image");
+      if (from && kSamplers.count(from->type)) {
+        firstHalf = from->id;
+        secondStage(node, *from);
+      } else {
+        shotOf(node);
+      }
+    } catch (const std::runtime_error& error) {
+      out_.sequence.shots.resize(shots);
+      out_.notes.resize(notes);
+      std::string why = error.what();
+      if (why.rfind(source_ + ": ", 0) == 0) why.erase(0, source_.size() + 2);
+      if (why.rfind(nodeLabel(node) + ": ", 0) != 0) why = nodeLabel(node) + ": " + why;
+      if (const auto stage = firstStages_.find(firstHalf); stage != firstStages_.end()) {
+        out_.sequence.shots.erase(out_.sequence.shots.begin() + static_cast<std::ptrdiff_t>(stage->second.shot));
+        for (auto& [id, other] : firstStages_)
+          if (other.shot > stage->second.shot) --other.shot;
+        firstStages_.erase(stage);
+        why += " (and " + nodeLabel(graph_.nodes.at(firstHalf)) + ", the first half of its pair, with it)";
+      }
+      out_.problems.push_back(why);
+      out_.unmapped.push_back({node.id, node.type, "not imported: " + why});
+      used_.insert(node.id);
+    }
+  }
 
   // The node feeding `input` of `node`, through UI reroutes; null when the input is not linked.
   const ComfyNode* upstream(const ComfyNode& node, const std::string& input) {

@@ -33,6 +33,12 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
   return m;
 }
 
+std::string describeModelFile(const std::filesystem::path& file) {
+  const CataloguedModel m = catalogueModelFile(file);
+  if (m.id.role == ModelRole::None) return "";
+  return m.problem.empty() ? m.id.description : m.id.description + ": " + m.problem;
+}
+
 std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders) {
   std::vector<CataloguedModel> out;
   for (const std::filesystem::path& folder : folders) {

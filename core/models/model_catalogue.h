@@ -23,6 +23,9 @@ struct CataloguedModel {
 };
 
 CataloguedModel catalogueModelFile(const std::filesystem::path& file);
+// A file's family and role in words from its header ("Wan 2.2 TI2V, 5B"), with why it cannot be used
+// after ": "; "" when it is no model ShotChain knows (interop::ComfyImportOptions::readModelFile).
+std::string describeModelFile(const std::filesystem::path& file);
 // Every weights file under the folders (weightsFilesIn), in order; a folder that does not exist adds nothing.
 std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders);
 

@@ -114,7 +114,9 @@ class StudioDocument : public QObject {
     QCOMPARE(window.document()->sequence().shots[0].prompt, std::string("a white bar moving left on a gray background"));
     QVERIFY(window.document()->filePath().isEmpty());
     QVERIFY(window.isWindowModified());
-    QVERIFY2(window.statusBar()->currentMessage().contains("1 node(s) not mapped"), qPrintable(window.statusBar()->currentMessage()));
+    QVERIFY2(window.statusBar()->currentMessage().contains("1 shot(s) of the built-in demo model; 1 node(s) not carried over"),
+             qPrintable(window.statusBar()->currentMessage()));
+    QCOMPARE(window.lastImportReport().size(), 1);
     QCOMPARE(readFile(path.toStdString()), text);
 
     writeFile(path.toStdString(), "{\"1\": {\"class_type\": \"KSampler\", \"inputs\": {\"model\": [\"1\", 0]}}}");

@@ -76,6 +76,16 @@ class StudioModels : public QObject {
     QVERIFY(!files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem.empty());
     // A file whose header cannot be read still shows what it takes on disk (#42: it read "0 B").
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].bytes, std::uint64_t{22});
+    // The selected file's problem is readable in full under the list, not only in a tooltip (#42).
+    auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
+    table->setCurrentCell(rowOf(*browser, "broken.safetensors"), 0);
+    const std::string brokenProblem = files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem;
+    QVERIFY2(browser->detailsText().contains("Cannot be used:") &&
+                 browser->detailsText().contains(QString::fromStdString(brokenProblem).toHtmlEscaped()),
+             qPrintable(browser->detailsText()));
+    table->setCurrentCell(rowOf(*browser, "wan_tiny.safetensors"), 0);
+    QVERIFY2(browser->detailsText().contains("Wan 2.1 T2V, tiny, used as the dit") && !browser->detailsText().contains("Cannot"),
+             qPrintable(browser->detailsText()));
     QVERIFY(rowOf(*browser, "dit.safetensors") >= 0);  // the built-in demo model is listed too
 
     // The broken file cannot be chosen; the DiT can, and the rest of the set comes from its folder.

@@ -35,6 +35,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
       use_(new QLabel(this)),
       folders_(new QLabel(this)),
       table_(new QTableWidget(0, ColumnCount, this)),
+      details_(new QLabel(this)),
       useButton_(new QPushButton(tr("Use for This Sequence"), this)),
       highNoiseButton_(new QPushButton(tr("Use as High-Noise Expert"), this)),
       singleDitButton_(new QPushButton(tr("One DiT"), this)) {
@@ -43,6 +44,10 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   use_->setObjectName(QStringLiteral("ModelUse"));
   folders_->setWordWrap(true);
   table_->setObjectName(QStringLiteral("ModelTable"));
+  details_->setObjectName(QStringLiteral("ModelDetails"));
+  details_->setWordWrap(true);
+  details_->setTextFormat(Qt::RichText);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   table_->setHorizontalHeaderLabels({tr("Role"), tr("Model"), tr("Size"), tr("Dtype"), tr("File"), tr("Problem")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
@@ -76,6 +81,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   layout->addWidget(use_);
   layout->addWidget(folders_);
   layout->addWidget(table_, 1);
+  layout->addWidget(details_);
   layout->addLayout(buttons);
 
   connect(rescanButton, &QPushButton::clicked, this, &ModelBrowser::rescan);
@@ -84,6 +90,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   connect(highNoiseButton_, &QPushButton::clicked, this, [this] { useRowAsHighNoiseExpert(table_->currentRow()); });
   connect(singleDitButton_, &QPushButton::clicked, this, [this] { useRowAsHighNoiseExpert(-1); });
   connect(table_, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { useRow(row); });
+  connect(table_, &QTableWidget::currentCellChanged, this, [this](int row) { showDetails(row); });
   connect(document_, &SequenceDocument::replaced, this, &ModelBrowser::updateUse);
   connect(document_, &SequenceDocument::changed, this, &ModelBrowser::updateUse);
   rescan();
@@ -151,7 +158,30 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
       table_->setItem(row, column, item);
     }
   }
+  showDetails(table_->currentRow());
   updateUse();
+}
+
+QString ModelBrowser::detailsText() const { return details_->text(); }
+
+// The selected file in full, so that nothing is readable only in a tooltip or an elided cell.
+void ModelBrowser::showDetails(int row) {
+  if (row < 0 || row >= static_cast<int>(files_.size())) {
+    details_->setText(tr("<i>Select a file to see what it is and whether this sequence can use it.</i>"));
+    return;
+  }
+  const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+  QString what = m.lora ? tr("a LoRA") : QString::fromStdString(m.id.description);
+  if (!m.lora && m.id.role != models::ModelRole::None)
+    what += tr(", used as the %1").arg(QString::fromLatin1(models::roleName(m.id.role)));
+  if (what.isEmpty()) what = tr("not a model of a family ShotChain knows");
+  QString text = tr("<b>%1</b>: %2 · %3, %4<br><small>%5</small>")
+                     .arg(QString::fromStdString(m.file.filename().string()).toHtmlEscaped(), what.toHtmlEscaped(),
+                          QString::fromStdString(formatByteSize(m.bytes)), QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
+                          QString::fromStdString(m.file.string()).toHtmlEscaped());
+  if (!m.problem.empty())
+    text += tr("<br><span style=\"color:#f0c040\"><b>Cannot be used:</b> %1</span>").arg(QString::fromStdString(m.problem).toHtmlEscaped());
+  details_->setText(text);
 }
 
 QString ModelBrowser::useText() const { return use_->text(); }

@@ -29,6 +29,8 @@ class ModelBrowser : public QWidget {
   const std::vector<models::CataloguedModel>& files() const { return files_; }
   bool isScanning() const { return scanning_; }
   QString useText() const;
+  // What the details line under the list says of the selected file (its family, role and problem in full).
+  QString detailsText() const;
   // What the document's model set resolves to (the Problems panel reads it too): resolved again only
   // when the model set or the document's folder changed.
   const models::ModelSetUse& currentUse();
@@ -49,12 +51,14 @@ class ModelBrowser : public QWidget {
 
  private:
   void showFiles(std::vector<models::CataloguedModel> files);
+  void showDetails(int row);
 
   SequenceDocument* document_;
   StudioSettings* settings_;
   QLabel* use_;
   QLabel* folders_;
   QTableWidget* table_;
+  QLabel* details_;
   QPushButton* useButton_;
   QPushButton* highNoiseButton_;
   QPushButton* singleDitButton_;

@@ -15,7 +15,11 @@ std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
   if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;          // Wan 2.2's rows
   if (dit.config.modelType == "i2v" && !dit.imageEmbedding) return std::nullopt;
-  return IdentifiedModel{"wan_dit", ModelRole::Dit, dit.config.family() + ", " + dit.config.variant(), firstOf(dit.problems)};
+  std::string description = dit.config.family() + ", " + dit.config.variant();
+  // Wan 2.2's T2V-A14B experts have the shapes of Wan 2.1 T2V 14B: nothing in the header tells them apart.
+  if (dit.config.modelType == "t2v" && dit.config.variant() == "14B" && !dit.config.takesPerFrameTimesteps())
+    description += " (or a Wan 2.2 T2V-A14B expert: the same shapes)";
+  return IdentifiedModel{"wan_dit", ModelRole::Dit, description, firstOf(dit.problems)};
 }
 
 std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {

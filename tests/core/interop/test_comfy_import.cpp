@@ -9,6 +9,7 @@
 #include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "interop/comfy_model_words.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
 #include "test_support.h"
@@ -181,7 +182,32 @@ class TestComfyImport : public QObject {
     QVERIFY(importErrorOf(noSampler.dump()).contains("no KSampler"));
     Json badMode = seedPackWorkflow();
     badMode["12"]["inputs"]["continuity_mode"] = "teleport";
-    QVERIFY(importErrorOf(badMode.dump()).contains("ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""));
+    badMode["9"]["inputs"]["cfg"] = "strong";
+    const QString both = importErrorOf(badMode.dump());  // neither sampler imports: both problems are named
+    QVERIFY2(both.contains("no shot could be imported: KSampler 9: \"cfg\" is \"strong\", not a number") &&
+                 both.contains("; KSampler 13: ZeroCopyLatentHandoff 12: continuity_mode \"teleport\""),
+             qPrintable(both));
+  }
+
+  // A sampler that cannot be carried over is left out and named, with why; the rest imports, and the
+  // message names the model family (here from the file name: the file is not on this machine).
+  void aSamplerThatCannotBeMappedIsLeftOutAndNamed() {
+    Json workflow = seedPackWorkflow("wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors");
+    workflow["12"]["inputs"]["continuity_mode"] = "teleport";
+    const ComfyImport r = importComfyWorkflow(workflow.dump(), "wf.json");
+    QCOMPARE(r.sequence.shots.size(), std::size_t{1});
+    QCOMPARE(r.sequence.shots[0].seed, std::uint64_t{1001});
+    QCOMPARE(r.problems.size(), std::size_t{1});
+    QVERIFY2(r.problems[0].find("KSampler 13: ZeroCopyLatentHandoff 12: continuity_mode \"teleport\"") == 0,
+             r.problems[0].c_str());
+    QVERIFY(unmappedHas(r, "13", "KSampler"));
+    QCOMPARE(r.models, std::string("Wan 2.2 T2V-A14B low-noise expert by its name (wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors, "
+                                   "not here to read)"));
+    QCOMPARE(familyFromFileName("wan2.1_t2v_1.3B_fp16.safetensors"), std::string("Wan 2.1 T2V-1.3B"));
+    QCOMPARE(familyFromFileName("wan2.2_i2v_high_noise_14B_fp16.safetensors"), std::string("Wan 2.2 I2V-A14B high-noise expert"));
+    QCOMPARE(familyFromFileName("Wan2.2-TI2V-5B.safetensors"), std::string("Wan 2.2 TI2V-5B"));
+    QCOMPARE(familyFromFileName("wan2.1_i2v_480p_14B_fp16.safetensors").find("not supported") != std::string::npos, true);
+    QCOMPARE(familyFromFileName("juggernaut_xl.safetensors"), std::string());
   }
 
   // LoraLoaderModelOnly / LoraLoader between the loader and the sampler become the shot's LoRAs (#39),

@@ -66,6 +66,7 @@ class TestComfyTi2v : public QObject {
     QCOMPARE(s.sampler.shift, 8.0);
     QCOMPARE(s.model.dit, std::string("wan2.2_ti2v_5B_fp16.safetensors"));
     QCOMPARE(s.model.vae, std::string("wan2.2_vae.safetensors"));
+    QCOMPARE(imported.models, std::string("Wan 2.2 TI2V-5B by its name (wan2.2_ti2v_5B_fp16.safetensors, not here to read)"));
     // Every node was used: nothing is listed as not mapped except the two outputs.
     for (const UnmappedNode& n : imported.unmapped) QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
     bool resizeNoted = false;
