@@ -133,6 +133,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::setSelectedShot);
   connect(timeline_, &TimelineView::playheadMoved, preview_, &PreviewPanel::showFrameAt);
   connect(preview_, &PreviewPanel::playheadRequested, timeline_, &TimelineView::setPlayhead);
+  connect(preview_, &PreviewPanel::loopChanged, timeline_, &TimelineView::setLoopRange);
   connect(shotView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { timeline_->setSelectedIndex(current.isValid() ? current.row() : -1); });
   connect(inspector_->settingsInspector(), &SettingsInspector::deviceChanged, this, [this](const QString& d) {
@@ -172,6 +173,15 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
 
 MainWindow::~MainWindow() { delete settings_; }
 
+void MainWindow::setAdvancedFigures(bool on) {
+  settings_->setAdvancedFigures(on);
+  if (advancedAction_ && advancedAction_->isChecked() != on) advancedAction_->setChecked(on);
+  vram_->setAdvanced(on);
+  inspector_->settingsInspector()->setAdvanced(on);
+  for (int column = CutTableModel::kFirstAdvancedColumn; column < CutTableModel::ColumnCount; ++column)
+    cutView_->setColumnHidden(column, !on);
+}
+
 void MainWindow::createDocks() {
   auto dock = [this](const QString& title, const QString& name, QWidget* widget, Qt::DockWidgetArea area) {
     auto* d = new QDockWidget(title, this);
@@ -188,8 +198,13 @@ void MainWindow::createDocks() {
   QDockWidget* inspectorDock = dock(tr("Inspector"), QStringLiteral("InspectorDock"), inspector_, Qt::RightDockWidgetArea);
   QDockWidget* vramDock = dock(tr("Memory"), QStringLiteral("VramDock"), vram_, Qt::RightDockWidgetArea);
   auto* cutView = new QTableView(this);
+  cutView_ = cutView;
   cutView->setModel(cutModel_);
-  cutView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // Sized to the rows whenever they change (a re-render resets the model): no column collapses.
+  cutView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  cutView->horizontalHeader()->setMinimumSectionSize(48);
+  connect(cutModel_, &QAbstractItemModel::modelReset, cutView, [cutView] { cutView->resizeColumnsToContents(); });
+  connect(cutModel_, &QAbstractItemModel::dataChanged, cutView, [cutView] { cutView->resizeColumnsToContents(); });
   cutView->verticalHeader()->setVisible(false);
   cutView->setAlternatingRowColors(true);
   QDockWidget* cutDock = dock(tr("Cuts"), QStringLiteral("CutDock"), cutView, Qt::RightDockWidgetArea);
@@ -210,6 +225,7 @@ void MainWindow::createDocks() {
   splitDockWidget(inspectorDock, vramDock, Qt::Vertical);
   tabifyDockWidget(vramDock, cutDock);
   tabifyDockWidget(cutDock, createModelDock());
+  setAdvancedFigures(settings_->advancedFigures());
   vramDock->raise();
 
   log_->setReadOnly(true);

@@ -75,6 +75,8 @@ class MainWindow : public QMainWindow {
   bool importComfyFile(const QString& path);
   bool save();
   bool saveAs();
+  // File › Save As… once the name is chosen (tests call it directly).
+  bool saveAsFile(QString path);
   // Starts a render of the document as it is now; false (with a banner) when it cannot start.
   bool renderSequence();
   // What the last import could not carry over, one line each (the message's details).
@@ -89,6 +91,10 @@ class MainWindow : public QMainWindow {
   void showPreferences();
   void setPreferencesHook(std::function<void(PreferencesDialog&)> hook) { preferencesHook_ = std::move(hook); }
   ModelBrowser* modelBrowser() const { return modelBrowser_; }
+  // View › Advanced Figures: the allocator's figures, the plan's items, the cut table's engineering
+  // columns and the allocator setting; off, the default screen shows what a film-maker reads.
+  void setAdvancedFigures(bool on);
+  QTableView* cutView() const { return cutView_; }
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -153,6 +159,8 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QAction* renderAction_ = nullptr;
+  QAction* advancedAction_ = nullptr;
+  QTableView* cutView_ = nullptr;
   QAction* stopNowAction_ = nullptr;
   QAction* stopAfterAction_ = nullptr;
   QList<QAction*> shotActions_;

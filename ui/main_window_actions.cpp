@@ -128,6 +128,11 @@ void MainWindow::createActions() {
   add(viewMenu_, tr("Set Loop &Out"), QKeySequence(Qt::Key_O), [this] { preview_->setLoopOut(); });
   add(viewMenu_, tr("Clear Loop"), QKeySequence(Qt::ALT | Qt::Key_X), [this] { preview_->clearLoop(); });
   viewMenu_->addSeparator();
+  advancedAction_ = viewMenu_->addAction(tr("&Advanced Figures"));
+  advancedAction_->setCheckable(true);
+  advancedAction_->setChecked(settings_->advancedFigures());
+  advancedAction_->setToolTip(tr("The allocator's figures, the memory plan's items and every cut figure"));
+  connect(advancedAction_, &QAction::toggled, this, &MainWindow::setAdvancedFigures);
   add(viewMenu_, tr("Reset &Layout"), QKeySequence(), [this] { restoreState(defaultState_); });
   shotActions_ = {addShotAction, duplicate, split, disable, remove, nullptr, fit};
 

@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
@@ -13,6 +14,7 @@
 
 #include "document/autosave.h"
 #include "document/sequence_document.h"
+#include "render/render_state.h"
 #include "sequence/sequence_io.h"
 #include "studio_settings.h"
 
@@ -116,6 +118,8 @@ void MainWindow::updateRecentMenu() {
 }
 
 bool MainWindow::saveTo(const QString& path) {
+  const bool wasUntitled = document_->filePath().isEmpty();
+  const QString untitledRenders = QString::fromStdString(controller_->optionsFor(document_->sequence(), {}).outputDirectory.string());
   try {
     document_->saveAs(path);
   } catch (const std::exception& error) {
@@ -124,6 +128,15 @@ bool MainWindow::saveTo(const QString& path) {
     return false;
   }
   autosave_->discard();
+  // The first save takes the untitled sequence's renders along, so that what was rendered stays rendered.
+  const QString renders = QString::fromStdString(controller_->optionsFor(document_->sequence(), path).outputDirectory.string());
+  if (wasUntitled && !controller_->isRendering() && renders != untitledRenders && QFileInfo::exists(untitledRenders) &&
+      !QFileInfo::exists(renders) && QDir().rename(untitledRenders, renders)) {
+    log(tr("The renders of the untitled sequence moved with it to %1").arg(QDir::toNativeSeparators(renders)));
+    renderState_->clear();
+    renderState_->documentChanged(document_->sequence());
+    updateRenderFolders();
+  }
   settings_->addRecentFile(path);
   updateRecentMenu();
   statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
@@ -136,8 +149,11 @@ bool MainWindow::save() {
 }
 
 bool MainWindow::saveAs() {
-  QString path = QFileDialog::getSaveFileName(this, tr("Save sequence"), document_->filePath(), tr(kFileFilter));
-  if (path.isEmpty()) return false;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save sequence"), document_->filePath(), tr(kFileFilter));
+  return !path.isEmpty() && saveAsFile(path);
+}
+
+bool MainWindow::saveAsFile(QString path) {
   if (!path.endsWith(QStringLiteral(".json"))) path += QStringLiteral(".json");
   const QString untitledRecovery = document_->filePath().isEmpty() ? Autosave::recoveryPathFor(QString()) : QString();
   const bool saved = saveTo(path);

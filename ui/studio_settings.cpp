@@ -46,4 +46,7 @@ void StudioSettings::setModelFoldersAsked() { settings_->setValue(QStringLiteral
 QString StudioSettings::device() const { return settings_->value(QStringLiteral("render/device")).toString(); }
 void StudioSettings::setDevice(const QString& device) { settings_->setValue(QStringLiteral("render/device"), device); }
 
+bool StudioSettings::advancedFigures() const { return settings_->value(QStringLiteral("view/advanced")).toBool(); }
+void StudioSettings::setAdvancedFigures(bool on) { settings_->setValue(QStringLiteral("view/advanced"), on); }
+
 }  // namespace shotchain::ui

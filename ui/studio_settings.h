@@ -39,6 +39,10 @@ class StudioSettings {
   QString device() const;
   void setDevice(const QString& device);
 
+  // View › Advanced Figures: the allocator's and the cut table's engineering figures.
+  bool advancedFigures() const;
+  void setAdvancedFigures(bool on);
+
  private:
   std::unique_ptr<QSettings> settings_;
 };

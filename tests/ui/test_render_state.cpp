@@ -77,7 +77,7 @@ class StudioRenderState : public QObject {
     CutTableModel model;
     model.setRows({{flashed, "Enter", "Cross", true}, {fine, "Cross", "Turn", true}});
     const QColor red(0xe8, 0x4a, 0x4a), green(0x4c, 0xc3, 0x6a);
-    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(), QString::fromUtf8("⚠ 2 warnings"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(), QString::fromUtf8("⚠ flash 5.3×, colour drift ΔE 18.0"));
     QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("fine"));
     QCOMPARE(model.data(model.index(0, CutTableModel::Flash)).toString(), QString("5.30"));
     QCOMPARE(model.data(model.index(0, CutTableModel::ColourDrift)).toString(), QString("18.0"));

@@ -1,7 +1,10 @@
 // Edits nobody made and controls that move (#42, items 2, 6 and 7): a wheel over an unfocused combo or spin box in
 // the inspector changes nothing, a split says why the sequence grew, the toolbar's buttons keep their place after
 // an edit, and another project starts without the last one's banner.
+#include <QAbstractButton>
 #include <QComboBox>
+#include <QLabel>
+#include <QTableView>
 #include <QDockWidget>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -10,12 +13,13 @@
 #include <QUndoStack>
 #include <QWheelEvent>
 
-#include <cstdio>
-#include <cstdlib>
 
 #include "test_registry.h"
 #include "document/sequence_document.h"
+#include "inspector/settings_inspector.h"
 #include "inspector/shot_inspector.h"
+#include "monitor/cut_table_model.h"
+#include "monitor/vram_panel.h"
 #include "render/render_state.h"
 #include "timeline/timeline_view.h"
 #include "main_window.h"
@@ -150,26 +154,25 @@ class StudioSteady : public QObject {
   }
 
   // Item 6: at 1280×720 the window fits the screen and no two docks overlap.
-  void fitsA1280By720Screen() {
+  void fitsTheScreen_data() {
+    QTest::addColumn<QSize>("screen");
+    QTest::newRow("1280x720") << QSize(1280, 720);
+    QTest::newRow("1920x1080") << QSize(1920, 1080);
+    QTest::newRow("2560x1440") << QSize(2560, 1440);
+  }
+
+  // Item 6: from 1280×720 to 2560×1440 the window fits and no two docks on show overlap.
+  void fitsTheScreen() {
+    QFETCH(QSize, screen);
     MainWindow window(QStringLiteral("CPU (test)"));
     QVERIFY(window.openFile(q(workflow("demo.json").string())));
-    window.resize(1280, 720);
+    window.resize(screen);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QApplication::processEvents();
-    if (std::getenv("SHOTCHAIN_DUMP"))
-      for (QWidget* w : window.findChildren<QWidget*>())
-        if (w->minimumSizeHint().width() > 300 && w->isVisible())
-          std::fprintf(stderr, "%s %s min %d hint %d\n", w->metaObject()->className(), qPrintable(w->objectName()),
-                       w->minimumSizeHint().width(), w->sizeHint().width());
-    QVERIFY2(window.width() <= 1280 && window.height() <= 720,
+    QVERIFY2(window.width() <= screen.width() && window.height() <= screen.height(),
              qPrintable(QString("the window is %1×%2").arg(window.width()).arg(window.height())));
     const QList<QDockWidget*> docks = window.findChildren<QDockWidget*>();
-    if (std::getenv("SHOTCHAIN_DUMP"))
-      for (QDockWidget* d : docks)
-        std::fprintf(stderr, "dock %s visible %d geometry %d,%d %dx%d tabified with %lld\n", qPrintable(d->windowTitle()),
-                     d->isVisible(), d->geometry().x(), d->geometry().y(), d->width(), d->height(),
-                     static_cast<long long>(window.tabifiedDockWidgets(d).size()));
     for (QDockWidget* a : docks)
       for (QDockWidget* b : docks) {
         // A dock tabbed behind another is moved out of the window: only those on show count.
@@ -178,6 +181,71 @@ class StudioSteady : public QObject {
         const QRect overlap = a->geometry().intersected(b->geometry());
         QVERIFY2(overlap.isEmpty(), qPrintable(a->windowTitle() + " overlaps " + b->windowTitle()));
       }
+    // The viewer keeps the larger share: it grows with the screen.
+    QVERIFY2(window.preview()->width() * 3 >= window.width(), qPrintable(QString::number(window.preview()->width())));
+  }
+
+  // Item 7: the allocator's figures and settings, the plan's items and the engineering cut figures sit
+  // behind View › Advanced Figures; a sequence with no stream shot shows no stream window.
+  void engineeringFiguresAreBehindTheAdvancedView() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.setAdvancedFigures(false);
+    auto* inspector = window.findChild<SettingsInspector*>();
+    QVERIFY(inspector);
+    const auto rowShown = [inspector](const char* text) {
+      for (QWidget* w : inspector->findChildren<QWidget*>())
+        if (auto* box = qobject_cast<QAbstractButton*>(w); box && box->text().contains(QLatin1String(text))) return box->isVisibleTo(inspector);
+      return false;
+    };
+    const auto labelShown = [inspector](const char* text) {
+      for (QLabel* label : inspector->findChildren<QLabel*>())
+        if (label->text() == QLatin1String(text)) return label->isVisibleTo(inspector);
+      return false;
+    };
+    QTRY_VERIFY(!window.vramPanel()->history().empty());
+    QVERIFY2(!window.vramPanel()->figuresText().contains("fragmentation"), qPrintable(window.vramPanel()->figuresText()));
+    QVERIFY(!rowShown("Tune the allocator"));
+    QVERIFY(!labelShown("Stream window"));
+    QVERIFY(window.cutView()->isColumnHidden(CutTableModel::MadRatio) && !window.cutView()->isColumnHidden(CutTableModel::Flash));
+
+    window.setAdvancedFigures(true);
+    QTRY_VERIFY(window.vramPanel()->figuresText().contains("fragmentation"));
+    QVERIFY(rowShown("Tune the allocator") && labelShown("Stream window"));
+    QVERIFY(!window.cutView()->isColumnHidden(CutTableModel::MadRatio));
+    window.setAdvancedFigures(false);
+
+    Shot exit = window.document()->sequence().shots[3];  // a stream shot brings its window back
+    exit.continuity.mode = ContinuityMode::Stream;
+    window.document()->edit(SetShot{3, exit});
+    QVERIFY(labelShown("Stream window"));
+  }
+
+  // Item 7: the viewer's I/O loop range is drawn on the ruler.
+  void theLoopRangeIsDrawnOnTheRuler() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    TimelineView* timeline = window.timeline();
+    timeline->zoomToFit();
+    const auto rulerAt = [timeline](int frame) {
+      const QImage image = timeline->grab().toImage();
+      const int x = timeline->blockRect(0).left() + (timeline->blockRect(1).left() - timeline->blockRect(0).left()) * frame / 17;
+      return image.pixelColor(x, TimelineView::kRulerHeight / 2 - 4);
+    };
+    const QColor before = rulerAt(30);
+    timeline->setPlayhead(25);
+    window.preview()->setLoopIn();
+    timeline->setPlayhead(40);
+    window.preview()->setLoopOut();
+    QCOMPARE(timeline->loopRange(), std::make_pair(25, 40));
+    const QColor inside = rulerAt(30), outside = rulerAt(10);
+    QVERIFY2(inside.blue() > before.blue() + 20 && outside == before, qPrintable(inside.name() + " " + outside.name() + " " + before.name()));
+    window.preview()->clearLoop();
+    QCOMPARE(timeline->loopRange(), std::make_pair(-1, -1));
   }
 };
 

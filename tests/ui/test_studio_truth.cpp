@@ -1,4 +1,6 @@
 #include <QAction>
+#include <QDir>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -17,6 +19,7 @@
 #include "render/render_state.h"
 #include "render/shot_folders.h"
 #include "sequence/edits.h"
+#include "sequence/sequence_io.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -63,7 +66,8 @@ std::vector<bool> doneOnDisk(const MainWindow& window) {
   for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
     const std::string& id = sequence.shots[i].id;
     const std::string key = window.renderState()->currentKey(id);
-    const auto folder = render::findFinishedShot(window.renderController()->outputDirectory().toStdString(), static_cast<int>(i), id, key);
+    const auto folder = render::findFinishedShot(window.renderController()->optionsFor(sequence, window.document()->filePath()).outputDirectory,
+                                                 static_cast<int>(i), id, key);
     states.push_back(folder && folder->key == key);
   }
   return states;
@@ -160,6 +164,21 @@ class StudioTruth : public QObject {
     QVERIFY(done("enter") && done("cross") && done("exit") && done("turn"));
     QVERIFY(state.cutInto("exit") && state.cutInto("turn"));
     QCOMPARE(state.cutInto("exit")->fromShotId, std::string("cross"));
+    QCOMPARE(doneOf(window), doneOnDisk(window));
+  }
+
+  // The first save of an untitled sequence takes its renders along: what was done stays done.
+  void savingAnUntitledSequenceKeepsItsRenders() {
+    QTemporaryDir dir;
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QDir(QString::fromStdString(window.renderController()->optionsFor({}, {}).outputDirectory.string())).removeRecursively();
+    Sequence sequence = *loadSequenceFile(demoCopy(dir, 3, false).toStdString()).sequence;
+    window.document()->reset(sequence, QString(), true);
+    QVERIFY(renderAll(window).completed);
+    for (const ShotState state : statesOf(window)) QCOMPARE(state, ShotState::Done);
+    QVERIFY(window.saveAsFile(dir.filePath("saved.json")));
+    QVERIFY(QFileInfo::exists(dir.filePath("saved.render/shots")));
+    for (const ShotState state : statesOf(window)) QCOMPARE(state, ShotState::Done);
     QCOMPARE(doneOf(window), doneOnDisk(window));
   }
 };

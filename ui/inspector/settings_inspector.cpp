@@ -16,6 +16,7 @@
 #include "inspector/form_helpers.h"
 #include "widgets/wheel_guard.h"
 #include "inspector/lora_list_field.h"
+#include "sequence/continuity_modes.h"
 #include "sequence/validation.h"
 
 namespace shotchain::ui {
@@ -124,6 +125,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   streamWindow_->setToolTip(tr("Stream shots: the frames a new chunk attends to besides the stream's first one. "
                                "The cache stops growing there; wider remembers more and costs memory."));
   errors_["sampler.stream_window"] = addField(form, tr("Stream window"), streamWindow_);
+  streamRows_ = {streamWindow_->parentWidget()};
   for (StepCachePolicy policy : kCachePolicies) cachePolicy_->addItem(QString::fromLatin1(toString(policy)));
   cachePolicy_->setToolTip(tr("Skip the sampling steps whose DiT output would barely change (docs/step-cache.md). "
                               "After a render each shot's tooltip says how many passes were computed and skipped; "
@@ -173,6 +175,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   errors_["memory.experts"] = addField(form, tr("Experts"), experts_);
   expertRows_.push_back(experts_->parentWidget());
   errors_["memory.allocator_tuning"] = addField(form, QString(), tuning_);
+  advancedRows_ = {tuning_->parentWidget()};
 
   connect(name_, &QLineEdit::editingFinished, this, [this] {
     commit("name", [this](SequenceSettings& s) { s.name = name_->text().toStdString(); });
@@ -337,6 +340,11 @@ void SettingsInspector::refresh() {
   detectLayout();
 }
 
+void SettingsInspector::setAdvanced(bool advanced) {
+  advanced_ = advanced;
+  updateModelRows();
+}
+
 void SettingsInspector::updateModelRows() {
   const int source = source_->currentIndex();
   for (QWidget* w : std::as_const(builtinRows_)) w->setVisible(source == 0);
@@ -344,8 +352,12 @@ void SettingsInspector::updateModelRows() {
   for (QWidget* w : std::as_const(fileRows_)) w->setVisible(source != 0);
   const bool twoExperts = !document_->sequence().settings.model.ditHighNoise.empty();
   for (QWidget* w : std::as_const(expertRows_)) w->setVisible(twoExperts);
+  const auto& shots = document_->sequence().shots;
+  const bool streams = std::any_of(shots.begin(), shots.end(), [](const Shot& shot) { return shotchain::streams(shot.continuity.mode); });
+  for (QWidget* w : std::as_const(streamRows_)) w->setVisible(advanced_ || streams);
+  for (QWidget* w : std::as_const(advancedRows_)) w->setVisible(advanced_);
   if (auto* form = qobject_cast<QFormLayout*>(layout())) {
-    for (QWidget* w : builtinRows_ + folderRows_ + fileRows_ + expertRows_)
+    for (QWidget* w : builtinRows_ + folderRows_ + fileRows_ + expertRows_ + streamRows_ + advancedRows_)
       if (QWidget* label = form->labelForField(w)) label->setVisible(w->isVisibleTo(this));
   }
 }

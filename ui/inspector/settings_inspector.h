@@ -32,6 +32,8 @@ class SettingsInspector : public QWidget {
 
   void refresh();
   void setDevice(const QString& device);
+  // View › Advanced Figures: engineering settings (allocator tuning; the stream window without a stream shot).
+  void setAdvanced(bool advanced);
   QString errorText(const QString& field) const;
 
  Q_SIGNALS:
@@ -75,6 +77,9 @@ class SettingsInspector : public QWidget {
   QComboBox* experts_;
   LoraListField* loras_;
   QList<QWidget*> expertRows_;
+  QList<QWidget*> streamRows_;    // shown when a shot streams (or in the advanced view)
+  QList<QWidget*> advancedRows_;  // the allocator's switch: the advanced view only
+  bool advanced_ = false;
   QList<QWidget*> builtinRows_, folderRows_, fileRows_;
 };
 

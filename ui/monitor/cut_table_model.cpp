@@ -95,8 +95,10 @@ QVariant CutTableModel::data(const QModelIndex& index, int role) const {
       case Mode: return QString::fromStdString(c.mode);
       case Verdict: {
         const continuity::CutVerdict verdict = continuity::judgeCut(c);
-        return verdict.warnings > 0 ? QStringLiteral("⚠ %1").arg(verdict.warnings == 1 ? tr("warning") : tr("%1 warnings").arg(verdict.warnings))
-                                    : QString::fromStdString(verdict.summary);
+        // The warning in words, so that nothing off to the right is needed to read it.
+        const std::string prefix = "warning: ";
+        const std::string words = verdict.summary.rfind(prefix, 0) == 0 ? verdict.summary.substr(prefix.size()) : verdict.summary;
+        return verdict.warnings > 0 ? QStringLiteral("⚠ %1").arg(QString::fromStdString(words)) : QString::fromStdString(verdict.summary);
       }
       case Flash: return figure(c.flash, 2);
       case ColourDrift: return figure(c.colourDrift, 1);

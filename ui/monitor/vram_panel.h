@@ -30,6 +30,10 @@ class VramPanel : public QWidget {
   void clearRun();
   // On a CPU device the figures are host memory and say so.
   void setHostMemory(bool host);
+  // Advanced: the allocator's figures (cached unused, inactive split, fragmentation, retries) and the
+  // plan's items; otherwise only what was used, its peak and what is free.
+  void setAdvanced(bool advanced);
+  QString figuresText() const;
 
   const MemoryHistory& history() const { return history_; }
   VramChart* chart() const { return chart_; }
@@ -44,10 +48,13 @@ class VramPanel : public QWidget {
   QLabel* figures_;
   QLabel* moved_;
   QLabel* cache_;
-  QLabel* plan_;
+  QLabel* planLabel_;
   QStringList movedPerCut_;
   QStringList cachePerShot_;
   bool host_ = true;
+  bool advanced_ = false;
+  MemoryPlan plan_;
+  bool hasPlan_ = false;
 };
 
 }  // namespace shotchain::ui

@@ -188,17 +188,20 @@ void PreviewPanel::shuttle(int direction) {
 void PreviewPanel::setLoopIn() {
   loopIn_ = frame_;
   if (loopOut_ >= 0 && loopOut_ < loopIn_) loopOut_ = -1;
+  Q_EMIT loopChanged(loopIn_, loopOut_);
   showFrameAt(frame_);
 }
 
 void PreviewPanel::setLoopOut() {
   loopOut_ = frame_;
   if (loopIn_ > loopOut_) loopIn_ = -1;
+  Q_EMIT loopChanged(loopIn_, loopOut_);
   showFrameAt(frame_);
 }
 
 void PreviewPanel::clearLoop() {
   loopIn_ = loopOut_ = -1;
+  Q_EMIT loopChanged(loopIn_, loopOut_);
   showFrameAt(frame_);
 }
 

@@ -52,6 +52,8 @@ class PreviewPanel : public QWidget {
  Q_SIGNALS:
   // Playback and frame steps move the playhead; the timeline owns it.
   void playheadRequested(int frame);
+  // The I/O loop range changed (−1 where unset).
+  void loopChanged(int in, int out);
 
  private:
   void advance();

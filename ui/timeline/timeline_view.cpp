@@ -277,34 +277,6 @@ void TimelineView::paintEvent(QPaintEvent*) {
   p.fillPath(head, QColor(0xff, 0x55, 0x40));
 }
 
-void TimelineView::paintRuler(QPainter& p) {
-  const double fps = document_->sequence().settings.fps > 0 ? document_->sequence().settings.fps : 16;
-  p.fillRect(QRect(0, 0, width(), kRulerHeight), QColor(0x24, 0x24, 0x27));
-  p.setPen(QColor(0x80, 0x80, 0x80));
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.8);
-  p.setFont(small);
-  // Label every second, or every N seconds when a second is narrower than 60 px.
-  const double pxPerSecond = fps * pixelsPerFrame_;
-  int every = 1;
-  while (pxPerSecond * every < 60) every *= 2;
-  const int total = document_->sequence().totalFrames();
-  for (int s = 0; s * fps <= total + fps * every; s += every) {
-    const double x = xOfFrame(s * fps);
-    if (x < -50 || x > width() + 50) continue;
-    p.drawLine(QPointF(x, kRulerHeight - 8), QPointF(x, kRulerHeight));
-    p.drawText(QPointF(x + 3, kRulerHeight - 9), QStringLiteral("%1s").arg(s));
-  }
-  if (pixelsPerFrame_ >= 4) {
-    p.setPen(QColor(0x50, 0x50, 0x50));
-    for (int f = 0; f <= total; ++f) {
-      const double x = xOfFrame(f);
-      if (x >= 0 && x <= width()) p.drawLine(QPointF(x, kRulerHeight - 3), QPointF(x, kRulerHeight));
-    }
-  }
-  p.setFont(font());
-}
-
 void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool ghost) {
   const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index)];
   const ShotStatus status = state_->status(shot.id);

@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
 namespace shotchain::ui {
@@ -33,6 +34,9 @@ class TimelineView : public QWidget {
   void setSelectedIndex(int index);
   int playhead() const { return playhead_; }
   void setPlayhead(int frame);
+  // The viewer's I/O loop range (sequence frames, −1 where unset), drawn on the ruler.
+  void setLoopRange(int in, int out);
+  std::pair<int, int> loopRange() const { return {loopIn_, loopOut_}; }
 
   double pixelsPerFrame() const { return pixelsPerFrame_; }
   // Zooms keeping the frame under `anchorX` (widget coordinates) where it is.
@@ -93,6 +97,7 @@ class TimelineView : public QWidget {
   int edgeAt(const QPoint& pos) const;
   QString cutTooltip(int toIndex) const;
   void paintRuler(QPainter& p);
+  void paintLoopRange(QPainter& p);
   void paintBlock(QPainter& p, int index, const QRectF& rect, bool ghost);
   // The start image's thumbnail for a shot not rendered yet: decoded on the thread pool on first use
   // (a null image until it arrives, then a repaint).
@@ -106,6 +111,7 @@ class TimelineView : public QWidget {
   QHash<QString, QImage> pictures_;  // by absolute path; a null image: being decoded or unreadable
   int selected_ = -1;
   int playhead_ = 0;
+  int loopIn_ = -1, loopOut_ = -1;
   double pixelsPerFrame_ = 6;
   int scrollX_ = 0;
   bool fitOnNextResize_ = true;
