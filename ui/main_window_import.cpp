@@ -2,7 +2,6 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QMessageBox>
 #include <QStatusBar>
 
 #include "document/sequence_document.h"
@@ -29,8 +28,9 @@ bool MainWindow::importComfyFile(const QString& path) {
   try {
     imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {
-    QMessageBox box(QMessageBox::Warning, tr("Cannot import workflow"), QString::fromStdString(error.what()), QMessageBox::Ok, this);
-    if (dialogsAllowed()) box.exec();
+    banner_->showMessage(MessageBanner::Kind::Error,
+                         tr("<b>Cannot import the workflow</b> (the open sequence is unchanged): %1")
+                             .arg(QString::fromStdString(error.what()).toHtmlEscaped()));
     statusBar()->showMessage(QString::fromStdString(error.what()));
     return false;
   }
@@ -51,15 +51,12 @@ bool MainWindow::importComfyFile(const QString& path) {
   statusBar()->showMessage(summary);
   lastImportReport_ = details;
   for (const QString& line : details) log(line);
-  if (!imported.problems.empty() || !imported.notes.empty())
+  // A banner, not a modal box: the sequence is there to look at while the list is read.
+  if (!details.isEmpty())
     banner_->showMessage(imported.problems.empty() ? MessageBanner::Kind::Info : MessageBanner::Kind::Warning,
-                         summary.toHtmlEscaped() + tr(" (the details list each one; they are in the log too)"), details.join('\n'));
-  if (dialogsAllowed() && !details.isEmpty()) {
-    QMessageBox box(imported.problems.empty() ? QMessageBox::Information : QMessageBox::Warning, tr("Workflow imported"),
-                    summary + tr(". Save the sequence to keep it; the workflow file was not changed."), QMessageBox::Ok, this);
-    box.setDetailedText(details.join('\n'));
-    box.exec();
-  }
+                         summary.toHtmlEscaped() + tr(". Save the sequence to keep it; the workflow file was not changed "
+                                                      "(Details lists what was not carried over; so does the log)."),
+                         details.join('\n'));
   return true;
 }
 

@@ -96,8 +96,7 @@ class Importer {
         why += " (and " + nodeLabel(graph_.nodes.at(firstHalf)) + ", the first half of its pair, with it)";
       }
       out_.problems.push_back(why);
-      out_.unmapped.push_back({node.id, node.type, "not imported: " + why});
-      used_.insert(node.id);
+      used_.insert(node.id);  // listed in problems, not again among the nodes nothing maps
     }
   }
 

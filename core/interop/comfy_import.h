@@ -30,7 +30,8 @@ struct ComfyImport {
   ComfyFormat format = ComfyFormat::Api;
   std::vector<UnmappedNode> unmapped;  // in graph order
   std::vector<std::string> notes;      // values that changed meaning on the way (a scheduler, a denoise, a file not found)
-  // Samplers (shots) that could not be carried over, each with why; the rest of the workflow was imported.
+  // Samplers (shots) that could not be carried over, each naming the node and why (not also in `unmapped`);
+  // the rest of the workflow was imported.
   std::vector<std::string> problems;
   std::string models;  // the diffusion model(s) in words: family (from the header, else the file name) and file
 };
@@ -42,7 +43,7 @@ const std::vector<std::string>& mappedComfyNodeTypes();
 // a shot, in graph order, its prompt, size, length, seed, steps, guidance and shift from the nodes
 // feeding it; ZeroCopyLatentHandoff / ZeroCopyLatentStore give the continuity and ring-buffer tags,
 // ZeroCopyVRAMPin the residency. A sampler whose values come from nodes it cannot map (or are out of
-// range) is left out and listed in `problems` (and `unmapped`), naming the node; the other shots are
+// range) is left out and listed in `problems`, naming the node; the other shots are
 // imported. Throws std::runtime_error naming `source` for malformed JSON, cycles, and a workflow of which
 // no shot can be imported (every problem listed).
 ComfyImport importComfyWorkflow(const std::string& text, const std::string& source, const ComfyImportOptions& options = {});

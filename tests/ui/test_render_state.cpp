@@ -344,6 +344,9 @@ class StudioRenderState : public QObject {
     QVERIFY(!f.state.cutInto("cross") && !f.state.cutInto("turn"));
     QCOMPARE(f.state.cutRows().size(), std::size_t{1});  // the cut into turn (cross is first now)
     QVERIFY(!f.state.cutRows()[0].current);
+    f.document.edit(MoveShot{3, 1});  // cross, enter, turn, exit: the cut into turn was measured from cross
+    f.state.documentChanged(f.document.sequence());
+    QCOMPARE(f.state.cutRows()[0].fromName, std::string("Cross"));  // the pair it measured, not "Enter"
   }
 
   // Item 3 of #42: during a render a scrub to a finished frame shows it and holds it; the latent

@@ -64,25 +64,23 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   singleDitButton_->setToolTip(tr("Take the high-noise expert away: the sequence's DiT runs every step"));
   auto* rescanButton = new QPushButton(tr("Rescan"), this);
   auto* foldersButton = new QPushButton(tr("Model Folders…"), this);
-  // Two rows, so that the panel asks for no more width than a docked column has at 1280×720.
-  auto* buttons = new QVBoxLayout;
+  // The folder buttons sit on the folders' line, so that the list keeps its rows in a 1280×720 window.
   auto* use = new QHBoxLayout;
   use->addWidget(useButton_);
   use->addWidget(highNoiseButton_);
   use->addWidget(singleDitButton_);
   use->addStretch();
   auto* folders = new QHBoxLayout;
+  folders->addWidget(folders_, 1);
   folders->addWidget(rescanButton);
   folders->addWidget(foldersButton);
-  folders->addStretch();
-  buttons->addLayout(use);
-  buttons->addLayout(folders);
   auto* layout = new QVBoxLayout(this);
+  layout->setSpacing(4);
   layout->addWidget(use_);
-  layout->addWidget(folders_);
+  layout->addLayout(folders);
   layout->addWidget(table_, 1);
   layout->addWidget(details_);
-  layout->addLayout(buttons);
+  layout->addLayout(use);
 
   connect(rescanButton, &QPushButton::clicked, this, &ModelBrowser::rescan);
   connect(foldersButton, &QPushButton::clicked, this, &ModelBrowser::preferencesRequested);

@@ -124,8 +124,12 @@ std::vector<CutRow> RenderState::cutRows() const {
   for (const Shot& shot : current_.shots) {
     if (!shot.enabled) continue;
     const auto it = cuts_.find(shot.id);
-    if (before != nullptr && it != cuts_.end())
-      rows.push_back({it->second, before->displayName(), shot.displayName(), cutInto(shot.id).has_value()});
+    if (before != nullptr && it != cuts_.end()) {
+      // An out-of-date row keeps the name of the pair it measured: after a reorder that is another shot.
+      const auto measuredFrom = current_.indexOf(it->second.fromShotId);
+      const std::string from = measuredFrom ? current_.shots[*measuredFrom].displayName() : it->second.fromShotId;
+      rows.push_back({it->second, from, shot.displayName(), cutInto(shot.id).has_value()});
+    }
     before = &shot;
   }
   return rows;
@@ -217,7 +221,8 @@ void RenderState::shotStarted(const render::ShotStarted& shot) {
     heldKey_[shot.id] = shot.key;
   } else {
     status.state = ShotState::Rendering;
-    heldKey_.erase(shot.id);  // the render clears the shot's folder
+    heldKey_.erase(shot.id);  // the render clears the shot's folder: nothing of the last render of it is left
+    status.firstThumbnail = status.lastThumbnail = QImage();
     frames_.erase(shot.id);
     onDisk_.erase(shot.id);
     cuts_.erase(shot.id);
