@@ -80,7 +80,7 @@ class StudioModels : public QObject {
     auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
     table->setCurrentCell(rowOf(*browser, "broken.safetensors"), 0);
     const std::string brokenProblem = files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem;
-    QVERIFY2(browser->detailsText().contains("Cannot be used:") &&
+    QVERIFY2(browser->detailsText().contains("a file whose header cannot be read") && browser->detailsText().contains("Cannot be used:") &&
                  browser->detailsText().contains(QString::fromStdString(brokenProblem).toHtmlEscaped()),
              qPrintable(browser->detailsText()));
     table->setCurrentCell(rowOf(*browser, "wan_tiny.safetensors"), 0);
@@ -165,8 +165,9 @@ class StudioModels : public QObject {
     QCOMPARE(entry.lora->target, std::string("Wan DiT"));
     QVERIFY(entry.lora->rank > 0 && entry.lora->patchedElements > 0);
     auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
-    QCOMPARE(table->item(lora, 0)->text(), QString("lora"));
-    QVERIFY2(table->item(lora, 1)->text().contains("% of the DiT"), qPrintable(table->item(lora, 1)->text()));
+    QCOMPARE(table->item(lora, 0)->text(), QString("lora_tiny.pt"));
+    QCOMPARE(table->item(lora, 1)->text(), QString("lora"));
+    QVERIFY2(table->item(lora, 2)->text().contains("% of the DiT"), qPrintable(table->item(lora, 2)->text()));
     QVERIFY(browser->useRow(lora));
     QCOMPARE(window.document()->sequence().settings.loras.size(), std::size_t{1});
     QVERIFY(window.document()->sequence().settings.loras.front().file.ends_with("lora_tiny.pt"));

@@ -10,6 +10,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "document/sequence_document.h"
+#include "interop/comfy_model_words.h"
 #include "models/model_files.h"
 #include "sequence/edits.h"
 #include "studio_settings.h"
@@ -18,7 +19,8 @@
 namespace shotchain::ui {
 namespace {
 
-enum Column { Role, Model, Size, Dtype, File, Problem, ColumnCount };
+// The file first: in a docked column at 1280×720 the rest may scroll off, but each row says which file it is.
+enum Column { File, Role, Model, Size, Dtype, Problem, ColumnCount };
 
 std::vector<std::filesystem::path> folderPaths(const QStringList& folders) {
   std::vector<std::filesystem::path> out;
@@ -48,7 +50,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   details_->setWordWrap(true);
   details_->setTextFormat(Qt::RichText);
   details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  table_->setHorizontalHeaderLabels({tr("Role"), tr("Model"), tr("Size"), tr("Dtype"), tr("File"), tr("Problem")});
+  table_->setHorizontalHeaderLabels({tr("File"), tr("Role"), tr("Model"), tr("Size"), tr("Dtype"), tr("Problem")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->setVisible(false);
@@ -143,11 +145,11 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
         description += tr(", touches %1 % of the DiT")
                            .arg(100.0 * static_cast<double>(m.lora->patchedElements) / static_cast<double>(ditParameters), 0, 'f', 1);
     }
-    const QString cells[ColumnCount] = {role,
+    const QString cells[ColumnCount] = {QString::fromStdString(m.file.filename().string()),
+                                        role,
                                         description,
                                         QString::fromStdString(formatByteSize(m.bytes)),
                                         QString::fromStdString(m.dtype),
-                                        QString::fromStdString(m.file.filename().string()),
                                         QString::fromStdString(m.problem)};
     for (int column = 0; column < ColumnCount; ++column) {
       auto* item = new QTableWidgetItem(cells[column]);
@@ -172,7 +174,12 @@ void ModelBrowser::showDetails(int row) {
   QString what = m.lora ? tr("a LoRA") : QString::fromStdString(m.id.description);
   if (!m.lora && m.id.role != models::ModelRole::None)
     what += tr(", used as the %1").arg(QString::fromLatin1(models::roleName(m.id.role)));
-  if (what.isEmpty()) what = tr("not a model of a family ShotChain knows");
+  if (what.isEmpty()) {
+    // Nothing in its header names a family (or the header cannot be read, as in a download cut short): its name may.
+    const std::string byName = interop::familyFromFileName(m.file.filename().string());
+    what = m.problem.rfind("not a model", 0) == 0 ? tr("not a model of a family ShotChain knows") : tr("a file whose header cannot be read");
+    if (!byName.empty()) what += tr(" (by its name, %1)").arg(QString::fromStdString(byName));
+  }
   QString text = tr("<b>%1</b>: %2 · %3, %4<br><small>%5</small>")
                      .arg(QString::fromStdString(m.file.filename().string()).toHtmlEscaped(), what.toHtmlEscaped(),
                           QString::fromStdString(formatByteSize(m.bytes)), QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
