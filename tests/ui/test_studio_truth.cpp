@@ -2,6 +2,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -133,6 +134,10 @@ class StudioTruth : public QObject {
     const auto done = [&state](const char* id) { return state.status(id).state == ShotState::Done; };
     QVERIFY(done("enter") && done("cross") && done("turn") && done("exit"));
     QCOMPARE(state.cuts().size(), std::size_t{3});
+    // The Cuts table's columns fit their rows after a render reset them (#42: "e…").
+    const QTableView* cuts = window.cutView();
+    QVERIFY2(cuts->columnWidth(CutTableModel::Cut) >= cuts->fontMetrics().horizontalAdvance(QString::fromUtf8("Enter → Cross")),
+             qPrintable(QString::number(cuts->columnWidth(CutTableModel::Cut))));
 
     Shot exit = document.sequence().shots[3];
     exit.prompt = "a red circle moving up slowly";
