@@ -178,6 +178,7 @@ void MainWindow::setAdvancedFigures(bool on) {
   if (advancedAction_ && advancedAction_->isChecked() != on) advancedAction_->setChecked(on);
   vram_->setAdvanced(on);
   inspector_->settingsInspector()->setAdvanced(on);
+  timeline_->setAdvanced(on);
   for (int column = CutTableModel::kFirstAdvancedColumn; column < CutTableModel::ColumnCount; ++column)
     cutView_->setColumnHidden(column, !on);
 }

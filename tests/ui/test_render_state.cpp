@@ -128,7 +128,8 @@ class StudioRenderState : public QObject {
     QCOMPARE(f.view.playhead(), f.document.sequence().startFrame(1));
     const Shot& enter = f.document.sequence().shots[0];
     const Shot& cross = f.document.sequence().shots[1];
-    const QString tip = cutMarkerTooltip(enter, cross, flashed);
+    QVERIFY(!cutMarkerTooltip(enter, cross, flashed).contains("MAD ratio"));  // the engineering table: Advanced only
+    const QString tip = cutMarkerTooltip(enter, cross, flashed, false, true);
     QVERIFY2(tip.contains("After the cut: warning: flash 5.3×, colour drift ΔE 18.0") && tip.contains("5.30"), qPrintable(tip));
     QVERIFY(cutMarkerTooltip(enter, cross, std::nullopt).contains("Not measured yet"));
   }

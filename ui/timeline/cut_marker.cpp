@@ -74,7 +74,8 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
   p.restore();
 }
 
-QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut, bool outOfDate) {
+QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut, bool outOfDate,
+                         bool advanced) {
   QString text = tr("<b>Cut %1 → %2</b><br>continuity: %3")
                      .arg(QString::fromStdString(from.displayName()).toHtmlEscaped(),
                           QString::fromStdString(to.displayName()).toHtmlEscaped(),
@@ -94,6 +95,7 @@ QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<c
                                                         : QStringLiteral("<li>%1</li>").arg(words);
   }
   text += QStringLiteral("</ul>");
+  if (!advanced) return text;
   text += tr("<table>"
              "<tr><td>flash (after / within)</td><td>%1</td></tr>"
              "<tr><td>colour drift / spread drift</td><td>ΔE %2 / %3</td></tr>"

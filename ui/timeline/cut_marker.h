@@ -24,8 +24,8 @@ QRectF cutBadgeRect(double x, double trackTop);
 
 // Rich-text tooltip of the cut from `from` into `to`: its figures, the after-cut ones and the verdict
 // in words; `cut` is empty until a render measured it for these shots as they are (`outOfDate`: it was
-// measured, for other shots or settings).
+// measured, for other shots or settings). The table of every figure only with `advanced` (View › Advanced Figures).
 QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut,
-                         bool outOfDate = false);
+                         bool outOfDate = false, bool advanced = false);
 
 }  // namespace shotchain::ui

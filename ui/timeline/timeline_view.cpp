@@ -203,7 +203,8 @@ int TimelineView::reorderTarget(int pointerX) const {
 QString TimelineView::cutTooltip(int toIndex) const {
   const auto& shots = document_->sequence().shots;
   const Shot& to = shots[static_cast<std::size_t>(toIndex)];
-  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id), state_->cutOutOfDate(to.id));
+  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id), state_->cutOutOfDate(to.id),
+                          advanced_);
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {

@@ -36,6 +36,8 @@ class TimelineView : public QWidget {
   void setPlayhead(int frame);
   // The viewer's I/O loop range (sequence frames, −1 where unset), drawn on the ruler.
   void setLoopRange(int in, int out);
+  // View › Advanced Figures: a cut's tooltip lists every figure.
+  void setAdvanced(bool advanced) { advanced_ = advanced; }
   std::pair<int, int> loopRange() const { return {loopIn_, loopOut_}; }
 
   double pixelsPerFrame() const { return pixelsPerFrame_; }
@@ -110,6 +112,7 @@ class TimelineView : public QWidget {
   RenderState* state_;
   QHash<QString, QImage> pictures_;  // by absolute path; a null image: being decoded or unreadable
   int selected_ = -1;
+  bool advanced_ = false;
   int playhead_ = 0;
   int loopIn_ = -1, loopOut_ = -1;
   double pixelsPerFrame_ = 6;
