@@ -112,7 +112,6 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   });
   connect(document_, &SequenceDocument::replaced, this, [this] {
     renderState_->clear();
-    renderState_->documentChanged(document_->sequence());
     updateRenderFolders();  // what a reopened project's render folder holds shows at once
     pendingProblem_.clear();
     setSelectedShot(-1);
@@ -122,7 +121,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   });
   connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateTitle);
   connect(document_, &SequenceDocument::filePathChanged, this, &MainWindow::updateRenderFolders);
-  connect(renderState_, &RenderState::changed, this, [this] { cutModel_->setRows(renderState_->cutRows()); });
+  connect(renderState_, &RenderState::cutsChanged, this, [this] { cutModel_->setRows(renderState_->cutRows()); });
   connect(document_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(shotModel_, &ShotTableModel::editRejected, this, &MainWindow::reportRefusal);
   connect(timeline_, &TimelineView::statusMessage, this, &MainWindow::reportRefusal);

@@ -79,8 +79,6 @@ class MainWindow : public QMainWindow {
   bool saveAsFile(QString path);
   // Starts a render of the document as it is now; false (with a banner) when it cannot start.
   bool renderSequence();
-  // What the last import could not carry over, one line each (the message's details).
-  const QStringList& lastImportReport() const { return lastImportReport_; }
   // Asked whether to use a recovery file; the default asks with a dialog (tests replace it).
   void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) { recoveryPrompt_ = std::move(prompt); }
   // At start with no file: offers the untitled document a crash left behind.
@@ -164,8 +162,7 @@ class MainWindow : public QMainWindow {
   QAction* stopNowAction_ = nullptr;
   QAction* stopAfterAction_ = nullptr;
   QList<QAction*> shotActions_;
-  QString shortcutsText_;
-  QStringList lastImportReport_;  // what Help › Keyboard Shortcuts showed last
+  QString shortcutsText_;  // what Help › Keyboard Shortcuts showed last
   ModelBrowser* modelBrowser_ = nullptr;
   QString pendingProblem_;  // a settings edit the document refused (SettingsInspector::pendingProblemChanged)
   std::function<void(PreferencesDialog&)> preferencesHook_;

@@ -134,7 +134,6 @@ bool MainWindow::saveTo(const QString& path) {
       !QFileInfo::exists(renders) && QDir().rename(untitledRenders, renders)) {
     log(tr("The renders of the untitled sequence moved with it to %1").arg(QDir::toNativeSeparators(renders)));
     renderState_->clear();
-    renderState_->documentChanged(document_->sequence());
     updateRenderFolders();
   }
   settings_->addRecentFile(path);

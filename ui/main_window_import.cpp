@@ -49,7 +49,6 @@ bool MainWindow::importComfyFile(const QString& path) {
   if (!imported.problems.empty()) summary += tr("; %n sampler(s) left out", nullptr, static_cast<int>(imported.problems.size()));
   summary += tr("; %n node(s) not carried over", nullptr, static_cast<int>(imported.unmapped.size()));
   statusBar()->showMessage(summary);
-  lastImportReport_ = details;
   for (const QString& line : details) log(line);
   // A banner, not a modal box: the sequence is there to look at while the list is read.
   if (!details.isEmpty())

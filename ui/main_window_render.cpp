@@ -154,7 +154,7 @@ void MainWindow::renderFinished(const render::SequenceFinished& result, bool fai
 
 void MainWindow::updateRenderFolders() {
   const render::RenderOptions options = controller_->optionsFor(document_->sequence(), document_->filePath());
-  renderState_->setFolders(options.sequenceDirectory.string(), options.outputDirectory.string());
+  renderState_->setFolders(document_->sequence(), options.sequenceDirectory.string(), options.outputDirectory.string());
 }
 
 void MainWindow::updateRenderActions() {

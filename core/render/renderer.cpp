@@ -242,9 +242,8 @@ std::set<int> currentOnDisk(const Sequence& sequence, const RenderOptions& optio
     const std::optional<ShotRecord> record = readShotRecord(dir);
     if (record && record->key == key && (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir))
       reused.insert(i);
-    else if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key);
-             !options.writesFiles && moved && moved->key == key)
-      reused.insert(i);  // rank 0 moves it to its number (adoptMovedShots); another rank may look before it has
+    else if (!options.writesFiles)  // rank 0 moves a re-ordered shot to its number (adoptMovedShots); this rank may look first
+      if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key); moved && moved->key == key) reused.insert(i);
   }
   return reused;
 }

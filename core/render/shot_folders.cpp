@@ -62,8 +62,7 @@ std::optional<FinishedShotFolder> findFinishedShot(const fs::path& outputDirecto
   return std::nullopt;
 }
 
-int adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, const std::vector<std::string>& keys) {
-  int moves = 0;
+void adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, const std::vector<std::string>& keys) {
   for (std::size_t i = 0; i < sequence.shots.size() && i < keys.size(); ++i) {
     const Shot& shot = sequence.shots[i];
     if (!shot.enabled) continue;
@@ -75,9 +74,7 @@ int adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, c
     if (!moved || *moved == own) continue;
     fs::remove_all(own);
     fs::rename(*moved, own);
-    ++moves;
   }
-  return moves;
 }
 
 std::vector<std::string> currentShotKeys(const Sequence& sequence, const fs::path& sequenceDirectory) {

@@ -31,8 +31,8 @@ std::optional<FinishedShotFolder> findFinishedShot(const std::filesystem::path& 
 
 // Moves each enabled shot's folder that a reorder left under another number, and that holds the key
 // the shot has now, to its current number, replacing whatever that number held (a result of another
-// key). After this, shotDirectory(out, i, id) is where a re-usable shot is. Returns the moves made.
-int adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequence& sequence,
+// key). After this, shotDirectory(out, i, id) is where a re-usable shot is.
+void adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequence& sequence,
                     const std::vector<std::string>& keys);
 
 // The key every shot of `sequence` would render under now (shotKeys with the model files resolved and

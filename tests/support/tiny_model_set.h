@@ -19,6 +19,18 @@
 
 namespace shotchain::testing {
 
+// A shot the tiny models render quickly: 9 frames (3 latent frames), `size`×`size`, the demo's first prompt.
+inline Shot tinyShot(const std::string& id, std::uint64_t seed, ContinuityMode mode = ContinuityMode::None, int size = 32) {
+  Shot shot;
+  shot.id = id;
+  shot.prompt = "a red circle moving right on a black background";
+  shot.frames = 9;
+  shot.width = shot.height = size;
+  shot.seed = seed;
+  shot.continuity.mode = mode;
+  return shot;
+}
+
 struct TinyModelSet {
   std::filesystem::path dit, vae, textEncoder, tokenizer;
 

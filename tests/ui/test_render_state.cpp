@@ -57,7 +57,7 @@ class StudioRenderState : public QObject {
     QCOMPARE(model.data(model.index(1, CutTableModel::MadRatio)).toString(), QString("2.00"));
     QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("out of date"));
     QVERIFY(model.data(model.index(1, CutTableModel::Flash), Qt::ToolTipRole).toString().contains("Render to measure this cut again"));
-    model.clear();
+    model.setRows({});
     QCOMPARE(model.rowCount(), 0);
   }
 

@@ -29,11 +29,10 @@ void SequenceDocument::reset(Sequence sequence, const QString& filePath, bool mo
   undoStack_.clear();
   undoStack_.setClean();
   if (modified) undoStack_.resetClean();  // a recovered document differs from its file until saved
-  if (filePath != filePath_) {
-    filePath_ = filePath;
-    Q_EMIT filePathChanged(filePath_);
-  }
-  Q_EMIT replaced();
+  const bool newPath = filePath != filePath_;
+  filePath_ = filePath;
+  Q_EMIT replaced();  // first: a listener of filePathChanged then sees the new document, not the last one
+  if (newPath) Q_EMIT filePathChanged(filePath_);
   Q_EMIT changed();
 }
 

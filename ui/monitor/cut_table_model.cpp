@@ -67,7 +67,6 @@ void CutTableModel::setRows(std::vector<CutRow> rows) {
   endResetModel();
 }
 
-void CutTableModel::clear() { setRows({}); }
 
 int CutTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
 int CutTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }

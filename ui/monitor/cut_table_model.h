@@ -30,7 +30,6 @@ class CutTableModel : public QAbstractTableModel {
 
   // Takes the rows as RenderState::cutRows() gives them; nothing happens when they are the same.
   void setRows(std::vector<CutRow> rows);
-  void clear();
   const std::vector<CutRow>& rows() const { return rows_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;

@@ -135,20 +135,22 @@ std::vector<CutRow> RenderState::cutRows() const {
   return rows;
 }
 
-void RenderState::setFolders(const std::string& sequenceDirectory, const std::string& outputDirectory) {
+void RenderState::setFolders(const Sequence& sequence, const std::string& sequenceDirectory, const std::string& outputDirectory) {
   const bool newFolder = outputDirectory != outputDirectory_;
-  sequenceDirectory_ = sequenceDirectory;
+  if (!newFolder && sequenceDirectory == sequenceDirectory_ && sequence == current_) return;
+  sequenceDirectory_ = sequenceDirectory;  // relative image and LoRA paths in the keys
   outputDirectory_ = outputDirectory;
-  if (!newFolder) return;
-  ++generation_;
-  heldKey_.clear();
-  frames_.clear();
-  lastUse_.clear();
-  onDisk_.clear();
-  cuts_.clear();
-  for (auto& [id, status] : status_) status = ShotStatus{status.state};
-  documentChanged(current_);
-  readRenderFolder();
+  if (newFolder) {
+    ++generation_;
+    heldKey_.clear();
+    frames_.clear();
+    lastUse_.clear();
+    onDisk_.clear();
+    cuts_.clear();
+    for (auto& [id, status] : status_) status = ShotStatus{status.state};
+  }
+  documentChanged(sequence);
+  if (newFolder) readRenderFolder();
 }
 
 void RenderState::documentChanged(const Sequence& sequence) {
@@ -160,6 +162,7 @@ void RenderState::documentChanged(const Sequence& sequence) {
     keys_.clear();
     keyProblem_ = e.what();
   }
+  Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
 
@@ -178,9 +181,11 @@ void RenderState::readRenderFolder() {
     ShotStatus& status = status_[shot.id];
     status.cache = folder->cache;
     status.experts = folder->experts;
-    makeThumbnailFromFile(shot.id, exporting::frameFile(folder->directory, 1).string(), true);
-    makeThumbnailFromFile(shot.id, exporting::frameFile(folder->directory, folder->framesWritten).string(), false);
+    const auto png = [&folder](int frame) { return QString::fromStdString(exporting::frameFile(folder->directory, frame).string()); };
+    makeThumbnail(shot.id, {}, png(1), true);
+    makeThumbnail(shot.id, {}, png(folder->framesWritten), false);
   }
+  Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
 
@@ -194,6 +199,7 @@ void RenderState::clear() {
   lastUse_.clear();
   onDisk_.clear();
   cuts_.clear();
+  Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
 
@@ -227,6 +233,7 @@ void RenderState::shotStarted(const render::ShotStarted& shot) {
     onDisk_.erase(shot.id);
     cuts_.erase(shot.id);
   }
+  Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
 
@@ -243,31 +250,17 @@ void RenderState::framesDecoded(int shotIndex, int firstFrame, int shotFrames, c
   QVector<QImage>& stored = frames_[id];
   if (stored.size() < firstFrame + frames.size()) stored.resize(firstFrame + frames.size());
   for (qsizetype i = 0; i < frames.size(); ++i) stored[firstFrame + i] = frames[i];
-  if (firstFrame == 0) makeThumbnail(id, frames.front(), true);
-  if (firstFrame + frames.size() >= shotFrames) makeThumbnail(id, frames.back(), false);
+  if (firstFrame == 0) makeThumbnail(id, frames.front(), {}, true);
+  if (firstFrame + frames.size() >= shotFrames) makeThumbnail(id, frames.back(), {}, false);
   touch(id);
   dropFramesBeyondCache(id);
   Q_EMIT framesChanged(QString::fromStdString(id));
 }
 
-// Scaling runs on the thread pool; the GUI only stores the result.
-void RenderState::makeThumbnail(const std::string& shotId, const QImage& frame, bool first) {
-  if (frame.isNull()) return;
-  auto* watcher = new QFutureWatcher<QImage>(this);
-  const int generation = generation_;
-  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, shotId, first, generation] {
-    watcher->deleteLater();
-    if (generation != generation_) return;
-    ShotStatus& status = status_[shotId];
-    (first ? status.firstThumbnail : status.lastThumbnail) = watcher->result();
-    Q_EMIT changed();
-  });
-  watcher->setFuture(QtConcurrent::run([frame] {
-    return frame.scaledToHeight(kThumbnailHeight, Qt::SmoothTransformation);
-  }));
-}
-
-void RenderState::makeThumbnailFromFile(const std::string& shotId, const std::string& file, bool first) {
+// Reading and scaling run on the thread pool; the GUI only stores the result. `frame` is the decoded
+// frame itself, or null with `file` the PNG to read it from.
+void RenderState::makeThumbnail(const std::string& shotId, const QImage& frame, const QString& file, bool first) {
+  if (frame.isNull() && file.isEmpty()) return;
   auto* watcher = new QFutureWatcher<QImage>(this);
   const int generation = generation_;
   connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, shotId, first, generation] {
@@ -277,14 +270,15 @@ void RenderState::makeThumbnailFromFile(const std::string& shotId, const std::st
     (first ? status.firstThumbnail : status.lastThumbnail) = watcher->result();
     Q_EMIT changed();
   });
-  watcher->setFuture(QtConcurrent::run([file] {
-    const QImage frame(QString::fromStdString(file));
-    return frame.isNull() ? frame : frame.scaledToHeight(kThumbnailHeight, Qt::SmoothTransformation);
+  watcher->setFuture(QtConcurrent::run([frame, file] {
+    const QImage image = frame.isNull() ? QImage(file) : frame;
+    return image.isNull() ? image : image.scaledToHeight(kThumbnailHeight, Qt::SmoothTransformation);
   }));
 }
 
 void RenderState::cutMeasured(const continuity::CutMetrics& cut) {
   cuts_[cut.toShotId.empty() ? idAt(cut.toIndex) : cut.toShotId] = cut;
+  Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
 

@@ -70,9 +70,9 @@ class RenderState : public QObject {
   std::string currentKey(const std::string& shotId) const;
   const std::string& keyProblem() const { return keyProblem_; }
 
-  // The document's folder (base of its relative paths) and its render folder; a new render folder is
-  // read for what it holds.
-  void setFolders(const std::string& sequenceDirectory, const std::string& outputDirectory);
+  // The document's folder (base of its relative paths) and its render folder, for `sequence`; a new
+  // render folder is read for what it holds.
+  void setFolders(const Sequence& sequence, const std::string& sequenceDirectory, const std::string& outputDirectory);
   // Works out the shot keys again after an edit.
   void documentChanged(const Sequence& sequence);
   // Forgets everything (a different document).
@@ -93,6 +93,9 @@ class RenderState : public QObject {
 
  Q_SIGNALS:
   void changed();
+  // A cut was measured or dropped, or an edit changed which cuts count (cutRows() may differ); not
+  // with every step, as changed() is.
+  void cutsChanged();
   // Decoded frames of a shot arrived (the preview may show them).
   void framesChanged(const QString& shotId);
 
@@ -104,8 +107,7 @@ class RenderState : public QObject {
   std::string idAt(int shotIndex) const;
   void touch(const std::string& shotId) const;
   void dropFramesBeyondCache(const std::string& keep) const;
-  void makeThumbnail(const std::string& shotId, const QImage& frame, bool first);
-  void makeThumbnailFromFile(const std::string& shotId, const std::string& file, bool first);
+  void makeThumbnail(const std::string& shotId, const QImage& frame, const QString& file, bool first);
   ShotState restingState(const std::string& shotId) const;
   std::string previousEnabledKey(const std::string& shotId) const;
 

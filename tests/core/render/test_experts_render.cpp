@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "test_registry.h"
+#include "export_test_frames.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
@@ -31,26 +32,6 @@ struct Failures : render::RenderObserver {
   void failed(const render::RenderFailure& f) override { messages.push_back(f.message); }
 };
 
-render::RgbFrame picture() {
-  render::RgbFrame frame;
-  frame.width = frame.height = 64;
-  for (int y = 0; y < 64; ++y)
-    for (int x = 0; x < 64; ++x)
-      for (int c = 0; c < 3; ++c) frame.rgb.push_back(static_cast<std::uint8_t>((x * 4 + y * 2 + c * 70) % 256));
-  return frame;
-}
-
-Shot makeShot(const std::string& id, ContinuityMode mode, std::uint64_t seed) {
-  Shot shot;
-  shot.id = id;
-  shot.prompt = "a red circle moving right on a black background";
-  shot.frames = 9;
-  shot.width = shot.height = 64;
-  shot.seed = seed;
-  shot.continuity.mode = mode;
-  return shot;
-}
-
 }  // namespace
 
 class ExpertsRenderTest : public QObject {
@@ -70,7 +51,7 @@ class ExpertsRenderTest : public QObject {
     s.settings.sampler.guidance = 3.0;
     s.settings.sampler.guidanceHighNoise = 4.0;
     s.settings.policy = ResidencyPolicy::Pinned;
-    s.shots = {makeShot("a", ContinuityMode::None, 1), makeShot("b", ContinuityMode::Latent, 2)};
+    s.shots = {tinyShot("a", 1, ContinuityMode::None, 64), tinyShot("b", 2, ContinuityMode::Latent, 64)};
     return s;
   }
 
@@ -79,7 +60,7 @@ class ExpertsRenderTest : public QObject {
     options.outputDirectory = root() / out;
     options.sequenceDirectory = root();
     options.framesOnDisk = false;
-    options.loadImage = [](const fs::path&) { return picture(); };
+    options.loadImage = [](const fs::path&) { return syntheticFrame(64, 64, 3); };
     render::Renderer renderer;
     return renderer.render(s, options, observer);
   }
@@ -144,8 +125,8 @@ class ExpertsRenderTest : public QObject {
     Sequence s = sequence("wan22_i2v_low_tiny.safetensors", "wan22_i2v_high_tiny.safetensors");
     s.settings.sampler.shift = 5.0;
     s.shots[0].startImage = "start.bmp";
-    s.shots.push_back(makeShot("c", ContinuityMode::VaeRoundtrip, 3));
-    writeFile(root() / "start.bmp", bmpOf(picture()));
+    s.shots.push_back(tinyShot("c", 3, ContinuityMode::VaeRoundtrip, 64));
+    writeFile(root() / "start.bmp", bmpOf(syntheticFrame(64, 64, 3)));
     render::RenderObserver none;
     const render::RenderSummary summary = render(s, "i2v", none);
     QVERIFY(summary.finished.completed);

@@ -24,16 +24,6 @@ using namespace shotchain::testing;
 
 namespace {
 
-Shot makeShot(const std::string& id, std::uint64_t seed) {
-  Shot shot;
-  shot.id = id;
-  shot.prompt = "a red circle moving right on a black background";
-  shot.frames = 9;
-  shot.width = shot.height = 32;
-  shot.seed = seed;
-  return shot;
-}
-
 }  // namespace
 
 class FewStepRenderTest : public QObject {
@@ -50,7 +40,7 @@ class FewStepRenderTest : public QObject {
     s.settings.sampler.guidance = 1.0;
     s.settings.sampler.fewStep.steps = {1000, 750, 500, 250};
     s.settings.policy = ResidencyPolicy::Pinned;
-    s.shots = {makeShot("a", 1), makeShot("b", 2)};
+    s.shots = {tinyShot("a", 1), tinyShot("b", 2)};
     s.shots[1].continuity.mode = ContinuityMode::Latent;
     return s;
   }

@@ -32,17 +32,6 @@ struct Collecting : render::RenderObserver {
   void failed(const render::RenderFailure& f) override { failures.push_back(f); }
 };
 
-Shot makeShot(const std::string& id, std::uint64_t seed) {
-  Shot shot;
-  shot.id = id;
-  shot.prompt = "a red circle moving right on a black background";
-  shot.frames = 9;
-  shot.width = 32;
-  shot.height = 32;
-  shot.seed = seed;
-  return shot;
-}
-
 }  // namespace
 
 class LoraRenderTest : public QObject {
@@ -101,7 +90,7 @@ class LoraRenderTest : public QObject {
   }
 
   void documentRoundTripsAndValidates() {
-    Sequence s = base({makeShot("a", 1), makeShot("b", 2)});
+    Sequence s = base({tinyShot("a", 1), tinyShot("b", 2)});
     QVERIFY(serializeSequence(s).find("loras") == std::string::npos);
     s.settings.loras = {{"style.safetensors", 0.8, {}}};
     s.shots[1].loras = std::vector<LoraRef>{};
@@ -116,7 +105,7 @@ class LoraRenderTest : public QObject {
   }
 
   void eachShotRendersAsItWouldAloneWithItsLoras() {
-    Sequence chain = base({makeShot("a", 1), makeShot("b", 2), makeShot("c", 3)});
+    Sequence chain = base({tinyShot("a", 1), tinyShot("b", 2), tinyShot("c", 3)});
     chain.settings.loras = {{"style.safetensors", 1.0, {}}};
     chain.shots[1].loras = std::vector<LoraRef>{{"other.safetensors", 0.7, {}}, {"style.safetensors", 0.5, {}}};
     chain.shots[2].loras = std::vector<LoraRef>{};
@@ -152,7 +141,7 @@ class LoraRenderTest : public QObject {
       QVERIFY2(at::equal(tail("chain.render", i, id), tail("offload.render", i, id)), id.c_str());
     }
     // The LoRAs changed the picture.
-    Sequence plain = base({makeShot("a", 1)});
+    Sequence plain = base({tinyShot("a", 1)});
     QVERIFY(renderer.render(plain, options("plain.render"), observer).finished.completed);  // the same renderer, its DiT kept
     QVERIFY(!at::equal(tail("plain.render", 0, "a"), tail("chain.render", 0, "a")));
     render::Renderer fresh;
@@ -161,7 +150,7 @@ class LoraRenderTest : public QObject {
   }
 
   void aLoraIsPartOfTheKey() {
-    Sequence s = base({makeShot("a", 1)});
+    Sequence s = base({tinyShot("a", 1)});
     const auto plain = render::shotKeys(s, "m", root());
     s.settings.loras = {{"style.safetensors", 1.0, {}}};
     const auto with = render::shotKeys(s, "m", root());
@@ -171,7 +160,7 @@ class LoraRenderTest : public QObject {
   }
 
   void aMissingLoraIsRefusedBeforeAnyWork() {
-    Sequence s = base({makeShot("a", 1)});
+    Sequence s = base({tinyShot("a", 1)});
     s.shots[0].loras = std::vector<LoraRef>{{"style.safetensors", 1.0, {}}, {"gone.safetensors", 1.0, {}}};
     render::Renderer renderer;
     Collecting observer;
@@ -188,7 +177,7 @@ class LoraRenderTest : public QObject {
     io::NamedTensors tensors;
     tensors.emplace_back("diffusion_model.double_blocks.0.img_attn.qkv.lora_up.weight", at::ones({4, 2}));
     io::saveSafetensors(root() / "flux.safetensors", tensors);
-    Sequence s = base({makeShot("a", 1)});
+    Sequence s = base({tinyShot("a", 1)});
     s.settings.loras = {{"flux.safetensors", 1.0, {}}};
     render::Renderer renderer;
     Collecting observer;

@@ -31,18 +31,6 @@ struct Collecting : render::RenderObserver {
   void warning(const render::RenderWarning& w) override { warnings.push_back(w); }
 };
 
-Shot makeShot(const std::string& id, ContinuityMode mode, std::uint64_t seed) {
-  Shot shot;
-  shot.id = id;
-  shot.prompt = "a red circle moving right on a black background";
-  shot.frames = 9;
-  shot.width = 32;
-  shot.height = 32;
-  shot.seed = seed;
-  shot.continuity.mode = mode;
-  return shot;
-}
-
 StepCacheSettings cacheOf(StepCachePolicy policy, std::optional<double> threshold = {}) {
   StepCacheSettings cache;
   cache.policy = policy;
@@ -65,7 +53,7 @@ class StepCacheRenderTest : public QObject {
     s.settings.model = models.modelSet();
     s.settings.sampler.steps = 12;
     s.settings.policy = ResidencyPolicy::Pinned;
-    s.shots = {makeShot("a", ContinuityMode::None, 1), makeShot("b", ContinuityMode::Latent, 2)};
+    s.shots = {tinyShot("a", 1, ContinuityMode::None), tinyShot("b", 2, ContinuityMode::Latent)};
     return s;
   }
 

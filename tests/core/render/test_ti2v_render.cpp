@@ -44,18 +44,6 @@ render::RgbFrame picture() {
   return frame;
 }
 
-Shot makeShot(const std::string& id, ContinuityMode mode, std::uint64_t seed) {
-  Shot shot;
-  shot.id = id;
-  shot.prompt = "a red circle moving right on a black background";
-  shot.frames = 9;  // 3 latent frames
-  shot.width = 64;
-  shot.height = 64;
-  shot.seed = seed;
-  shot.continuity.mode = mode;
-  return shot;
-}
-
 }  // namespace
 
 class Ti2vRenderTest : public QObject {
@@ -89,8 +77,8 @@ class Ti2vRenderTest : public QObject {
     s.settings.fps = 24;
     s.settings.sampler.steps = 3;
     s.settings.policy = ResidencyPolicy::Pinned;
-    s.shots = {makeShot("a", ContinuityMode::None, 1), makeShot("b", ContinuityMode::Latent, 2),
-               makeShot("c", ContinuityMode::Latent, 3), makeShot("d", ContinuityMode::VaeRoundtrip, 4)};
+    s.shots = {tinyShot("a", 1, ContinuityMode::None, 64), tinyShot("b", 2, ContinuityMode::Latent, 64),
+               tinyShot("c", 3, ContinuityMode::Latent, 64), tinyShot("d", 4, ContinuityMode::VaeRoundtrip, 64)};
     s.shots[0].startImage = "start.bmp";
     render::RenderOptions options;
     options.outputDirectory = root() / "out";
@@ -138,7 +126,7 @@ class Ti2vRenderTest : public QObject {
     const TinyModelSet set = writeTinyModelSet(root() / "raw2", 32, false, 0, true);
     s.settings.model = set.modelSet();
     s.settings.sampler.steps = 2;
-    s.shots = {makeShot("a", ContinuityMode::None, 1)};
+    s.shots = {tinyShot("a", 1, ContinuityMode::None, 64)};
     s.shots[0].startImage = "missing.png";
     render::RenderOptions options;
     options.outputDirectory = root() / "out2";
