@@ -5,7 +5,7 @@
 #include "export/mp4_encoder.h"
 #include "export/otio_timeline.h"
 #include "export/shot_paths.h"
-#include "render/renderer.h"
+#include "render/render_options.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::exporting {

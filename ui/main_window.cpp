@@ -276,10 +276,10 @@ void MainWindow::refreshProblems() {
                         .arg(sequence.settings.fps));
   problems_->clear();
   bool modelFieldError = false;  // then the model set's own problem says the same again
-  for (const Diagnostic& d : validateSequence(document_->sequence(), document_->validationContext())) {
+  for (const Diagnostic& d : document_->resolved().problems) {
     auto* item = new QListWidgetItem(QString::fromStdString(d.format()), problems_);
     item->setForeground(d.isError() ? QColor(0xff, 0x6b, 0x6b) : QColor(0xf0, 0xc0, 0x40));
-    modelFieldError = modelFieldError || (d.isError() && d.path.rfind("model", 0) == 0);
+    modelFieldError = modelFieldError || d.path.rfind("model", 0) == 0;
   }
   if (const std::string problem = modelFieldError ? std::string() : modelBrowser_->currentUse().problem; !problem.empty()) {
     auto* item = new QListWidgetItem(tr("%1 (see the Models panel)").arg(QString::fromStdString(problem)), problems_);

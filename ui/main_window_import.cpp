@@ -7,6 +7,7 @@
 #include "document/sequence_document.h"
 #include "interop/comfy_import.h"
 #include "models/model_catalogue.h"
+#include "models/model_set_facts.h"
 #include "studio_settings.h"
 #include "util/bounded_file.h"
 #include "widgets/message_banner.h"
@@ -25,6 +26,7 @@ bool MainWindow::importComfyFile(const QString& path) {
   interop::ComfyImportOptions options;
   for (const QString& folder : settings_->modelFolders()) options.modelFolders.emplace_back(folder.toStdString());
   options.readModelFile = models::describeModelFile;
+  options.familyFromName = models::familyFromFileName;
   try {
     imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {

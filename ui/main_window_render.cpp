@@ -93,7 +93,7 @@ void MainWindow::connectRenderer() {
 
 bool MainWindow::renderSequence() {
   if (controller_->isRendering()) return false;
-  const Diagnostics problems = validateSequence(document_->sequence(), document_->validationContext());
+  const Diagnostics& problems = document_->resolved().problems;
   if (hasErrors(problems)) {
     banner_->showMessage(MessageBanner::Kind::Error, tr("<b>The sequence has problems;</b> fix them to render (see Problems)."),
                          QString::fromStdString(formatAll(problems, document_->displayName().toStdString())));

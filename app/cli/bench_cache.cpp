@@ -23,7 +23,7 @@
 #include "demo/procedural_clip.h"
 #include "render/frame_conversion.h"
 #include "render/renderer.h"
-#include "render/shot_step_cache.h"
+#include "sequence/step_cache_policies.h"
 #include "sampling/cache_calibration.h"
 #include "util/atomic_file.h"
 #include "util/median.h"
@@ -102,7 +102,7 @@ render::RenderOptions benchOptions(const std::string& device) {
 CacheRun runCache(Sequence sequence, const StepCacheSettings& cache, const std::string& device) {
   CacheRun run;
   run.policy = toString(cache.policy);
-  run.threshold = cache.policy == StepCachePolicy::Off ? 0 : render::effectiveThreshold(cache);
+  run.threshold = cache.policy == StepCachePolicy::Off ? 0 : cache.threshold.value_or(traitsOf(cache.policy).defaultThreshold);
   sequence.settings.sampler.cache = cache;
   CacheBenchObserver observer;
   render::Renderer renderer;
@@ -161,10 +161,9 @@ void compare(CacheRun& run, const CacheRun& reference) {
 
 // "teacache=0.1,0.2,0.3;magcache=…" over the defaults.
 std::map<StepCachePolicy, std::vector<double>> thresholdsOf(const std::optional<std::string>& text) {
-  std::map<StepCachePolicy, std::vector<double>> out{{StepCachePolicy::TeaCache, {0.1, 0.2, 0.4}},
-                                                     {StepCachePolicy::MagCache, {0.06, 0.12, 0.24}},
-                                                     {StepCachePolicy::EasyCache, {0.025, 0.05, 0.1}},
-                                                     {StepCachePolicy::FirstBlock, {0.05, 0.1, 0.2}}};
+  std::map<StepCachePolicy, std::vector<double>> out;
+  for (const StepCachePolicyTraits& traits : stepCachePolicies())
+    if (traits.policy != StepCachePolicy::Off) out[traits.policy].assign(traits.benchThresholds.begin(), traits.benchThresholds.end());
   if (!text) return out;
   for (const std::string& item : splitList(*text, ';')) {
     const std::size_t equals = item.find('=');
@@ -193,7 +192,7 @@ std::vector<StepCachePolicy> policiesOf(const std::string& list) {
   for (const std::string& name : splitList(list)) {
     const std::optional<StepCachePolicy> policy = stepCachePolicyFromString(name);
     if (!policy || *policy == StepCachePolicy::Off)
-      throw kBenchCacheCommand.error("--policies: \"" + list + "\" is not a list of teacache, magcache, easycache, first_block");
+      throw kBenchCacheCommand.error("--policies: \"" + list + "\" is not a list of the step-cache policies (" + stepCachePolicyNames() + " but off)");
     out.push_back(*policy);
   }
   return out;

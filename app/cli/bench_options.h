@@ -6,7 +6,7 @@
 
 #include <c10/core/ScalarType.h>
 
-#include "render/renderer.h"
+#include "render/render_options.h"
 
 namespace shotchain::cli {
 

@@ -9,11 +9,9 @@
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
 #include "models/model_catalogue.h"
-#include "models/model_files.h"
-#include "models/model_memory.h"
-#include "sampling/expert_runs.h"
+#include "models/model_set_facts.h"
+#include "resolve/resolve_sequence.h"
 #include "sequence/sequence_io.h"
-#include "sequence/validation.h"
 #include "util/atomic_file.h"
 #include "util/bounded_file.h"
 
@@ -37,6 +35,7 @@ int runImportComfy(const Args& args) {
   interop::ComfyImportOptions importOptions;
   if (const auto models = options.text("--models")) importOptions.modelFolders.push_back(*models);
   importOptions.readModelFile = models::describeModelFile;
+  importOptions.familyFromName = models::familyFromFileName;
   interop::ComfyImport imported;
   try {
     imported = interop::importComfyWorkflow(readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
@@ -50,9 +49,8 @@ int runImportComfy(const Args& args) {
     return 1;
   }
   imported.sequence.settings.name = workflow.stem().string();
-  ValidationContext context;
-  context.baseFolder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  const Diagnostics problems = validateSequence(imported.sequence, context);
+  const std::filesystem::path folder = target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
+  const Diagnostics problems = resolve::validate(imported.sequence, {folder});
   // Written even when it does not validate: the user fixes the document, not the workflow.
   saveSequenceFile(imported.sequence, target);
   const int status = hasErrors(problems) ? 3 : 0;
@@ -89,26 +87,6 @@ int runImportComfy(const Args& args) {
   return status;
 }
 
-namespace {
-
-// The DiT's latent channels from its header when the document's model set resolves here (Wan 2.2 TI2V: 48).
-interop::ComfyExportOptions exportOptionsFor(const Sequence& sequence, const std::filesystem::path& file) {
-  interop::ComfyExportOptions options;
-  try {
-    const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, file.parent_path());
-    const auto dit = models::ditMemoryModel(files.dit);
-    options.latentChannels = dit->latentChannels();
-    options.imageToVideo = dit->imageConditionChannels() > 0;
-  } catch (const std::exception&) {
-    // The model files are not here (another machine's paths): the stock text-to-video graph.
-  }
-  // Two experts: each shot's split step from its own schedule (the boundary, or an imported switch_step).
-  const SamplerDefaults defaults = sequence.settings.sampler;
-  options.switchStep = [defaults, i2v = options.imageToVideo](const Shot& shot) { return sampling::switchStepOf(shot, defaults, i2v); };
-  return options;
-}
-
-}  // namespace
 
 int runExportComfy(const Args& args) {
   const ParsedOptions options = kExportComfyCommand.parse(args);
@@ -121,7 +99,9 @@ int runExportComfy(const Args& args) {
   const std::filesystem::path dir = options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
   std::filesystem::create_directories(dir);
   int index = 0;
-  for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence, exportOptionsFor(*loaded.sequence, file))) {
+  // Resolved against the document's model set when its files are here (another machine's paths: the default family).
+  const resolve::ResolvedSequence resolved = resolve::resolveSequence(*loaded.sequence, {std::filesystem::absolute(file).parent_path()});
+  for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence, resolved)) {
     char name[32];
     std::snprintf(name, sizeof name, "%02d-", ++index);
     const std::filesystem::path path = dir / (name + w.shotId + ".json");

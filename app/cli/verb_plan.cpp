@@ -5,9 +5,9 @@
 #include "cli/verbs.h"
 #include "memory/memory_planner.h"
 #include "memory/rank_plan.h"
-#include "models/model_files.h"
+#include "resolve/plan_request.h"
+#include "resolve/resolve_sequence.h"
 #include "runtime/cuda_device.h"
-#include "sampling/expert_runs.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::cli {
@@ -26,11 +26,13 @@ int runPlan(const Args& args) {
   for (const Diagnostic& d : result.diagnostics) std::fprintf(stderr, "%s\n", d.format(file).c_str());
   if (!result.ok()) return 1;
   const Sequence& sequence = *result.sequence;
-  const models::ModelFiles files =
-      models::resolveModelFiles(sequence.settings.model, std::filesystem::absolute(file).parent_path());
-  PlanRequest request = planRequestFromFiles(files, sequence, device, budget, policy, parsed.byteSize("--device-memory"));
-  addLoraPatches(request, sequence, std::filesystem::absolute(file).parent_path());
-  sampling::addExpertRuns(request, sequence);
+  const resolve::ResolvedSequence resolved =
+      resolve::resolveSequence(sequence, {std::filesystem::absolute(file).parent_path(), /*missingFilesAreErrors=*/true});
+  for (const Diagnostic& d : resolved.problems) std::fprintf(stderr, "%s\n", d.format(file).c_str());
+  if (resolved.models.assumed) return 1;  // the model files cannot be read: the problems say why
+  const models::ModelFiles& files = resolved.models.files;
+  const PlanRequest request =
+      resolve::planRequest(resolved, sequence.settings, {device, parsed.byteSize("--device-memory"), budget, policy});
   const MemoryPlan plan = planMemory(request);
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -14,6 +15,7 @@
 #include "continuity/cut_verdict.h"
 #include "export/render_to_disk.h"
 #include "render/render_report.h"
+#include "resolve/resolve_sequence.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::cli {
@@ -106,8 +108,15 @@ int runRender(const Args& args) {
   if (const std::optional<int> launched = launchRanksIfAsked("render", args, parsed)) return *launched;
   const std::filesystem::path file = parsed.operands().front();
   const LoadResult loaded = loadSequenceFile(file);
-  for (const Diagnostic& d : loaded.diagnostics) std::fprintf(stderr, "%s\n", d.format(file.string()).c_str());
-  if (!loaded.ok()) return kInvalid;
+  const Diagnostics problems =
+      loaded.ok() ? resolve::validate(*loaded.sequence, {std::filesystem::absolute(file).parent_path()}) : loaded.diagnostics;
+  for (const Diagnostic& d : problems) std::fprintf(stderr, "%s\n", d.format(file.string()).c_str());
+  // The document is invalid (exit 3); a model, LoRA or calibration file it names that cannot be used is refused by
+  // the renderer before any work (exit 4).
+  const bool invalid = std::any_of(problems.begin(), problems.end(), [](const Diagnostic& d) {
+    return d.isError() && !d.path.starts_with("model") && !d.path.ends_with(".file") && !d.path.ends_with(".calibration");
+  });
+  if (!loaded.ok() || invalid) return kInvalid;
   const Sequence& sequence = *loaded.sequence;
 
   render::RenderOptions options = renderOptions(parsed);

@@ -84,7 +84,7 @@ struct ConditioningOptions {
   bool encodeLastFrameLater = false;
   // The shot's start image [3, H, W] in [−1, 1] at the shot's size (render/start_image.h): when nothing is
   // handed off it is encoded as one latent frame and held at slot 0 (source "start_image").
-  at::Tensor startImage;
+  at::Tensor startImage = {};
 };
 
 // A seed for the held-slot noise, derived from the shot seed (splitmix64), so it is unrelated to the

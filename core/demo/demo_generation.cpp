@@ -8,6 +8,7 @@
 #include "demo/demo_configs.h"
 #include "io/weight_set.h"
 #include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "sampling/sampler.h"
@@ -59,7 +60,7 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
     options.perFrame = forcing;
   }
   const at::Tensor cond = m.text->encode(prompt);
-  const at::Tensor uncond = m.text->encode(sampling::effectiveNegativePrompt(""));
+  const at::Tensor uncond = m.text->encode(std::string(models::wanNegativePrompt()));
   sampling::SampleResult result = sampling::sampleFlow(sampling::ditDenoiser(*m.dit), conditioning.sampleShape, cond,
                                                        uncond, options, {},
                                                        cleanPrefix ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning));

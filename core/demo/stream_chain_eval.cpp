@@ -7,6 +7,7 @@
 #include "continuity/handoff.h"
 #include "continuity/kv_stream.h"
 #include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "sampling/stream_sampler.h"
@@ -30,7 +31,7 @@ DemoShot generateDemoStreamShot(const DemoModels& m, continuity::KvStream& strea
       handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
       continuity::ConditioningOptions{m.dit->capabilities().freshClipContinuation});
   const at::Tensor cond = m.text->encode(prompt);
-  const at::Tensor uncond = m.text->encode(sampling::effectiveNegativePrompt(""));
+  const at::Tensor uncond = m.text->encode(std::string(models::wanNegativePrompt()));
   if (previous && recache && prompt != previousPrompt) stream.recache(cond, uncond, false);
   sampling::SamplerOptions options;
   options.steps = s.steps;

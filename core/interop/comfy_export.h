@@ -1,10 +1,9 @@
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "sequence/sequence.h"
+#include "resolve/resolved_shot.h"
 
 namespace shotchain::interop {
 
@@ -15,24 +14,14 @@ struct ComfyShotWorkflow {
   std::vector<std::string> notes;  // what stock ComfyUI cannot do of this shot (its continuity)
 };
 
-struct ComfyExportOptions {
-  // The DiT's latent channels (from its header, when the caller can read it): 48 is Wan 2.2 TI2V, whose
-  // template has Wan22ImageToVideoLatent (with the shot's start image through LoadImage), CreateVideo and SaveVideo.
-  std::int64_t latentChannels = 16;
-  // Two experts (model.dit_high_noise): the step each shot's low-noise sampler starts at (the caller computes it
-  // from the boundary and the shot's schedule, sampling::switchStepOf), and whether they are I2V experts
-  // (WanImageToVideo with the shot's start image).
-  std::function<int(const Shot&)> switchStep;
-  bool imageToVideo = false;
-};
-
-// Every enabled shot as a stock Wan graph: UNETLoader, CLIPLoader (type wan), VAELoader, ModelSamplingSD3,
-// CLIPTextEncode ×2, the latent (EmptyHunyuanLatentVideo, or Wan22ImageToVideoLatent for TI2V), KSampler,
-// VAEDecode and the output (SaveAnimatedWEBP; CreateVideo + SaveVideo for TI2V). A two-expert set writes
-// ComfyUI's Wan 2.2 14B template: two UNETLoader → ModelSamplingSD3 chains, two KSamplerAdvanced split at the
-// shot's switch step, WanImageToVideo for I2V experts, CreateVideo + SaveVideo. The loaders name the files
-// by their names inside the models folder (dit, vae, text_encoder as the document gives them; the demo
-// model's file names for builtin:demo).
-std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const ComfyExportOptions& options = {});
+// Every enabled shot as it resolved (its steps, guidance, shift, negative prompt, LoRAs, experts' split), in the
+// stock graph of its DiT family's ComfyUI words (models/family_knowledge.h): UNETLoader, CLIPLoader, VAELoader,
+// ModelSamplingSD3, CLIPTextEncode ×2, the family's latent node (an empty latent, or an image latent with the
+// shot's start image), KSampler, VAEDecode and the output (SaveAnimatedWEBP, or CreateVideo + SaveVideo). A
+// two-expert set writes ComfyUI's two-expert template: two UNETLoader → ModelSamplingSD3 chains, two
+// KSamplerAdvanced split at the shot's switch step, the family's image-to-video node for image-to-video experts.
+// The loaders name the files by their names inside the models folder (the family's stock names when the
+// document names none; the demo model's file names for builtin:demo).
+std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const resolve::ResolvedSequence& resolved);
 
 }  // namespace shotchain::interop

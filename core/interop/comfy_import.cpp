@@ -50,7 +50,7 @@ class Importer {
     if (out_.sequence.shots.empty()) fail("the workflow has no KSampler or KSamplerAdvanced node: nothing to render");
     settleSamplerDefaults();
     resolveModels();
-    out_.models = describeImportedModels(out_.sequence.settings.model, options_.readModelFile);
+    out_.models = describeImportedModels(out_.sequence.settings.model, options_.readModelFile, options_.familyFromName);
     for (const std::string& id : graph_.order) {
       const ComfyNode& node = graph_.nodes.at(id);
       if (used_.count(id)) continue;

@@ -16,6 +16,8 @@ struct ComfyImportOptions {
   std::vector<std::filesystem::path> modelFolders;
   // Names a model file's family from its header (ComfyImport::models); without it, from the file name only.
   std::function<std::string(const std::filesystem::path&)> readModelFile;
+  // Names the family a file name suggests (models::familyFromFileName); without it, the name is given as it is.
+  std::function<std::string(const std::string&)> familyFromName;
 };
 
 // A node the sequence does not carry, and why.

@@ -8,17 +8,15 @@
 
 namespace shotchain::interop {
 
-// The model family a file name suggests ("wan2.2_ti2v_5B_fp16.safetensors" → "Wan 2.2 TI2V-5B"), or "" when
-// the name says nothing: for a workflow whose model files are not on this machine.
-std::string familyFromFileName(const std::string& fileName);
-
 // What a weights file is by its header ("Wan 2.2 TI2V, 5B"), or "" when that is not known; with the reason
 // it cannot be used after a ": " when it cannot. The importer has no model code of its own: callers pass one.
 using ModelFileReader = std::function<std::string(const std::filesystem::path&)>;
+// The family a file name suggests, in words, or "" (models::familyFromFileName).
+using FamilyFromName = std::function<std::string(const std::string&)>;
 
 // What an imported workflow's diffusion model is, in words, for the import message: the family `read`
-// finds in the file's header when the models folder holds it, else the family its name suggests, with
-// the file(s).
-std::string describeImportedModels(const ModelSet& model, const ModelFileReader& read);
+// finds in the file's header when the models folder holds it, else the family its name suggests (`byName`),
+// with the file(s).
+std::string describeImportedModels(const ModelSet& model, const ModelFileReader& read, const FamilyFromName& byName);
 
 }  // namespace shotchain::interop

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,10 +11,6 @@
 #include "memory/memory_plan.h"
 #include "models/model_memory.h"
 #include "sequence/sequence.h"
-
-namespace shotchain::models {
-struct ModelFiles;
-}
 
 namespace shotchain {
 
@@ -35,7 +30,7 @@ struct PlanShot {
   // DiT's dtype; kept across pinned shots).
   std::uint64_t loraElements = 0;
   // Two experts: the runs of its steps in order (1 high noise, 0 low noise), e.g. {1, 0}.
-  std::vector<int> expertRuns;
+  std::vector<int> expertRuns = {};
 };
 
 struct PlanRequest {
@@ -77,19 +72,5 @@ MemoryPlan planMemory(const PlanRequest& request);
 // An aligned table for people (sizes as "1.5 GiB") and a JSON object for tools.
 std::string formatPlan(const MemoryPlan& plan);
 std::string planToJson(const MemoryPlan& plan);
-
-// A plan request for `sequence` from the model files' safetensors headers (no weights are read):
-// the models' memory models (models/model_memory.h) and load dtypes, the enabled shots' latent shapes, the ring buffer.
-// device "cpu" or "cuda[:N]"; its total from deviceTotalBytes unless `deviceTotal` says it (a device planned for
-// that is not present). Budget and policy: the arguments
-// when set, else the document's. Throws std::runtime_error naming the file.
-PlanRequest planRequestFromFiles(const models::ModelFiles& files, const Sequence& sequence, const std::string& device,
-                                 std::optional<std::uint64_t> budget = std::nullopt,
-                                 std::optional<ResidencyPolicy> policy = std::nullopt,
-                                 std::optional<std::uint64_t> deviceTotal = std::nullopt);
-
-// Each enabled shot's LoRAs (its own list, or the sequence's) as PlanShot::loraElements, from the
-// files' headers; a file that cannot be read is left out (the render refuses it by name).
-void addLoraPatches(PlanRequest& request, const Sequence& sequence, const std::filesystem::path& sequenceDirectory);
 
 }  // namespace shotchain

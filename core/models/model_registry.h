@@ -12,6 +12,7 @@
 
 #include "models/model_family.h"
 #include "models/model_memory.h"
+#include "models/model_set_facts.h"
 
 namespace shotchain::io {
 class WeightSet;
@@ -49,6 +50,16 @@ struct ModelFamilyRow {
                                                   c10::Device device, std::size_t maxTokens) = nullptr;
   TextEncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
   FamilyInspection (*inspect)(const io::WeightSet& weights) = nullptr;
+  // What the product knows of the family beyond its classes (family_knowledge.h).
+  const FamilyKnowledge* knowledge = nullptr;
+  // From the header alone: what the resolver needs of a file of the row's role.
+  DitFacts (*ditFacts)(const io::WeightSet& weights) = nullptr;
+  VaeFacts (*vaeFacts)(const io::WeightSet& weights) = nullptr;
+  TextEncoderFacts (*textEncoderFacts)(const io::WeightSet& weights) = nullptr;
+  // The family a file name (lower case, '-' as '_') suggests, in words; "" when it says nothing of this family.
+  std::string (*familyFromFileName)(const std::string& normalisedName) = nullptr;
+  // Set on the registry's default family only: the facts a sequence is checked against while its files cannot be read.
+  ModelSetFacts (*assumed)() = nullptr;
 };
 
 // Every family ShotChain knows, in the order detection tries them.

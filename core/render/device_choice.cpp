@@ -1,6 +1,6 @@
 #include "render/device_choice.h"
 
-#include "render/renderer.h"
+#include "render/render_options.h"
 #include "runtime/cuda_device.h"
 
 namespace shotchain::render {

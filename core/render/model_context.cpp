@@ -7,7 +7,8 @@
 
 namespace shotchain::render {
 
-std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit) {
+std::unique_ptr<ModelContext> loadModelContext(const models::ModelSetFacts& facts, c10::Device device, bool withDit) {
+  const models::ModelFiles& files = facts.files;
   const auto start = std::chrono::steady_clock::now();
   auto context = std::make_unique<ModelContext>();
   context->files = files;
@@ -17,8 +18,8 @@ std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, 
   context->vae = models::loadVideoVae(files, device);
   if (!files.latentRgb.empty())
     context->preview = sampling::loadLatentRgbFactors(files.latentRgb);
-  else if (context->vae->geometry().latentChannels == 16)
-    context->preview = sampling::wan21LatentRgbFactors();
+  else if (facts.vae.knowledge && facts.vae.knowledge->preview)
+    context->preview = sampling::latentRgbFactors(*facts.vae.knowledge->preview);
   context->loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return context;
 }

@@ -7,6 +7,7 @@
 #include <c10/core/Device.h>
 
 #include "models/model_files.h"
+#include "models/model_set_facts.h"
 #include "models/video_diffusion_model.h"
 #include "models/video_vae.h"
 #include "sampling/latent_preview.h"
@@ -29,7 +30,8 @@ struct ModelContext {
   double loadSeconds = 0;
 };
 
-// Loads the VAE, the preview factors and (withDit) the DiT onto `device` (models/model_loading.h).
-std::unique_ptr<ModelContext> loadModelContext(const models::ModelFiles& files, c10::Device device, bool withDit);
+// Loads the VAE, the preview factors (a latent_rgb file, else the VAE family's) and (withDit) the DiT onto
+// `device` (models/model_loading.h).
+std::unique_ptr<ModelContext> loadModelContext(const models::ModelSetFacts& facts, c10::Device device, bool withDit);
 
 }  // namespace shotchain::render

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "render/renderer.h"
+#include "render/render_options.h"
 
 namespace shotchain::render {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <string>
 
-#include "render/renderer.h"
+#include "render/render_options.h"
 
 namespace shotchain::render {
 

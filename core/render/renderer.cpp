@@ -13,8 +13,8 @@
 #include "memory/memory_probe.h"
 #include "memory/residency_manager.h"
 #include "models/model_loading.h"
+#include "models/sequence_parallel.h"
 #include "render/device_choice.h"
-#include "render/lora_checks.h"
 #include "render/model_context.h"
 #include "render/output_layout.h"
 #include "render/render_report.h"
@@ -22,12 +22,8 @@
 #include "render/shot_key.h"
 #include "render/shot_pass.h"
 #include "render/shot_record.h"
-#include "render/stream_checks.h"
-#include "sampling/expert_runs.h"
-#include "sampling/sampler.h"
-#include "sequence/continuity_modes.h"
-#include "sequence/sequence_io.h"
-#include "sequence/shot_rules.h"
+#include "resolve/plan_request.h"
+#include "resolve/resolve_sequence.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
 #include "util/stopwatch.h"
@@ -73,48 +69,34 @@ void requireShortEnoughPaths(const Sequence& sequence, const std::filesystem::pa
 // A shot in the range that hands off from (or anchors its colour to) a shot before the range needs
 // that shot on disk, rendered with its current key: otherwise it would be rendered without its
 // handoff and stored under a key that says it had one.
-void requirePredecessorsOnDisk(const Sequence& sequence, const std::vector<std::string>& keys, int first, int last,
+void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const std::vector<std::string>& keys, int first, int last,
                                const std::filesystem::path& out) {
-  std::map<std::string, int> lastByTag;
-  int firstEnabled = -1;
   auto onDisk = [&](int j) {
-    const Shot& shot = sequence.shots[static_cast<std::size_t>(j)];
-    const std::filesystem::path dir = shotDirectory(out, j, shot.id);
+    const std::filesystem::path dir = shotDirectory(out, j, resolved.shots[static_cast<std::size_t>(j)].id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
     return record && record->key == keys[static_cast<std::size_t>(j)] && shotTailPresent(dir);
   };
   auto require = [&](int j, int i, const std::string& why) {
     if (j < 0 || j >= first || onDisk(j)) return;
-    const Shot& source = sequence.shots[static_cast<std::size_t>(j)];
-    throw RenderError("shots", "shot " + std::to_string(j + 1) + " (" + source.id + ") is not rendered on disk with its "
-                               "current settings, and shot " + std::to_string(i + 1) + " " + why +
-                               ": render from shot " + std::to_string(j + 1) + " (--shots " + std::to_string(j + 1) + "-" +
-                               std::to_string(last + 1) + ") or render shot " + std::to_string(j + 1) + " first");
+    throw RenderError("shots", "shot " + std::to_string(j + 1) + " (" + resolved.shots[static_cast<std::size_t>(j)].id +
+                                   ") is not rendered on disk with its current settings, and shot " + std::to_string(i + 1) + " " + why +
+                                   ": render from shot " + std::to_string(j + 1) + " (--shots " + std::to_string(j + 1) + "-" +
+                                   std::to_string(last + 1) + ") or render shot " + std::to_string(j + 1) + " first");
   };
-  for (int i = 0; i <= last; ++i) {
-    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+  for (int i = first; i <= last; ++i) {
+    const resolve::ResolvedShot& shot = resolved.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled) continue;
-    const Continuity& c = shot.continuity;
-    if (i >= first) {
-      if (const auto source = lastByTag.find(c.tag); usesHandoff(c.mode) && source != lastByTag.end())
-        require(source->second, i, "hands off from it (continuity " + std::string(toString(c.mode)) + ", tag \"" + c.tag + "\")");
-      if (c.anchorColour) require(firstEnabled, i, "anchors its colour to it");
-      if (streams(c.mode))
-        for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i)))
-          require(j, i, "streams on from it (its latents rebuild the KV cache)");
-    }
-    lastByTag[c.tag] = i;
-    if (firstEnabled < 0) firstEnabled = i;
+    require(shot.predecessor, i, "hands off from it (continuity " + std::string(toString(shot.settings.mode)) + ", tag \"" +
+                                     shot.settings.tag + "\")");
+    require(shot.anchor, i, "anchors its colour to it");
+    for (const int j : shot.streamChain) require(j, i, "streams on from it (its latents rebuild the KV cache)");
   }
 }
 
-MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c10::Device device, ResidencyPolicy policy,
-                   std::optional<std::uint64_t> budget, const std::filesystem::path& sequenceDirectory) {
+MemoryPlan planFor(const resolve::ResolvedSequence& resolved, const Sequence& sequence, c10::Device device, ResidencyPolicy policy,
+                   std::optional<std::uint64_t> budget) {
   try {
-    PlanRequest request = planRequestFromFiles(files, sequence, device.str(), budget, policy);
-    addLoraPatches(request, sequence, sequenceDirectory);
-    sampling::addExpertRuns(request, sequence);
-    return planMemory(request);
+    return planMemory(resolve::planRequest(resolved, sequence.settings, {device.str(), std::nullopt, budget, policy}));
   } catch (const std::exception& e) {
     throw RenderError("model", e.what());
   }
@@ -122,6 +104,7 @@ MemoryPlan planFor(const Sequence& sequence, const models::ModelFiles& files, c1
 
 // What a render settles before any work: the model files, the device, the shot keys and range.
 struct Prepared {
+  resolve::ResolvedSequence resolved;
   models::ModelFiles files;
   std::string fingerprint;
   c10::Device device = c10::kCPU;
@@ -130,7 +113,6 @@ struct Prepared {
   int last = -1;
   ResidencyPolicy policy = ResidencyPolicy::Auto;
   std::optional<std::uint64_t> budget;
-  std::filesystem::path sequenceDirectory;
 };
 
 }  // namespace
@@ -147,11 +129,14 @@ struct Renderer::Impl {
   std::atomic<bool> cancelNow{false};
 
   Prepared prepare(const Sequence& sequence, const RenderOptions& options) {
-    const Diagnostics diagnostics = validateSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true});
-    for (const Diagnostic& d : diagnostics)
-      if (d.isError()) throw RenderError(d.path, "the sequence is not valid: " + formatAll(diagnostics));
     Prepared prepared;
-    prepared.sequenceDirectory = options.sequenceDirectory;
+    const std::shared_ptr<models::DitParallel> parallel = models::defaultDitParallel();
+    const int ranks = parallel ? parallel->sequenceSize() * parallel->guidanceSize() : 1;
+    prepared.resolved = resolve::resolveSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true, ranks});
+    const Diagnostics& problems = prepared.resolved.problems;
+    for (const Diagnostic& d : problems)
+      if (d.isError())
+        throw RenderError(d.path, d.path.starts_with("model") ? d.message : "the sequence is not valid: " + formatAll(problems));
     prepared.device = chooseDevice(options.device);
     const int count = static_cast<int>(sequence.shots.size());
     prepared.first = options.firstShot;
@@ -159,13 +144,13 @@ struct Renderer::Impl {
     if (prepared.first < 0 || prepared.last >= count || prepared.first > prepared.last)
       throw RenderError("shots", "the shot range " + std::to_string(prepared.first + 1) + "-" +
                                      std::to_string(prepared.last + 1) + " is not within 1-" + std::to_string(count));
+    prepared.files = prepared.resolved.models.files;
     try {
-      prepared.files = models::resolveModelFiles(sequence.settings.model, options.sequenceDirectory);
       prepared.fingerprint = modelFingerprint(prepared.files);
     } catch (const std::exception& e) {
       throw RenderError("model", e.what());
     }
-    prepared.keys = shotKeys(sequence, prepared.fingerprint, options.sequenceDirectory);
+    prepared.keys = shotKeys(prepared.resolved, prepared.fingerprint);
     prepared.policy = options.policy.value_or(sequence.settings.policy);
     prepared.budget = options.budget ? options.budget : sequence.settings.memoryBudgetBytes;
     return prepared;
@@ -193,7 +178,7 @@ struct Renderer::Impl {
     if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device) return;
     models.reset();
     try {
-      models = loadModelContext(prepared.files, prepared.device, withDit);
+      models = loadModelContext(prepared.resolved.models, prepared.device, withDit);
     } catch (const std::exception& e) {
       throw RenderError("model", e.what());
     }
@@ -212,7 +197,7 @@ std::shared_ptr<MemoryProbe> Renderer::probe() const { return impl_->currentProb
 
 MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
   const Prepared prepared = impl_->prepare(sequence, options);
-  return planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget, prepared.sequenceDirectory);
+  return planFor(prepared.resolved, sequence, prepared.device, prepared.policy, prepared.budget);
 }
 
 namespace {
@@ -220,8 +205,9 @@ namespace {
 // The plan is made and shown before any model loads; a plan that does not fit refuses the render.
 RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, RenderObserver& observer) {
   RenderSummary summary;
-  summary.plan = planFor(sequence, prepared.files, prepared.device, prepared.policy, prepared.budget, prepared.sequenceDirectory);
+  summary.plan = planFor(prepared.resolved, sequence, prepared.device, prepared.policy, prepared.budget);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
+  for (const Diagnostic& d : resolve::checkAgainstPlan(prepared.resolved, summary.plan)) throw RenderError(d.path, d.message);
   observer.planReady(summary.plan);
   for (const std::string& note : summary.plan.notes) {
     const RenderWarning warning{-1, "continuity", note};
@@ -232,10 +218,10 @@ RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, Ren
 }
 
 // The enabled shots of the range whose result on disk is current (re-used as they are).
-std::set<int> currentOnDisk(const Sequence& sequence, const RenderOptions& options, const Prepared& prepared) {
+std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepared) {
   std::set<int> reused;
   for (int i = prepared.first; i <= prepared.last; ++i) {
-    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    const resolve::ResolvedShot& shot = prepared.resolved.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled || !options.reuse) continue;
     const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
@@ -250,20 +236,19 @@ std::set<int> currentOnDisk(const Sequence& sequence, const RenderOptions& optio
 
 // Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded
 // first; the text encoder is released before the first DiT step.
-void encodePrompts(const Sequence& sequence, const Prepared& prepared, const std::set<int>& reused,
-                   ResidencyManager& residency, RenderSummary& summary, ShotPass& pass) {
+void encodePrompts(const Prepared& prepared, const std::set<int>& reused, ResidencyManager& residency, RenderSummary& summary,
+                   ShotPass& pass) {
   const auto start = Stopwatch::now();
   std::set<std::string> prompts;
-  auto add = [&](const Shot& shot) {
+  auto add = [&](const resolve::ResolvedShot& shot) {
     prompts.insert(shot.prompt);
-    prompts.insert(sampling::effectiveNegativePrompt(shot.negativePrompt));
+    prompts.insert(shot.uncondPrompt);
   };
   for (int i = prepared.first; i <= prepared.last; ++i) {
-    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    const resolve::ResolvedShot& shot = prepared.resolved.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled || reused.count(i)) continue;
     add(shot);
-    if (!streams(shot.continuity.mode)) continue;
-    for (const int j : streamChainBefore(sequence, static_cast<std::size_t>(i))) add(sequence.shots[static_cast<std::size_t>(j)]);
+    for (const int j : shot.streamChain) add(prepared.resolved.shots[static_cast<std::size_t>(j)]);
   }
   if (!prompts.empty()) {
     const std::unique_ptr<models::TextEncoder> encoder = [&] {
@@ -283,13 +268,14 @@ void encodePrompts(const Sequence& sequence, const Prepared& prepared, const std
 
 // Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
 // failure (which is reported and ends the loop). Returns whether a shot failed.
-bool renderShots(const Sequence& sequence, const Prepared& prepared, const std::set<int>& reused, MemoryProbe& probe,
-                 const std::atomic<int>& stop, RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
-  const int count = static_cast<int>(sequence.shots.size());
+bool renderShots(const Prepared& prepared, const std::set<int>& reused, MemoryProbe& probe, const std::atomic<int>& stop,
+                 RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
+  const std::vector<resolve::ResolvedShot>& shots = prepared.resolved.shots;
+  const int count = static_cast<int>(shots.size());
   int lastEnabled = prepared.last;
-  while (lastEnabled > prepared.first && !sequence.shots[static_cast<std::size_t>(lastEnabled)].enabled) --lastEnabled;
+  while (lastEnabled > prepared.first && !shots[static_cast<std::size_t>(lastEnabled)].enabled) --lastEnabled;
   for (int i = prepared.first; i <= prepared.last; ++i) {
-    const Shot& shot = sequence.shots[static_cast<std::size_t>(i)];
+    const resolve::ResolvedShot& shot = shots[static_cast<std::size_t>(i)];
     if (!shot.enabled) continue;
     if (stop.load() != static_cast<int>(StopRequest::None)) {
       summary.finished.cancelled = true;
@@ -403,14 +389,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
       // a folder that cannot be moved is rendered again
     }
   }
-  requirePredecessorsOnDisk(sequence, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
-  requireStreamableShots(sequence, prepared.files, prepared.first, prepared.last);
-  requireReadableCalibrations(sequence, options.sequenceDirectory, prepared.first, prepared.last);
-  requireLoraFiles(sequence, options.sequenceDirectory, prepared.first, prepared.last);
-  if (!prepared.files.ditHighNoise.empty() && sequence.settings.experts == shotchain::ExpertResidency::Reload &&
-      anyLoras(sequence, prepared.first, prepared.last))
-    throw RenderError("memory.experts", "reload reads the low-noise expert again from its file at the boundary, which would "
-                                        "drop the shot's LoRAs: use resident or swap with LoRAs");
+  requirePredecessorsOnDisk(prepared.resolved, prepared.keys, prepared.first, prepared.last, options.outputDirectory);
   if (options.writesFiles) requireWritableFolder(options.outputDirectory);
   RenderSummary summary = planRender(sequence, prepared, observer);
 
@@ -438,13 +417,13 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
     experts.emplace(summary.plan.expertsChosen, *probe, impl.models->dit, impl.models->ditHighNoise, loadLow, loadHigh, prepared.device);
   }
   summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
-  ShotPass pass(sequence, options, *impl.models, *probe, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
+  ShotPass pass(sequence, prepared.resolved, options, *impl.models, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
   if (experts) pass.setExperts(&*experts);
 
-  const std::set<int> reused = currentOnDisk(sequence, options, prepared);
+  const std::set<int> reused = currentOnDisk(options, prepared);
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
-  encodePrompts(sequence, prepared, reused, *residency, summary, pass);
-  const bool failed = renderShots(sequence, prepared, reused, *probe, impl.stop, observer, summary, pass);
+  encodePrompts(prepared, reused, *residency, summary, pass);
+  const bool failed = renderShots(prepared, reused, *probe, impl.stop, observer, summary, pass);
   if (options.writesFiles && !failed && !summary.finished.cancelled) warnStaleAfterRange(sequence, options, prepared, observer, summary);
   finishRender(sequence, options, failed, renderStart, pass, *residency, *probe, observer, summary);
   return summary;

@@ -6,7 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "continuity/cut_metrics.h"
-#include "render/renderer.h"
+#include "render/render_options.h"
 #include "render/prior_shot.h"
 
 namespace shotchain::render {

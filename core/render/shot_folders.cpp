@@ -5,6 +5,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "io/file_fingerprint.h"
 #include "models/model_files.h"
 #include "render/output_layout.h"
 #include "render/shot_key.h"
@@ -77,20 +78,24 @@ void adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, 
   }
 }
 
-std::vector<std::string> currentShotKeys(const Sequence& sequence, const fs::path& sequenceDirectory) {
-  const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, sequenceDirectory);
+std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved) {
+  if (resolved.models.assumed) {
+    for (const Diagnostic& d : resolved.problems)
+      if (d.path.starts_with("model")) throw std::runtime_error(d.path + ": " + d.message);
+    throw std::runtime_error("model: the model files cannot be read");
+  }
   static std::mutex mutex;
   static std::map<std::tuple<fs::path, std::uintmax_t, fs::file_time_type>, std::string> fingerprints;
   auto fingerprint = [&](const fs::path& path) {
     std::error_code error;
     const auto id = std::make_tuple(path, fs::file_size(path, error), fs::last_write_time(path, error));
-    if (error) return fileFingerprint(path);  // throws, naming the file
+    if (error) return io::fileFingerprint(path);  // throws, naming the file
     const std::lock_guard<std::mutex> lock(mutex);
     auto it = fingerprints.find(id);
-    if (it == fingerprints.end()) it = fingerprints.emplace(id, fileFingerprint(path)).first;
+    if (it == fingerprints.end()) it = fingerprints.emplace(id, io::fileFingerprint(path)).first;
     return it->second;
   };
-  return shotKeys(sequence, modelFingerprint(files, fingerprint), sequenceDirectory);
+  return shotKeys(resolved, modelFingerprint(resolved.models.files, fingerprint));
 }
 
 }  // namespace shotchain::render

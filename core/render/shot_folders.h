@@ -7,6 +7,7 @@
 
 #include "continuity/cut_metrics.h"
 #include "render/render_events.h"
+#include "resolve/resolved_shot.h"
 #include "sequence/sequence.h"
 
 // Torch-free, so the studio can read what a render folder holds without libtorch in its headers.
@@ -35,10 +36,9 @@ std::optional<FinishedShotFolder> findFinishedShot(const std::filesystem::path& 
 void adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequence& sequence,
                     const std::vector<std::string>& keys);
 
-// The key every shot of `sequence` would render under now (shotKeys with the model files resolved and
-// fingerprinted), for a caller outside a render. Fingerprints are kept per file path, size and
-// modification time, so an edit costs no weights read. Throws std::runtime_error naming the field
-// when the model files cannot be resolved.
-std::vector<std::string> currentShotKeys(const Sequence& sequence, const std::filesystem::path& sequenceDirectory);
+// The key every shot would render under now (shotKeys with the model files fingerprinted), for a caller
+// outside a render. Fingerprints are kept per file path, size and modification time, so an edit costs no
+// weights read. Throws std::runtime_error naming the field when the model files could not be read.
+std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved);
 
 }  // namespace shotchain::render

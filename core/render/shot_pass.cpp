@@ -2,10 +2,9 @@
 
 #include <ATen/ATen.h>
 
-#include "continuity/kv_stream.h"
+#include "continuity/image_condition.h"
 #include "continuity/latent_ops.h"
 #include "memory/device_memory.h"
-#include "memory/memory_probe.h"
 #include "render/decode_job.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
@@ -13,7 +12,7 @@
 #include "render/shot_record.h"
 #include "render/start_image.h"
 #include "sampling/latent_preview.h"
-#include "sequence/continuity_modes.h"
+#include "sampling/step_cache.h"
 #include "sequence/sequence_io.h"
 
 namespace shotchain::render {
@@ -44,46 +43,44 @@ MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& res
   return fallback;
 }
 
-// A model trained with per-frame timesteps takes the handed latents as a clean prefix; others hold
-// them re-noised to each step's level (the plan says that continuation is approximate there).
-sampling::SamplerOptions samplerOptions(const Shot& shot, const SamplerDefaults& defaults, const models::DitCapabilities& capabilities,
-                                        const continuity::Conditioning& conditioning, c10::Device device, bool twoExperts) {
+// The sampler's options for the shot as resolved: on one schedule the held latents are held clean when the
+// model was trained for it, else re-noised to each step's level; diffusion forcing takes them as a clean prefix.
+sampling::SamplerOptions samplerOptions(const resolve::ResolvedShot& shot, const continuity::Conditioning& conditioning,
+                                        c10::Device device) {
   sampling::SamplerOptions sampler;
-  sampler.steps = shot.steps.value_or(defaults.steps);
-  sampler.shift = shot.shift.value_or(defaults.shift);
-  sampler.guidance = shot.guidance.value_or(defaults.guidance);
-  sampler.solver = solverOf(defaults.solver);
+  sampler.steps = shot.steps;
+  sampler.shift = shot.shift;
+  sampler.guidance = shot.guidance;
+  sampler.solver = solverOf(shot.solver);
   sampler.seed = shot.seed;
   sampler.device = device;
-  const FewStepSettings& fewStep = effectiveFewStep(shot, defaults);
-  if (fewStep.on() || twoExperts) {
-    if (fewStep.on()) {
-      sampler.fewStep = sampling::FewStepSampling{
-          fewStep.steps, fewStep.update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
-      sampler.steps = static_cast<int>(fewStep.steps.size());
-    }
-    // One schedule for the clip (a few-step schedule, or two experts switching on it): a model that takes
-    // per-frame timesteps is given the handed latents clean.
-    if ((capabilities.cleanFirstFrames || capabilities.perFrameTimesteps) && conditioning.held.defined())
-      sampler.cleanPrefix = conditioning.held;
-    return sampler;
-  }
-  if (capabilities.cleanFirstFrames && conditioning.held.defined()) sampler.cleanPrefix = conditioning.held;
-  if (capabilities.perFrameTimesteps) {
+  if (shot.fewStep)
+    sampler.fewStep = sampling::FewStepSampling{
+        shot.fewStep->steps, shot.fewStep->update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
+  if (shot.cleanPrefix && conditioning.held.defined()) sampler.cleanPrefix = conditioning.held;
+  if (shot.sampling == resolve::SamplingKind::PerFrame) {
     sampling::PerFrameSampling diffusionForcing;
     diffusionForcing.prefix = conditioning.held;
-    diffusionForcing.conditionNoise = shot.continuity.conditionNoise.value_or(0);
-    diffusionForcing.arStep = defaults.arStep.value_or(0);
-    diffusionForcing.causalBlockSize = static_cast<int>(std::max<std::int64_t>(1, capabilities.causalBlockSize));
+    diffusionForcing.conditionNoise = shot.conditionNoise;
+    diffusionForcing.arStep = shot.arStep;
+    diffusionForcing.causalBlockSize = shot.causalBlockSize;
     sampler.perFrame = diffusionForcing;
+  }
+  if (shot.experts) {
+    sampling::ExpertSwitch experts;
+    experts.boundary = shot.experts->boundary;
+    experts.highGuidance = shot.experts->highGuidance;
+    experts.switchStep = shot.experts->switchStep;
+    sampler.experts = experts;
   }
   return sampler;
 }
 
 // The decode of a sampled shot, with its record so far (the decode adds its part and the cut).
-std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared, const SampledShot& sampled) {
+std::unique_ptr<DecodeJob> decodeJobFor(const Shot& document, PreparedShot& prepared, const SampledShot& sampled) {
+  const resolve::ResolvedShot& shot = *prepared.shot;
   auto job = std::make_unique<DecodeJob>();
-  job->index = prepared.index;
+  job->index = static_cast<int>(shot.index);
   job->shotId = shot.id;
   job->key = prepared.key;
   job->directory = prepared.directory;
@@ -102,13 +99,13 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& shot, PreparedShot& prepared
   job->record.cache = prepared.stepCache.figures;
   job->record.loras = prepared.loras;
   addSamplingFigures(job->record, prepared, sampled);
-  if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(prepared.index, sampled.result));
+  if (sampled.result.guidanceSplitAtStep >= 0) job->fallbacks.push_back(guidanceFallback(job->index, sampled.result));
   ShotRecord& record = job->record;
-  record.index = prepared.index;
+  record.index = job->index;
   record.id = shot.id;
   record.name = shot.name;
   record.key = prepared.key;
-  record.settingsJson = serializeShot(shot);
+  record.settingsJson = serializeShot(document);
   record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
   record.conditionedOn = job->conditioning.source;
   record.sampleSeconds = sampled.seconds;
@@ -131,18 +128,20 @@ decltype(auto) timed(double& seconds, Work&& work) {
 
 }  // namespace
 
-ShotPass::ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
-                   RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
-                   bool overlapDecode)
+ShotPass::ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options,
+                   ModelContext& models, RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary,
+                   ResidencyManager& residency, bool overlapDecode)
     : sequence_(sequence),
+      resolved_(resolved),
       options_(options),
       models_(models),
-      probe_(probe),
       observer_(observer),
       cancel_(cancel),
       summary_(summary),
       residency_(residency),
-      overlapDecode_(overlapDecode) {}
+      overlapDecode_(overlapDecode),
+      chain_(resolved),
+      stream_(resolved, options.outputDirectory, observer, cancel) {}
 
 ShotPass::~ShotPass() {
   if (pending_) pending_->wait();
@@ -152,20 +151,23 @@ ShotPass::~ShotPass() {
   }
 }
 
-at::Tensor ShotPass::fallbackImage(const Shot& shot) const {
-  const Continuity& c = shot.continuity;
-  if (!traitsOf(c.mode).readsBlend || c.fallbackImage.empty()) return {};
-  const std::filesystem::path path = options_.sequenceDirectory / c.fallbackImage;
-  if (!options_.loadImage)
-    throw std::runtime_error(path.string() + ": fallback images need an image reader (continuity.fallback_image)");
-  return frameToTensor(options_.loadImage(path));
+models::VideoDiffusionModel* ShotPass::residentHighNoise() const {
+  return experts_ && experts_->mode() == ExpertResidency::Resident ? models_.ditHighNoise.get() : nullptr;
 }
 
-at::Tensor ShotPass::startImage(const Shot& shot, bool handedOff) const {
-  if (shot.startImage.empty() || handedOff) return {};
-  const std::filesystem::path path = options_.sequenceDirectory / shot.startImage;
-  if (!options_.loadImage) throw std::runtime_error(path.string() + ": start images need an image reader (start_image)");
-  return startImageTensor(options_.loadImage(path), shot.width, shot.height);
+void ShotPass::restoreLoras() { loras_.restore(residency_.loadedDit(), models_.ditHighNoise.get()); }
+
+at::Tensor ShotPass::fallbackImage(const resolve::ResolvedShot& shot) const {
+  if (shot.fallbackImage.empty()) return {};
+  if (!options_.loadImage)
+    throw std::runtime_error(shot.fallbackImage.string() + ": fallback images need an image reader (continuity.fallback_image)");
+  return frameToTensor(options_.loadImage(shot.fallbackImage));
+}
+
+at::Tensor ShotPass::startImage(const resolve::ResolvedShot& shot) const {
+  if (shot.startImage.empty()) return {};
+  if (!options_.loadImage) throw std::runtime_error(shot.startImage.string() + ": start images need an image reader (start_image)");
+  return startImageTensor(options_.loadImage(shot.startImage), shot.width, shot.height);
 }
 
 void ShotPass::pump(bool wait) {
@@ -244,7 +246,7 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
   PreparedShot shot = prepare(index, key, count, lastShot);
   SampledShot sampled = sample(shot);
   if (sampled.result.cancelled) {
-    if (sampled.streamed) stream_.reset();  // it holds part of a shot
+    if (sampled.streamed) stream_.drop();  // it holds part of a shot
     pump(true);
     return {true};
   }
@@ -253,50 +255,41 @@ ShotOutcome ShotPass::render(int index, const std::string& key, int count, bool 
 }
 
 PreparedShot ShotPass::prepare(int index, const std::string& key, int count, bool lastShot) {
+  const resolve::ResolvedShot& shot = resolved_.shots[static_cast<std::size_t>(index)];
   PreparedShot out;
-  out.index = index;
+  out.shot = &shot;
   out.key = key;
   out.lastShot = lastShot;
   out.start = Stopwatch::now();
-  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
-  const SamplerDefaults& defaults = sequence_.settings.sampler;
-  const ContinuityModeTraits& mode = traitsOf(shot.continuity.mode);
+  const ContinuityModeTraits& mode = traitsOf(shot.settings.mode);
+  const bool stream = shot.sampling == resolve::SamplingKind::KvStream;
   out.directory = shotDirectory(options_.outputDirectory, index, shot.id);
   const models::VideoVae& vae = *models_.vae;
-  const std::int64_t spatial = vae.geometry().spatialFactor;
 
-  if (mode.handoff)
-    if (const auto found = tags_.find(shot.continuity.tag); found != tags_.end()) out.previous = found->second;
+  out.previous = chain_.previousOf(shot);
   // Sampling that holds an encode of the previous shot's last frame waits for its decode; a stream delivers
   // frames while it samples, so every earlier frame goes out first. Nothing else waits here: a decode that
   // needs the frame takes it after sampling (encodeLastFrameLater).
-  if ((out.previous && mode.needsLastFrame) || mode.sampling == ShotSampling::KvStream) pump(true);
+  if ((out.previous && mode.needsLastFrame) || stream) pump(true);
 
   timed(gap_.movingWeights, [&] { residency_.beforeShot(index); });
-  const models::VideoDiffusionModel& dit = residency_.dit();
-  const models::DitCapabilities capabilities = dit.capabilities();
-  // Image-to-video: the image enters through y, never as a held latent; a continuing shot starts on the
-  // previous shot's last decoded frame (what the model was trained on: one decode, one encode).
-  const bool imageToVideo = capabilities.imageConditionChannels > 0;
-  if (experts_ && mode.sampling == ShotSampling::KvStream)
-    throw std::runtime_error("shot " + std::to_string(index + 1) + " (" + shot.id + "): a stream shot samples chunk by chunk over "
-                             "one DiT's KV cache, and this model set has two experts (model.dit_high_noise): give it latent "
-                             "or vae_roundtrip continuity");
+  // Image-to-video: the image enters through y, never as a held latent.
+  const bool imageToVideo = !shot.imageCondition.empty();
   if (imageToVideo && out.previous) pump(true);
-  const std::vector<std::int64_t> shape{dit.latentChannels(), shot.latentFrames(), shot.height / spatial, shot.width / spatial};
+  const std::vector<std::int64_t> shape{shot.latentChannels, shot.latentFrames, shot.latentHeight, shot.latentWidth};
   continuity::PreviousShot handed;
   if (out.previous) {
-    handed.latent = *ring_.handoff(shot.continuity.tag);
+    handed.latent = chain_.handoff(shot.settings.tag);
     handed.lastFrame = out.previous->lastFrame;
     out.previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
   }
   continuity::ConditioningOptions conditioningOptions;
-  conditioningOptions.freshClipDecode = capabilities.freshClipContinuation;
+  conditioningOptions.freshClipDecode = residency_.dit().capabilities().freshClipContinuation;
   conditioningOptions.encodeLastFrameLater = true;
-  if (!imageToVideo) conditioningOptions.startImage = startImage(shot, out.previous != nullptr);
-  out.conditioning = continuity::prepareConditioning(shot.continuity, out.previous && !imageToVideo ? &handed : nullptr, vae,
-                                                     fallbackImage(shot), shape, shot.seed, models_.device, conditioningOptions);
-  if (imageToVideo) timed(gap_.encodingFrames, [&] { prepareImageCondition(out, shot, vae); });
+  if (!imageToVideo) conditioningOptions.startImage = startImage(shot);
+  out.conditioning = continuity::prepareConditioning(shot.settings, out.previous && !imageToVideo ? &handed : nullptr, vae, fallbackImage(shot),
+                                                     shape, shot.seed, models_.device, conditioningOptions);
+  if (imageToVideo) timed(gap_.encodingFrames, [&] { prepareImageCondition(out, vae); });
   if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
 
   ShotStarted started;
@@ -305,43 +298,56 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   started.id = shot.id;
   started.name = shot.name;
   started.key = key;
-  started.steps = effectiveFewStep(shot, defaults).on() ? static_cast<int>(effectiveFewStep(shot, defaults).steps.size())
-                                                        : shot.steps.value_or(defaults.steps);
+  started.steps = shot.steps;
   started.frames = out.frames = static_cast<int>(out.conditioning.outputPixelFrames);
   started.gap = gap_;
   if (options_.writesFiles) std::filesystem::remove_all(out.directory);  // rank 0 alone owns the folder
   observer_.shotStarted(started);
 
-  out.sampler = samplerOptions(shot, defaults, capabilities, out.conditioning, models_.device, experts_ != nullptr);
+  out.sampler = samplerOptions(shot, out.conditioning, models_.device);
   out.sampler.splitGuidance = summary_.plan.splitGuidance;
   out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
-  const ShotCacheContext cacheContext{&dit, out.sampler.steps, mode.sampling == ShotSampling::KvStream,
-                                      out.sampler.perFrame && out.sampler.perFrame->arStep != 0,
-                                      options_.calibrateCache, options_.sequenceDirectory, out.sampler.fewStep.has_value(),
-                                      experts_ != nullptr};
-  out.stepCache = shotStepCache(shot, defaults, cacheContext);
-  for (const std::string& message : out.stepCache.warnings) {
-    const RenderWarning warning{index, "cache", message};
+  out.stepCache = shotStepCache(shot, options_.calibrateCache);
+  if (!shot.cache.off.empty() && !stream && !options_.calibrateCache) {
+    const RenderWarning warning{index, "cache", "step cache " + std::string(toString(shot.cache.policy)) + " is off: " + shot.cache.off};
     summary_.warnings.push_back(warning);
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
-  if (experts_) {
-    sampling::ExpertSwitch experts;
-    experts.boundary = 1000.0 * defaults.boundary.value_or(sampling::defaultExpertBoundary(imageToVideo));
-    experts.highGuidance = shot.guidanceHighNoise.value_or(defaults.guidanceHighNoise.value_or(out.sampler.guidance));
-    experts.switchStep = shot.switchStep.value_or(-1);
-    out.sampler.experts = experts;
-  }
-  const LoraFigures loras = timed(gap_.movingWeights, [&] { return applyLoras(shot, index); });
+  const LoraFigures loras = timed(gap_.movingWeights, [&] { return loras_.apply(shot, residency_.dit(), residentHighNoise()); });
   if (!loras.files.empty()) out.loras = loras;
-
   return out;
 }
 
+void ShotPass::prepareImageCondition(PreparedShot& out, const models::VideoVae& vae) const {
+  const resolve::ResolvedShot& shot = *out.shot;
+  const std::int64_t frames = vae.geometry().pixelFrames(out.conditioning.sampleShape[1]);
+  out.imageConditionSource = shot.imageCondition;
+  if (shot.imageCondition == "handed_latent" && out.previousTail.defined()) {
+    // The previous shot's last latent frame stands for the image's encoding (zero copy, no round trip).
+    out.imageCondition = continuity::imageToVideoConditionFromLatent(vae, out.previousTail, frames).to(models_.device);
+    out.conditioning.source = out.imageConditionSource;
+    return;
+  }
+  at::Tensor image;
+  if (shot.imageCondition == "start_image") {
+    image = startImage(shot);
+  } else if (out.previous && out.previous->lastFrame.defined()) {
+    image = out.previous->lastFrame;
+    if (image.size(1) != shot.height || image.size(2) != shot.width)
+      image = at::upsample_bicubic2d(image.unsqueeze(0), {shot.height, shot.width}, false)[0].clamp(-1, 1);
+    out.imageConditionSource = "previous_last_frame";
+  }
+  if (!image.defined())
+    throw std::runtime_error("shot " + std::to_string(shot.index + 1) + " (" + shot.id + "): the shot before it left no frame to start from");
+  out.imageCondition = continuity::imageToVideoCondition(vae, image, frames).to(models_.device);
+  out.conditioning.source = out.imageConditionSource;
+  out.conditioning.framesEncoded += 1;
+}
+
 SampledShot ShotPass::sample(PreparedShot& prepared) {
-  const int index = prepared.index;
-  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const resolve::ResolvedShot& shot = *prepared.shot;
+  const int index = static_cast<int>(shot.index);
   const bool perFrame = prepared.sampler.perFrame.has_value();
   const bool heldClean = perFrame || prepared.sampler.cleanPrefix.defined();  // never re-noised, never changed
   const auto start = Stopwatch::now();
@@ -358,39 +364,37 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     return !cancel_.load();
   };
   SampledShot out;
-  switch (traitsOf(shot.continuity.mode).sampling) {
-    case ShotSampling::KvStream:
-      out.streamed = streamShot(index, prepared.previous, prepared.conditioning, prepared.sampler, onStep, prepared.frames);
-      out.result = std::move(out.streamed->result);
-      out.ditPasses = out.streamed->ditPasses;
-      break;
-    case ShotSampling::WholeClip: {
-      const models::VideoDiffusionModel& dit = residency_.dit();
-      const std::int64_t fps = dit.fpsConditioning(sequence_.settings.fps);
-      // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
-      // its slot at every call: an expert read again from its file at the boundary is a new object.
-      const auto counted = [&](const std::unique_ptr<models::VideoDiffusionModel>& slot) -> sampling::Denoiser {
-        return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
-          out.ditPasses += static_cast<int>(x.size(0));
-          const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
-          return slot->forwardBatch(input, t, context, fpsIndex);
-        };
+  const models::VideoDiffusionModel& dit = residency_.dit();
+  if (shot.sampling == resolve::SamplingKind::KvStream) {
+    const at::Tensor previousLatent = prepared.previous ? chain_.handoff(shot.settings.tag) : at::Tensor();
+    out.streamed = stream_.sample(shot, prepared.previous, previousLatent, prepared.conditioning, prepared.sampler, onStep,
+                                  prepared.frames, summary_.plan.tiledDecode, {dit, *models_.vae, models_.device, promptContexts_});
+    out.result = std::move(out.streamed->result);
+    out.ditPasses = out.streamed->ditPasses;
+  } else {
+    const std::int64_t fps = dit.fpsConditioning(resolved_.fps);
+    // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
+    // its slot at every call: an expert read again from its file at the boundary is a new object.
+    const auto counted = [&](const std::unique_ptr<models::VideoDiffusionModel>& slot) -> sampling::Denoiser {
+      return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+        out.ditPasses += static_cast<int>(x.size(0));
+        const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
+        return slot->forwardBatch(input, t, context, fpsIndex);
       };
-      const sampling::Denoiser denoiser = counted(models_.dit);
-      if (prepared.sampler.experts) {
-        prepared.sampler.experts->highNoise = counted(models_.ditHighNoise);
-        prepared.sampler.experts->beforeExpert = [this](int expert, int) { experts_->use(expert); };
-        experts_->beginShot();
-      }
-      const at::Tensor& cond = promptContexts_.at(shot.prompt);
-      const at::Tensor& uncond = promptContexts_.at(sampling::effectiveNegativePrompt(shot.negativePrompt));
-      std::optional<models::BlockCacheScope> blockCache;
-      if (prepared.stepCache.cache) blockCache.emplace(dit, prepared.stepCache.cache.get());
-      out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
-                                        heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
-                                        &cancel_);
-      break;
+    };
+    const sampling::Denoiser denoiser = counted(models_.dit);
+    if (prepared.sampler.experts) {
+      prepared.sampler.experts->highNoise = counted(models_.ditHighNoise);
+      prepared.sampler.experts->beforeExpert = [this](int expert, int) { experts_->use(expert); };
+      experts_->beginShot();
     }
+    const at::Tensor& cond = promptContexts_.at(shot.prompt);
+    const at::Tensor& uncond = promptContexts_.at(shot.uncondPrompt);
+    std::optional<models::BlockCacheScope> blockCache;
+    if (prepared.stepCache.cache) blockCache.emplace(dit, prepared.stepCache.cache.get());
+    out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
+                                      heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
+                                      &cancel_);
   }
   if (prepared.sampler.experts) {
     experts_->endShot();  // the low-noise expert back where the residency policy keeps the DiT
@@ -407,43 +411,33 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   }
   out.latent = out.result.latent;
   if (!heldClean) continuity::restoreHeldSlots(out.latent, prepared.conditioning);  // a clean prefix was never touched
-  if (shot.continuity.anchorColour && first_ && first_->stats && !out.streamed)
-    out.latent = continuity::anchorChannelStats(out.latent, first_->stats->latent, prepared.conditioning.heldFrames());
+  const std::shared_ptr<PriorShot>& first = chain_.first();
+  if (shot.settings.anchorColour && first && first->stats && !out.streamed)
+    out.latent = continuity::anchorChannelStats(out.latent, first->stats->latent, prepared.conditioning.heldFrames());
   out.seconds = secondsSince(start);
   return out;
 }
 
 void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
-  const int index = prepared.index;
-  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const resolve::ResolvedShot& shot = *prepared.shot;
+  const int index = static_cast<int>(shot.index);
   pump(true);  // the previous shot's decode must be done before this one starts
   if (prepared.conditioning.decodePrefixPending)
     timed(gap_.encodingFrames, [&] {
       continuity::encodeDecodePrefix(prepared.conditioning, *models_.vae, prepared.previous->lastFrame, models_.device);
     });
 
-  ring_.put(shot.continuity.tag, sampled.latent, {{"shot", shot.id}, {"key", prepared.key}});
-  if (sampled.streamed) {
-    streamShot_ = index;
-    streamKey_ = prepared.key;
-  }
-  auto self = std::make_shared<PriorShot>();
-  self->index = index;
-  self->id = shot.id;
-  self->key = prepared.key;
-  self->rendered = true;
-  tags_[shot.continuity.tag] = self;
-  if (!first_) first_ = self;
-  const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
-  latest_ = self;
+  const std::shared_ptr<PriorShot> neighbour = chain_.neighbourOf(index);
+  const std::shared_ptr<PriorShot> self = chain_.rendered(index, prepared.key, sampled.latent);
+  if (sampled.streamed) stream_.ended(index, prepared.key);
   // Pinned keeps the LoRAs on for the next shot (it may take the same ones); the others move the base weights.
   if (residency_.policy() != ResidencyPolicy::Pinned || prepared.lastShot) restoreLoras();
   timed(gap_.movingWeights, [&] { residency_.beforeDecode(index, !prepared.lastShot); });
 
-  std::unique_ptr<DecodeJob> job = decodeJobFor(shot, prepared, sampled);
+  std::unique_ptr<DecodeJob> job = decodeJobFor(sequence_.shots[shot.index], prepared, sampled);
   job->self = self;
   job->neighbour = neighbour;
-  job->first = first_;
+  job->first = chain_.first();
   const bool overlap = overlapDecode_ && !prepared.lastShot && residency_.policy() == ResidencyPolicy::Pinned;
   pending_ = std::move(job);
   if (overlap) {
@@ -454,30 +448,9 @@ void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
   }
 }
 
-void ShotPass::adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
-                     const std::string& statsJson, const std::string& source) {
-  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
-  ring_.put(shot.continuity.tag, latent, {{"shot", shot.id}, {"key", key}});
-  auto legacy = std::make_shared<PriorShot>();
-  legacy->index = index;
-  legacy->id = shot.id;
-  legacy->key = key;
-  legacy->lastFrame = lastFrame;
-  if (!statsJson.empty()) legacy->stats = continuity::shotStatsFromJson(statsJson, source);
-  tags_[shot.continuity.tag] = legacy;
-  if (!first_) first_ = legacy;
-  latest_ = legacy;
-}
-
-std::shared_ptr<PriorShot> ShotPass::neighbourOf(int index) const {
-  int before = index - 1;
-  while (before >= 0 && !sequence_.shots[static_cast<std::size_t>(before)].enabled) --before;
-  return latest_ && before >= 0 && latest_->index == before ? latest_ : nullptr;
-}
-
 void ShotPass::reuse(int index, const std::string& key, int count) {
   pump(true);
-  const Shot& shot = sequence_.shots[static_cast<std::size_t>(index)];
+  const resolve::ResolvedShot& shot = resolved_.shots[static_cast<std::size_t>(index)];
   const std::filesystem::path dir = shotDirectory(options_.outputDirectory, index, shot.id);
   const std::optional<ShotRecord> record = readShotRecord(dir);
   const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
@@ -493,23 +466,20 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   started.reused = true;
   observer_.shotStarted(started);
 
-  const std::shared_ptr<PriorShot> neighbour = neighbourOf(index);
-  adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
+  const std::shared_ptr<PriorShot> neighbour = chain_.neighbourOf(index);
+  chain_.adopt(index, key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
   std::optional<continuity::CutMetrics> cut = record->cutIn;
   // A stored cut describes the pair of shots it was measured between; after a reorder, or once the shot
   // before was rendered again (in this render or an earlier, stopped one), it is measured anew.
   const bool otherPair = cut && neighbour && cut->fromKey != neighbour->key;
-  bool firstEnabled = true;
-  for (int before = index - 1; before >= 0 && firstEnabled; --before)
-    firstEnabled = !sequence_.shots[static_cast<std::size_t>(before)].enabled;
-  if (firstEnabled && cut) {
+  if (shot.neighbour < 0 && cut) {
     cut.reset();
     ShotRecord updated = *record;
     updated.cutIn.reset();
     if (options_.writesFiles) writeShotRecord(dir, updated);
   }
   if (neighbour && neighbour->stats && (neighbour->rendered || !cut || otherPair)) {
-    cut = remeasureReusedCut(cut, *neighbour, first_.get(), *latest_, tail->latent, shot.continuity.mode,
+    cut = remeasureReusedCut(cut, *neighbour, chain_.first().get(), *chain_.latest(), tail->latent, shot.settings.mode,
                              record->framesWritten, dir, options_.loadImage);
     if (cut) {
       ShotRecord updated = *record;
@@ -554,13 +524,13 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
 
 void ShotPass::loadPredecessorsBefore(int first, const std::vector<std::string>& keys) {
   for (int i = 0; i < first; ++i) {
-    const Shot& shot = sequence_.shots[static_cast<std::size_t>(i)];
+    const resolve::ResolvedShot& shot = resolved_.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled) continue;
     const std::filesystem::path dir = shotDirectory(options_.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
     const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
     if (!record || !tail || record->key != keys[static_cast<std::size_t>(i)]) continue;
-    adopt(i, record->key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
+    chain_.adopt(i, record->key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
   }
 }
 

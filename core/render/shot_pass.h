@@ -12,20 +12,18 @@
 #include <ATen/core/Tensor.h>
 
 #include "continuity/handoff.h"
-#include "continuity/latent_ring_buffer.h"
 #include "memory/expert_residency.h"
 #include "memory/residency_manager.h"
 #include "render/model_context.h"
 #include "render/prior_shot.h"
-#include "render/renderer.h"
+#include "render/render_options.h"
+#include "render/shot_chain.h"
+#include "render/shot_loras.h"
 #include "render/shot_step_cache.h"
-#include "models/lora/lora_patcher.h"
+#include "render/stream_session.h"
+#include "resolve/resolved_shot.h"
 #include "sampling/sampler.h"
 #include "util/stopwatch.h"
-
-namespace shotchain::continuity {
-class KvStream;
-}  // namespace shotchain::continuity
 
 namespace shotchain::render {
 
@@ -50,7 +48,7 @@ struct ShotRecord;
 
 // What the prepare stage settles for a shot before it samples.
 struct PreparedShot {
-  int index = 0;
+  const resolve::ResolvedShot* shot = nullptr;
   std::string key;
   bool lastShot = false;
   Stopwatch::time_point start;
@@ -67,16 +65,6 @@ struct PreparedShot {
   int frames = 0;  // pixel frames the shot writes
 };
 
-// A shot sampled chunk by chunk over its stream's KV cache (ShotSampling::KvStream).
-struct StreamedShot {
-  sampling::SampleResult result;
-  at::Tensor video;  // its kept frames [3, T, H, W] on the CPU, decoded chunk by chunk (undefined: decode after)
-  int framesWritten = 0;
-  double firstFrameSeconds = 0;
-  StreamFigures figures;
-  int ditPasses = 0;  // batch rows through the DiT, a chunk's commit pass included
-};
-
 // What the sample stage produced.
 struct SampledShot {
   sampling::SampleResult result;
@@ -89,18 +77,19 @@ struct SampledShot {
   double expertSeconds = 0;       // … and the time it took
 };
 
-// The few-step and two-expert figures of a sampled shot, into its record (render/shot_pass_figures.cpp).
+// The few-step and two-expert figures of a sampled shot, into its record (render/sampling_figures.cpp).
 void addSamplingFigures(ShotRecord& record, const PreparedShot& prepared, const SampledShot& sampled);
 
-// The per-render state of Renderer::render and the stages of one shot:
-//   prepare  — the handoff, the DiT made resident, the conditioning, the sampler's options;
-//   sample   — the whole clip, or chunk by chunk over a KV stream (the mode table's `sampling`);
-//   decode   — the tail into the ring buffer, then the decode and the cut's figures on a worker
-//              thread beside the next shot's sampling when allowed; finalize writes the shot's files.
-// Every event is delivered on the render thread.
+// The stages of one shot of Renderer::render, each reading the shot as resolved:
+//   prepare  — the handoff, the DiT made resident, the conditioning, the sampler's options, the LoRAs;
+//   sample   — the whole clip, or chunk by chunk over the stream (its SamplingKind);
+//   decode   — the tail into the chain, then the decode and the cut's figures on a worker thread beside
+//              the next shot's sampling when allowed; finalize writes the shot's files.
+// What shots continue from is the chain's (ShotChain), what the DiT carries the LoRAs' (ShotLoras), the KV
+// cache a stream carries the stream session's. Every event is delivered on the render thread.
 class ShotPass {
  public:
-  ShotPass(const Sequence& sequence, const RenderOptions& options, ModelContext& models, MemoryProbe& probe,
+  ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options, ModelContext& models,
            RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
            bool overlapDecode);
   ~ShotPass();
@@ -111,7 +100,7 @@ class ShotPass {
 
   ShotOutcome render(int index, const std::string& key, int count, bool lastShot);
   void reuse(int index, const std::string& key, int count);
-  // Fills the ring buffer and the tags from the records on disk of enabled shots before `first`.
+  // Fills the chain from the records on disk of enabled shots before `first`.
   void loadPredecessorsBefore(int first, const std::vector<std::string>& keys);
   // Waits for a decode still running and delivers its events (always call before the render ends).
   void finishPending();
@@ -123,29 +112,18 @@ class ShotPass {
 
   void pump(bool wait);
   void finalize(DecodeJob& job);
-  void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
-             const std::string& statsJson, const std::string& source);
-  at::Tensor fallbackImage(const Shot& shot) const;
-  // y of an image-to-video shot from its start image; else, continuing with `latent`, the handed latent frame;
-  // else the previous shot's last decoded frame (throws naming the shot's start_image when it has none of them).
-  void prepareImageCondition(PreparedShot& out, const Shot& shot, const models::VideoVae& vae) const;
-  // The shot's start image at its size (render/start_image.h), or undefined when it has none or continues a handoff.
-  at::Tensor startImage(const Shot& shot, bool handedOff) const;
-  // The shot just before `index` in sequence order (skipping disabled ones) when it is the latest one
-  // this pass rendered or read back; null otherwise.
-  std::shared_ptr<PriorShot> neighbourOf(int index) const;
-  // KV stream sampling (render/shot_pass_stream.cpp): the shot's cache made ready (continued, recached or
-  // rebuilt from the latents on disk), then its chunks sampled, each decoded as soon as it is final.
-  StreamedShot streamShot(int index, const std::shared_ptr<PriorShot>& previous, const continuity::Conditioning& conditioning,
-                          const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames);
-  std::string prepareStream(int index, const std::shared_ptr<PriorShot>& previous, int branches, bool split);
-  // `previousLatent`: the last chain shot's latent from the ring buffer (the others are read from disk).
-  void replayStream(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent);
+  at::Tensor fallbackImage(const resolve::ResolvedShot& shot) const;
+  // The shot's start image at its size (render/start_image.h), or undefined when it has none it uses.
+  at::Tensor startImage(const resolve::ResolvedShot& shot) const;
+  // y of an image-to-video shot, from where the resolver said its image comes from.
+  void prepareImageCondition(PreparedShot& out, const models::VideoVae& vae) const;
+  models::VideoDiffusionModel* residentHighNoise() const;
+  void restoreLoras();
 
   const Sequence& sequence_;
+  const resolve::ResolvedSequence& resolved_;
   const RenderOptions& options_;
   ModelContext& models_;
-  MemoryProbe& probe_;
   RenderObserver& observer_;
   std::atomic<bool>& cancel_;
   RenderSummary& summary_;
@@ -154,20 +132,10 @@ class ShotPass {
   bool overlapDecode_;
 
   std::map<std::string, at::Tensor> promptContexts_;
-  continuity::LatentRingBuffer ring_{{64, std::uint64_t{8} << 30}};
-  std::map<std::string, std::shared_ptr<PriorShot>> tags_;
-  std::shared_ptr<PriorShot> first_;   // shot 1 of this render (rendered or re-used)
-  std::shared_ptr<PriorShot> latest_;  // the shot rendered or read back last
+  ShotChain chain_;
+  ShotLoras loras_;  // on the DiT from a shot's prepare until its decode (kept across pinned shots)
+  StreamSession stream_;
   std::unique_ptr<DecodeJob> pending_;
-  std::unique_ptr<continuity::KvStream> stream_;  // the latest stream's cache, with the shot it ended
-  int streamShot_ = -1;
-  std::string streamKey_;
-  // The DiT carries the shot's LoRAs from prepare until its decode (kept across pinned shots).
-  LoraFigures applyLoras(const Shot& shot, int index);
-  void restoreLoras();
-  models::LoraPatcher loraPatcher_;
-  models::LoraPatcher highLoraPatcher_;  // two experts: the high-noise one's (kept resident while patched)
-  std::map<std::string, std::shared_ptr<const models::LoraFile>> loraFiles_;  // path → file, read once a render
   // What the time since the last sampling step went to (reported with the next shot's start).
   GapParts gap_;
 };

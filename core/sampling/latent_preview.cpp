@@ -9,18 +9,11 @@
 
 namespace shotchain::sampling {
 
-LatentRgbFactors wan21LatentRgbFactors() {
-  // Source: comfyanonymous/ComfyUI, comfy/latent_formats.py, class Wan21 (latent_rgb_factors,
-  // latent_rgb_factors_bias); the same 16×3 values appear in every copy of that file we read.
+LatentRgbFactors latentRgbFactors(const models::LatentRgbTable& table) {
   LatentRgbFactors f;
-  f.weights = {{{-0.1299f, -0.1692f, 0.2932f}}, {{0.0671f, 0.0406f, 0.0442f}},  {{0.3568f, 0.2548f, 0.1747f}},
-               {{0.0372f, 0.2344f, 0.1420f}},   {{0.0313f, 0.0189f, -0.0328f}}, {{0.0296f, -0.0956f, -0.0665f}},
-               {{-0.3477f, -0.4059f, -0.2925f}}, {{0.0166f, 0.1902f, 0.1975f}}, {{-0.0412f, 0.0267f, -0.1364f}},
-               {{-0.1293f, 0.0740f, 0.1636f}},  {{0.0680f, 0.3019f, 0.1128f}},  {{0.0032f, 0.0581f, 0.0639f}},
-               {{-0.1251f, 0.0927f, 0.1699f}},  {{0.0060f, -0.0633f, 0.0005f}}, {{0.3477f, 0.2275f, 0.2950f}},
-               {{0.1984f, 0.0913f, 0.1861f}}};
-  f.bias = {-0.1835f, -0.0868f, -0.3360f};
-  f.source = "ComfyUI comfy/latent_formats.py Wan21";
+  f.weights.assign(table.weights.begin(), table.weights.end());
+  f.bias = table.bias;
+  f.source = table.source;
   return f;
 }
 

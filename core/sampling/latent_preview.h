@@ -7,6 +7,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "models/family_knowledge.h"
+
 namespace shotchain::sampling {
 
 // A cheap latent → RGB preview: rgb_k = Σ_c latent_c·weights[c][k] + bias[k], output in about
@@ -20,9 +22,8 @@ struct LatentRgbFactors {
   int channels() const { return static_cast<int>(weights.size()); }
 };
 
-// Wan 2.1 (z_dim 16): ComfyUI's published factors, `Wan21.latent_rgb_factors` and
-// `latent_rgb_factors_bias` in comfy/latent_formats.py (comfyanonymous/ComfyUI).
-LatentRgbFactors wan21LatentRgbFactors();
+// A VAE family's published factors (models/family_knowledge.h).
+LatentRgbFactors latentRgbFactors(const models::LatentRgbTable& table);
 
 // latent [C, F, H, W] or [B, C, F, H, W] (any float dtype/device) → float32 RGB
 // [F, H, W, 3] or [B, F, H, W, 3] on the same device, unclamped (about −1…1).
@@ -33,7 +34,7 @@ at::Tensor latentToRgb8(const at::Tensor& latent, const LatentRgbFactors& factor
 // Averages a decoded video [3, T, H, W] (or [B, 3, T, H, W]) onto the latent grid of a causal
 // video VAE: latent frame 0 ↔ pixel frame 0, latent frame k ≥ 1 ↔ pixel frames
 // (k−1)·tf + 1 … k·tf; spatial sf×sf average pooling. T must be 1 + n·tf, H and W multiples of sf.
-at::Tensor poolVideoToLatentGrid(const at::Tensor& video, int temporalFactor = 4, int spatialFactor = 8);
+at::Tensor poolVideoToLatentGrid(const at::Tensor& video, int temporalFactor, int spatialFactor);
 
 // Least-squares fit of factors (with bias) from pairs: latents [.., C, F, H, W] and the RGB
 // targets on the same grid [.., 3, F, H, W] (e.g. poolVideoToLatentGrid of the decoded clip).

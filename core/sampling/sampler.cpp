@@ -13,17 +13,6 @@
 
 namespace shotchain::sampling {
 
-const char* const kWanDefaultNegativePrompt =
-    "色调艳丽，过曝，静态，细节模糊不清，字幕，风格，作品，画作，画面，静止，整体发灰，最差质量，低质量，JPEG压缩残留，"
-    "丑陋的，残缺的，多余的手指，画得不好的手部，画得不好的脸部，畸形的，毁容的，形态畸形的肢体，手指融合，"
-    "静止不动的画面，杂乱的背景，三条腿，背景人很多，倒着走";
-
-std::string effectiveNegativePrompt(std::string_view userNegative) {
-  const auto first = userNegative.find_first_not_of(" \t\r\n\f\v");
-  if (first == std::string_view::npos) return kWanDefaultNegativePrompt;
-  return std::string(userNegative);
-}
-
 Denoiser ditDenoiser(const models::VideoDiffusionModel& model, std::int64_t fpsIndex) {
   return [&model, fpsIndex](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
     return model.forwardBatch(x, t, context, fpsIndex);

@@ -32,11 +32,6 @@ using Denoiser = std::function<at::Tensor(const at::Tensor& x, const at::Tensor&
 // The model must outlive the function.
 Denoiser ditDenoiser(const models::VideoDiffusionModel& model, std::int64_t fpsIndex = 0);
 
-// The reference's negative prompt when the user leaves it empty (wan21.md §4.3).
-extern const char* const kWanDefaultNegativePrompt;
-// `userNegative` unless it is empty (after trimming ASCII whitespace), else the default.
-std::string effectiveNegativePrompt(std::string_view userNegative);
-
 // Draws standard normal float32 noise of `shape` on the CPU from `seed` (libtorch's CPU
 // generator, so a seed gives the same noise on any device), then moves it to `device`.
 at::Tensor seededNoise(const std::vector<std::int64_t>& shape, std::uint64_t seed, c10::Device device = c10::kCPU);
@@ -105,24 +100,20 @@ struct FewStepSampling {
   FewStepUpdate update = FewStepUpdate::Euler;
 };
 
-// Wan 2.2 A14B: two experts of one shape, the high-noise one for every step whose model timestep (the
-// truncated integer) is at or above the boundary, as text2video.py / image2video.py switch
-// (t.item() >= boundary·1000), each expert with its own guidance.
+// Two experts of one shape (docs/wan22.md §8): the high-noise one for every step whose model timestep (the
+// truncated integer) is at or above the boundary, as the official loops switch (t.item() >= boundary·1000),
+// each expert with its own guidance.
 struct ExpertSwitch {
-  Denoiser highNoise;
-  double boundary = 875.0;    // in model timesteps: 0.875·1000 (T2V), 0.9·1000 (I2V)
+  Denoiser highNoise = {};
+  double boundary = 0;        // in model timesteps (1000 · the family's or the document's fraction)
   double highGuidance = 5.0;  // SamplerOptions::guidance is the low-noise expert's
   // ≥ 0: the split as a step index instead (ComfyUI's two KSamplerAdvanced: steps before it run the
   // high-noise expert), whatever the timesteps.
   int switchStep = -1;
   // Called before the first step of each run of one expert (1: high noise, 0: low noise), e.g. to make
   // that expert resident; `step` is the step about to run.
-  std::function<void(int expert, int step)> beforeExpert;
+  std::function<void(int expert, int step)> beforeExpert = {};
 };
-
-// Wan 2.2's switch as a fraction of 1000 when the document gives none (wan/configs/wan_t2v_A14B.py,
-// wan_i2v_A14B.py).
-inline double defaultExpertBoundary(bool imageToVideo) { return imageToVideo ? 0.9 : 0.875; }
 
 // The expert (1: high noise, 0: low noise) of step `step` at `timestep`.
 inline int expertAt(const ExpertSwitch& experts, std::int64_t timestep, int step = -1) {

@@ -17,36 +17,28 @@ double relativeL1(const at::Tensor& a, const at::Tensor& b) {
 
 }  // namespace
 
-const char* cacheRuleName(CacheRule rule) {
-  switch (rule) {
-    case CacheRule::TeaCache: return "teacache";
-    case CacheRule::MagCache: return "magcache";
-    case CacheRule::EasyCache: return "easycache";
-    case CacheRule::FirstBlock: return "first_block";
-  }
-  return "?";
-}
-
 StepCache::StepCache(StepCacheConfig config) : config_(std::move(config)), branches_(2) {
   if (config_.steps < 1) throw std::invalid_argument("StepCache: a shot of at least one step");
+  if (config_.policy == StepCachePolicy::Off && !config_.record) throw std::invalid_argument("StepCache: a policy, or a calibration run");
   if (config_.record) return;
   for (int b = 0; b < 2; ++b) {
     Branch& own = branch(b);
-    switch (config_.rule) {
-      case CacheRule::TeaCache:
+    switch (config_.policy) {
+      case StepCachePolicy::TeaCache:
         own.tea.emplace(config_.teaCacheCoefficients, config_.threshold, config_.warmup, config_.steps);
         break;
-      case CacheRule::MagCache:
+      case StepCachePolicy::MagCache:
         if (config_.magCacheRatios.empty()) throw std::invalid_argument("MagCache needs its calibrated ratios");
         own.mag.emplace(branchRatios(config_.magCacheRatios, b, config_.steps), config_.threshold, kMagCacheMaxSkips,
                         config_.warmup);
         break;
-      case CacheRule::EasyCache:
-      case CacheRule::FirstBlock: break;
+      case StepCachePolicy::EasyCache:
+      case StepCachePolicy::FirstBlock:
+      case StepCachePolicy::Off: break;
     }
   }
-  if (config_.rule == CacheRule::EasyCache) easy_.emplace(config_.threshold, config_.warmup, config_.steps);
-  if (config_.rule == CacheRule::FirstBlock) firstBlock_.emplace(config_.threshold, config_.warmup, config_.steps);
+  if (config_.policy == StepCachePolicy::EasyCache) easy_.emplace(config_.threshold, config_.warmup, config_.steps);
+  if (config_.policy == StepCachePolicy::FirstBlock) firstBlock_.emplace(config_.threshold, config_.warmup, config_.steps);
 }
 
 void StepCache::beginStep(int step) { step_ = step; }
@@ -92,7 +84,7 @@ void StepCache::outputComputed(int index, const at::Tensor& x, const at::Tensor&
   b.computeAt[step_] = true;
 }
 
-int StepCache::probeBlocks() const { return config_.rule == CacheRule::FirstBlock && !config_.record ? 1 : 0; }
+int StepCache::probeBlocks() const { return config_.record ? 0 : traitsOf(config_.policy).probeBlocks; }
 
 bool StepCache::decide(Branch& b, int row, const models::BlockStackProbe& probe) {
   if (config_.record) {
@@ -104,21 +96,22 @@ bool StepCache::decide(Branch& b, int row, const models::BlockStackProbe& probe)
     return true;
   }
   const bool noResidual = !b.residual.defined();
-  switch (config_.rule) {
-    case CacheRule::TeaCache: {
+  switch (config_.policy) {
+    case StepCachePolicy::TeaCache: {
       const at::Tensor modulation = probe.modulation[row];
       const double change = b.previousModulation.defined() ? relativeL1(modulation, b.previousModulation) : 0.0;
       b.previousModulation = modulation.clone();
       return b.tea->compute(step_, change) || noResidual;
     }
-    case CacheRule::MagCache: return b.mag->compute(step_) || noResidual;
-    case CacheRule::FirstBlock: {
+    case StepCachePolicy::MagCache: return b.mag->compute(step_) || noResidual;
+    case StepCachePolicy::FirstBlock: {
       const at::Tensor first = probe.probeResidual[row];
       const bool compute = !b.lastProbe.defined() || noResidual || firstBlock_->compute(step_, relativeL1(first, b.lastProbe));
       if (compute) b.lastProbe = first.clone();
       return compute;
     }
-    case CacheRule::EasyCache: return true;  // decided per call in the sampler
+    case StepCachePolicy::EasyCache:  // decided per call in the sampler
+    case StepCachePolicy::Off: return true;
   }
   return true;
 }

@@ -13,15 +13,13 @@
 #include <ATen/core/Tensor.h>
 
 #include "models/block_cache.h"
+#include "sequence/step_cache_policies.h"
 #include "sampling/step_cache_rules.h"
 
 namespace shotchain::sampling {
 
-enum class CacheRule { TeaCache, MagCache, EasyCache, FirstBlock };
-const char* cacheRuleName(CacheRule rule);  // "teacache", …
-
 struct StepCacheConfig {
-  CacheRule rule = CacheRule::TeaCache;
+  StepCachePolicy policy = StepCachePolicy::TeaCache;
   double threshold = 0;
   int steps = 0;
   int warmup = 1;  // first steps always computed (the last one always is)
@@ -48,7 +46,7 @@ class StepCache final : public models::BlockCache {
   void beginStep(int step);
   // Sampler: the rows of the next model call are these branches (0 conditional, 1 unconditional).
   void beginCall(std::vector<int> branches);
-  bool skipsWholeCalls() const { return config_.rule == CacheRule::EasyCache && !config_.record; }
+  bool skipsWholeCalls() const { return traitsOf(config_.policy).skipsWholeCalls && !config_.record; }
   // EasyCache: true when this step reuses the outputs of the last computed one (decided once a step,
   // on the conditional branch, from the model input x). Then reusedOutput gives each branch's.
   bool reuseOutputs(const at::Tensor& x);

@@ -91,27 +91,9 @@ double evaluatePolynomial(const std::vector<double>& coefficients, double x);
 // MagCache's nearest_interp: `source` resampled to `length` entries by rounding indices.
 std::vector<double> nearestInterpolation(const std::vector<double>& source, int length);
 
-// The published tables, by the DiT they were fitted on.
-enum class PublishedVariant { None, Wan21T2V1_3B, Wan21T2V14B };
-PublishedVariant publishedVariantOf(const std::string& family);  // from VideoDiffusionModel::family()
-// TeaCache use_ret_steps coefficients (empty for None).
-std::vector<double> publishedTeaCacheCoefficients(PublishedVariant variant);
-// MagCache's interleaved (conditional, unconditional) ratios for 50 steps, the two leading 1.0 included
-// (empty for None).
-std::vector<double> publishedMagCacheRatios(PublishedVariant variant);
 // One branch's ratios (0: conditional, 1: unconditional) of interleaved `ratios`, resampled to `steps`.
 std::vector<double> branchRatios(const std::vector<double>& interleaved, int branch, int steps);
 
-// Defaults of the policies as their sources publish them.
-struct StepCacheDefaults {
-  double threshold;
-  double warmupShare;  // share of the steps always computed first (rounded, at least 1)
-};
-inline constexpr StepCacheDefaults kTeaCacheDefaults{0.2, 0.1};    // use_ret_steps: 5 of 50 steps; 0.2: "fast" on 14B
-inline constexpr StepCacheDefaults kMagCacheDefaults{0.12, 0.2};   // retention_ratio 0.2, magcache_thresh 0.12
-inline constexpr int kMagCacheMaxSkips = 2;                        // magcache_K
-inline constexpr StepCacheDefaults kEasyCacheDefaults{0.05, 0.2};  // ret_steps 10 of 50, thresh 0.05
-inline constexpr StepCacheDefaults kFirstBlockDefaults{0.05, 0.1};
-int warmupSteps(double share, int steps);
+inline constexpr int kMagCacheMaxSkips = 2;  // magcache_K
 
 }  // namespace shotchain::sampling

@@ -83,8 +83,6 @@ struct Applier {
 
   EditResult operator()(const SetShotLength& edit) {
     if (auto bad = checkIndex(sequence, edit.index, sequence.shots.size())) return *bad;
-    if (const std::string problem = frameCountProblem(edit.frames); !problem.empty())
-      return refuse(shotPath(edit.index, "frames"), problem);
     Shot changed = sequence.shots[edit.index];
     const int oldFrames = changed.frames;
     changed.frames = edit.frames;
@@ -115,7 +113,7 @@ struct Applier {
 
   EditResult operator()(const SplitShot& edit) {
     if (auto bad = checkIndex(sequence, edit.index, sequence.shots.size())) return *bad;
-    SplitResult split = splitShot(sequence, sequence.shots[edit.index].id, edit.frame, edit.newId);
+    SplitResult split = splitShot(sequence, sequence.shots[edit.index].id, edit.frame, edit.frameStep, edit.newId);
     if (!split.ok()) {
       EditResult result;
       result.errors = std::move(split.errors);

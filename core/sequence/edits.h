@@ -43,11 +43,12 @@ struct SetShot {
 struct SetSettings {
   SequenceSettings settings;
 };
-// Splits shot `index` at `frame` into two shots (the rules: splitShot in sequence/shot_rules.h);
-// an empty id picks an unused one for the second part.
+// Splits shot `index` at `frame`, a multiple of `frameStep` (the model's pixel frames per latent frame), into two
+// shots (the rules: splitShot in sequence/shot_rules.h); an empty id picks an unused one for the second part.
 struct SplitShot {
   std::size_t index = 0;
   int frame = 0;
+  int frameStep = 1;
   std::string newId;
 };
 // Puts `shots` in place of the `count` shots from `index` on: what undoes a split (and itself).

@@ -1,6 +1,7 @@
 #include "sequence/sequence.h"
 
 #include "sequence/continuity_modes.h"
+#include "sequence/step_cache_policies.h"
 
 #include <array>
 #include <numeric>
@@ -33,13 +34,6 @@ constexpr std::array<std::pair<ResidencyPolicy, const char*>, 4> kPolicies{{
     {ResidencyPolicy::Reload, "reload"},
     {ResidencyPolicy::Auto, "auto"},
 }};
-constexpr std::array<std::pair<StepCachePolicy, const char*>, 5> kCachePolicies{{
-    {StepCachePolicy::Off, "off"},
-    {StepCachePolicy::TeaCache, "teacache"},
-    {StepCachePolicy::MagCache, "magcache"},
-    {StepCachePolicy::EasyCache, "easycache"},
-    {StepCachePolicy::FirstBlock, "first_block"},
-}};
 constexpr std::array<std::pair<DistilledUpdate, const char*>, 2> kDistilledUpdates{{
     {DistilledUpdate::Euler, "euler"},
     {DistilledUpdate::Renoise, "renoise"},
@@ -57,7 +51,7 @@ constexpr std::array<std::pair<ExpertResidency, const char*>, 4> kExpertResidenc
 const char* toString(ContinuityMode mode) { return traitsOf(mode).name; }
 const char* toString(Solver solver) { return nameOf(solver, kSolvers); }
 const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies); }
-const char* toString(StepCachePolicy policy) { return nameOf(policy, kCachePolicies); }
+const char* toString(StepCachePolicy policy) { return traitsOf(policy).name; }
 const char* toString(DistilledUpdate update) { return nameOf(update, kDistilledUpdates); }
 const char* toString(ExpertResidency residency) { return nameOf(residency, kExpertResidencies); }
 std::optional<ExpertResidency> expertResidencyFromString(const std::string& text) { return valueOf(text, kExpertResidencies); }
@@ -71,7 +65,9 @@ std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text
   return valueOf(text, kPolicies);
 }
 std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text) {
-  return valueOf(text, kCachePolicies);
+  for (const StepCachePolicyTraits& traits : stepCachePolicies())
+    if (text == traits.name) return traits.policy;
+  return std::nullopt;
 }
 
 std::optional<DistilledUpdate> distilledUpdateFromString(const std::string& text) {

@@ -50,7 +50,7 @@ struct ModelSet {
   std::string vae;
   std::string textEncoder;
   std::string tokenizer;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
 
   bool isBuiltin() const { return !builtin.empty(); }
   bool operator==(const ModelSet&) const = default;
@@ -65,7 +65,7 @@ struct LoraRef {
   double strength = 1.0;
   // Two experts (model.dit_high_noise): which one it patches, "high" or "low"; empty: both.
   std::string expert;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
   bool operator==(const LoraRef&) const = default;
 };
 
@@ -76,7 +76,7 @@ struct StepCacheSettings {
   // MagCache and TeaCache: a file `shotchain calibrate-cache` wrote (relative to the sequence file);
   // empty: the published numbers of the model's variant, where there are some.
   std::string calibration;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
   bool operator==(const StepCacheSettings&) const = default;
 };
 
@@ -85,7 +85,7 @@ struct StepCacheSettings {
 struct FewStepSettings {
   std::vector<int> steps;  // descending, in 1..1000; empty: off (the ordinary schedule)
   DistilledUpdate update = DistilledUpdate::Euler;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
   bool on() const { return !steps.empty(); }
   bool operator==(const FewStepSettings&) const = default;
 };
@@ -107,7 +107,7 @@ struct SamplerDefaults {
   // family's, 0.875 text-to-video, 0.9 image-to-video), and the high-noise expert's guidance (unset: guidance).
   std::optional<double> boundary;
   std::optional<double> guidanceHighNoise;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
   bool operator==(const SamplerDefaults&) const = default;
 };
 
@@ -126,7 +126,7 @@ struct Continuity {
   // `stream`: at a cut to a new prompt, rebuild the cache of the frames it holds under the new prompt
   // (unset: true); false keeps it as the previous prompt left it.
   std::optional<bool> recache;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
   bool operator==(const Continuity&) const = default;
 };
 
@@ -154,18 +154,12 @@ struct Shot {
   std::optional<std::vector<LoraRef>> loras;  // replaces the sequence's `loras` for this shot ([]: none)
   Continuity continuity;
   bool enabled = true;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
 
-  int latentFrames() const { return (frames - 1) / 4 + 1; }
   // What the user sees: the name, or the id while the shot has none.
   const std::string& displayName() const { return name.empty() ? id : name; }
   bool operator==(const Shot&) const = default;
 };
-
-// The shot's few-step schedule: its own, else the sequence's (off when neither gives steps).
-inline const FewStepSettings& effectiveFewStep(const Shot& shot, const SamplerDefaults& defaults) {
-  return shot.fewStep ? *shot.fewStep : defaults.fewStep;
-}
 
 // Everything about a sequence except its shots: what "set sequence settings" edits.
 struct SequenceSettings {
@@ -185,7 +179,7 @@ struct SequenceSettings {
 struct Sequence {
   SequenceSettings settings;
   std::vector<Shot> shots;
-  UnknownFields unknown;
+  UnknownFields unknown = {};
 
   int totalFrames() const;
   // First frame of shot `index` on the gapless single track.

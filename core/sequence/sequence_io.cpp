@@ -10,6 +10,7 @@
 
 #include "io/strict_json.h"
 #include "sequence/continuity_modes.h"
+#include "sequence/step_cache_policies.h"
 #include "util/atomic_file.h"
 #include "util/bounded_file.h"
 #include "util/byte_size.h"
@@ -125,7 +126,7 @@ class ObjectReader {
 
   template <typename E>
   void enumeration(const std::string& key, E& target, std::optional<E> (*parse)(const std::string&),
-                   const char* choices) {
+                   const std::string& choices) {
     if (const Json* v = find(key, false)) {
       if (!v->is_string()) {
         typeError(key, "a string", *v);
@@ -229,8 +230,7 @@ std::vector<LoraRef> readLoras(const Json& value, const std::string& path, Diagn
 StepCacheSettings readCache(const Json& value, const std::string& path, Diagnostics& out) {
   StepCacheSettings cache;
   ObjectReader reader(value, path, out);
-  reader.enumeration("policy", cache.policy, &stepCachePolicyFromString,
-                     "off, teacache, magcache, easycache, first_block");
+  reader.enumeration("policy", cache.policy, &stepCachePolicyFromString, stepCachePolicyNames());
   reader.optionalReal("threshold", cache.threshold);
   reader.string("calibration", cache.calibration);
   cache.unknown = reader.unknownFields();

@@ -72,15 +72,15 @@ std::string documentPath(const std::filesystem::path& baseFolder, const std::fil
   return relative.generic_string();
 }
 
-int splitFrameNear(const Shot& shot, int offset) {
-  const int blocks = (shot.frames - 1) / 4;
+int splitFrameNear(const Shot& shot, int offset, int frameStep) {
+  const int blocks = (shot.frames - 1) / frameStep;
   const int lastHead = std::max(1, blocks - 1);
   const int headBlocks =
-      offset > 0 && offset < shot.frames ? std::clamp((offset + 2) / 4, 1, lastHead) : std::max(1, blocks / 2);
-  return 4 * headBlocks;
+      offset > 0 && offset < shot.frames ? std::clamp((offset + frameStep / 2) / frameStep, 1, lastHead) : std::max(1, blocks / 2);
+  return frameStep * headBlocks;
 }
 
-SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, const std::string& newId) {
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep, const std::string& newId) {
   SplitResult result;
   const auto refuse = [&result](std::string path, std::string message) {
     result.errors.push_back({Diagnostic::Severity::Error, std::move(path), std::move(message)});
@@ -92,22 +92,20 @@ SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int f
   const std::string what = "cannot split \"" + shot.displayName() + "\"";
   const std::string at = what + " at frame " + std::to_string(frame);
   if (!shot.enabled) return refuse(shotPath(*index, "enabled"), what + ": the shot is disabled");
-  if (const std::string problem = frameCountProblem(shot.frames); !problem.empty())
-    return refuse(shotPath(*index, "frames"), what + ": " + problem);
-  if (shot.frames < 2 * kMinSplitPart - 1)
-    return refuse(shotPath(*index, "frames"), what + ": " + std::to_string(shot.frames) +
-                                                  " frames is too short (a split needs at least " +
-                                                  std::to_string(2 * kMinSplitPart - 1) + ")");
-  const int firstCut = kMinSplitPart - 1;
-  const int lastCut = shot.frames - kMinSplitPart;
+  if (frameStep < 1) return refuse(shotPath(*index), what + ": a frame step of at least 1");
+  const int minPart = frameStep + 1;  // two latents: the shared one and a new one
+  if (shot.frames < 2 * minPart - 1)
+    return refuse(shotPath(*index, "frames"), what + ": " + std::to_string(shot.frames) + " frames is too short (a split needs at least " +
+                                                  std::to_string(2 * minPart - 1) + ")");
+  const int firstCut = minPart - 1;
+  const int lastCut = shot.frames - minPart;
   if (frame < firstCut || frame > lastCut)
-    return refuse(shotPath(*index), at + ": each part needs at least " + std::to_string(kMinSplitPart) +
-                                        " frames (cut at " + std::to_string(firstCut) + ".." +
-                                        std::to_string(lastCut) + ")");
-  if (frame % 4 != 0) {
-    const int lower = frame / 4 * 4;
-    return refuse(shotPath(*index), at + ": the cut must be on a latent boundary, a multiple of 4 (try " +
-                                        std::to_string(lower) + " or " + std::to_string(lower + 4) + ")");
+    return refuse(shotPath(*index), at + ": each part needs at least " + std::to_string(minPart) + " frames (cut at " +
+                                        std::to_string(firstCut) + ".." + std::to_string(lastCut) + ")");
+  if (frame % frameStep != 0) {
+    const int lower = frame / frameStep * frameStep;
+    return refuse(shotPath(*index), at + ": the cut must be on a latent boundary, a multiple of " + std::to_string(frameStep) + " (try " +
+                                        std::to_string(lower) + " or " + std::to_string(lower + frameStep) + ")");
   }
 
   Shot head = shot;

@@ -29,13 +29,11 @@ const char* placeDroppedImage(Shot& shot, std::string path);
 // file's folder) when it lies inside it, else absolute; absolute when `baseFolder` is empty.
 std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file);
 
-// A split needs two parts of at least this many frames (two latents: the shared one and a new one).
-inline constexpr int kMinSplitPart = 5;
-
 // Where "split at the playhead" cuts `shot` when the playhead is `offset` frames into it: the latent
-// boundary nearest the playhead, leaving each part at least kMinSplitPart frames; the middle
-// boundary when the playhead is outside the shot.
-int splitFrameNear(const Shot& shot, int offset);
+// boundary (a multiple of `frameStep`, the model's pixel frames per latent frame) nearest the playhead,
+// leaving each part at least two latents (the shared one and a new one); the middle boundary when the
+// playhead is outside the shot.
+int splitFrameNear(const Shot& shot, int offset, int frameStep);
 
 // The shot whose frames hold sequence frame `frame` on the gapless track; nullopt past either end.
 std::optional<std::size_t> shotAtFrame(const Sequence& sequence, int frame);
@@ -51,10 +49,10 @@ struct SplitResult {
 // `frame`. The second part starts at that same frame and continues the first through a one-latent
 // handoff: a new shot (id `newId`, or an unused one when empty) named "<name> (2)" with the same
 // prompt, seed, size and sampler settings, continuity latent on the same tag without fallback image,
-// prefix or condition noise. The shared frame makes the lengths add up to the original plus one;
-// both stay 4k+1, so `frame` is a multiple of 4 that leaves each part at least kMinSplitPart frames.
+// prefix or condition noise. The shared frame makes the lengths add up to the original plus one, each
+// part whole latents: `frame` is a multiple of `frameStep` that leaves each part at least two latents.
 // A disabled shot is not split.
-SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, const std::string& newId = {});
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep, const std::string& newId = {});
 
 }  // namespace shotchain
 

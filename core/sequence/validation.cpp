@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <iomanip>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -39,14 +38,9 @@ bool validIdCharacter(char c) {
 }
 
 void checkSide(Collector& report, const std::string& path, int value) {
-  if (value < limits::kMinSide || value > limits::kMaxSide) {
+  if (value < limits::kMinSide || value > limits::kMaxSide)
     report.error(path, std::to_string(value) + " is outside " + std::to_string(limits::kMinSide) + ".." +
                            std::to_string(limits::kMaxSide) + " pixels");
-  } else if (value % limits::kSideMultiple != 0) {
-    const int lower = value / limits::kSideMultiple * limits::kSideMultiple;
-    report.error(path, std::to_string(value) + " is not a multiple of 16 (try " + std::to_string(lower) + " or " +
-                           std::to_string(lower + limits::kSideMultiple) + ")");
-  }
 }
 
 void checkSteps(Collector& report, const std::string& path, int steps) {
@@ -102,9 +96,6 @@ void checkCache(Collector& report, const std::string& path, const StepCacheSetti
   if (cache.threshold && (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
     report.error(path + ".threshold", number(*cache.threshold) + " must be greater than 0 and at most " +
                                          number(limits::kMaxCacheThreshold));
-  if (!cache.calibration.empty() && cache.policy != StepCachePolicy::MagCache && cache.policy != StepCachePolicy::TeaCache)
-    report.warning(path + ".calibration", std::string("is read by the magcache and teacache policies only (this one is ") +
-                                              toString(cache.policy) + ")");
 }
 
 void checkFewStep(Collector& report, const std::string& path, const FewStepSettings& fewStep) {
@@ -122,8 +113,8 @@ void checkFewStep(Collector& report, const std::string& path, const FewStepSetti
 void checkExperts(Collector& report, const SequenceSettings& settings) {
   const SamplerDefaults& sampler = settings.sampler;
   if (sampler.boundary && (!std::isfinite(*sampler.boundary) || *sampler.boundary <= 0.0 || *sampler.boundary > 1.0))
-    report.error("sampler.boundary", number(*sampler.boundary) + " is outside 0..1 (a fraction of the 1000 training timesteps: "
-                                                                 "0.875 for T2V-A14B, 0.9 for I2V-A14B)");
+    report.error("sampler.boundary", number(*sampler.boundary) + " is outside 0..1 (a fraction of the 1000 training timesteps; "
+                                                                 "leave it out for the family's)");
   if (sampler.guidanceHighNoise) checkGuidance(report, "sampler.guidance_high_noise", *sampler.guidanceHighNoise);
   if (settings.model.ditHighNoise.empty()) {
     for (std::size_t i = 0; i < settings.loras.size(); ++i)
@@ -137,42 +128,11 @@ void checkExperts(Collector& report, const SequenceSettings& settings) {
   }
 }
 
-// What a few-step schedule makes of the shot's other sampler fields.
-void checkFewStepUse(Collector& report, const Sequence& sequence, const Shot& shot, std::size_t i) {
-  const FewStepSettings& fewStep = effectiveFewStep(shot, sequence.settings.sampler);
-  if (!fewStep.on()) return;
-  const std::string from = shot.fewStep ? shotPath(i, "few_step") : std::string("sampler.few_step");
-  const std::string count = std::to_string(fewStep.steps.size());
-  if (shot.steps) report.warning(shotPath(i, "steps"), "is not used: " + from + " gives the shot " + count + " steps");
-  const StepCacheSettings& cache = shot.cache ? *shot.cache : sequence.settings.sampler.cache;
-  if (cache.policy != StepCachePolicy::Off && traitsOf(shot.continuity.mode).sampling != ShotSampling::KvStream)
-    report.warning(shot.cache ? shotPath(i, "cache.policy") : from,
-                   std::string("step caching (") + toString(cache.policy) + ") is not applied with a few-step schedule: each of its " +
-                       count + " steps is computed");
-  const double guidance = shot.guidance.value_or(sequence.settings.sampler.guidance);
-  if (guidance != 1.0)
-    report.warning(shot.guidance ? shotPath(i, "guidance") : std::string("sampler.guidance"),
-                   number(guidance) + " with " + from + ": distilled models are sampled at guidance 1 (no unconditional pass); "
-                   "this one runs both passes every step");
-}
-
 }  // namespace
 
 std::string shotPath(std::size_t index, const std::string& field) {
   std::string path = "shots[" + std::to_string(index) + "]";
   return field.empty() ? path : path + "." + field;
-}
-
-std::string frameCountProblem(int frames) {
-  if (frames < 1) return std::to_string(frames) + " frames: a shot needs at least 1 frame";
-  if (frames > limits::kMaxFrames)
-    return std::to_string(frames) + " frames is more than the limit of " + std::to_string(limits::kMaxFrames);
-  if ((frames - 1) % 4 != 0) {
-    const int lower = (frames - 1) / 4 * 4 + 1;
-    return std::to_string(frames) + " is not 4k+1 (try " + std::to_string(lower) + " or " + std::to_string(lower + 4) +
-           ")";
-  }
-  return {};
 }
 
 Diagnostics validateSettings(const SequenceSettings& settings) {
@@ -231,8 +191,8 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
       }
     }
   }
-  if (const std::string problem = frameCountProblem(shot.frames); !problem.empty())
-    report.error(shotPath(index, "frames"), problem);
+  if (shot.frames < 1 || shot.frames > limits::kMaxFrames)
+    report.error(shotPath(index, "frames"), std::to_string(shot.frames) + " is outside 1.." + std::to_string(limits::kMaxFrames));
   checkSide(report, shotPath(index, "width"), shot.width);
   checkSide(report, shotPath(index, "height"), shot.height);
   if (shot.steps) checkSteps(report, shotPath(index, "steps"), *shot.steps);
@@ -252,16 +212,10 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (mode.handoff && c.tag.empty())
     report.error(shotPath(index, "continuity.tag"),
                  std::string("must not be empty when the mode is ") + toString(c.mode));
-  if (mode.readsOverlap) {
-    if (c.overlapLatents < 1 || c.overlapLatents >= shot.latentFrames())
-      report.error(shotPath(index, "continuity.overlap_latents"),
-                   std::to_string(c.overlapLatents) + " must be at least 1 and less than the shot's " +
-                       std::to_string(shot.latentFrames()) + " latent frames");
-  }
-  if (c.prefixFrames && (*c.prefixFrames < 1 || *c.prefixFrames >= shot.latentFrames()))
-    report.error(shotPath(index, "continuity.prefix_frames"),
-                 std::to_string(*c.prefixFrames) + " must be at least 1 and less than the shot's " +
-                     std::to_string(shot.latentFrames()) + " latent frames");
+  if (mode.readsOverlap && c.overlapLatents < 1)
+    report.error(shotPath(index, "continuity.overlap_latents"), std::to_string(c.overlapLatents) + " must be at least 1");
+  if (c.prefixFrames && *c.prefixFrames < 1)
+    report.error(shotPath(index, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) + " must be at least 1");
   else if (c.prefixFrames && *c.prefixFrames != 1 && !mode.readsPrefix)
     report.warning(shotPath(index, "continuity.prefix_frames"),
                    std::string("is read by the latent mode only (this shot is ") + toString(c.mode) + ")");
@@ -297,8 +251,6 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
 
   std::set<std::string> ids;
   std::set<std::string> tagsWritten;
-  std::map<std::string, const Shot*> lastByTag;
-  const Shot* previousEnabled = nullptr;
   std::vector<std::size_t> streamShots;
   for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
     const Shot& shot = sequence.shots[i];
@@ -310,44 +262,11 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
 
     const Continuity& c = shot.continuity;
     const ContinuityModeTraits& mode = traitsOf(c.mode);
-    const auto source = lastByTag.find(c.tag);
-    if (mode.sampling == ShotSampling::KvStream && source != lastByTag.end() &&
-        (source->second->width != shot.width || source->second->height != shot.height))
-      report.error(shotPath(i, "continuity.mode"),
-                   "stream continues the frames of shot \"" + source->second->id + "\" and needs its size (" +
-                       std::to_string(source->second->width) + "x" + std::to_string(source->second->height) +
-                       "); choose latent to change the size at this cut");
-    if (mode.handoff && mode.sampling == ShotSampling::WholeClip && !c.tag.empty() && !tagsWritten.count(c.tag)) {
+    if (mode.handoff && mode.sampling == ShotSampling::WholeClip && !c.tag.empty() && !tagsWritten.count(c.tag))
       report.warning(shotPath(i, "continuity.mode"),
-                     std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag +
-                         "\": this shot starts from noise");
-    } else if (mode.readsOverlap && previousEnabled &&
-               c.overlapLatents > previousEnabled->latentFrames()) {
-      report.error(shotPath(i, "continuity.overlap_latents"),
-                   std::to_string(c.overlapLatents) + " is more than the previous shot's " +
-                       std::to_string(previousEnabled->latentFrames()) + " latent frames");
-    } else if (mode.readsPrefix && c.prefixFrames && previousEnabled &&
-               *c.prefixFrames > previousEnabled->latentFrames()) {
-      report.error(shotPath(i, "continuity.prefix_frames"),
-                   std::to_string(*c.prefixFrames) + " is more than the previous shot's " +
-                       std::to_string(previousEnabled->latentFrames()) + " latent frames");
-    }
-    if (!shot.startImage.empty() && mode.handoff && source != lastByTag.end())
-      report.warning(shotPath(i, "start_image"),
-                     "is not used: the shot continues shot \"" + source->second->id + "\" (continuity " +
-                         toString(c.mode) + "); set continuity to none to start from the picture");
-    if (mode.sampling == ShotSampling::KvStream) {
-      streamShots.push_back(i);
-      const StepCacheSettings& cache = shot.cache ? *shot.cache : sequence.settings.sampler.cache;
-      if (cache.policy != StepCachePolicy::Off)
-        report.warning(shot.cache ? shotPath(i, "cache.policy") : shotPath(i, "continuity.mode"),
-                       std::string("step caching (") + toString(cache.policy) +
-                           ") is not applied to stream shots: each chunk takes a few steps with its own KV cache");
-    }
-    checkFewStepUse(report, sequence, shot, i);
+                     std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag + "\": this shot starts from noise");
+    if (mode.sampling == ShotSampling::KvStream) streamShots.push_back(i);
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
-    lastByTag[c.tag] = &shot;
-    previousEnabled = &shot;
   }
   if (sequence.settings.sampler.arStep.value_or(0) != 0 && !streamShots.empty()) {
     std::string which;

@@ -12,7 +12,6 @@ namespace shotchain {
 namespace limits {
 constexpr int kMinSide = 16;
 constexpr int kMaxSide = 4096;
-constexpr int kSideMultiple = 16;
 constexpr int kMaxFrames = 1025;
 constexpr int kMaxSteps = 1000;
 constexpr double kMaxLoraStrength = 10.0;
@@ -37,9 +36,8 @@ struct ValidationContext {
   bool missingFilesAreErrors = false;
 };
 
-// The message for a frame count that is not 4k+1, or nothing when it is fine.
-std::string frameCountProblem(int frames);
-
+// The document's own rules: types, ranges, ids, files it names. The rules that depend on the model set — frame
+// counts and sizes its geometry takes, what runs with what — are the resolver's (resolve/resolve_sequence.h).
 Diagnostics validateSettings(const SequenceSettings& settings);
 // Rules of one shot on its own; `index` only names it in the paths ("shots[2].frames").
 Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationContext& context = {});

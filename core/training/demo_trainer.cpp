@@ -15,6 +15,7 @@
 #include "io/weight_set.h"
 #include "models/umt5/umt5.h"
 #include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "sampling/latent_preview.h"
@@ -86,7 +87,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     contexts.push_back(sampling::padContext(text.encode(prompt), ditConfig.textLen));
   }
   DitTrainingData data;
-  for (const std::string& uncond : {std::string(), sampling::effectiveNegativePrompt("")}) {
+  for (const std::string& uncond : {std::string(), std::string(models::wanNegativePrompt())}) {
     data.unconditional.push_back(static_cast<int>(contexts.size()));
     contexts.push_back(sampling::padContext(text.encode(uncond), ditConfig.textLen));
   }

@@ -3,8 +3,8 @@
 that reaches a torch header through its includes (the studio and the writers see plain data, never a
 tensor), and on a family's folder under core/models/ named outside core/models/.
 
-The order (README, "Layers"): util -> io, runtime -> sequence, text -> models, interop ->
-memory, distributed -> sampling -> continuity -> render, demo -> export, training -> ui -> app.
+The order (README, "Layers"): util -> io, runtime -> sequence, text -> models -> memory, distributed
+-> sampling -> resolve, interop -> continuity -> render, demo -> export, training -> ui -> app.
 A file may include its own layer and any lower one. Includes are resolved the way the compiler
 finds them: beside the including file, then the include roots of its target (ui/ or app/, then
 core/, then the repository root).
@@ -17,9 +17,10 @@ LAYERS = [
     ["util"],
     ["io", "runtime"],
     ["sequence", "text"],
-    ["models", "interop"],
+    ["models"],
     ["memory", "distributed"],
     ["sampling"],
+    ["resolve", "interop"],
     ["continuity"],
     ["render", "demo"],
     ["export", "training"],

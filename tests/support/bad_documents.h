@@ -28,6 +28,9 @@ struct BadDocument {
   std::string rule;  // a piece of the message
   // Writes whatever the document refers to into `dir` and returns the document's bytes.
   std::function<std::string(const std::filesystem::path& dir)> write;
+  // A rule of the model set (the frames and sizes its geometry takes, …), not of the document: `validate` and
+  // `render` refuse it as any other, while the studio opens the document and lists the problem.
+  bool modelRule = false;
 };
 
 // A 2×2 red PNG (what a fallback image should be).
@@ -129,12 +132,14 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
   // Fields (the earlier bad-document tests).
   edited("frames_not_4k1", Expect::Refused, "shots[0].frames", "18 is not 4k+1 (try 17 or 21)",
          [](Json& d) { d["shots"][0]["frames"] = 18; });
+  cases.back().modelRule = true;
   edited("frames_fraction", Expect::Refused, "shots[0].frames", "must be a whole number",
          [](Json& d) { d["shots"][0]["frames"] = 1.5; });
   edited("frames_huge", Expect::Refused, "shots[0].frames", "far too large",
          [](Json& d) { d["shots"][0]["frames"] = 3000000000ll; });
   edited("width_not_16", Expect::Refused, "shots[0].width", "65 is not a multiple of 16",
          [](Json& d) { d["shots"][0]["width"] = 65; });
+  cases.back().modelRule = true;
   edited("height_too_big", Expect::Refused, "shots[0].height", "outside 16..4096",
          [](Json& d) { d["shots"][0]["height"] = 8192; });
   edited("fps_zero", Expect::Refused, "fps", "must be greater than 0", [](Json& d) { d["fps"] = 0; });
@@ -166,11 +171,12 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
          [](Json& d) { d["shots"][1]["continuity"]["mode"] = "teleport"; });
   edited("blend_ratio", Expect::Refused, "shots[1].continuity.blend_ratio", "outside [0, 1]",
          [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = 2; });
-  edited("overlap_too_many", Expect::Refused, "shots[1].continuity.overlap_latents", "must be at least 1 and less than",
+  edited("overlap_too_many", Expect::Refused, "shots[1].continuity.overlap_latents", "must be less than the shot's",
          [](Json& d) {
            d["shots"][1]["continuity"]["mode"] = "latent_overlap";
            d["shots"][1]["continuity"]["overlap_latents"] = 5;
          });
+  cases.back().modelRule = true;
   edited("shots_not_array", Expect::Refused, "shots", "must be an array, not an object",
          [](Json& d) { d["shots"] = Json::object(); });
   edited("model_unknown", Expect::Refused, "model", "is not a built-in model",

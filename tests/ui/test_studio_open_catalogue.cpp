@@ -35,12 +35,18 @@ class StudioOpenCatalogue : public QObject {
       const std::size_t shotsBefore = window.document()->sequence().shots.size();
       const bool opened = window.openFile(file);
       QCoreApplication::processEvents();
-      QVERIFY2(opened == (c.expect != Expect::Refused), c.name.c_str());
+      QVERIFY2(opened == (c.expect != Expect::Refused || c.modelRule), c.name.c_str());
       if (opened) {
         QCOMPARE(window.document()->sequence().shots.size(), std::size_t(2));
-        if (c.expect == Expect::Warned) {
+        if (c.modelRule) {
+          // Opened, with the model set's rule in the Problems panel as an error at its field.
+          const Diagnostics& problems = window.document()->resolved().problems;
+          QVERIFY2(std::any_of(problems.begin(), problems.end(),
+                               [&](const Diagnostic& d) { return d.isError() && d.path == c.path && d.message.find(c.rule) != std::string::npos; }),
+                   c.name.c_str());
+        } else if (c.expect == Expect::Warned) {
           // What the Problems panel lists: the same core validation, with the document's folder.
-          const Diagnostics problems = validateSequence(window.document()->sequence(), window.document()->validationContext());
+          const Diagnostics& problems = window.document()->resolved().problems;
           QVERIFY2(!problems.empty() && problems.front().path == c.path, c.name.c_str());
         }
       } else {

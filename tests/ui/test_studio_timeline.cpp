@@ -27,6 +27,7 @@
 #include "test_support.h"
 #include "timeline_fixture.h"
 #include "timeline/cut_marker.h"
+#include "resolve/frame_rules.h"
 #include "timeline/frame_snapping.h"
 #include "timeline/timeline_view.h"
 
@@ -79,12 +80,16 @@ class StudioTimeline : public QObject {
     qputenv("SHOTCHAIN_NO_DIALOGS", "1");
   }
 
-  void lengthsSnapToFourKPlusOne() {
-    QCOMPARE(snapToValidLength(18), 17);
-    QCOMPARE(snapToValidLength(19), 21);
-    QCOMPARE(snapToValidLength(0), 1);
-    QCOMPARE(trimmedLength(17, 10.2, false, 1025), 29);
-    QCOMPARE(trimmedLength(17, 10.2, true, 1025), 27);
+  void lengthsSnapToTheModelsFrameStep() {
+    resolve::FrameGeometry wan;  // 4 pixel frames per latent frame
+    QCOMPARE(resolve::nearestFrameCount(18, wan), 17);
+    QCOMPARE(resolve::nearestFrameCount(19, wan), 21);
+    QCOMPARE(resolve::nearestFrameCount(0, wan), 1);
+    QCOMPARE(trimmedLength(17, 10.2, false, 1025, wan), 29);
+    QCOMPARE(trimmedLength(17, 10.2, true, 1025, wan), 27);
+    resolve::FrameGeometry eight = wan;
+    eight.temporalFactor = 8;
+    QCOMPARE(trimmedLength(17, 10.2, false, 1025, eight), 25);
   }
 
   void dragReordersAsOneUndoStep() {

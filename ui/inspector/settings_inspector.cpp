@@ -17,6 +17,7 @@
 #include "widgets/wheel_guard.h"
 #include "inspector/lora_list_field.h"
 #include "sequence/continuity_modes.h"
+#include "sequence/step_cache_policies.h"
 #include "sequence/validation.h"
 
 namespace shotchain::ui {
@@ -27,8 +28,6 @@ const ResidencyPolicy kPolicies[] = {ResidencyPolicy::Auto, ResidencyPolicy::Pin
                                      ResidencyPolicy::Reload};
 const ExpertResidency kExpertPlacements[] = {ExpertResidency::Auto, ExpertResidency::Resident, ExpertResidency::Swap,
                                              ExpertResidency::Reload};
-const StepCachePolicy kCachePolicies[] = {StepCachePolicy::Off, StepCachePolicy::TeaCache, StepCachePolicy::MagCache,
-                                          StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock};
 
 }  // namespace
 
@@ -97,7 +96,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   form->addRow(QString(), layout_);
   folderRows_ = {folderRow->parentWidget(), layout_};
   errors_["model.dit"] = addField(form, tr("DiT"), dit_);
-  ditHighNoise_->setPlaceholderText(tr("none (one DiT); Wan 2.2 A14B: the high-noise expert"));
+  ditHighNoise_->setPlaceholderText(tr("none (one DiT); a pair of experts: the high-noise one"));
   ditHighNoise_->setToolTip(tr("Two experts: this file runs the early, high-noise steps and the DiT above the rest"));
   errors_["model.dit_high_noise"] = addField(form, tr("High-noise expert"), ditHighNoise_);
   errors_["model.vae"] = addField(form, tr("VAE"), vae_);
@@ -126,7 +125,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
                                "The cache stops growing there; wider remembers more and costs memory."));
   errors_["sampler.stream_window"] = addField(form, tr("Stream window"), streamWindow_);
   streamRows_ = {streamWindow_->parentWidget()};
-  for (StepCachePolicy policy : kCachePolicies) cachePolicy_->addItem(QString::fromLatin1(toString(policy)));
+  for (const StepCachePolicyTraits& policy : stepCachePolicies()) cachePolicy_->addItem(QString::fromLatin1(policy.name));
   cachePolicy_->setToolTip(tr("Skip the sampling steps whose DiT output would barely change (docs/step-cache.md). "
                               "After a render each shot's tooltip says how many passes were computed and skipped; "
                               "`shotchain bench cache` measures what each policy costs in picture."));
@@ -134,7 +133,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   boundary_->setRange(0, 1);
   boundary_->setDecimals(3);
   boundary_->setSingleStep(0.025);
-  boundary_->setSpecialValueText(tr("family default (0.875 T2V, 0.9 I2V)"));
+
   boundary_->setKeyboardTracking(false);
   boundary_->setToolTip(tr("Two experts: steps whose timestep is at or above this share of 1000 run the high-noise expert"));
   errors_["sampler.boundary"] = addField(form, tr("Expert boundary"), boundary_);
@@ -152,7 +151,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   cacheThreshold_->setKeyboardTracking(false);
   cacheThreshold_->setToolTip(tr("Higher skips more steps and changes the picture more"));
   errors_["sampler.cache.threshold"] = addField(form, tr("Cache threshold"), cacheThreshold_);
-  cacheCalibration_->setPlaceholderText(tr("none: the published numbers (Wan 2.1 T2V)"));
+  cacheCalibration_->setPlaceholderText(tr("none: the numbers published for the model, where there are some"));
   cacheCalibration_->setToolTip(tr("magcache/teacache: the file `shotchain calibrate-cache` wrote for this model"));
   errors_["sampler.cache.calibration"] = addField(form, tr("Calibration"), cacheCalibration_);
 
@@ -219,7 +218,7 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
     });
   });
   connect(cachePolicy_, &QComboBox::activated, this, [this](int row) {
-    commit("sampler.cache.policy", [row](SequenceSettings& s) { s.sampler.cache.policy = kCachePolicies[row]; });
+    commit("sampler.cache.policy", [row](SequenceSettings& s) { s.sampler.cache.policy = stepCachePolicies()[static_cast<std::size_t>(row)].policy; });
   });
   connect(cacheThreshold_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     commit("sampler.cache.threshold", [v](SequenceSettings& s) {
@@ -315,19 +314,19 @@ void SettingsInspector::refresh() {
   quietly(shift_, [&] { shift_->setValue(s.sampler.shift); });
   quietly(solver_, [&] { solver_->setCurrentIndex(s.sampler.solver == Solver::UniPC ? 0 : 1); });
   quietly(streamWindow_, [&] { streamWindow_->setValue(s.sampler.streamWindow.value_or(kDefaultStreamWindow)); });
-  quietly(cachePolicy_, [&] {
-    cachePolicy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kCachePolicies), std::end(kCachePolicies), s.sampler.cache.policy) -
-                                                   std::begin(kCachePolicies)));
-  });
+  quietly(cachePolicy_, [&] { cachePolicy_->setCurrentIndex(cachePolicy_->findText(QString::fromLatin1(toString(s.sampler.cache.policy)))); });
   quietly(cacheThreshold_, [&] { cacheThreshold_->setValue(s.sampler.cache.threshold.value_or(0)); });
   setText(cacheCalibration_, s.sampler.cache.calibration);
   const StepCachePolicy cache = s.sampler.cache.policy;
   cacheThreshold_->setEnabled(cache != StepCachePolicy::Off);
-  cacheCalibration_->setEnabled(cache == StepCachePolicy::MagCache || cache == StepCachePolicy::TeaCache);
+  cacheCalibration_->setEnabled(traitsOf(cache).calibration != CalibrationNeed::Online);
   quietly(budget_, [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
   quietly(policy_, [&] { policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies))); });
   quietly(tuning_, [&] { tuning_->setChecked(s.allocatorTuning); });
   setText(ditHighNoise_, s.model.ditHighNoise);
+  const models::FamilyKnowledge* family = document_->resolved().models.dit.knowledge;
+  boundary_->setSpecialValueText(family && family->expertBoundary > 0 ? tr("family default (%1)").arg(family->expertBoundary)
+                                                                       : tr("family default"));
   quietly(boundary_, [&] { boundary_->setValue(s.sampler.boundary.value_or(0)); });
   quietly(guidanceHighNoise_, [&] { guidanceHighNoise_->setValue(s.sampler.guidanceHighNoise.value_or(0)); });
   quietly(experts_, [&] {

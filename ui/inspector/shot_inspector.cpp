@@ -14,11 +14,14 @@
 #include <QSpinBox>
 #include <QTimer>
 
+#include <span>
+
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
 #include "widgets/wheel_guard.h"
 #include "inspector/image_field.h"
 #include "inspector/lora_list_field.h"
+#include "resolve/resolved_shot.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
@@ -26,17 +29,10 @@
 namespace shotchain::ui {
 namespace {
 
-struct Preset {
-  const char* label;
-  int width;
-  int height;
-};
-constexpr Preset kPresets[] = {
-    {"832×480 — Wan 480p landscape", 832, 480}, {"480×832 — Wan 480p portrait", 480, 832},
-    {"1280×720 — Wan 720p landscape", 1280, 720}, {"720×1280 — Wan 720p portrait", 720, 1280},
-    {"624×624 — square", 624, 624},              {"64×64 — demo model", 64, 64},
-};
-
+// The sizes the inspector offers: the DiT family's (models/family_knowledge.h).
+std::span<const models::SizePreset> presetsOf(const resolve::ResolvedSequence& resolved) {
+  return resolved.models.dit.knowledge ? resolved.models.dit.knowledge->sizes : std::span<const models::SizePreset>{};
+}
 
 }  // namespace
 
@@ -92,18 +88,14 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
 
   addSection(form, tr("Picture"));
   frames_->setRange(1, limits::kMaxFrames);
-  frames_->setSingleStep(4);
   frames_->setSuffix(tr(" frames"));
   errors_["frames"] = addField(form, tr("Length"), frames_);
-  for (const Preset& preset : kPresets) preset_->addItem(QString::fromUtf8(preset.label));
-  preset_->addItem(tr("Custom"));
   errors_["preset"] = addField(form, tr("Resolution"), preset_);
   auto* size = new QWidget(this);
   auto* sizeRow = new QHBoxLayout(size);
   sizeRow->setContentsMargins(0, 0, 0, 0);
   for (QSpinBox* side : {width_, height_}) {
     side->setRange(limits::kMinSide, limits::kMaxSide);
-    side->setSingleStep(limits::kSideMultiple);
     side->setKeyboardTracking(false);
   }
   sizeRow->addWidget(width_);
@@ -119,8 +111,9 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   randomise->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Fixed);
   errors_["seed"] = addField(form, tr("Seed"), seedRow);
 
-  start_->setToolTip(tr("The picture the shot starts from: encoded as its first latent frame and held clean on a model "
-                        "trained for it (Wan 2.2 TI2V); a shot that continues the previous one starts from the handoff."));
+  start_->setToolTip(tr("The picture the shot starts from: encoded as its first latent frame (held clean on a model "
+                        "trained for it), or the image an image-to-video model conditions on; a shot that continues the "
+                        "previous one starts from the handoff."));
   errors_["start_image"] = addField(form, tr("Start image"), start_);
 
   addSection(form, tr("Sampler overrides"));
@@ -175,8 +168,9 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   watchTyping(negative_, "negative_prompt");
   connect(frames_, &QSpinBox::valueChanged, this, &ShotInspector::commitLength);
   connect(preset_, &QComboBox::activated, this, [this](int row) {
-    if (row < 0 || row >= static_cast<int>(std::size(kPresets))) return;
-    const Preset& preset = kPresets[row];
+    const std::span<const models::SizePreset> presets = presetsOf(document_->resolved());
+    if (row < 0 || row >= static_cast<int>(presets.size())) return;
+    const models::SizePreset& preset = presets[static_cast<std::size_t>(row)];
     commit("preset", [&preset](Shot& s) {
       s.width = preset.width;
       s.height = preset.height;
@@ -322,16 +316,31 @@ void ShotInspector::refresh() {
   setPlain(prompt_, shot.prompt);
   setPlain(negative_, shot.negativePrompt);
   quietly(frames_, [&] { frames_->setValue(shot.frames); });
+  const resolve::ResolvedSequence& resolved = document_->resolved();
+  const resolve::ResolvedShot& effective = resolved.shots[static_cast<std::size_t>(index_)];
+  frames_->setSingleStep(resolved.geometry.frameStep());
+  for (QSpinBox* side : {width_, height_}) side->setSingleStep(resolved.geometry.sideMultiple());
   quietly(width_, [&] { width_->setValue(shot.width); });
   quietly(height_, [&] { height_->setValue(shot.height); });
-  int preset = static_cast<int>(std::size(kPresets));
-  for (int i = 0; i < static_cast<int>(std::size(kPresets)); ++i)
-    if (kPresets[i].width == shot.width && kPresets[i].height == shot.height) preset = i;
-  quietly(preset_, [&] { preset_->setCurrentIndex(preset); });
+  const std::span<const models::SizePreset> presets = presetsOf(resolved);
+  quietly(preset_, [&] {
+    preset_->clear();
+    for (const models::SizePreset& preset : presets) preset_->addItem(QString::fromUtf8(preset.label));
+    preset_->addItem(tr("Custom"));
+    int row = static_cast<int>(presets.size());
+    for (int i = 0; i < static_cast<int>(presets.size()); ++i)
+      if (presets[static_cast<std::size_t>(i)].width == shot.width && presets[static_cast<std::size_t>(i)].height == shot.height) row = i;
+    preset_->setCurrentIndex(row);
+  });
   setText(seed_, std::to_string(shot.seed));
-  steps_->setSpecialValueText(tr("default (%1)").arg(defaults.steps));
+  // What the shot runs when a field is left to the sequence, as resolved: a few-step schedule's length, the
+  // sequence's guidance and shift.
+  steps_->setSpecialValueText(effective.fewStep ? tr("few-step (%1)").arg(effective.steps) : tr("default (%1)").arg(defaults.steps));
   guidance_->setSpecialValueText(tr("default (%1)").arg(defaults.guidance));
   shift_->setSpecialValueText(tr("default (%1)").arg(defaults.shift));
+  cache_->setToolTip(effective.cache.off.empty()
+                         ? tr("This shot's step cache instead of the sequence's (the policy's default threshold)")
+                         : tr("Off for this shot: %1").arg(QString::fromStdString(effective.cache.off)));
   quietly(steps_, [&] { steps_->setValue(shot.steps.value_or(0)); });
   quietly(cache_, [&] { cache_->setCurrentIndex(shot.cache ? cache_->findData(static_cast<int>(shot.cache->policy)) : 0); });
   quietly(guidance_, [&] { guidance_->setValue(shot.guidance.value_or(0)); });

@@ -10,7 +10,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "document/sequence_document.h"
-#include "interop/comfy_model_words.h"
+#include "models/model_set_facts.h"
 #include "models/model_files.h"
 #include "sequence/edits.h"
 #include "studio_settings.h"
@@ -112,6 +112,7 @@ void ModelBrowser::rescan() {
   connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
     showFiles(watcher->result());
     watcher->deleteLater();
+    document_->modelFilesChanged();  // what the sequence resolves to may have changed with the files
     scanning_ = false;
     if (rescanPending_) {
       rescanPending_ = false;
@@ -176,7 +177,7 @@ void ModelBrowser::showDetails(int row) {
     what += tr(", used as the %1").arg(QString::fromLatin1(models::roleName(m.id.role)));
   if (what.isEmpty()) {
     // Nothing in its header names a family (or the header cannot be read, as in a download cut short): its name may.
-    const std::string byName = interop::familyFromFileName(m.file.filename().string());
+    const std::string byName = models::familyFromFileName(m.file.filename().string());
     what = m.problem.rfind("not a model", 0) == 0 ? tr("not a model of a family ShotChain knows") : tr("a file whose header cannot be read");
     if (!byName.empty()) what += tr(" (by its name, %1)").arg(QString::fromStdString(byName));
   }

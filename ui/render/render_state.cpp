@@ -5,6 +5,7 @@
 
 #include "export/shot_paths.h"
 #include "render/shot_folders.h"
+#include "resolve/resolve_sequence.h"
 
 
 namespace shotchain::ui {
@@ -156,7 +157,7 @@ void RenderState::setFolders(const Sequence& sequence, const std::string& sequen
 void RenderState::documentChanged(const Sequence& sequence) {
   current_ = sequence;
   try {
-    keys_ = render::currentShotKeys(sequence, sequenceDirectory_);
+    keys_ = render::currentShotKeys(resolve::resolveSequence(sequence, {sequenceDirectory_}));
     keyProblem_.clear();
   } catch (const std::exception& e) {
     keys_.clear();

@@ -21,10 +21,10 @@ const char* toString(ShotState state);
 struct ShotStatus {
   ShotState state = ShotState::Dirty;
   double progress = 0;  // 0..1 while rendering
-  QImage firstThumbnail;
-  QImage lastThumbnail;
-  std::optional<render::StepCacheFigures> cache;  // its last render's step cache, when its policy was not off
-  std::optional<render::ExpertFigures> experts;   // two experts: which ran when, and what moved for them
+  QImage firstThumbnail = {};
+  QImage lastThumbnail = {};
+  std::optional<render::StepCacheFigures> cache = {};  // its last render's step cache, when its policy was not off
+  std::optional<render::ExpertFigures> experts = {};   // two experts: which ran when, and what moved for them
 };
 
 // One row of the Cuts table: the cut into a shot as last measured, and whether it still describes the

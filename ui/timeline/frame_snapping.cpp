@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sequence/validation.h"
+#include "resolve/frame_rules.h"
 
 namespace shotchain::ui {
 
-int snapToValidLength(int frames) {
-  const int k = static_cast<int>(std::lround((std::max(frames, 1) - 1) / 4.0));
-  return std::min(4 * k + 1, limits::kMaxFrames);
-}
-
-int trimmedLength(int originalFrames, double deltaFrames, bool bypass, int maxFrames) {
+int trimmedLength(int originalFrames, double deltaFrames, bool bypass, int maxFrames, const resolve::FrameGeometry& geometry) {
   const int raw = std::clamp(static_cast<int>(std::lround(originalFrames + deltaFrames)), 1, maxFrames);
-  return bypass ? raw : std::min(snapToValidLength(raw), maxFrames);
+  return bypass ? raw : std::min(resolve::nearestFrameCount(raw, geometry), maxFrames);
 }
 
 }  // namespace shotchain::ui

@@ -11,6 +11,7 @@
 
 #include "document/sequence_document.h"
 #include "render/render_state.h"
+#include "resolve/frame_rules.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
 #include "timeline/cut_marker.h"
@@ -235,7 +236,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
 
   if (gesture_ == Gesture::Trim && gestureIndex_ >= 0) {
     const QRect r = blockRect(gestureIndex_);
-    const std::string problem = frameCountProblem(ghostFrames_);
+    const std::string problem = resolve::frameCountProblem(ghostFrames_, document_->resolved().geometry);
     const QString label = problem.empty() ? tr("%1 frames").arg(ghostFrames_) : QString::fromStdString(problem);
     p.setPen(QPen(problem.empty() ? QColor(0xff, 0xd0, 0x50) : QColor(0xff, 0x60, 0x60), 2));
     p.setBrush(Qt::NoBrush);
@@ -393,7 +394,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     case Gesture::Trim: {
       const int original = document_->sequence().shots[static_cast<std::size_t>(gestureIndex_)].frames;
       const bool bypass = event->modifiers().testFlag(Qt::AltModifier);
-      ghostFrames_ = trimmedLength(original, (pos.x() - pressPos_.x()) / pixelsPerFrame_, bypass, limits::kMaxFrames);
+      ghostFrames_ = trimmedLength(original, (pos.x() - pressPos_.x()) / pixelsPerFrame_, bypass, limits::kMaxFrames,
+                                   document_->resolved().geometry);
       update();
       return;
     }
@@ -529,18 +531,20 @@ bool TimelineView::splitShot(int index) {
   const auto at = static_cast<std::size_t>(index);
   const int offset = playhead_ - document_->sequence().startFrame(at);
   const int frames = document_->sequence().shots[at].frames;
-  const Diagnostics errors = document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset), {}});
+  const int step = document_->resolved().geometry.frameStep();
+  const Diagnostics errors = document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset, step), step, {}});
   if (!errors.empty()) {
     Q_EMIT statusMessage(QString::fromStdString(errors.front().message));
     return false;
   }
-  // Two shots of 4k+1 frames can never add up to one of 4k+1: the parts share the cut frame.
+  // Two shots of whole latents can never add up to one: the parts share the cut frame.
   const auto& shots = document_->sequence().shots;
-  Q_EMIT statusMessage(tr("Split %1 frames into %2 + %3: every shot is 4k+1 frames long, so the two parts share the cut "
-                          "frame and the sequence is one frame longer (%4 frames)")
+  Q_EMIT statusMessage(tr("Split %1 frames into %2 + %3: every shot is %4k+1 frames long, so the two parts share the cut "
+                          "frame and the sequence is one frame longer (%5 frames)")
                            .arg(frames)
                            .arg(shots[at].frames)
                            .arg(shots[at + 1].frames)
+                           .arg(step)
                            .arg(document_->sequence().totalFrames()));
   setSelectedIndex(index + 1);
   return true;

@@ -6,6 +6,7 @@
 #include "io/weight_set.h"
 #include "models/umt5/umt5.h"
 #include "models/umt5/umt5_text_encoder.h"
+#include "text/umt5_tokenizer.h"
 
 namespace shotchain::models {
 namespace {
@@ -45,6 +46,17 @@ TextEncoderMemory umt5MemoryOf(const io::WeightSet& weights) {
   return m;
 }
 
+TextEncoderFacts umt5Facts(const io::WeightSet& weights) {
+  TextEncoderFacts facts;
+  facts.embeddedTokenizer = text::Umt5Tokenizer::hasEmbedded(weights);
+  return facts;
+}
+
+const FamilyKnowledge& umt5Knowledge() {
+  static const FamilyKnowledge knowledge{.comfy = {.file = "umt5_xxl_fp8_e4m3fn_scaled.safetensors", .clipType = "wan"}};
+  return knowledge;
+}
+
 }  // namespace
 
 const ModelFamilyRow& umt5Family() {
@@ -52,7 +64,9 @@ const ModelFamilyRow& umt5Family() {
                                   .role = ModelRole::TextEncoder,
                                   .identify = identifyUmt5,
                                   .loadTextEncoder = loadUmt5,
-                                  .textEncoderMemory = umt5MemoryOf};
+                                  .textEncoderMemory = umt5MemoryOf,
+                                  .knowledge = &umt5Knowledge(),
+                                  .textEncoderFacts = umt5Facts};
   return row;
 }
 

@@ -2,6 +2,7 @@
 
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
@@ -49,6 +50,8 @@ std::shared_ptr<const VaeMemoryModel> wanVaeMemoryOf(const io::WeightSet& weight
   return wanVaeMemory(detectWanVaeConfig(weights).config);
 }
 
+DitFacts wanDitFactsOf(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, wanT2vKnowledge()); }
+
 FamilyInspection inspectWanDit(const io::WeightSet& weights) {
   const WanDetection wan = detectWanConfig(weights);
   FamilyInspection out;
@@ -62,7 +65,50 @@ FamilyInspection inspectWanDit(const io::WeightSet& weights) {
   return out;
 }
 
+VaeFacts wanVaeFactsOf(const io::WeightSet& weights) { return wanVaeFacts(detectWanVaeConfig(weights).config); }
+
+std::string wanDitNames(const std::string& normalised) { return wanFamilyFromFileName(normalised); }
+
+// While a sequence's files cannot be read, it is checked against Wan 2.1 T2V 1.3B with its VAE.
+ModelSetFacts assumedWanSet() {
+  ModelSetFacts facts;
+  facts.assumed = true;
+  facts.dit = wanDitFacts(WanConfig::preset("1.3b"), wanT2vKnowledge());
+  facts.dit.family = "wan_dit";
+  facts.vae = wanVaeFacts(WanVaeConfig());
+  facts.vae.family = "wan_vae";
+  facts.vae.description = "Wan 2.1 VAE";
+  facts.vae.knowledge = &wanVaeKnowledge();
+  return facts;
+}
+
 }  // namespace
+
+DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) {
+  DitFacts facts;
+  facts.familyName = config.family();
+  facts.description = config.family() + ", " + config.variant();
+  facts.variant = wanVariantId(config);
+  facts.latentChannels = config.outDim;
+  facts.patchFrames = config.patch[0];
+  facts.patchSide = config.patch[1];
+  facts.perFrameTimesteps = config.takesPerFrameTimesteps();
+  facts.cleanFirstFrames = config.modelType == "ti2v";
+  facts.causalBlockSize = config.causalBlockSize;
+  facts.imageConditionChannels = config.modelType == "i2v" ? config.inDim - config.outDim : 0;
+  facts.contextLength = config.textLen;
+  facts.parameters = config.parameterCount();
+  facts.knowledge = &knowledge;
+  return facts;
+}
+
+VaeFacts wanVaeFacts(const WanVaeConfig& config) {
+  VaeFacts facts;
+  facts.latentChannels = config.zDim;
+  facts.temporalFactor = config.temporalFactor();
+  facts.spatialFactor = config.spatialFactor();
+  return facts;
+}
 
 FamilyInspection inspectWanVaeFile(const io::WeightSet& weights) {
   const WanVaeDetection vae = detectWanVaeConfig(weights);
@@ -83,14 +129,23 @@ const ModelFamilyRow& wanDitFamily() {
                                   .identify = identifyWanDit,
                                   .loadDit = loadWanDit,
                                   .ditMemory = wanDitMemoryOf,
-                                  .inspect = inspectWanDit};
+                                  .inspect = inspectWanDit,
+                                  .knowledge = &wanT2vKnowledge(),
+                                  .ditFacts = wanDitFactsOf,
+                                  .familyFromFileName = wanDitNames,
+                                  .assumed = assumedWanSet};
   return row;
 }
 
 const ModelFamilyRow& wanVaeFamily() {
-  static const ModelFamilyRow row{
-      .name = "wan_vae", .role = ModelRole::Vae, .identify = identifyWanVae, .loadVae = loadWanVae, .vaeMemory = wanVaeMemoryOf,
-      .inspect = inspectWanVaeFile};
+  static const ModelFamilyRow row{.name = "wan_vae",
+                                  .role = ModelRole::Vae,
+                                  .identify = identifyWanVae,
+                                  .loadVae = loadWanVae,
+                                  .vaeMemory = wanVaeMemoryOf,
+                                  .inspect = inspectWanVaeFile,
+                                  .knowledge = &wanVaeKnowledge(),
+                                  .vaeFacts = wanVaeFactsOf};
   return row;
 }
 

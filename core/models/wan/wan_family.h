@@ -1,6 +1,8 @@
 #pragma once
 
 #include "models/model_registry.h"
+#include "models/wan/wan_config.h"
+#include "models/wan/wan_vae_config.h"
 
 namespace shotchain::models {
 
@@ -9,5 +11,8 @@ const ModelFamilyRow& wanDitFamily();
 const ModelFamilyRow& wanVaeFamily();
 // What `inspect` says of a Wan VAE of either generation (both families' rows use it).
 FamilyInspection inspectWanVaeFile(const io::WeightSet& weights);
+// What the resolver needs of a Wan DiT of `config` (with the knowledge of its row) and of a Wan VAE of either generation.
+DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge);
+VaeFacts wanVaeFacts(const WanVaeConfig& config);
 
 }  // namespace shotchain::models

@@ -327,12 +327,11 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   tokens.clear();
   // Sequence parallel (Ulysses): this rank keeps 1/N of the (padded) tokens; pad keys are masked.
   // A stream chunk runs whole on every rank (its cache is per rank).
-  const std::optional<UlyssesSplit> split = UlyssesSplit::make(stream ? nullptr : m.parallel.get(), maxLength, c.numHeads);
-  if (split && trace) throw std::invalid_argument("WanModel::forward: no trace of a forward spread over ranks");
-  const std::vector<std::int64_t> keyLengths =
-      ragged ? lengths : split ? split->keyLengths(batch) : std::vector<std::int64_t>{};
+  const DitRunner runner({m.parallel.get(), m.blockCache, trace, stream != nullptr, ragged, m.trainable}, maxLength, c.numHeads);
+  const UlyssesSplit* split = runner.split();
+  const std::vector<std::int64_t> keyLengths = runner.keyLengths(batch, lengths);
   const std::int64_t causalTokens = causalFrames > 0 ? causalFrames * grids.front().h * grids.front().w : 0;
-  if (split) x = split->shardTokens(x);
+  x = runner.shard(x);
 
   // 2–3. Time embedding (sinusoid in float64) and the 6·dim projection, float32, per sample or per
   // frame; the fps term (SkyReels-V2 DF) joins the block modulation, not the head's.
@@ -341,21 +340,19 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   const at::Tensor sinusoid = wanSinusoidalEmbedding(c.freqDim, t.to(m.device));
   const at::Tensor e = m.time2(at::silu(m.time0(sinusoid.to(at::kFloat))));  // [B·F, dim]
   const at::Tensor e0 = m.timeProjection(at::silu(e));                       // [B·F, 6·dim]
-  if (trace) {
-    (*trace)["sinusoidal_t"] = sinusoid;
-    (*trace)["time_embedding"] = e;
-    (*trace)["time_projection"] = e0;
-  }
+  runner.trace("sinusoidal_t", sinusoid);
+  runner.trace("time_embedding", e);
+  runner.trace("time_projection", e0);
   at::Tensor e0rows = perFrame ? e0.view({batch, framesIn, 6, c.dim}) : e0.view({batch, 6, c.dim});
   if (m.fpsEmbedding.defined()) {
     if (fpsIndex < 0 || fpsIndex >= m.fpsEmbedding.size(0))
       throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) + " (0: 16 fps, 1: other)");
     const at::Tensor fps = m.fps2(at::silu(m.fps0(m.fpsEmbedding[fpsIndex].unsqueeze(0))));  // [1, 6·dim]
-    if (trace) (*trace)["fps_projection"] = fps;
+    runner.trace("fps_projection", fps);
     e0rows = e0rows + (perFrame ? fps.view({1, 1, 6, c.dim}) : fps.view({1, 6, c.dim}));
   }
   const std::int64_t tokensPerFrame = maxLength / framesIn;
-  if (split && perFrame) e0rows = split->rowsPerToken(e0rows, tokensPerFrame);
+  if (perFrame) e0rows = runner.rowsPerToken(e0rows, tokensPerFrame);
 
   // 4. Text embedding over the zero-padded text_len rows (no mask anywhere).
   at::Tensor padded = at::zeros({batch, c.textLen, c.textDim}, f32);
@@ -367,7 +364,7 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     padded[b].narrow(0, 0, ctx.size(0)).copy_(ctx);
   }
   const at::Tensor context = m.text2(at::gelu(m.text0(padded), "tanh"));
-  if (trace) (*trace)["text_embedding"] = context.to(at::kFloat);
+  if (runner.tracing()) runner.trace("text_embedding", context.to(at::kFloat));
 
   // 5. RoPE angles per sample; padding rows stay unrotated. A stream chunk comes after the cached frames.
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(m.device);
@@ -384,80 +381,48 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
     cos[b].narrow(0, 0, angles.size(0)).copy_(at::cos(angles));
     sin[b].narrow(0, 0, angles.size(0)).copy_(at::sin(angles));
   }
-  if (split) {
-    cos = split->shardTokens(cos, 1.0);
-    sin = split->shardTokens(sin, 0.0);
-  }
+  cos = runner.shard(cos, 1.0);
+  sin = runner.shard(sin, 0.0);
 
-  // 6. Attention blocks [from, to) over the rows of `in` (a sub-batch when a step cache skips rows).
-  struct BlockInputs {
-    at::Tensor e0rows, context, cos, sin;
-  };
-  const auto blocksOver = [&](at::Tensor h, std::size_t from, std::size_t to, const BlockInputs& in) {
+  // 6. Attention blocks [from, to) over rows of tokens, each with its rows of the modulation, the context and RoPE.
+  const auto blocksOver = [&](at::Tensor h, std::size_t from, std::size_t to, const std::vector<at::Tensor>& in) {
+    const at::Tensor& rows = in[0];
     for (std::size_t i = from; i < to; ++i) {
       const Block& block = m.blocks[i];
-      const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + in.e0rows : block.modulation + in.e0rows, perFrame,
+      const ModulationRows mod{perFrame ? block.modulation.unsqueeze(0) + rows : block.modulation + rows, perFrame,
                                frames};  // float32
       at::Tensor z = mod.modulate(m.layerNorm(h), 0, 1);
       const at::Tensor selfOut =
           (stream ? m.cachedSelfAttention(block.self, z, streamRope, *stream->cache, static_cast<std::int64_t>(i),
                                           stream->firstBranch, causalTokens)
-                  : m.selfAttention(block.self, z, in.cos, in.sin, keyLengths, causalTokens, split ? &*split : nullptr))
+                  : m.selfAttention(block.self, z, in[2], in[3], keyLengths, causalTokens, split))
               .to(at::kFloat);
       h = mod.gate(h, selfOut, 2);
       z = c.crossAttnNorm ? at::layer_norm(h, {c.dim}, block.norm3Weight, block.norm3Bias, c.eps) : h;
-      const at::Tensor crossOut = m.crossAttention(block.cross, z, in.context).to(at::kFloat);
+      const at::Tensor crossOut = m.crossAttention(block.cross, z, in[1]).to(at::kFloat);
       h = h + crossOut;
       z = mod.modulate(m.layerNorm(h), 3, 4);
       const at::Tensor ffnOut = block.ffn2(at::gelu(block.ffn0(z), "tanh")).to(at::kFloat);
       h = mod.gate(h, ffnOut, 5);
-      if (trace) {
+      if (runner.tracing()) {
         const std::string name = "blocks." + std::to_string(i);
-        (*trace)[name + ".self_attn"] = selfOut;
-        (*trace)[name + ".cross_attn"] = crossOut;
-        (*trace)[name + ".ffn"] = ffnOut;
-        (*trace)[name] = h;
+        runner.trace(name + ".self_attn", selfOut);
+        runner.trace(name + ".cross_attn", crossOut);
+        runner.trace(name + ".ffn", ffnOut);
+        runner.trace(name, h);
       }
     }
     return h;
   };
-  const BlockInputs all{e0rows, context, cos, sin};
-  BlockCache* const cache = stream || trace || split || ragged || m.trainable ? nullptr : m.blockCache;
-  if (!cache) {
-    x = blocksOver(x, 0, m.blocks.size(), all);
-  } else {
-    const auto probed = static_cast<std::size_t>(std::clamp<int>(cache->probeBlocks(), 0, static_cast<int>(m.blocks.size())));
-    const at::Tensor base = probed > 0 ? blocksOver(x, 0, probed, all) : x;
-    const at::Tensor probeResidual = probed > 0 ? base - x : at::Tensor();
-    const std::vector<bool> skip = cache->skipRows({e, e0rows, x, probeResidual});
-    if (static_cast<std::int64_t>(skip.size()) != batch) throw std::logic_error("BlockCache::skipRows: one entry per row");
-    std::vector<std::int64_t> rows;
-    for (std::int64_t b = 0; b < batch; ++b)
-      if (!skip[static_cast<std::size_t>(b)]) rows.push_back(b);
-    at::Tensor computed;
-    if (!rows.empty()) {
-      const at::Tensor index = at::tensor(rows, at::TensorOptions().dtype(at::kLong)).to(m.device);
-      const bool whole = static_cast<std::int64_t>(rows.size()) == batch;
-      const auto pick = [&](const at::Tensor& all) { return whole ? all : all.index_select(0, index); };
-      const at::Tensor start = pick(base);
-      computed = blocksOver(start, probed, m.blocks.size(), {pick(e0rows), pick(context), pick(cos), pick(sin)});
-      for (std::size_t j = 0; j < rows.size(); ++j)
-        cache->store(rows[j], computed[static_cast<std::int64_t>(j)] - start[static_cast<std::int64_t>(j)]);
-    }
-    std::vector<at::Tensor> out;
-    for (std::int64_t b = 0, j = 0; b < batch; ++b)
-      out.push_back(skip[static_cast<std::size_t>(b)] ? base[b] + cache->residual(b).to(base.device()) : computed[j++]);
-    x = at::stack(out);
-  }
+  x = runner.blocks(blocksOver, m.blocks.size(), x, {e0rows, context, cos, sin}, e, e0rows);
 
   // 7. Head (uses e, not e0), float32.
   at::Tensor headRows = e.view({batch, framesIn, 1, c.dim});
-  if (split && perFrame) headRows = split->rowsPerToken(headRows, tokensPerFrame);
+  if (perFrame) headRows = runner.rowsPerToken(headRows, tokensPerFrame);
   const ModulationRows headMod{perFrame ? m.headModulation.unsqueeze(0) + headRows : m.headModulation + e.unsqueeze(1),
                                perFrame, frames};  // [B, (F,) 2, dim]
-  at::Tensor y = m.head(headMod.modulate(m.layerNorm(x), 0, 1));
-  if (split) y = split->gatherTokens(y);
-  if (trace) (*trace)["head"] = y;
+  const at::Tensor y = runner.gather(m.head(headMod.modulate(m.layerNorm(x), 0, 1)));
+  runner.trace("head", y);
 
   // 8. Unpatchify: token channels ordered (pt, ph, pw, c).
   std::vector<at::Tensor> outputs;

@@ -12,6 +12,7 @@
 
 #include "models/attention.h"
 #include "models/block_cache.h"
+#include "models/dit_runner.h"
 #include "models/kv_cache.h"
 #include "models/wan/rope.h"
 #include "models/sequence_parallel.h"

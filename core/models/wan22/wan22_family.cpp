@@ -3,6 +3,7 @@
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_family.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
@@ -91,6 +92,59 @@ FamilyInspection inspectI2v(const io::WeightSet& weights) {
   return out;
 }
 
+constexpr SizePreset kTi2vSizes[] = {
+    {"1280×704 — Wan 2.2 TI2V 720p landscape", 1280, 704},
+    {"704×1280 — Wan 2.2 TI2V 720p portrait", 704, 1280},
+    {"64×64 — tiny test models", 64, 64},
+};
+constexpr SizePreset kI2vSizes[] = {
+    {"832×480 — Wan 480p landscape", 832, 480}, {"480×832 — Wan 480p portrait", 480, 832},
+    {"1280×720 — Wan 720p landscape", 1280, 720}, {"720×1280 — Wan 720p portrait", 720, 1280},
+};
+
+const FamilyKnowledge& ti2vKnowledge() {
+  static const FamilyKnowledge knowledge{.defaultNegativePrompt = wanNegativePrompt(),
+                                         .sizes = kTi2vSizes,
+                                         .loraLayerAliases = wanLoraLayerAliases(),
+                                         .loraTarget = "Wan DiT",
+                                         .comfy = {.file = "wan2.2_ti2v_5B_fp16.safetensors",
+                                                   .latentNode = "Wan22ImageToVideoLatent",
+                                                   .latentTakesStartImage = true,
+                                                   .videoOutput = true}};
+  return knowledge;
+}
+
+// wan/configs/wan_i2v_A14B.py: the I2V experts switch at 0.9.
+const FamilyKnowledge& i2vKnowledge() {
+  static const FamilyKnowledge knowledge{.defaultNegativePrompt = wanNegativePrompt(),
+                                         .expertBoundary = 0.9,
+                                         .sizes = kI2vSizes,
+                                         .loraLayerAliases = wanLoraLayerAliases(),
+                                         .loraTarget = "Wan DiT",
+                                         .comfy = {.file = "wan2.2_i2v_low_noise_14B_fp16.safetensors",
+                                                   .latentNode = "EmptyHunyuanLatentVideo",
+                                                   .imageToVideoNode = "WanImageToVideo",
+                                                   .videoOutput = true}};
+  return knowledge;
+}
+
+const FamilyKnowledge& wan22VaeKnowledge() {
+  static const FamilyKnowledge knowledge{.comfy = {.file = "wan2.2_vae.safetensors"}};
+  return knowledge;
+}
+
+DitFacts ti2vFacts(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, ti2vKnowledge()); }
+DitFacts i2vFacts(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, i2vKnowledge()); }
+VaeFacts wan22VaeFacts(const io::WeightSet& weights) { return wanVaeFacts(detectWanVaeConfig(weights).config); }
+
+std::string ti2vNames(const std::string& n) { return wan22FileName(n) && n.find("ti2v") != std::string::npos ? "Wan 2.2 TI2V-5B" : ""; }
+
+std::string i2vNames(const std::string& n) {
+  if (!wan22FileName(n) || n.find("i2v") == std::string::npos) return "";
+  const bool high = n.find("high") != std::string::npos, low = n.find("low") != std::string::npos;
+  return std::string("Wan 2.2 I2V-A14B") + (high ? " high-noise expert" : low ? " low-noise expert" : "");
+}
+
 }  // namespace
 
 const ModelFamilyRow& wan22I2vFamily() {
@@ -99,7 +153,10 @@ const ModelFamilyRow& wan22I2vFamily() {
                                   .identify = identifyI2v,
                                   .loadDit = loadWan22Dit,
                                   .ditMemory = wan22DitMemory,
-                                  .inspect = inspectI2v};
+                                  .inspect = inspectI2v,
+                                  .knowledge = &i2vKnowledge(),
+                                  .ditFacts = i2vFacts,
+                                  .familyFromFileName = i2vNames};
   return row;
 }
 
@@ -109,7 +166,10 @@ const ModelFamilyRow& wan22Ti2vFamily() {
                                   .identify = identifyTi2v,
                                   .loadDit = loadWan22Dit,
                                   .ditMemory = wan22DitMemory,
-                                  .inspect = inspectTi2v};
+                                  .inspect = inspectTi2v,
+                                  .knowledge = &ti2vKnowledge(),
+                                  .ditFacts = ti2vFacts,
+                                  .familyFromFileName = ti2vNames};
   return row;
 }
 
@@ -119,7 +179,9 @@ const ModelFamilyRow& wan22VaeFamily() {
                                   .identify = identifyWan22Vae,
                                   .loadVae = loadWan22Vae,
                                   .vaeMemory = wan22VaeMemory,
-                                  .inspect = inspectWanVaeFile};
+                                  .inspect = inspectWanVaeFile,
+                                  .knowledge = &wan22VaeKnowledge(),
+                                  .vaeFacts = wan22VaeFacts};
   return row;
 }
 

@@ -16,6 +16,7 @@
 #include "demo/vae_handoff.h"
 #include "io/weight_set.h"
 #include "models/umt5/umt5_text_encoder.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "render/renderer.h"
@@ -71,7 +72,7 @@ class TestDemoWeights : public QObject {
     QCOMPARE(text.encoder().config().dim, dit.config().textDim);
     const at::Tensor context = text.encode("a red circle moving right on a black background");
     QCOMPARE(context.size(0), std::int64_t{10});  // nine words + EOS
-    QVERIFY(text.encode(sampling::effectiveNegativePrompt("")).size(0) <= dit.config().textLen);
+    QVERIFY(text.encode(models::wanNegativePrompt()).size(0) <= dit.config().textLen);
     const sampling::LatentRgbFactors rgb = sampling::loadLatentRgbFactors(dir_ / kLatentRgbFile);
     QCOMPARE(rgb.channels(), static_cast<int>(vae.config().zDim));
     std::uintmax_t total = 0;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "golden_model_facts.h"
 #include "test_registry.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
@@ -148,9 +149,8 @@ class TestComfyA14b : public QObject {
     QCOMPARE(shot.loras->at(0).expert, std::string("high"));
     QCOMPARE(shot.loras->at(1).file, std::string("lightx2v_low_noise.safetensors"));
     QCOMPARE(shot.loras->at(1).expert, std::string("low"));
-    ComfyExportOptions options;
-    options.switchStep = [](const Shot& s) { return s.switchStep.value_or(-1); };
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, options);
+    const auto facts = testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
     QCOMPARE(byType(out[0].json)["LoraLoaderModelOnly"].size(), std::size_t{2});
     const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
     QCOMPARE(again.sequence.shots.front().loras, shot.loras);
@@ -159,10 +159,11 @@ class TestComfyA14b : public QObject {
   void exportWritesTheTwoSamplerGraphBack() {
     for (const bool i2v : {false, true}) {
       const ComfyImport imported = importComfyWorkflow(a14bTemplate(i2v).dump(), "t.json");
-      ComfyExportOptions options;
-      options.imageToVideo = i2v;
-      options.switchStep = [](const Shot& shot) { return shot.switchStep.value_or(-1); };
-      const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, options);
+      const auto facts = i2v ? testing::goldenModelFacts("wan22_i2v_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                         "wan22_i2v_high_tiny.safetensors")
+                             : testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                         "wan22_moe_high_tiny.safetensors");
+      const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
       QCOMPARE(out.size(), std::size_t{1});
       auto types = byType(out[0].json);
       QCOMPARE(types["UNETLoader"].size(), std::size_t{2});

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
@@ -117,7 +118,7 @@ class TestComfyHostile : public QObject {
     second.id = "shot-2";
     second.seed = 9007199254740993ull;
     sequence.shots.push_back(second);
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(sequence);
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(sequence, resolve::resolveSequence(sequence, {}));
     QCOMPARE(out.size(), std::size_t{2});
     QCOMPARE(importComfyWorkflow(out[0].json, "a.json").sequence.shots[0].seed, std::uint64_t{18446744073709551615ull});
     QCOMPARE(importComfyWorkflow(out[1].json, "b.json").sequence.shots[0].seed, std::uint64_t{9007199254740993ull});

@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "models/model_set_facts.h"
 #include "interop/comfy_model_words.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
@@ -194,7 +196,9 @@ class TestComfyImport : public QObject {
   void aSamplerThatCannotBeMappedIsLeftOutAndNamed() {
     Json workflow = seedPackWorkflow("wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors");
     workflow["12"]["inputs"]["continuity_mode"] = "teleport";
-    const ComfyImport r = importComfyWorkflow(workflow.dump(), "wf.json");
+    ComfyImportOptions options;
+    options.familyFromName = models::familyFromFileName;
+    const ComfyImport r = importComfyWorkflow(workflow.dump(), "wf.json", options);
     QCOMPARE(r.sequence.shots.size(), std::size_t{1});
     QCOMPARE(r.sequence.shots[0].seed, std::uint64_t{1001});
     QCOMPARE(r.problems.size(), std::size_t{1});
@@ -203,11 +207,11 @@ class TestComfyImport : public QObject {
     QVERIFY(!unmappedHas(r, "13", "KSampler"));  // listed once, as a problem
     QCOMPARE(r.models, std::string("Wan 2.2 T2V-A14B low-noise expert by its name (wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors, "
                                    "not here to read)"));
-    QCOMPARE(familyFromFileName("wan2.1_t2v_1.3B_fp16.safetensors"), std::string("Wan 2.1 T2V-1.3B"));
-    QCOMPARE(familyFromFileName("wan2.2_i2v_high_noise_14B_fp16.safetensors"), std::string("Wan 2.2 I2V-A14B high-noise expert"));
-    QCOMPARE(familyFromFileName("Wan2.2-TI2V-5B.safetensors"), std::string("Wan 2.2 TI2V-5B"));
-    QCOMPARE(familyFromFileName("wan2.1_i2v_480p_14B_fp16.safetensors").find("not supported") != std::string::npos, true);
-    QCOMPARE(familyFromFileName("juggernaut_xl.safetensors"), std::string());
+    QCOMPARE(models::familyFromFileName("wan2.1_t2v_1.3B_fp16.safetensors"), std::string("Wan 2.1 T2V-1.3B"));
+    QCOMPARE(models::familyFromFileName("wan2.2_i2v_high_noise_14B_fp16.safetensors"), std::string("Wan 2.2 I2V-A14B high-noise expert"));
+    QCOMPARE(models::familyFromFileName("Wan2.2-TI2V-5B.safetensors"), std::string("Wan 2.2 TI2V-5B"));
+    QCOMPARE(models::familyFromFileName("wan2.1_i2v_480p_14B_fp16.safetensors").find("not supported") != std::string::npos, true);
+    QCOMPARE(models::familyFromFileName("juggernaut_xl.safetensors"), std::string());
   }
 
   // LoraLoaderModelOnly / LoraLoader between the loader and the sampler become the shot's LoRAs (#39),
@@ -240,7 +244,7 @@ class TestComfyImport : public QObject {
     }
     QVERIFY(clipNote && missingNote);
 
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(r.sequence);
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(r.sequence, resolve::resolveSequence(r.sequence, {}));
     const ComfyImport back = importComfyWorkflow(out[0].json, "back.json");
     QVERIFY(back.sequence.shots[0].loras.has_value());
     QCOMPARE(back.sequence.shots[0].loras->size(), std::size_t{2});
@@ -263,7 +267,7 @@ class TestComfyImport : public QObject {
   // export-comfy's stock graphs read back with the same prompts, seeds, sizes and sampler.
   void exportedShotsImportBack() {
     const Sequence demo = *loadSequenceFile(testing::workflow("demo.json")).sequence;
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(demo);
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(demo, resolve::resolveSequence(demo, {testing::workflow("demo.json").parent_path()}));
     QCOMPARE(out.size(), demo.shots.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
       QCOMPARE(out[i].shotId, demo.shots[i].id);

@@ -4,9 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "golden_model_facts.h"
 #include "test_registry.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "models/model_set_facts.h"
 
 using namespace shotchain;
 using namespace shotchain::interop;
@@ -49,7 +51,9 @@ class TestComfyTi2v : public QObject {
 
  private Q_SLOTS:
   void templateImportsAsOneShotWithItsStartImage() {
-    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "video_wan2_2_5B_ti2v.json");
+    ComfyImportOptions options;
+    options.familyFromName = models::familyFromFileName;
+    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "video_wan2_2_5B_ti2v.json", options);
     QCOMPARE(imported.format, ComfyFormat::Ui);
     QCOMPARE(imported.sequence.shots.size(), std::size_t{1});
     const Shot& shot = imported.sequence.shots.front();
@@ -76,7 +80,8 @@ class TestComfyTi2v : public QObject {
 
   void exportWritesTheTi2vGraphBack() {
     const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "t.json");
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, {.latentChannels = 48});
+    const auto ti2v = testing::goldenModelFacts("wan22_ti2v_tiny.safetensors", "wan22_vae_tiny.safetensors");
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, ti2v));
     QCOMPARE(out.size(), std::size_t{1});
     const Json g = Json::parse(out[0].json);
     std::map<std::string, Json> byType;
@@ -97,7 +102,8 @@ class TestComfyTi2v : public QObject {
     QCOMPARE(b.width, a.width);
     QCOMPARE(again.sequence.settings.fps, 24.0);
     // The Wan 2.1 export of the same document is the text-to-video graph, which cannot take the picture.
-    const std::vector<ComfyShotWorkflow> t2v = exportComfyWorkflows(imported.sequence);
+    const std::vector<ComfyShotWorkflow> t2v = exportComfyWorkflows(
+        imported.sequence, testing::resolvedAgainst(imported.sequence, testing::goldenModelFacts("wan_dit_tiny.safetensors", "wan_vae_tiny.safetensors")));
     QVERIFY(t2v[0].json.find("EmptyHunyuanLatentVideo") != std::string::npos);
     QVERIFY(!t2v[0].notes.empty());
   }

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "resolve/plan_request.h"
+#include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "cli_run.h"
 #include "memory/memory_planner.h"
@@ -139,8 +141,8 @@ class ModelFilesTest : public QObject {
     makeModelFolder(tempPath(dir));
     const LoadResult loaded = parseSequence(sequenceJson(R"({ "folder": "models" })"));
     QVERIFY(loaded.ok());
-    const models::ModelFiles files = models::resolveModelFiles(loaded.sequence->settings.model, tempPath(dir));
-    const PlanRequest r = planRequestFromFiles(files, *loaded.sequence, "cpu", std::uint64_t(1) << 30, ResidencyPolicy::Pinned);
+    const resolve::ResolvedSequence resolved = resolve::resolveSequence(*loaded.sequence, {tempPath(dir)});
+    const PlanRequest r = resolve::planRequest(resolved, loaded.sequence->settings, {"cpu", std::nullopt, std::uint64_t(1) << 30, ResidencyPolicy::Pinned});
     QCOMPARE(QString::fromStdString(r.dit->variant()), QString("tiny"));
     QCOMPARE(QString::fromStdString(r.vae->variant()), QString("tiny"));
     QCOMPARE(r.shots.size(), std::size_t(3));

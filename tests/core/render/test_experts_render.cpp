@@ -139,16 +139,17 @@ class ExpertsRenderTest : public QObject {
     QCOMPARE(summary.shots[2].conditionedOn, std::string("previous_last_frame"));
     QCOMPARE(summary.cuts.size(), std::size_t{2});  // each cut measured, so the two ways can be compared
 
-    // Neither a start image nor a shot before it: refused, naming the field.
+    // Neither a start image nor a shot before it: refused before any work, naming the field.
     Sequence plain = s;
     plain.shots[0].startImage.clear();
     plain.shots.resize(1);
-    Failures failures;
-    const render::RenderSummary refused = render(plain, "no-image", failures);
-    QVERIFY(!refused.finished.completed);
-    QCOMPARE(failures.messages.size(), std::size_t{1});
-    QVERIFY2(failures.messages[0].find("shots[0].start_image") != std::string::npos, failures.messages[0].c_str());
-    QVERIFY2(failures.messages[0].find("image-to-video") != std::string::npos, failures.messages[0].c_str());
+    try {
+      render(plain, "no-image", none);
+      QFAIL("an image-to-video shot without an image rendered");
+    } catch (const render::RenderError& error) {
+      QCOMPARE(error.field(), std::string("shots[0].start_image"));
+      QVERIFY2(std::string(error.what()).find("image-to-video") != std::string::npos, error.what());
+    }
   }
 
   // Both resident, swapped through host memory at the boundary, or read from disk: the same latents bit for
@@ -221,10 +222,13 @@ class ExpertsRenderTest : public QObject {
     QVERIFY(render(plain, "lora-none", none).finished.completed);
     QVERIFY(!at::equal(tail("lora-high", 0, "a"), tail("lora-none", 0, "a")));
     s.settings.experts = ExpertResidency::Swap;
-    Failures failures;
-    QVERIFY(!render(s, "lora-swap", failures).finished.completed);
-    QVERIFY(!failures.messages.empty());
-    QVERIFY2(failures.messages[0].find("memory.experts resident") != std::string::npos, failures.messages[0].c_str());
+    try {
+      render(s, "lora-swap", none);
+      QFAIL("a LoRA on the high-noise expert rendered with the experts swapped");
+    } catch (const render::RenderError& error) {
+      QCOMPARE(error.field(), std::string("loras[0].expert"));
+      QVERIFY2(std::string(error.what()).find("memory.experts resident") != std::string::npos, error.what());
+    }
   }
 
   void documentFields() {
@@ -249,8 +253,8 @@ class ExpertsRenderTest : public QObject {
       render(s, "mismatch", none);
       QFAIL("a T2V expert paired with an I2V one rendered");
     } catch (const render::RenderError& error) {
-      QCOMPARE(error.field(), std::string("model"));
-      QVERIFY2(std::string(error.what()).find("model.dit_high_noise") != std::string::npos, error.what());
+      QCOMPARE(error.field(), std::string("model.dit_high_noise"));
+      QVERIFY2(std::string(error.what()).find("is not the other expert") != std::string::npos, error.what());
     }
   }
 };

@@ -8,6 +8,8 @@
 
 #include <ATen/ATen.h>
 
+#include "golden_model_facts.h"
+#include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
@@ -81,16 +83,16 @@ class FewStepRenderTest : public QObject {
     Sequence guided = s;
     guided.settings.sampler.guidance = 4.0;
     bool warned = false;
-    for (const Diagnostic& d : validateSequence(guided)) warned = warned || d.path == "sampler.guidance";
+    for (const Diagnostic& d : resolve::validate(guided, {root()})) warned = warned || d.path == "sampler.guidance";
     QVERIFY(warned);
     QCOMPARE(render(guided, "guided").shots[0].fewStep->ditPasses, 8);
   }
 
   void aShotsOwnScheduleReplacesTheSequencesAndIsInItsKey() {
     Sequence s = sequence();
-    const std::vector<std::string> before = render::shotKeys(s, "model", root());
+    const std::vector<std::string> before = testing::shotKeysOf(s, root());
     s.shots[1].fewStep = FewStepSettings{{1000, 500}, DistilledUpdate::Renoise, {}};
-    const std::vector<std::string> after = render::shotKeys(s, "model", root());
+    const std::vector<std::string> after = testing::shotKeysOf(s, root());
     QCOMPARE(after[0], before[0]);
     QVERIFY(after[1] != before[1]);
     const render::RenderSummary summary = render(s, "own");

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "golden_model_facts.h"
 #include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
@@ -151,12 +152,12 @@ class LoraRenderTest : public QObject {
 
   void aLoraIsPartOfTheKey() {
     Sequence s = base({tinyShot("a", 1)});
-    const auto plain = render::shotKeys(s, "m", root());
+    const auto plain = testing::shotKeysOf(s, root());
     s.settings.loras = {{"style.safetensors", 1.0, {}}};
-    const auto with = render::shotKeys(s, "m", root());
+    const auto with = testing::shotKeysOf(s, root());
     s.settings.loras[0].strength = 0.9;
     QVERIFY(with != plain);
-    QVERIFY(render::shotKeys(s, "m", root()) != with);
+    QVERIFY(testing::shotKeysOf(s, root()) != with);
   }
 
   void aMissingLoraIsRefusedBeforeAnyWork() {

@@ -353,7 +353,7 @@ class RendererTest : public QObject {
     QTest::addColumn<QString>("problem");
     QTest::addColumn<QString>("field");
     QTest::newRow("unwritable output folder") << "output" << "output";
-    QTest::newRow("missing model file") << "model" << "model";
+    QTest::newRow("missing model file") << "model" << "model.dit";
     QTest::newRow("plan cannot fit") << "budget" << "memory.budget";
   }
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "test_registry.h"
-#include "render/shot_key.h"
+#include "io/file_fingerprint.h"
 
 using namespace shotchain;
 
@@ -14,11 +14,11 @@ class TestShotKey : public QObject {
  private Q_SLOTS:
   void checkpointFingerprintsComeFromTheirPickle() {
     const std::filesystem::path golden(SHOTCHAIN_GOLDEN_DIR);
-    const std::string state = render::fileFingerprint(golden / "wan_dit_tiny_state.pt");
+    const std::string state = io::fileFingerprint(golden / "wan_dit_tiny_state.pt");
     QCOMPARE(state.size(), std::size_t{32});
-    QCOMPARE(render::fileFingerprint(golden / "wan_dit_tiny_state.pt"), state);
-    QVERIFY(render::fileFingerprint(golden / "wan_dit_tiny_nested.pt") != state);
-    QVERIFY(render::fileFingerprint(golden / "wan_dit_tiny.safetensors") != state);
+    QCOMPARE(io::fileFingerprint(golden / "wan_dit_tiny_state.pt"), state);
+    QVERIFY(io::fileFingerprint(golden / "wan_dit_tiny_nested.pt") != state);
+    QVERIFY(io::fileFingerprint(golden / "wan_dit_tiny.safetensors") != state);
   }
 };
 

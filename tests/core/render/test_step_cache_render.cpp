@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "golden_model_facts.h"
 #include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
@@ -93,7 +94,7 @@ class StepCacheRenderTest : public QObject {
       Sequence off = plain;
       off.settings.sampler.cache = cacheOf(StepCachePolicy::Off, 0.3);
       off.shots[0].cache = cacheOf(StepCachePolicy::Off);
-      QCOMPARE(render::shotKeys(off, "m", root()), render::shotKeys(plain, "m", root()));
+      QCOMPARE(testing::shotKeysOf(off, root()), testing::shotKeysOf(plain, root()));
       const render::RenderSummary a = render(plain, "plain.render");
       const render::RenderSummary b = render(off, "off.render");
       for (int i = 0; i < 2; ++i) {
@@ -110,7 +111,7 @@ class StepCacheRenderTest : public QObject {
       const Sequence plain = chain(*models);
       Sequence cached = plain;
       cached.settings.sampler.cache = cacheOf(StepCachePolicy::FirstBlock, 0.8);
-      QVERIFY(render::shotKeys(cached, "m", root()) != render::shotKeys(plain, "m", root()));
+      QVERIFY(testing::shotKeysOf(cached, root()) != testing::shotKeysOf(plain, root()));
       render(plain, "plain.render");
       const render::RenderSummary summary = render(cached, "cached.render");
       for (int i = 0; i < 2; ++i) {
@@ -199,11 +200,11 @@ class StepCacheRenderTest : public QObject {
     QVERIFY2(cached.shots[0].cache->skippedPasses > 0, cached.shots[0].cache->pattern.c_str());
     QVERIFY(cached.shots[0].cache->source.find("tiny.cache.json") != std::string::npos);
     // A changed calibration file is a changed shot.
-    const auto before = render::shotKeys(s, "m", root());
+    const auto before = testing::shotKeysOf(s, root());
     sampling::CacheCalibration other = fitted;
     other.magCacheRatios[5] *= 0.5;
     writeFileAtomically(root() / "tiny.cache.json", sampling::cacheCalibrationJson(other));
-    QVERIFY(render::shotKeys(s, "m", root()) != before);
+    QVERIFY(testing::shotKeysOf(s, root()) != before);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "golden_compare.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"
+#include "models/wan/wan_knowledge.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
 #include "test_support.h"
@@ -69,13 +70,6 @@ class TestSampler : public QObject {
     // A global manual_seed elsewhere does not change it.
     at::manual_seed(7);
     QVERIFY(at::equal(a, seededNoise(kShape, 42)));
-  }
-
-  void defaultNegativePrompt() {
-    QCOMPARE(effectiveNegativePrompt(""), std::string(kWanDefaultNegativePrompt));
-    QCOMPARE(effectiveNegativePrompt("  \n"), std::string(kWanDefaultNegativePrompt));
-    QCOMPARE(effectiveNegativePrompt("blurry"), std::string("blurry"));
-    QVERIFY(std::string(kWanDefaultNegativePrompt).rfind("色调艳丽", 0) == 0);
   }
 
   void cfgBatchEqualsTwoForwards() {
@@ -205,7 +199,7 @@ class TestSampler : public QObject {
   // ---- latent preview ----
 
   void wanFactorsProjectPerChannel() {
-    const LatentRgbFactors f = wan21LatentRgbFactors();
+    const LatentRgbFactors f = latentRgbFactors(*models::wanVaeKnowledge().preview);
     QCOMPARE(f.channels(), 16);
     // A latent that is 1 in channel c and 0 elsewhere previews as weights[c] + bias.
     at::Tensor latent = at::zeros({16, 2, 3, 4});
@@ -224,7 +218,7 @@ class TestSampler : public QObject {
   }
 
   void fitRecoversKnownFactors() {
-    const LatentRgbFactors truth = wan21LatentRgbFactors();
+    const LatentRgbFactors truth = latentRgbFactors(*models::wanVaeKnowledge().preview);
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(8);
     const at::Tensor latents = at::randn({3, 16, 2, 6, 6}, g);
     const at::Tensor rgb = latentToRgb(latents, truth).movedim(-1, 1);  // [B, 3, F, H, W]
@@ -246,19 +240,19 @@ class TestSampler : public QObject {
     at::Tensor video = at::zeros({3, 9, 16, 16});
     for (int t = 0; t < 9; ++t) video.select(1, t).fill_(t);
     video.select(0, 1).narrow(1, 8, 8).add_(10.0);  // green: right half brighter
-    const at::Tensor pooled = poolVideoToLatentGrid(video);
+    const at::Tensor pooled = poolVideoToLatentGrid(video, 4, 8);
     QCOMPARE(pooled.sizes(), at::IntArrayRef({3, 3, 2, 2}));
     QCOMPARE(pooled[0][0][0][0].item<float>(), 0.0f);
     QCOMPARE(pooled[0][1][0][0].item<float>(), 2.5f);  // mean of frames 1..4
     QCOMPARE(pooled[0][2][1][1].item<float>(), 6.5f);  // mean of frames 5..8
     QCOMPARE(pooled[1][2][0][1].item<float>(), 6.5f);
     QCOMPARE(pooled[1][2][1][0].item<float>(), 16.5f);
-    QVERIFY(errorOf([] { poolVideoToLatentGrid(at::zeros({3, 8, 16, 16})); }).contains("latent grid"));
+    QVERIFY(errorOf([] { poolVideoToLatentGrid(at::zeros({3, 8, 16, 16}), 4, 8); }).contains("latent grid"));
   }
 
   void factorsRoundTripThroughSafetensors() {
     const auto path = std::filesystem::temp_directory_path() / "shotchain_test_preview_factors.safetensors";
-    LatentRgbFactors f = wan21LatentRgbFactors();
+    LatentRgbFactors f = latentRgbFactors(*models::wanVaeKnowledge().preview);
     f.source = "fitted by the project (test)";
     saveLatentRgbFactors(path, f);
     const LatentRgbFactors back = loadLatentRgbFactors(path);
@@ -272,7 +266,7 @@ class TestSampler : public QObject {
   void previewOfSamplerSteps() {
     // The UI path: every step's x₀ prediction becomes an RGB frame stack without the VAE.
     std::vector<at::Tensor> frames;
-    const LatentRgbFactors f = wan21LatentRgbFactors();
+    const LatentRgbFactors f = latentRgbFactors(*models::wanVaeKnowledge().preview);
     sampleFlow(denoiser_, kShape, cond_, uncond_, options(3), [&](const StepEvent& e) {
       frames.push_back(latentToRgb8(e.denoised, f));
       return true;

@@ -9,6 +9,7 @@
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"
 #include "sampling/sampler.h"
+#include "models/wan/wan_knowledge.h"
 #include "sampling/step_cache.h"
 #include "sampling/step_cache_rules.h"
 #include "test_registry.h"
@@ -54,7 +55,9 @@ class TestStepCache : public QObject {
     const bool expected[] = {true, true, false, false, true, true, false, true};
     for (int s = 0; s < 8; ++s) QCOMPARE(rule.compute(s, change[s]), expected[s]);
     // The published 1.3B polynomial at a relative change of 0.1 (numpy.poly1d by hand).
-    const std::vector<double> c = publishedTeaCacheCoefficients(PublishedVariant::Wan21T2V1_3B);
+    const models::PublishedCacheTable* published = models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
+    QVERIFY(published);
+    const std::vector<double> c(published->teaCacheCoefficients.begin(), published->teaCacheCoefficients.end());
     const double x = 0.1;
     QVERIFY(std::abs(evaluatePolynomial(c, x) - (c[0] * x * x * x * x + c[1] * x * x * x + c[2] * x * x + c[3] * x + c[4])) < 1e-9);
   }
@@ -70,7 +73,9 @@ class TestStepCache : public QObject {
     const bool capped[] = {true, false, false, true, false, false, true, true};
     for (int s = 0; s < 8; ++s) QCOMPARE(flat.compute(s), capped[s]);
     // The published table: 50 steps a branch, two leading 1.0, resampled by nearest index.
-    const std::vector<double> table = publishedMagCacheRatios(PublishedVariant::Wan21T2V1_3B);
+    const models::PublishedCacheTable* published = models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
+    QVERIFY(published);
+    const std::vector<double> table(published->magCacheRatios.begin(), published->magCacheRatios.end());
     QCOMPARE(table.size(), std::size_t{100});
     QCOMPARE(table[2], 1.0124);
     const std::vector<double> cond = branchRatios(table, 0, 4);  // indices round(i·49/3) = 0, 16, 33, 49
@@ -105,15 +110,15 @@ class TestStepCache : public QObject {
 
   void aCacheThatNeverSkipsChangesNoBit() {
     const SampleResult plain = run(nullptr);
-    for (const CacheRule rule : {CacheRule::TeaCache, CacheRule::FirstBlock, CacheRule::EasyCache}) {
+    for (const StepCachePolicy rule : {StepCachePolicy::TeaCache, StepCachePolicy::FirstBlock, StepCachePolicy::EasyCache}) {
       StepCacheConfig config;
-      config.rule = rule;
+      config.policy = rule;
       config.threshold = 1e-12;
       config.steps = 12;
       config.warmup = 1;
       StepCache cache(config);
       const SampleResult cached = run(&cache);
-      QVERIFY2(at::equal(plain.latent, cached.latent), cacheRuleName(rule));
+      QVERIFY2(at::equal(plain.latent, cached.latent), toString(rule));
       QCOMPARE(cache.skippedPasses(), 0);
       QCOMPARE(cache.computedPasses(), 24);
     }
@@ -121,11 +126,11 @@ class TestStepCache : public QObject {
 
   void skippedStepsReuseTheResidualAndSayWhich() {
     const SampleResult plain = run(nullptr, 20);
-    for (const CacheRule rule : {CacheRule::TeaCache, CacheRule::MagCache, CacheRule::EasyCache, CacheRule::FirstBlock}) {
+    for (const StepCachePolicy rule : {StepCachePolicy::TeaCache, StepCachePolicy::MagCache, StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock}) {
       StepCacheConfig config;
-      config.rule = rule;
+      config.policy = rule;
       // The tiny golden model's modulation moves ~0.8 (relative) a step; a real Wan's a few percent.
-      config.threshold = rule == CacheRule::TeaCache ? 2.0 : rule == CacheRule::MagCache ? 0.5 : rule == CacheRule::EasyCache ? 1.0 : 0.8;
+      config.threshold = rule == StepCachePolicy::TeaCache ? 2.0 : rule == StepCachePolicy::MagCache ? 0.5 : rule == StepCachePolicy::EasyCache ? 1.0 : 0.8;
       config.steps = 20;
       config.warmup = 3;
       config.magCacheRatios = std::vector<double>(40, 0.97);
@@ -134,17 +139,17 @@ class TestStepCache : public QObject {
       const std::string cond = cache.pattern(0);
       QCOMPARE(static_cast<int>(cond.size()), 20);
       QVERIFY2(cond.substr(0, 3) == "CCC" && cond.back() == 'C', cond.c_str());
-      QVERIFY2(cache.skippedPasses() > 0, qPrintable(QString("%1: %2").arg(cacheRuleName(rule), cond.c_str())));
+      QVERIFY2(cache.skippedPasses() > 0, qPrintable(QString("%1: %2").arg(toString(rule), cond.c_str())));
       QCOMPARE(cache.skippedPasses() + cache.computedPasses(), 40);
       // Close to the full run, not equal to it.
       const double error = (cached.latent - plain.latent).abs().mean().item<double>() / plain.latent.abs().mean().item<double>();
-      QVERIFY2(error > 0 && error < 0.5, qPrintable(QString("%1: %2").arg(cacheRuleName(rule)).arg(error)));
+      QVERIFY2(error > 0 && error < 0.5, qPrintable(QString("%1: %2").arg(toString(rule)).arg(error)));
     }
   }
 
   void splitGuidanceKeepsTheBranchesApart() {
     StepCacheConfig config;
-    config.rule = CacheRule::FirstBlock;
+    config.policy = StepCachePolicy::FirstBlock;
     config.threshold = 0.8;
     config.steps = 20;
     config.warmup = 3;

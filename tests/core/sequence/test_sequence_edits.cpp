@@ -86,14 +86,14 @@ class SequenceEdits : public QObject {
 
   void badEditsChangeNothing() {
     Sequence s = demoSequence();
-    refused(s, SetShotLength{1, 18}, "shots[1].frames");
+    refused(s, SetShotLength{1, 2000}, "shots[1].frames");
     refused(s, SetShotLength{9, 17}, "shots[9]");
     refused(s, RemoveShot{4}, "shots[4]");
     refused(s, MoveShot{0, 4}, "shots[4]");
     Shot dup = s.shots[0];
     refused(s, InsertShot{1, dup}, "shots[1].id");
     Shot bad = s.shots[0];
-    bad.width = 100;
+    bad.width = 5000;
     refused(s, SetShot{0, bad}, "shots[0].width");
     Shot stolenId = s.shots[1];
     stolenId.id = "enter";
@@ -101,7 +101,7 @@ class SequenceEdits : public QObject {
     SequenceSettings settings = s.settings;
     settings.fps = 0;
     refused(s, SetSettings{settings}, "fps");
-    QCOMPARE(applyEdit(s, SetShotLength{1, 18}).errors.front().message, std::string("18 is not 4k+1 (try 17 or 21)"));
+    QCOMPARE(applyEdit(s, SetShotLength{1, 0}).errors.front().message, std::string("0 is outside 1..1025"));
   }
 
   void describesEachEdit() {

@@ -10,11 +10,13 @@ using namespace shotchain::testing;
 
 namespace {
 
+constexpr int kWanFrameStep = 4;  // the demo model's pixel frames per latent frame
+
 // The split is refused with one error at `path` whose message contains each of `words`,
 // and the sequence is unchanged.
 void splitRefused(const Sequence& s, const std::string& shotId, int frame, const QString& path,
                   const std::vector<std::string>& words, const std::string& newId = {}) {
-  const SplitResult result = splitShot(s, shotId, frame, newId);
+  const SplitResult result = splitShot(s, shotId, frame, kWanFrameStep, newId);
   QVERIFY(!result.ok());
   QCOMPARE(result.errors.size(), std::size_t(1));
   QCOMPARE(q(result.errors.front().path), path);
@@ -40,7 +42,7 @@ class ShotRules : public QObject {
     QCOMPARE(shot.displayName(), std::string("Opening"));
     const Sequence s = demoSequence();
     QCOMPARE(s.shots[1].displayName(), std::string("Cross"));
-    QCOMPARE(describeEdit(s, SplitShot{1, 8, {}}), std::string("Split Cross"));
+    QCOMPARE(describeEdit(s, SplitShot{1, 8, kWanFrameStep, {}}), std::string("Split Cross"));
   }
 
   void splitKeepsEverythingInTheFirstPartAndContinuesInTheSecond() {
@@ -55,7 +57,7 @@ class ShotRules : public QObject {
     const Sequence before = s;
     const Shot original = s.shots[1];
 
-    const SplitResult result = splitShot(s, "cross", 12);
+    const SplitResult result = splitShot(s, "cross", 12, kWanFrameStep);
     QVERIFY2(result.ok(), formatAll(result.errors).c_str());
     QVERIFY2(s == before, "the input changed");
     const Sequence& r = *result.sequence;
@@ -92,7 +94,7 @@ class ShotRules : public QObject {
   void splitAtEveryBoundaryAddsUpAndTakesAGivenId() {
     const Sequence s = demoSequence();  // 17 frames: cuts at 4, 8 and 12
     for (int frame : {4, 8, 12}) {
-      const SplitResult result = splitShot(s, "turn", frame, "turn-b");
+      const SplitResult result = splitShot(s, "turn", frame, kWanFrameStep, "turn-b");
       QVERIFY2(result.ok(), formatAll(result.errors).c_str());
       const Sequence& r = *result.sequence;
       QCOMPARE(r.shots[2].id, std::string("turn"));
@@ -100,7 +102,7 @@ class ShotRules : public QObject {
       QCOMPARE(r.shots[3].name, std::string("Turn (2)"));
       QCOMPARE(r.shots[2].frames, frame + 1);
       QCOMPARE(r.shots[3].frames, 17 - frame);
-      QVERIFY(frameCountProblem(r.shots[2].frames).empty() && frameCountProblem(r.shots[3].frames).empty());
+      QVERIFY((r.shots[2].frames - 1) % kWanFrameStep == 0 && (r.shots[3].frames - 1) % kWanFrameStep == 0);
       QCOMPARE(r.startFrame(3), s.startFrame(2) + frame + 1);
       QCOMPARE(r.startFrame(4), s.startFrame(3) + 1);  // the shared frame is in both parts
     }
@@ -127,13 +129,13 @@ class ShotRules : public QObject {
   void splitEditUndoesExactly() {
     Sequence s = demoSequence();
     s.shots[1].continuity.fallbackImage = "still.png";
-    rhythm(s, SplitShot{1, 8, {}}, [](const Sequence& r) {
+    rhythm(s, SplitShot{1, 8, kWanFrameStep, {}}, [](const Sequence& r) {
       QCOMPARE(shotIds(r), (std::vector<std::string>{"enter", "cross", "shot-5", "turn", "exit"}));
       QCOMPARE(r.shots[1].frames + r.shots[2].frames, 18);
     });
-    refused(s, SplitShot{1, 0, {}}, "shots[1]");
-    refused(s, SplitShot{7, 8, {}}, "shots[7]");
-    refused(s, SplitShot{1, 4, "enter"}, "shots[2].id");  // "cross" is 9 frames now: one cut, at 4
+    refused(s, SplitShot{1, 0, kWanFrameStep, {}}, "shots[1]");
+    refused(s, SplitShot{7, 8, kWanFrameStep, {}}, "shots[7]");
+    refused(s, SplitShot{1, 4, kWanFrameStep, "enter"}, "shots[2].id");  // "cross" is 9 frames now: one cut, at 4
   }
 
   void replaceShotsChecksWhatItPutsIn() {
@@ -143,7 +145,7 @@ class ShotRules : public QObject {
     refused(s, ReplaceShots{0, 1, {s.shots[0], s.shots[0]}}, "shots[0].id");
     refused(s, ReplaceShots{0, 1, {s.shots[1]}}, "shots[0].id");  // "cross" stays at index 1
     Shot wide = s.shots[0];
-    wide.width = 100;
+    wide.width = 5000;
     refused(s, ReplaceShots{0, 1, {wide}}, "shots[0].width");
     rhythm(s, ReplaceShots{1, 2, {s.shots[2]}}, [](const Sequence& r) {
       QCOMPARE(shotIds(r), (std::vector<std::string>{"enter", "turn", "exit"}));
@@ -153,16 +155,16 @@ class ShotRules : public QObject {
   void splitFrameNearFollowsThePlayhead() {
     Shot shot;
     shot.frames = 17;
-    QCOMPARE(splitFrameNear(shot, -1), 8);  // outside: the middle
-    QCOMPARE(splitFrameNear(shot, 0), 8);
-    QCOMPARE(splitFrameNear(shot, 17), 8);
-    QCOMPARE(splitFrameNear(shot, 1), 4);  // each part keeps a block
-    QCOMPARE(splitFrameNear(shot, 5), 4);
-    QCOMPARE(splitFrameNear(shot, 6), 8);
-    QCOMPARE(splitFrameNear(shot, 16), 12);
+    QCOMPARE(splitFrameNear(shot, -1, kWanFrameStep), 8);  // outside: the middle
+    QCOMPARE(splitFrameNear(shot, 0, kWanFrameStep), 8);
+    QCOMPARE(splitFrameNear(shot, 17, kWanFrameStep), 8);
+    QCOMPARE(splitFrameNear(shot, 1, kWanFrameStep), 4);  // each part keeps a block
+    QCOMPARE(splitFrameNear(shot, 5, kWanFrameStep), 4);
+    QCOMPARE(splitFrameNear(shot, 6, kWanFrameStep), 8);
+    QCOMPARE(splitFrameNear(shot, 16, kWanFrameStep), 12);
     shot.frames = 33;
-    QCOMPARE(splitFrameNear(shot, 100), 16);
-    QCOMPARE(splitFrameNear(shot, 21), 20);
+    QCOMPARE(splitFrameNear(shot, 100, kWanFrameStep), 16);
+    QCOMPARE(splitFrameNear(shot, 21, kWanFrameStep), 20);
   }
 
   void shotAtFrameFindsTheShotUnderAFrame() {

@@ -1,0 +1,85 @@
+#pragma once
+
+// The vocabulary of a render: what it is asked (RenderOptions), what it produced (RenderSummary) and what
+// refuses it before any work (RenderError). Torch-free: the studio and the writers hold these.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "continuity/cut_metrics.h"
+#include "memory/memory_plan.h"
+#include "memory/memory_sample.h"
+#include "render/render_events.h"
+#include "sequence/sequence.h"
+
+namespace shotchain::sampling {
+class StepCache;
+}
+
+namespace shotchain::render {
+
+enum class StopRequest { None, AfterShot, Now };
+
+// Reads an image file (a shot's fallback image) into a frame; throws std::runtime_error naming the
+// file. Core cannot decode image formats: the CLI and the studio pass Qt's reader.
+using ImageLoader = std::function<RgbFrame(const std::filesystem::path&)>;
+
+struct RenderOptions {
+  std::filesystem::path outputDirectory;    // <OUT>; created when missing
+  std::filesystem::path sequenceDirectory;  // base of the document's relative paths
+  std::optional<ResidencyPolicy> policy;    // overrides the document's policy
+  std::optional<std::uint64_t> budget;      // overrides the document's budget
+  std::string device = "cpu";               // "cpu", "cuda", "cuda:N"
+  bool reuse = false;      // keep shots on disk whose key is unchanged (resume, re-render of dirty shots)
+  int firstShot = 0;       // 0-based, inclusive; shots before it must be on disk when they hand off
+  int lastShot = -1;       // −1: the last shot
+  bool previews = true;    // latent preview with every step event
+  bool overlapDecode = true;  // decode shot N while sampling N+1 when the plan allows
+  ImageLoader loadImage;      // for blend-mode fallback images and to re-measure the cut into a re-used shot
+  // The observers write frames/000001.png… (export's FrameFileWriter): a shot is re-used only when
+  // all its frames are on disk. Off for renders that keep no frame files.
+  bool framesOnDisk = true;
+  // Off on the ranks other than 0 of a render spread over processes: they compute what rank 0
+  // computes (the same shots, re-used or not, as the folder says) and write nothing.
+  bool writesFiles = true;
+  // `calibrate-cache`: every whole-clip shot records what its steps change (RenderSummary::calibrationRuns).
+  bool calibrateCache = false;
+};
+
+// Everything a render produced, for report.json / report.csv and the CLI's closing table.
+struct RenderSummary {
+  MemoryPlan plan;
+  std::vector<ShotFinished> shots;
+  std::vector<continuity::CutMetrics> cuts;
+  std::vector<std::pair<int, MemorySample>> memory;  // (cut index or −1, sample)
+  std::vector<RenderWarning> warnings;
+  SequenceFinished finished;
+  double textEncodeSeconds = 0;
+  double modelLoadSeconds = 0;
+  std::vector<std::shared_ptr<const sampling::StepCache>> calibrationRuns;  // with RenderOptions::calibrateCache
+  std::string calibratedFamily;  // VideoDiffusionModel::family() of the DiT they ran on
+  int ditLoads = 0;            // DiT loads by the residency manager during the render (reload policy)
+  double ditLoadSeconds = 0;
+  int ditOffloads = 0;
+  std::uint64_t reservedPeak = 0;  // the residency accounting's peak (what the budget was held to)
+  bool decodeOverlapped = false;  // shot N decoded beside the sampling of N+1
+  std::string allocatorTuning;    // what the allocator setting did, in words
+};
+
+// A problem found before any work started; `field` names the document field or option at fault.
+class RenderError : public std::runtime_error {
+ public:
+  RenderError(std::string field, const std::string& message)
+      : std::runtime_error(message), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+}  // namespace shotchain::render

@@ -1,0 +1,46 @@
+#include "render/shot_loras.h"
+
+#include <stdexcept>
+
+#include "models/video_diffusion_model.h"
+
+namespace shotchain::render {
+
+LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit,
+                             models::VideoDiffusionModel* highNoise) {
+  const bool twoExperts = shot.experts.has_value();
+  std::vector<models::LoraUse> low, high;
+  LoraFigures figures;
+  for (const resolve::ResolvedLora& lora : shot.loras) {
+    auto& file = files_[lora.path];
+    if (!file) {
+      models::WeightShapes shapes;
+      for (const auto& [name, tensor] : dit.namedParameters()) shapes.emplace_back(name, tensor.sizes().vec());
+      file = std::make_shared<const models::LoraFile>(models::readLoraFile(lora.path, shapes, dit.family()));
+    }
+    if (!twoExperts || lora.expert != resolve::LoraExpert::High) low.push_back({file, lora.strength});
+    if (twoExperts && lora.expert != resolve::LoraExpert::Low) high.push_back({file, lora.strength});
+    const char* expert = lora.expert == resolve::LoraExpert::High ? " (high noise)" : lora.expert == resolve::LoraExpert::Low ? " (low noise)" : "";
+    figures.files.push_back(lora.file + (twoExperts ? expert : ""));
+    figures.strengths.push_back(lora.strength);
+  }
+  if (!high.empty() && !highNoise)
+    throw std::logic_error("shot " + std::to_string(shot.index + 1) + ": LoRAs on the high-noise expert with the expert not resident "
+                           "(the plan should have refused them)");
+  const auto add = [&figures](const models::LoraPatchFigures& patched) {
+    figures.weightsPatched += patched.weightsPatched;
+    figures.bytesWritten += patched.bytesWritten;
+    figures.bytesKept += patched.bytesKept;
+    figures.seconds += patched.seconds;
+  };
+  add(low_.apply(dit, low));
+  if (highNoise && (!high.empty() || high_.patched())) add(high_.apply(*highNoise, high));
+  return figures;
+}
+
+void ShotLoras::restore(models::VideoDiffusionModel* dit, models::VideoDiffusionModel* highNoise) {
+  if (high_.patched() && highNoise) high_.restore(*highNoise);
+  if (low_.patched() && dit) low_.restore(*dit);
+}
+
+}  // namespace shotchain::render

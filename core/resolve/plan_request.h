@@ -1,0 +1,28 @@
+#pragma once
+
+// The memory plan's request for a resolved sequence: the models' memory models from their headers (no weights
+// read) and each enabled shot's latent, branches, step cache, LoRAs and experts as resolved.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "memory/memory_planner.h"
+#include "resolve/resolved_shot.h"
+
+namespace shotchain::resolve {
+
+struct PlanTarget {
+  std::string device = "cpu";                // "cpu" or "cuda[:N]"
+  std::optional<std::uint64_t> deviceTotal;  // a device planned for that is not here (else deviceTotalBytes)
+  std::optional<std::uint64_t> budget;       // else the document's
+  std::optional<ResidencyPolicy> policy;     // else the document's
+};
+
+// Throws std::runtime_error naming the file when a model file cannot be read.
+PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target);
+
+// What a plan decided that the document must allow: LoRAs on the high-noise expert need it resident, so a
+// plan that keeps one expert at a time refuses them (field and fix), before any shot renders.
+Diagnostics checkAgainstPlan(const ResolvedSequence& resolved, const MemoryPlan& plan);
+
+}  // namespace shotchain::resolve

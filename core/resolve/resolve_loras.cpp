@@ -1,0 +1,87 @@
+// A shot's LoRAs (docs/lora.md): its own list, else the sequence's, each file's header read once while it keeps
+// its size and modification time (its digest for the shot key, the elements it patches for the memory plan).
+#include <map>
+#include <mutex>
+
+#include "io/file_fingerprint.h"
+#include "models/lora/lora_file.h"
+#include "resolve/shot_resolution.h"
+#include "sequence/validation.h"
+#include "util/bounded_file.h"
+
+namespace shotchain::resolve {
+namespace {
+
+struct LoraHeader {
+  std::uintmax_t size = 0;
+  std::filesystem::file_time_type modified;
+  std::string fingerprint;
+  std::uint64_t patchedElements = 0;
+  std::string problem;
+};
+
+std::mutex headersMutex;
+std::map<std::filesystem::path, LoraHeader> headers;
+
+LoraHeader headerOf(const std::filesystem::path& path) {
+  std::error_code error;
+  LoraHeader header;
+  header.size = std::filesystem::file_size(path, error);
+  header.modified = std::filesystem::last_write_time(path, error);
+  {
+    const std::lock_guard<std::mutex> lock(headersMutex);
+    if (const auto found = headers.find(path);
+        found != headers.end() && found->second.size == header.size && found->second.modified == header.modified)
+      return found->second;
+  }
+  try {
+    header.fingerprint = io::fileFingerprint(path);
+    header.patchedElements = models::loraPatchedElements(path);
+  } catch (const std::exception& e) {
+    header.problem = e.what();
+  }
+  const std::lock_guard<std::mutex> lock(headersMutex);
+  headers[path] = header;
+  return header;
+}
+
+LoraExpert expertOf(const std::string& expert) {
+  return expert == "high" ? LoraExpert::High : expert == "low" ? LoraExpert::Low : LoraExpert::Both;
+}
+
+}  // namespace
+
+void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSequence&, const ResolveContext& context,
+                  Problems& problems) {
+  const Shot& document = sequence.shots[shot.index];
+  shot.ownLoras = document.loras.has_value();
+  const std::vector<LoraRef>& refs = shot.ownLoras ? *document.loras : sequence.settings.loras;
+  const std::string list = shot.ownLoras ? shotPath(shot.index, "loras") : std::string("loras");
+  for (std::size_t k = 0; k < refs.size(); ++k) {
+    ResolvedLora& lora = shot.loras.emplace_back();
+    lora.field = list + "[" + std::to_string(k) + "]";
+    lora.file = refs[k].file;
+    lora.path = documentFile(context, refs[k].file);
+    lora.strength = refs[k].strength;
+    lora.expert = expertOf(refs[k].expert);
+    if (refs[k].file.empty()) continue;  // the document's rules name it
+    std::error_code error;
+    if (!std::filesystem::exists(lora.path, error)) {
+      lora.fingerprint = "missing:" + refs[k].file;
+      if (document.enabled) problems.missing(context, lora.field + ".file", lora.path.string() + ": does not exist");
+      continue;
+    }
+    if (const std::string problem = regularFileProblem(lora.path, UINT64_MAX); !problem.empty()) {
+      lora.fingerprint = "unreadable:" + refs[k].file;
+      if (document.enabled) problems.error(lora.field + ".file", lora.path.string() + ": " + problem);
+      continue;
+    }
+    const LoraHeader header = headerOf(lora.path);
+    lora.present = header.problem.empty();
+    lora.fingerprint = lora.present ? header.fingerprint : "unreadable:" + refs[k].file;
+    lora.patchedElements = header.patchedElements;
+    if (!lora.present && document.enabled) problems.error(lora.field + ".file", header.problem);
+  }
+}
+
+}  // namespace shotchain::resolve
