@@ -27,6 +27,7 @@ bool MainWindow::importComfyFile(const QString& path) {
   for (const QString& folder : settings_->modelFolders()) options.modelFolders.emplace_back(folder.toStdString());
   options.readModelFile = models::describeModelFile;
   options.familyFromName = models::familyFromFileName;
+  options.families = models::comfyWordsOfFamilies();
   try {
     imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {

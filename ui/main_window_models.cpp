@@ -10,6 +10,7 @@
 #include "document/sequence_document.h"
 #include "model_library/model_browser.h"
 #include "model_library/preferences_dialog.h"
+#include "models/model_set_facts.h"
 #include "studio_settings.h"
 
 // The model folders of the preferences, the model browser and the first-run question.
@@ -38,10 +39,13 @@ void MainWindow::offerModelFolders() {
   if (settings_->modelFoldersAsked() || !settings_->modelFolders().isEmpty()) return;
   settings_->setModelFoldersAsked();
   if (!dialogsAllowed()) return;
+  QStringList families;
+  for (const models::FamilyKnowledge* family : models::ditFamilyKnowledge()) families << QString::fromUtf8(family->name);
   QMessageBox box(QMessageBox::Question, tr("Your models"),
-                  tr("ShotChain renders the built-in demo model as it is. Do you have Wan 2.1, Wan 2.2 (TI2V-5B, the A14B "
-                     "experts) or SkyReels-V2 weights, or LoRAs, in a ComfyUI models folder? Add it, and the Models panel shows what it holds and which files a sequence "
-                     "will use. (Edit › Preferences changes it later.)"),
+                  tr("ShotChain renders the built-in demo model as it is. Do you have weights of %1, or LoRAs, in a ComfyUI "
+                     "models folder? Add it, and the Models panel shows what it holds and which files a sequence will use. "
+                     "(Edit › Preferences changes it later.)")
+                      .arg(families.join(QStringLiteral("; "))),
                   QMessageBox::NoButton, this);
   QPushButton* add = box.addButton(tr("Add Models Folder…"), QMessageBox::AcceptRole);
   box.addButton(tr("Not Now"), QMessageBox::RejectRole);

@@ -227,37 +227,11 @@ const CommandSpec kImportComfyCommand{
 
 const CommandSpec kExportComfyCommand{
     "export-comfy", "SEQUENCE", 1, 1,
-    "write every enabled shot as a ComfyUI API-format workflow of stock Wan nodes (continuity has no stock node: "
+    "write every enabled shot as a ComfyUI API-format workflow of stock nodes of its model family (continuity has no stock node: "
     "each shot starts from noise there)",
     {{"-o", K::Path, "DIR", "the folder for NN-<shot id>.json (default: SEQUENCE's name with .comfy, beside it)"}},
     ""};
 
 const CommandSpec kVersionCommand{"version", "", 0, 0, "print the version, libtorch and the compute device", {}, ""};
-
-const std::vector<const CommandSpec*>& commandSpecs() {
-  static const std::vector<const CommandSpec*> all = {
-      &kValidateCommand,  &kInfoCommand,     &kInspectCommand,        &kConvertCommand, &kModelsCommand,  &kVerifyCommand,
-      &kRenderCommand,    &kPlanCommand,     &kBenchDitCommand,       &kBenchVaeCommand,
-      &kBenchResidencyCommand, &kBenchStreamingCommand, &kBenchCacheCommand, &kCalibrateCacheCommand, &kTrainDemoCommand, &kEvalDemoCommand, &kImportComfyCommand, &kExportComfyCommand,
-      &kVersionCommand};
-  return all;
-}
-
-std::vector<const CommandSpec*> commandsOf(const std::string& verbOrCommand) {
-  std::vector<const CommandSpec*> found;
-  for (const CommandSpec* spec : commandSpecs())
-    if (spec->name == verbOrCommand) return {spec};
-  for (const CommandSpec* spec : commandSpecs())
-    if (spec->verb() == verbOrCommand) found.push_back(spec);
-  return found;
-}
-
-std::string overview() {
-  std::string text = "usage: shotchain VERB [ARGS...]   (shotchain VERB --help describes every option)\n\nverbs:\n";
-  for (const CommandSpec* spec : commandSpecs())
-    text += spec->synopsis(100, "  ") + "\n" + wrapText("      " + spec->summary, 100, "      ") + "\n";
-  text += "  help\n      this list\n";
-  return text;
-}
 
 }  // namespace shotchain::cli

@@ -7,8 +7,8 @@
 
 namespace shotchain::cli {
 
-// Every command's option table (command_specs.cpp). The verbs parse with them; `shotchain help`
-// and `shotchain VERB --help` print them.
+// Every command's option table (command_specs.cpp). The verbs parse with them; commands.cpp pairs each with
+// what runs it, and `shotchain help` and `shotchain VERB --help` print them.
 extern const CommandSpec kValidateCommand;
 extern const CommandSpec kInfoCommand;
 extern const CommandSpec kInspectCommand;
@@ -28,14 +28,5 @@ extern const CommandSpec kEvalDemoCommand;
 extern const CommandSpec kImportComfyCommand;
 extern const CommandSpec kExportComfyCommand;
 extern const CommandSpec kVersionCommand;
-
-// All of them, in the order `shotchain help` lists them.
-const std::vector<const CommandSpec*>& commandSpecs();
-
-// The commands of one verb ("bench": dit, vae, residency), or the one named ("bench vae").
-std::vector<const CommandSpec*> commandsOf(const std::string& verbOrCommand);
-
-// `shotchain help`: every command's synopsis and summary.
-std::string overview();
 
 }  // namespace shotchain::cli

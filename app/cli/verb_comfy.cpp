@@ -36,6 +36,7 @@ int runImportComfy(const Args& args) {
   if (const auto models = options.text("--models")) importOptions.modelFolders.push_back(*models);
   importOptions.readModelFile = models::describeModelFile;
   importOptions.familyFromName = models::familyFromFileName;
+  importOptions.families = models::comfyWordsOfFamilies();
   interop::ComfyImport imported;
   try {
     imported = interop::importComfyWorkflow(readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);

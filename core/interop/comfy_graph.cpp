@@ -46,6 +46,7 @@ const Json* member(const Json& object, const char* name) {
 }
 
 void readUiNode(const Json& node, std::size_t index, const std::map<long long, ComfyLink>& links, const std::string& source,
+                const std::vector<std::string>& videoLatentTypes,
                 ComfyGraph& graph) {
   const std::string where = "nodes[" + std::to_string(index) + "]";
   if (!node.is_object()) fail(source, where + " is " + shortJson(node) + ", not a node object");
@@ -77,7 +78,7 @@ void readUiNode(const Json& node, std::size_t index, const std::map<long long, C
     if (widgets->is_object()) {
       for (const auto& [name, value] : widgets->items()) n.values[name] = value;
     } else if (widgets->is_array()) {
-      const std::vector<std::string>& names = comfyWidgetNames(n.type);
+      const std::vector<std::string>& names = comfyWidgetNames(n.type, videoLatentTypes);
       for (std::size_t i = 0; i < widgets->size(); ++i)
         n.values[i < names.size() ? names[i] : "widget_" + std::to_string(i)] = (*widgets)[i];
     }
@@ -86,7 +87,7 @@ void readUiNode(const Json& node, std::size_t index, const std::map<long long, C
   graph.nodes[n.id] = std::move(n);
 }
 
-void readUi(const Json& doc, const std::string& source, ComfyGraph& graph) {
+void readUi(const Json& doc, const std::string& source, const std::vector<std::string>& videoLatentTypes, ComfyGraph& graph) {
   std::map<long long, ComfyLink> links;
   if (const Json* table = member(doc, "links"); table && table->is_array())
     for (std::size_t i = 0; i < table->size(); ++i) {
@@ -111,7 +112,7 @@ void readUi(const Json& doc, const std::string& source, ComfyGraph& graph) {
       if (!links.emplace(id, to).second) fail(source, where + ": two links have the id " + std::to_string(id));
     }
   const Json& nodes = doc["nodes"];
-  for (std::size_t i = 0; i < nodes.size(); ++i) readUiNode(nodes[i], i, links, source, graph);
+  for (std::size_t i = 0; i < nodes.size(); ++i) readUiNode(nodes[i], i, links, source, videoLatentTypes, graph);
 }
 
 bool isLink(const Json& value) {
@@ -215,7 +216,9 @@ const std::vector<std::string>& ComfyGraph::consumers(const std::string& id) con
   return found == consumerIds.end() ? none : found->second;
 }
 
-const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
+const std::vector<std::string>& comfyWidgetNames(const std::string& type, const std::vector<std::string>& videoLatentTypes) {
+  static const std::vector<std::string> videoLatent{"width", "height", "length", "batch_size"};
+  if (std::find(videoLatentTypes.begin(), videoLatentTypes.end(), type) != videoLatentTypes.end()) return videoLatent;
   static const std::map<std::string, std::vector<std::string>> names = {
       {"KSampler", {"seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler", "denoise"}},
       {"KSamplerAdvanced",
@@ -227,8 +230,6 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
       {"VAELoader", {"vae_name"}},
       {"EmptyHunyuanLatentVideo", {"width", "height", "length", "batch_size"}},
       {"EmptyMochiLatentVideo", {"width", "height", "length", "batch_size"}},
-      {"Wan22ImageToVideoLatent", {"width", "height", "length", "batch_size"}},
-      {"WanImageToVideo", {"width", "height", "length", "batch_size"}},
       {"LoraLoaderModelOnly", {"lora_name", "strength_model"}},
       {"LoraLoader", {"lora_name", "strength_model", "strength_clip"}},
       {"SaveVideo", {"filename_prefix", "format", "codec"}},
@@ -247,7 +248,7 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type) {
   return found == names.end() ? none : found->second;
 }
 
-ComfyGraph parseComfyGraph(const std::string& text, const std::string& source) {
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source, const std::vector<std::string>& videoLatentTypes) {
   Json doc;
   try {
     doc = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);
@@ -259,7 +260,7 @@ ComfyGraph parseComfyGraph(const std::string& text, const std::string& source) {
   const Json* nodes = member(doc, "nodes");
   if (nodes && nodes->is_array()) {
     graph.format = ComfyFormat::Ui;
-    readUi(doc, source, graph);
+    readUi(doc, source, videoLatentTypes, graph);
   } else {
     readApi(doc, source, graph);
   }

@@ -24,6 +24,16 @@ const std::set<std::string> kOutputs = {"SaveImage",   "PreviewImage", "SaveAnim
 
 std::string nodeLabel(const ComfyNode& node) { return node.type + " " + node.id; }
 
+// The families' latent node types that take a start image and their image-to-video nodes.
+std::vector<std::string> familyLatentTypes(const std::vector<models::ComfyWords>& families) {
+  std::vector<std::string> types;
+  for (const models::ComfyWords& words : families) {
+    if (words.latentTakesStartImage && *words.latentNode) types.push_back(words.latentNode);
+    if (*words.imageToVideoNode) types.push_back(words.imageToVideoNode);
+  }
+  return types;
+}
+
 std::string plain(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", v);
@@ -57,7 +67,7 @@ class Importer {
       std::string why = "not connected to a sampler";
       if (kOutputs.count(node.type)) why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
       else if (node.type == "Note" || node.type == "MarkdownNote") why = "a note";
-      else if (const auto& mapped = mappedComfyNodeTypes(); std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
+      else if (const auto mapped = mappedComfyNodeTypes(options_.families); std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
         why = "a node type ShotChain does not map";
       out_.unmapped.push_back({node.id, node.type, why});
     }
@@ -177,6 +187,15 @@ class Importer {
     if (!v.is_string()) fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + ", not text");
     return v.get<std::string>();
   }
+  bool isImageLatent(const std::string& type) const {
+    return std::any_of(options_.families.begin(), options_.families.end(),
+                       [&](const models::ComfyWords& w) { return w.latentTakesStartImage && type == w.latentNode; });
+  }
+  bool isImageToVideo(const std::string& type) const {
+    return std::any_of(options_.families.begin(), options_.families.end(),
+                       [&](const models::ComfyWords& w) { return *w.imageToVideoNode && type == w.imageToVideoNode; });
+  }
+
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
     fail(nodeLabel(into) + ": its \"" + input + "\" comes from " + nodeLabel(from) + ", a node type ShotChain cannot map there");
   }
@@ -194,7 +213,7 @@ class Importer {
       handoff(*from, shot);
       return text(*from, "prompt");
     }
-    if (from->type == "WanImageToVideo") {  // outputs 0 and 1 are its positive and negative, passed through
+    if (isImageToVideo(from->type)) {  // outputs 0 and 1 are its positive and negative, passed through
       const std::optional<ComfyLink> link = sampler.link(input);
       return promptOf(*from, link && link->slot == 1 ? "negative" : "positive", shot);
     }
@@ -204,8 +223,11 @@ class Importer {
   void clipLoader(const ComfyNode& node) {
     if (node.type != "CLIPLoader") fail(nodeLabel(node) + ": a text encoder must come from a CLIPLoader here");
     textEncoder_ = fileName(node, "clip_name");
-    if (const Json* type = node.value("type"); type && type->is_string() && type->get<std::string>() != "wan")
-      out_.notes.push_back(nodeLabel(node) + ": type \"" + type->get<std::string>() + "\" read as a Wan UMT5 encoder");
+    const Json* type = node.value("type");
+    const auto known = [&](const models::ComfyWords& words) { return type->get<std::string>() == words.clipType; };
+    if (type && type->is_string() && std::none_of(options_.families.begin(), options_.families.end(), known))
+      out_.notes.push_back(nodeLabel(node) + ": type \"" + type->get<std::string>() +
+                           "\" is not one of the model families' text encoders; the file is read as what its header says");
   }
 
   void vaeLoader(const ComfyNode& node) {
@@ -272,8 +294,8 @@ class Importer {
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
   }
 
-  // Wan 2.2's image latents: TI2V's Wan22ImageToVideoLatent (48 channels) and the I2V-A14B experts' WanImageToVideo
-  // (whose image reaches them through y): size, length, the VAE and the optional start image.
+  // A family's image latents (ComfyWords::latentTakesStartImage) and image-to-video nodes (whose image reaches the
+  // experts through y): size, length, the VAE and the optional start image.
   void imageLatent(const ComfyNode& node, Shot& shot) {
     size(node, shot);
     shot.frames = whole(node, "length", 1, kMaxFrames);
@@ -281,12 +303,12 @@ class Importer {
     if (const ComfyNode* image = upstream(node, "start_image")) {
       if (image->type != "LoadImage") cannotMap(node, "start_image", *image);
       shot.startImage = fileName(*image, "image");
-      out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as Wan 2.2's "
-                                             "i2v() does (ComfyUI scales it bilinearly)");
+      out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as the model's "
+                                             "reference code does (ComfyUI scales it bilinearly)");
     }
     if (const ComfyNode* vision = upstream(node, "clip_vision_output"))
       out_.notes.push_back(nodeLabel(node) + ": clip_vision_output (" + nodeLabel(*vision) +
-                           ") is not used: Wan 2.2's I2V experts take the image through the VAE alone");
+                           ") is not used: these image-to-video experts take the image through the VAE alone");
     if (const Json* batch = node.value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
       out_.notes.push_back(nodeLabel(node) + ": batch_size " + batch->dump() + " rendered as one clip");
   }
@@ -300,7 +322,7 @@ class Importer {
     const ComfyNode* from = upstream(sampler, "latent_image");
     if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
-    if (from->type == "Wan22ImageToVideoLatent" || from->type == "WanImageToVideo") return imageLatent(*from, shot);
+    if (isImageLatent(from->type) || isImageToVideo(from->type)) return imageLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     size(*from, shot);
     shot.frames = from->value("length") ? whole(*from, "length", 1, kMaxFrames) : 1;
@@ -388,7 +410,7 @@ class Importer {
     const int steps = whole(sampler, "steps", 1, kMaxSteps);
     if (steps != high.steps)
       fail(nodeLabel(sampler) + ": \"steps\" is " + std::to_string(steps) + " where " + nodeLabel(first) + " has " +
-           std::to_string(high.steps) + ": the two samplers of a Wan 2.2 14B pair split one schedule");
+           std::to_string(high.steps) + ": the two samplers of a pair of experts split one schedule");
     if (sampler.value("start_at_step") && whole(sampler, "start_at_step", 0, 10000) != high.end)
       out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes " +
                            std::to_string(high.end) + ", where " + nodeLabel(first) + " ends");
@@ -532,18 +554,19 @@ class Importer {
 
 }  // namespace
 
-const std::vector<std::string>& mappedComfyNodeTypes() {
-  static const std::vector<std::string> types = {
+std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWords>& families) {
+  std::vector<std::string> types = {
       "KSampler",       "KSamplerAdvanced",        "CLIPTextEncode",      "UNETLoader",          "CLIPLoader",
       "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
       "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
-      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "Wan22ImageToVideoLatent", "LoraLoaderModelOnly",
-      "LoraLoader",     "WanImageToVideo"};
+      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "LoraLoaderModelOnly", "LoraLoader"};
+  for (const std::string& type : familyLatentTypes(families))
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
   return types;
 }
 
 ComfyImport importComfyWorkflow(const std::string& text, const std::string& source, const ComfyImportOptions& options) {
-  const ComfyGraph graph = parseComfyGraph(text, source);
+  const ComfyGraph graph = parseComfyGraph(text, source, familyLatentTypes(options.families));
   return Importer(graph, source, options).run();
 }
 

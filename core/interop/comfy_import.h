@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "interop/comfy_graph.h"
+#include "models/family_knowledge.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::interop {
@@ -18,6 +19,9 @@ struct ComfyImportOptions {
   std::function<std::string(const std::filesystem::path&)> readModelFile;
   // Names the family a file name suggests (models::familyFromFileName); without it, the name is given as it is.
   std::function<std::string(const std::string&)> familyFromName;
+  // The ComfyUI words of the model families it reads (models::comfyWordsOfFamilies): their image latents,
+  // image-to-video nodes and text encoder types. Without them, only ComfyUI's own nodes are read.
+  std::vector<models::ComfyWords> families;
 };
 
 // A node the sequence does not carry, and why.
@@ -38,8 +42,9 @@ struct ComfyImport {
   std::string models;  // the diffusion model(s) in words: family (from the header, else the file name) and file
 };
 
-// The node types a workflow may use and what they become (the closing note's list).
-const std::vector<std::string>& mappedComfyNodeTypes();
+// The node types a workflow may use (ComfyUI's own and those of `families`) and what they become (the closing
+// note's list).
+std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWords>& families);
 
 // Reads a ComfyUI workflow (UI or API format) into a sequence: every KSampler / KSamplerAdvanced is
 // a shot, in graph order, its prompt, size, length, seed, steps, guidance and shift from the nodes

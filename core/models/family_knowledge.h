@@ -49,6 +49,7 @@ struct ComfyWords {
 };
 
 struct FamilyKnowledge {
+  const char* name = "";  // what the studio calls the family ("Wan 2.2 TI2V-5B")
   // DiTs.
   const char* defaultNegativePrompt = "";  // the reference's, when a shot gives none ("": an empty one)
   double expertBoundary = 0;               // a pair of experts: the switch as a fraction of 1000 timesteps (0: none)

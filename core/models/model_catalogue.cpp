@@ -7,6 +7,7 @@
 #include "io/weight_set.h"
 #include "models/model_files.h"
 #include "models/model_memory.h"
+#include "models/model_set_facts.h"
 
 namespace shotchain::models {
 
@@ -21,9 +22,9 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
     for (const io::WeightInfo& info : weights.weights()) byDtype[std::string(io::dtypeName(info.dtype))] += info.bytes;
     for (const auto& [name, bytes] : byDtype)
       if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
-    if (m.id.role == ModelRole::None) m.lora = summariseLora(weights);
+    if (m.id.role == ModelRole::None) m.lora = summariseLora(weights, ditFamilyKnowledge());
     m.problem = m.id.role != ModelRole::None ? m.id.problem
-                : m.lora ? (m.lora->target.empty() ? "a LoRA for a model ShotChain does not know (its layer names are not a Wan DiT's)" : "")
+                : m.lora ? (m.lora->target.empty() ? "a LoRA for a model ShotChain does not know (its layer names are no DiT's it reads)" : "")
                          : "not a model of a family ShotChain knows";
   } catch (const std::exception& error) {
     m.problem = error.what();

@@ -224,7 +224,7 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
     return "its latents have " + std::to_string(z) + " channels; the DiT needs " + std::to_string(channels);
   });
   files.textEncoder =
-      component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "UMT5 text encoder");
+      component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "text encoder");
   if (!model.tokenizer.empty()) files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);
   files.description = folder.empty() ? "files named in the sequence" : "models folder " + folder.string();
   return files;

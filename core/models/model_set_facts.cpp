@@ -77,6 +77,20 @@ std::string familyFromFileName(const std::string& fileName) {
   return "";
 }
 
+std::vector<const FamilyKnowledge*> ditFamilyKnowledge() {
+  std::vector<const FamilyKnowledge*> out;
+  for (const ModelFamilyRow& row : modelFamilies())
+    if (row.role == ModelRole::Dit && row.knowledge) out.push_back(row.knowledge);
+  return out;
+}
+
+std::vector<ComfyWords> comfyWordsOfFamilies() {
+  std::vector<ComfyWords> words;
+  for (const ModelFamilyRow& row : modelFamilies())
+    if (row.knowledge) words.push_back(row.knowledge->comfy);
+  return words;
+}
+
 ModelSetFacts assumedModelSetFacts() {
   const ModelFamilyRow* family = nullptr;
   const ModelFamilyRow* text = nullptr;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/family_knowledge.h"
 #include "models/model_files.h"
@@ -68,6 +69,12 @@ ModelSetFacts readModelSetFacts(const ModelFiles& files);
 // The family a weights file's name suggests ("wan2.2_ti2v_5B_fp16.safetensors" → "Wan 2.2 TI2V-5B"), in
 // words, or "" when the name says nothing: for a workflow whose model files are not on this machine.
 std::string familyFromFileName(const std::string& fileName);
+
+// The knowledge of every DiT family of the registry.
+std::vector<const FamilyKnowledge*> ditFamilyKnowledge();
+
+// The ComfyUI words of every family of the registry (what import-comfy recognises).
+std::vector<ComfyWords> comfyWordsOfFamilies();
 
 // The registry's default family (ModelSetFacts::assumed), for a sequence whose model files cannot be read.
 ModelSetFacts assumedModelSetFacts();

@@ -6,8 +6,8 @@
 
 namespace shotchain::render {
 
-LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit,
-                             models::VideoDiffusionModel* highNoise) {
+LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit, models::VideoDiffusionModel* highNoise,
+                             std::span<const models::LoraLayerAlias> aliases) {
   const bool twoExperts = shot.experts.has_value();
   std::vector<models::LoraUse> low, high;
   LoraFigures figures;
@@ -16,7 +16,7 @@ LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDif
     if (!file) {
       models::WeightShapes shapes;
       for (const auto& [name, tensor] : dit.namedParameters()) shapes.emplace_back(name, tensor.sizes().vec());
-      file = std::make_shared<const models::LoraFile>(models::readLoraFile(lora.path, shapes, dit.family()));
+      file = std::make_shared<const models::LoraFile>(models::readLoraFile(lora.path, shapes, dit.family(), aliases));
     }
     if (!twoExperts || lora.expert != resolve::LoraExpert::High) low.push_back({file, lora.strength});
     if (twoExperts && lora.expert != resolve::LoraExpert::Low) high.push_back({file, lora.strength});

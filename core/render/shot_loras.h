@@ -20,8 +20,10 @@ namespace shotchain::render {
 // the render ends.
 class ShotLoras {
  public:
-  // `highNoise`: the high-noise expert of a pair, resident while a LoRA patches it (null: one DiT).
-  LoraFigures apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit, models::VideoDiffusionModel* highNoise);
+  // `highNoise`: the high-noise expert of a pair, resident while a LoRA patches it (null: one DiT). `aliases`: the
+  // DiT family's other spellings of its layers.
+  LoraFigures apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit, models::VideoDiffusionModel* highNoise,
+                    std::span<const models::LoraLayerAlias> aliases);
   // Both back to their base weights (either may be null: not loaded now).
   void restore(models::VideoDiffusionModel* dit, models::VideoDiffusionModel* highNoise);
   bool patched() const { return low_.patched() || high_.patched(); }

@@ -314,7 +314,10 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
-  const LoraFigures loras = timed(gap_.movingWeights, [&] { return loras_.apply(shot, residency_.dit(), residentHighNoise()); });
+  const models::FamilyKnowledge* family = resolved_.models.dit.knowledge;
+  const LoraFigures loras = timed(gap_.movingWeights, [&] {
+    return loras_.apply(shot, residency_.dit(), residentHighNoise(), family ? family->loraLayerAliases : std::span<const models::LoraLayerAlias>{});
+  });
   if (!loras.files.empty()) out.loras = loras;
   return out;
 }

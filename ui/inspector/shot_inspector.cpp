@@ -150,7 +150,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), fallback_);
   errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
   recache_->setToolTip(tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
-                          "the new prompt (LongLive's KV-recache). Off: keep it as the previous prompt left it."));
+                          "the new prompt (a KV-recache). Off: keep it as the previous prompt left it."));
   errors_["continuity.recache"] = addField(form, QString(), recache_);
   errors_["enabled"] = addField(form, QString(), enabled_);
 

@@ -60,7 +60,7 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role), or joins its "
                             "LoRAs; double-click does the same"));
   highNoiseButton_->setObjectName(QStringLiteral("UseHighNoiseExpert"));
-  highNoiseButton_->setToolTip(tr("Wan 2.2 A14B: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
+  highNoiseButton_->setToolTip(tr("A pair of experts: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
                                   "the rest (the file name never decides which is which)"));
   singleDitButton_->setObjectName(QStringLiteral("OneDit"));
   singleDitButton_->setToolTip(tr("Take the high-noise expert away: the sequence's DiT runs every step"));

@@ -61,23 +61,11 @@ std::optional<Parsed> parseKey(const std::string& key) {
   return std::nullopt;
 }
 
-// Wan's layer names as diffusers' WanTransformer3DModel spells them ("blocks.3.self_attn.q" →
-// "blocks.3.attn1.to_q"); empty when the layer has no diffusers name here.
-std::string diffusersName(const std::string& base) {
-  static const std::array<std::pair<std::string_view, std::string_view>, 10> kLayers{{
-      {".self_attn.q", ".attn1.to_q"},
-      {".self_attn.k", ".attn1.to_k"},
-      {".self_attn.v", ".attn1.to_v"},
-      {".self_attn.o", ".attn1.to_out.0"},
-      {".cross_attn.q", ".attn2.to_q"},
-      {".cross_attn.k", ".attn2.to_k"},
-      {".cross_attn.v", ".attn2.to_v"},
-      {".cross_attn.o", ".attn2.to_out.0"},
-      {".ffn.0", ".ffn.net.0.proj"},
-      {".ffn.2", ".ffn.net.2"},
-  }};
-  for (const auto& [wan, diffusers] : kLayers)
-    if (base.ends_with(wan)) return base.substr(0, base.size() - wan.size()) + std::string(diffusers);
+// The other spelling of the layer `base` ("blocks.3.self_attn.q" → "blocks.3.attn1.to_q" for Wan's diffusers
+// names), or "" when the family names no other for it.
+std::string aliasOf(const std::string& base, std::span<const LoraLayerAlias> aliases) {
+  for (const LoraLayerAlias& alias : aliases)
+    if (base.ends_with(alias.own)) return base.substr(0, base.size() - std::string_view(alias.own).size()) + alias.alias;
   return {};
 }
 
@@ -87,11 +75,12 @@ std::string underscored(std::string text) {
   return text;
 }
 
-// Every name a LoRA may use for the layer `base` ("blocks.0.self_attn.q").
-std::vector<std::string> aliasesOf(const std::string& base) {
+// Every name a LoRA may use for the layer `base` ("blocks.0.self_attn.q"): ComfyUI's prefixes, kohya's form, and
+// the family's other spelling of the layer with them.
+std::vector<std::string> aliasesOf(const std::string& base, std::span<const LoraLayerAlias> aliases) {
   std::vector<std::string> names{base, "diffusion_model." + base, "base_model.model." + base, "transformer." + base,
                                  "lora_unet_" + underscored(base)};
-  if (const std::string d = diffusersName(base); !d.empty()) {
+  if (const std::string d = aliasOf(base, aliases); !d.empty()) {
     names.push_back(d);
     names.push_back("transformer." + d);
     names.push_back("diffusion_model." + d);
@@ -151,19 +140,20 @@ std::uint64_t loraPatchedElements(const std::filesystem::path& path) {
   return elements;
 }
 
-std::optional<LoraSummary> summariseLora(const io::WeightSet& weights) {
+std::optional<LoraSummary> summariseLora(const io::WeightSet& weights, std::span<const FamilyKnowledge* const> families) {
   std::map<std::string, std::uint64_t> outRows, inColumns;
   std::map<std::int64_t, int> ranks;
   std::set<std::string> layers;
   std::uint64_t diffElements = 0;
-  bool wan = false;
+  const FamilyKnowledge* target = nullptr;  // the family whose layer names it uses
   for (const io::WeightInfo& info : weights.weights()) {
     const std::optional<Parsed> parsed = parseKey(info.name);
     if (!parsed || info.shape.empty() || parsed->role == Role::Alpha || parsed->role == Role::Unsupported) continue;
     layers.insert(parsed->base);
     const std::string& b = parsed->base;
-    wan = wan || b.find("self_attn") != std::string::npos || b.find("cross_attn") != std::string::npos ||
-          b.find("attn1") != std::string::npos || b.find("attn2") != std::string::npos || b.find("ffn") != std::string::npos;
+    for (const FamilyKnowledge* family : families)
+      for (const LoraLayerAlias& alias : family->loraLayerAliases)
+        if (!target && (b.ends_with(alias.own) || b.ends_with(alias.alias))) target = family;
     std::uint64_t rest = 1;
     for (std::size_t d = 1; d < info.shape.size(); ++d) rest *= info.shape[d];
     if (parsed->role == Role::Up) outRows[b] = info.shape[0];
@@ -178,14 +168,15 @@ std::optional<LoraSummary> summariseLora(const io::WeightSet& weights) {
   out.layers = static_cast<int>(layers.size());
   for (const auto& [rank, count] : ranks)
     if (out.rank == 0 || count > ranks[out.rank]) out.rank = rank;
-  out.target = wan ? "Wan DiT" : "";
+  out.target = target ? target->loraTarget : "";
   for (const auto& [base, rows] : outRows)
     if (const auto in = inColumns.find(base); in != inColumns.end()) out.patchedElements += rows * in->second;
   out.patchedElements += diffElements;
   return out;
 }
 
-LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family) {
+LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family,
+                      std::span<const LoraLayerAlias> aliases) {
   LoraFile out;
   out.label = path.filename().string();
   const auto fail = [&](const std::string& key, const std::string& why) -> LoraError {
@@ -202,7 +193,8 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
   std::map<std::string, std::string> layerOf;  // alias → layer ("blocks.0.self_attn.q")
   for (const auto& [name, shape] : weights)
     if (name.ends_with(".weight"))
-      for (const std::string& alias : aliasesOf(name.substr(0, name.size() - 7))) layerOf.emplace(alias, name.substr(0, name.size() - 7));
+      for (const std::string& alias : aliasesOf(name.substr(0, name.size() - 7), aliases))
+        layerOf.emplace(alias, name.substr(0, name.size() - 7));
 
   std::map<std::string, Group> groups;  // by layer
   std::map<std::string, std::string> aliasUsed;  // layer → the alias the file used

@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+
+#include "models/family_knowledge.h"
 
 namespace shotchain::models {
 
@@ -42,8 +45,8 @@ using WeightShapes = std::vector<std::pair<std::string, std::vector<std::int64_t
 
 // Reads `path` and maps every key onto a weight of `weights`. Accepted key forms: the weight's own
 // name without ".weight", prefixed `diffusion_model.`, `base_model.model.` (PEFT) or `transformer.`,
-// kohya `lora_unet_<name with dots as underscores>`, and the diffusers names of Wan's layers
-// (`attn1.to_q`, `attn1.to_out.0`, `attn2.*`, `ffn.net.0.proj`, `ffn.net.2`). Pair forms: `lora_up` /
+// kohya `lora_unet_<name with dots as underscores>`, and the family's other spelling of its layers (`aliases`,
+// models/family_knowledge.h: diffusers' `attn1.to_q` for Wan's `self_attn.q`, …). Pair forms: `lora_up` /
 // `lora_down`, `lora_B` / `lora_A` (with or without `.weight`, `.default`), `lora.up` / `lora.down`,
 // `_lora.up` / `_lora.down`, `lora_linear_layer.up` / `.down`; `<target>.alpha`, or a top-level
 // `lora_alpha` of a training checkpoint, scales by alpha / rank. `diff` and `diff_b` are whole deltas.
@@ -54,7 +57,8 @@ using WeightShapes = std::vector<std::pair<std::string, std::vector<std::int64_t
 // patched copies sit beside the kept base weights). Throws LoraError naming the file.
 std::uint64_t loraPatchedElements(const std::filesystem::path& path);
 
-LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family);
+LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family,
+                      std::span<const LoraLayerAlias> aliases);
 
 
 }  // namespace shotchain::models

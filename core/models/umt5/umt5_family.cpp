@@ -6,7 +6,7 @@
 #include "io/weight_set.h"
 #include "models/umt5/umt5.h"
 #include "models/umt5/umt5_text_encoder.h"
-#include "text/umt5_tokenizer.h"
+#include "models/umt5/umt5_tokenizer.h"
 
 namespace shotchain::models {
 namespace {
@@ -48,12 +48,13 @@ TextEncoderMemory umt5MemoryOf(const io::WeightSet& weights) {
 
 TextEncoderFacts umt5Facts(const io::WeightSet& weights) {
   TextEncoderFacts facts;
-  facts.embeddedTokenizer = text::Umt5Tokenizer::hasEmbedded(weights);
+  facts.embeddedTokenizer = models::Umt5Tokenizer::hasEmbedded(weights);
   return facts;
 }
 
 const FamilyKnowledge& umt5Knowledge() {
-  static const FamilyKnowledge knowledge{.comfy = {.file = "umt5_xxl_fp8_e4m3fn_scaled.safetensors", .clipType = "wan"}};
+  static const FamilyKnowledge knowledge{.name = "UMT5 text encoder",
+                                         .comfy = {.file = "umt5_xxl_fp8_e4m3fn_scaled.safetensors", .clipType = "wan"}};
   return knowledge;
 }
 

@@ -6,12 +6,12 @@
 #include <ATen/ATen.h>
 
 #include "io/weight_set.h"
-#include "text/umt5_tokenizer.h"
+#include "models/umt5/umt5_tokenizer.h"
 
 namespace shotchain::models {
 
 struct Umt5TextEncoder::Impl {
-  std::optional<text::Umt5Tokenizer> tokenizer;
+  std::optional<models::Umt5Tokenizer> tokenizer;
   std::optional<Umt5Encoder> encoder;
 
   void requireLoaded() const {
@@ -29,8 +29,8 @@ Umt5TextEncoder Umt5TextEncoder::load(const std::filesystem::path& path, const U
   // The WeightSet (and its file mapping) lives only for the load: the encoder keeps its own
   // tensors, so unload() really lets the memory go.
   const io::WeightSet weights = io::WeightSet::open(path);
-  impl->tokenizer.emplace(options.tokenizer.empty() ? text::Umt5Tokenizer::fromWeights(weights)
-                                                    : text::Umt5Tokenizer::fromFile(options.tokenizer));
+  impl->tokenizer.emplace(options.tokenizer.empty() ? models::Umt5Tokenizer::fromWeights(weights)
+                                                    : models::Umt5Tokenizer::fromFile(options.tokenizer));
   impl->tokenizer->setMaxLength(options.textLen);
   impl->encoder.emplace(Umt5Encoder::load(weights, options.model));
   if (impl->tokenizer->vocabSize() > impl->encoder->config().vocab)
@@ -51,7 +51,7 @@ std::vector<at::Tensor> Umt5TextEncoder::encode(const std::vector<std::string>& 
   return out;
 }
 
-const text::Umt5Tokenizer& Umt5TextEncoder::tokenizer() const {
+const models::Umt5Tokenizer& Umt5TextEncoder::tokenizer() const {
   impl_->requireLoaded();
   return *impl_->tokenizer;
 }

@@ -10,11 +10,9 @@
 #include "models/text_encoder.h"
 #include "models/umt5/umt5.h"
 
-namespace shotchain::text {
-class Umt5Tokenizer;
-}
-
 namespace shotchain::models {
+
+class Umt5Tokenizer;
 
 struct Umt5TextEncoderOptions {
   Umt5LoadOptions model;
@@ -35,7 +33,7 @@ class Umt5TextEncoder final : public TextEncoder {
   at::Tensor encode(const std::string& prompt) const override;
   std::vector<at::Tensor> encode(const std::vector<std::string>& prompts) const;
 
-  const text::Umt5Tokenizer& tokenizer() const;
+  const Umt5Tokenizer& tokenizer() const;
   const Umt5Encoder& encoder() const;
   // Releases the encoder weights (the tokenizer, a few MB, is released too).
   void unload() override;

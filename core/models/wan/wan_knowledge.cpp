@@ -83,6 +83,7 @@ std::span<const LoraLayerAlias> wanLoraLayerAliases() { return kLoraAliases; }
 
 const FamilyKnowledge& wanT2vKnowledge() {
   static const FamilyKnowledge knowledge{
+      .name = "Wan 2.1 T2V (SkyReels-V2 DF, causal Wan and the Wan 2.2 T2V-A14B experts too)",
       .defaultNegativePrompt = kNegativePrompt,
       .expertBoundary = 0.875,  // wan/configs/wan_t2v_A14B.py: the A14B experts have T2V-14B's shapes
       .sizes = kT2vSizes,
@@ -94,7 +95,7 @@ const FamilyKnowledge& wanT2vKnowledge() {
 }
 
 const FamilyKnowledge& wanVaeKnowledge() {
-  static const FamilyKnowledge knowledge{.preview = &kPreview, .comfy = {.file = "wan_2.1_vae.safetensors"}};
+  static const FamilyKnowledge knowledge{.name = "Wan 2.1 VAE", .preview = &kPreview, .comfy = {.file = "wan_2.1_vae.safetensors"}};
   return knowledge;
 }
 

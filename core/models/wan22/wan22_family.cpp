@@ -103,7 +103,8 @@ constexpr SizePreset kI2vSizes[] = {
 };
 
 const FamilyKnowledge& ti2vKnowledge() {
-  static const FamilyKnowledge knowledge{.defaultNegativePrompt = wanNegativePrompt(),
+  static const FamilyKnowledge knowledge{.name = "Wan 2.2 TI2V-5B",
+                                         .defaultNegativePrompt = wanNegativePrompt(),
                                          .sizes = kTi2vSizes,
                                          .loraLayerAliases = wanLoraLayerAliases(),
                                          .loraTarget = "Wan DiT",
@@ -116,7 +117,8 @@ const FamilyKnowledge& ti2vKnowledge() {
 
 // wan/configs/wan_i2v_A14B.py: the I2V experts switch at 0.9.
 const FamilyKnowledge& i2vKnowledge() {
-  static const FamilyKnowledge knowledge{.defaultNegativePrompt = wanNegativePrompt(),
+  static const FamilyKnowledge knowledge{.name = "Wan 2.2 I2V-A14B experts",
+                                         .defaultNegativePrompt = wanNegativePrompt(),
                                          .expertBoundary = 0.9,
                                          .sizes = kI2vSizes,
                                          .loraLayerAliases = wanLoraLayerAliases(),
@@ -129,7 +131,7 @@ const FamilyKnowledge& i2vKnowledge() {
 }
 
 const FamilyKnowledge& wan22VaeKnowledge() {
-  static const FamilyKnowledge knowledge{.comfy = {.file = "wan2.2_vae.safetensors"}};
+  static const FamilyKnowledge knowledge{.name = "Wan 2.2 VAE", .comfy = {.file = "wan2.2_vae.safetensors"}};
   return knowledge;
 }
 

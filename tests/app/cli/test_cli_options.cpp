@@ -6,9 +6,11 @@
 #include <QTest>
 
 #include <cctype>
+#include <set>
 
 #include "test_registry.h"
 #include "cli/command_specs.h"
+#include "cli/commands.h"
 #include "cli/option_values.h"
 #include "cli_run.h"
 #include "test_support.h"
@@ -131,7 +133,8 @@ class CliOptions : public QObject {
 
   void everyUsageListsEveryOptionOfItsTable() {
     const std::string all = overview();
-    for (const CommandSpec* spec : commandSpecs()) {
+    for (const Command& command : commands()) {
+      const CommandSpec* spec = command.spec;
       const std::string help = squeezed(spec->help());
       // Its defaults parse (they are parsed like given values whenever the option is absent).
       (void)spec->parse(Args(static_cast<std::size_t>(spec->minOperands), "x.json"));
@@ -145,6 +148,22 @@ class CliOptions : public QObject {
     QVERIFY(all.find("[--device cpu|cuda[:N]]") != std::string::npos);
   }
 
+  // One row per command: a name once, something that runs it, and a verb's sub-commands found by their word.
+  void theTableFindsEveryCommandByItsWords() {
+    std::set<std::string> names;
+    for (const Command& command : commands()) {
+      QVERIFY2(names.insert(command.spec->name).second, command.spec->name.c_str());
+      QVERIFY(command.run != nullptr);
+      const std::string sub = command.spec->name.find(' ') == std::string::npos ? std::string() : command.spec->name.substr(command.spec->verb().size() + 1);
+      const Command* found = findCommand(command.spec->verb(), sub.empty() ? Args{} : Args{sub});
+      QVERIFY2(found == &command, command.spec->name.c_str());
+    }
+    QVERIFY(findCommand("frobnicate", {}) == nullptr);
+    QVERIFY_THROWS_EXCEPTION(UsageError, (void)findCommand("bench", {}));
+    QVERIFY_THROWS_EXCEPTION(UsageError, (void)findCommand("bench", {"frob"}));
+    QVERIFY_THROWS_EXCEPTION(HelpRequested, (void)findCommand("bench", {"--help"}));
+  }
+
   // The binary prints the tables' text: `help`, `VERB --help`, and usage errors with exit 2.
   void theBinaryPrintsTheTables() {
     const CliRun help = runCli({"help"}, 60000);
@@ -153,7 +172,8 @@ class CliOptions : public QObject {
     const QString plan = help.out.mid(help.out.indexOf("  plan "));
     QVERIFY2(plan.left(plan.indexOf("\n      ")).contains("[--device cpu|cuda[:N]]"), qPrintable(plan));
 
-    for (const CommandSpec* spec : commandSpecs()) {
+    for (const Command& command : commands()) {
+      const CommandSpec* spec = command.spec;
       const CliRun run = runCli(commandLine(*spec) << "--help", 60000);
       QVERIFY2(run.exitCode == 0, qPrintable(q(spec->name) + ": " + run.out));
       QVERIFY2(run.out.contains(q(spec->help())), qPrintable(run.out));
@@ -173,7 +193,7 @@ class CliOptions : public QObject {
         {{"render", sequence, "--out", out, "--shots", "2x-4"}, "shotchain render: --shots: \"2x-4\" is not a range like 2-4"},
         {{"plan", sequence, "--frob"}, "shotchain plan: unknown option \"--frob\""},
         {{"bench", "vae", "--size", "64", "--json"}, "shotchain bench vae: --size: \"64\" is not a size like 832x480"},
-        {{"bench", "frob"}, "shotchain bench: unknown benchmark \"frob\""},
+        {{"bench", "frob"}, "shotchain bench: \"frob\" is not a bench command (dit, vae,"},
         {{"info"}, "shotchain info: missing FILE"},
         {{"train-demo", "--out", out, "--seed", "-3"}, "shotchain train-demo: --seed: \"-3\" is negative"},
     };

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comfy_families.h"
 #include "golden_model_facts.h"
 #include "test_registry.h"
 #include "interop/comfy_export.h"
@@ -135,13 +136,13 @@ class TestComfyA14b : public QObject {
   }
 
  private Q_SLOTS:
-  void t2vTemplateImportsAsOneShotWithTwoExperts() { checkShot(importComfyWorkflow(a14bTemplate(false).dump(), "video_wan2_2_14B_t2v.json"), false); }
+  void t2vTemplateImportsAsOneShotWithTwoExperts() { checkShot(importComfyWorkflow(a14bTemplate(false).dump(), "video_wan2_2_14B_t2v.json", testing::withFamilies()), false); }
 
-  void i2vTemplateImportsWithItsStartImage() { checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json"), true); }
+  void i2vTemplateImportsWithItsStartImage() { checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json", testing::withFamilies()), true); }
 
   // The 4-step variant: one LoRA per expert, each patching its own expert; the pair round-trips.
   void loraPerExpert() {
-    const ComfyImport imported = importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json");
+    const ComfyImport imported = importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json", testing::withFamilies());
     checkShot(imported, false);
     const Shot& shot = imported.sequence.shots.front();
     QVERIFY(shot.loras && shot.loras->size() == 2);
@@ -152,13 +153,13 @@ class TestComfyA14b : public QObject {
     const auto facts = testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
     const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
     QCOMPARE(byType(out[0].json)["LoraLoaderModelOnly"].size(), std::size_t{2});
-    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
+    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QCOMPARE(again.sequence.shots.front().loras, shot.loras);
   }
 
   void exportWritesTheTwoSamplerGraphBack() {
     for (const bool i2v : {false, true}) {
-      const ComfyImport imported = importComfyWorkflow(a14bTemplate(i2v).dump(), "t.json");
+      const ComfyImport imported = importComfyWorkflow(a14bTemplate(i2v).dump(), "t.json", testing::withFamilies());
       const auto facts = i2v ? testing::goldenModelFacts("wan22_i2v_low_tiny.safetensors", "wan_vae_tiny.safetensors",
                                                          "wan22_i2v_high_tiny.safetensors")
                              : testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors",
@@ -173,7 +174,7 @@ class TestComfyA14b : public QObject {
       QCOMPARE(types.count("WanImageToVideo"), std::size_t{i2v ? 1u : 0u});
       QVERIFY(types.count("CreateVideo") && types.count("SaveVideo"));
       if (std::getenv("SHOTCHAIN_DUMP")) std::fprintf(stderr, "%s\n", out[0].json.c_str());
-      const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
+      const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
       QCOMPARE(again.sequence.settings.model.ditHighNoise, imported.sequence.settings.model.ditHighNoise);
       QCOMPARE(again.sequence.settings.model.dit, imported.sequence.settings.model.dit);
       QCOMPARE(again.sequence.settings.sampler.guidanceHighNoise, imported.sequence.settings.sampler.guidanceHighNoise);
@@ -188,7 +189,7 @@ class TestComfyA14b : public QObject {
     for (Json& n : workflow["nodes"])
       if (n["id"] == 58) n["widgets_values"][3] = 30;
     try {
-      importComfyWorkflow(workflow.dump(), "bad.json");
+      importComfyWorkflow(workflow.dump(), "bad.json", testing::withFamilies());
       QFAIL("imported");
     } catch (const std::runtime_error& error) {
       QVERIFY2(std::string(error.what()).find("split one schedule") != std::string::npos, error.what());

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comfy_families.h"
 #include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "comfy_test_workflows.h"
@@ -47,7 +48,7 @@ std::uint64_t seedAfterImport(const std::string& seedText) {
   std::string text = oneShot().dump();
   const std::string from = "\"seed\":1001";
   text.replace(text.find(from), from.size(), "\"seed\":" + seedText);
-  return importComfyWorkflow(text, "wf.json").sequence.shots.at(0).seed;
+  return importComfyWorkflow(text, "wf.json", testing::withFamilies()).sequence.shots.at(0).seed;
 }
 
 }  // namespace
@@ -97,7 +98,7 @@ class TestComfyHostile : public QObject {
     EXPECT_ERROR(errorWith("16", "fps", 1e300), "SaveAnimatedWEBP 16: \"fps\" is 1e+300; it must be from 1 to 240");
     Json g = oneShot();
     g["9"]["inputs"]["steps"] = 30.0;  // a whole number written as a float is that number
-    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json").sequence.settings.sampler.steps, 30);
+    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence.settings.sampler.steps, 30);
   }
 
   void seedsAreExact64BitValues() {
@@ -113,15 +114,15 @@ class TestComfyHostile : public QObject {
     // export → import keeps the largest seed and 2^53+1 exactly.
     Json g = oneShot();
     g["9"]["inputs"]["seed"] = 18446744073709551615ull;
-    Sequence sequence = importComfyWorkflow(g.dump(), "wf.json").sequence;
+    Sequence sequence = importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence;
     Shot second = sequence.shots[0];
     second.id = "shot-2";
     second.seed = 9007199254740993ull;
     sequence.shots.push_back(second);
     const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(sequence, resolve::resolveSequence(sequence, {}));
     QCOMPARE(out.size(), std::size_t{2});
-    QCOMPARE(importComfyWorkflow(out[0].json, "a.json").sequence.shots[0].seed, std::uint64_t{18446744073709551615ull});
-    QCOMPARE(importComfyWorkflow(out[1].json, "b.json").sequence.shots[0].seed, std::uint64_t{9007199254740993ull});
+    QCOMPARE(importComfyWorkflow(out[0].json, "a.json", testing::withFamilies()).sequence.shots[0].seed, std::uint64_t{18446744073709551615ull});
+    QCOMPARE(importComfyWorkflow(out[1].json, "b.json", testing::withFamilies()).sequence.shots[0].seed, std::uint64_t{9007199254740993ull});
   }
 
   void modelNamesStayInsideTheModelsFolder() {
@@ -133,7 +134,7 @@ class TestComfyHostile : public QObject {
     EXPECT_ERROR(errorWith("2", "clip_name", ""), "CLIPLoader 2: \"clip_name\"");
     Json g = oneShot();
     g["1"]["inputs"]["unet_name"] = "wan\\wan2.1_t2v_1.3B_fp16.safetensors";  // ComfyUI on Windows
-    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json").sequence.settings.model.dit, std::string("wan/wan2.1_t2v_1.3B_fp16.safetensors"));
+    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence.settings.model.dit, std::string("wan/wan2.1_t2v_1.3B_fp16.safetensors"));
   }
 
   // 25 000 shots in 100 000 nodes, and one shot behind a chain of 100 000 reroutes: linear work.
@@ -150,7 +151,7 @@ class TestComfyHostile : public QObject {
     }
     QElapsedTimer timer;
     timer.start();
-    const ComfyImport wide = importComfyWorkflow(g.dump(), "wf.json");
+    const ComfyImport wide = importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies());
     const qint64 wideMs = timer.restart();
     QCOMPARE(wide.sequence.shots.size(), std::size_t{25001});
     QCOMPARE(wide.sequence.shots.back().prompt, std::string("shot 24999"));
@@ -172,7 +173,7 @@ class TestComfyHostile : public QObject {
     nodes.push_back(node(5, "KSampler", Json::array({in("model", kChain + 1), in("latent_image", kChain + 2)}),
                          {3, "fixed", 20, 5, "euler", "simple", 1}));
     timer.restart();
-    const ComfyImport chain = importComfyWorkflow(Json{{"nodes", nodes}, {"links", links}}.dump(), "chain.json");
+    const ComfyImport chain = importComfyWorkflow(Json{{"nodes", nodes}, {"links", links}}.dump(), "chain.json", testing::withFamilies());
     const qint64 chainMs = timer.elapsed();
     QCOMPARE(chain.sequence.shots.size(), std::size_t{1});
     QCOMPARE(chain.sequence.settings.model.dit, std::string("dit.safetensors"));

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comfy_families.h"
 #include "resolve/resolve_sequence.h"
 #include "test_registry.h"
 #include "comfy_test_workflows.h"
@@ -69,7 +70,7 @@ class TestComfyImport : public QObject {
 
  private Q_SLOTS:
   void apiFormatWithTheSeedPackNodes() {
-    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json");
+    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies());
     QCOMPARE(r.format, ComfyFormat::Api);
     const Sequence& s = r.sequence;
     QCOMPARE(s.shots.size(), std::size_t{2});
@@ -105,7 +106,7 @@ class TestComfyImport : public QObject {
   }
 
   void uiFormatStockGraph() {
-    const ComfyImport r = importComfyWorkflow(stockUiWorkflow().dump(), "fox.json");
+    const ComfyImport r = importComfyWorkflow(stockUiWorkflow().dump(), "fox.json", testing::withFamilies());
     QCOMPARE(r.format, ComfyFormat::Ui);
     QCOMPARE(r.sequence.shots.size(), std::size_t{1});
     const Shot& shot = r.sequence.shots[0];
@@ -135,18 +136,18 @@ class TestComfyImport : public QObject {
     }
     ComfyImportOptions options;
     options.modelFolders = {root};
-    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", options);
+    const ComfyImport r = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
     const ModelSet& m = r.sequence.settings.model;
     QVERIFY(!m.isBuiltin());
     QCOMPARE(m.folder, root.string());
     QCOMPARE(m.dit, std::string("diffusion_models/wan2.1_t2v_1.3B_fp16.safetensors"));
     QCOMPARE(m.textEncoder, std::string("text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"));
     for (const std::string& note : r.notes) QVERIFY2(note.find("model files") == std::string::npos, note.c_str());
-    QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json").sequence.settings.model.isBuiltin());
+    QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json", testing::withFamilies()).sequence.settings.model.isBuiltin());
 
     // A file the folder lacks: the note says which file goes into which subfolder (#42), the others are not named.
     std::filesystem::remove(root / "vae/wan_2.1_vae.safetensors");
-    const ComfyImport missing = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", options);
+    const ComfyImport missing = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
     QCOMPARE(missing.sequence.settings.model.folder, root.string());
     bool named = false;
     for (const std::string& note : missing.notes) {
@@ -198,7 +199,7 @@ class TestComfyImport : public QObject {
     workflow["12"]["inputs"]["continuity_mode"] = "teleport";
     ComfyImportOptions options;
     options.familyFromName = models::familyFromFileName;
-    const ComfyImport r = importComfyWorkflow(workflow.dump(), "wf.json", options);
+    const ComfyImport r = importComfyWorkflow(workflow.dump(), "wf.json", testing::withFamilies(options));
     QCOMPARE(r.sequence.shots.size(), std::size_t{1});
     QCOMPARE(r.sequence.shots[0].seed, std::uint64_t{1001});
     QCOMPARE(r.problems.size(), std::size_t{1});
@@ -230,7 +231,7 @@ class TestComfyImport : public QObject {
     g["6"]["inputs"]["clip"] = from(18, 1);
     ComfyImportOptions options;
     options.modelFolders = {root};
-    const ComfyImport r = importComfyWorkflow(g.dump(), "wf.json", options);
+    const ComfyImport r = importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies(options));
     const Shot& shot = r.sequence.shots[0];
     QVERIFY(shot.loras.has_value());
     QCOMPARE(shot.loras->size(), std::size_t{2});
@@ -245,7 +246,7 @@ class TestComfyImport : public QObject {
     QVERIFY(clipNote && missingNote);
 
     const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(r.sequence, resolve::resolveSequence(r.sequence, {}));
-    const ComfyImport back = importComfyWorkflow(out[0].json, "back.json");
+    const ComfyImport back = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QVERIFY(back.sequence.shots[0].loras.has_value());
     QCOMPARE(back.sequence.shots[0].loras->size(), std::size_t{2});
     QCOMPARE((*back.sequence.shots[0].loras)[1].file, std::string("style.safetensors"));
@@ -258,7 +259,7 @@ class TestComfyImport : public QObject {
     g["12"]["inputs"]["continuity_mode"] = "blend_with_fallback";
     g["12"]["inputs"]["blend_ratio"] = 0.25;
     g["12"]["inputs"]["fallback_first_frame"] = from(20);
-    const Shot shot = importComfyWorkflow(g.dump(), "wf.json").sequence.shots[1];
+    const Shot shot = importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence.shots[1];
     QCOMPARE(shot.continuity.mode, ContinuityMode::Blend);
     QCOMPARE(shot.continuity.blendRatio, 0.25);
     QCOMPARE(shot.continuity.fallbackImage, std::string("frame.png"));
@@ -272,7 +273,7 @@ class TestComfyImport : public QObject {
     for (std::size_t i = 0; i < out.size(); ++i) {
       QCOMPARE(out[i].shotId, demo.shots[i].id);
       QCOMPARE(out[i].notes.empty(), false);  // builtin files, and continuity after the first
-      const ComfyImport back = importComfyWorkflow(out[i].json, out[i].shotId);
+      const ComfyImport back = importComfyWorkflow(out[i].json, out[i].shotId, testing::withFamilies());
       QCOMPARE(back.sequence.shots.size(), std::size_t{1});
       const Shot& shot = back.sequence.shots[0];
       QCOMPARE(shot.prompt, demo.shots[i].prompt);
@@ -283,8 +284,9 @@ class TestComfyImport : public QObject {
       QCOMPARE(back.sequence.settings.sampler.shift, demo.settings.sampler.shift);
       QVERIFY(back.unmapped.size() == 1 && back.unmapped[0].type == "SaveAnimatedWEBP");
     }
-    for (const char* type : {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore"})
-      QVERIFY(std::find(mappedComfyNodeTypes().begin(), mappedComfyNodeTypes().end(), type) != mappedComfyNodeTypes().end());
+    const std::vector<std::string> mapped = mappedComfyNodeTypes(testing::withFamilies().families);
+    for (const char* type : {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore", "WanImageToVideo"})
+      QVERIFY(std::find(mapped.begin(), mapped.end(), type) != mapped.end());
   }
 };
 

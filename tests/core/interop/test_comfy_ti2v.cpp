@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "comfy_families.h"
 #include "golden_model_facts.h"
 #include "test_registry.h"
 #include "interop/comfy_export.h"
@@ -53,7 +54,7 @@ class TestComfyTi2v : public QObject {
   void templateImportsAsOneShotWithItsStartImage() {
     ComfyImportOptions options;
     options.familyFromName = models::familyFromFileName;
-    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "video_wan2_2_5B_ti2v.json", options);
+    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "video_wan2_2_5B_ti2v.json", testing::withFamilies(options));
     QCOMPARE(imported.format, ComfyFormat::Ui);
     QCOMPARE(imported.sequence.shots.size(), std::size_t{1});
     const Shot& shot = imported.sequence.shots.front();
@@ -79,7 +80,7 @@ class TestComfyTi2v : public QObject {
   }
 
   void exportWritesTheTi2vGraphBack() {
-    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "t.json");
+    const ComfyImport imported = importComfyWorkflow(ti2vTemplate().dump(), "t.json", testing::withFamilies());
     const auto ti2v = testing::goldenModelFacts("wan22_ti2v_tiny.safetensors", "wan22_vae_tiny.safetensors");
     const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, ti2v));
     QCOMPARE(out.size(), std::size_t{1});
@@ -92,7 +93,7 @@ class TestComfyTi2v : public QObject {
     QCOMPARE(byType["CreateVideo"]["inputs"]["fps"].get<double>(), 24.0);
     QCOMPARE(byType["VAELoader"]["inputs"]["vae_name"].get<std::string>(), std::string("wan2.2_vae.safetensors"));
     // The round trip gives the same shot.
-    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json");
+    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QCOMPARE(again.sequence.shots.size(), std::size_t{1});
     const Shot& a = imported.sequence.shots[0];
     const Shot& b = again.sequence.shots[0];

@@ -13,6 +13,7 @@
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/lora/lora_file.h"
 #include "models/lora/lora_patcher.h"
 #include "models/wan/wan_model.h"
@@ -62,7 +63,7 @@ class TestLora : public QObject {
   }
 
   std::shared_ptr<const LoraFile> read(const std::filesystem::path& file) const {
-    return std::make_shared<const LoraFile>(readLoraFile(file, shapes(), model_->family()));
+    return std::make_shared<const LoraFile>(readLoraFile(file, shapes(), model_->family(), models::wanLoraLayerAliases()));
   }
 
   at::Tensor weight(const std::string& name) const {

@@ -15,6 +15,7 @@
 #include "test_registry.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/lora/lora_file.h"
 #include "models/lora/lora_patcher.h"
 #include "models/wan/wan_memory.h"
@@ -103,7 +104,7 @@ class TestWanFloat8 : public QObject {
     WanModel model = WanModel::load(weights, kept), dequantised = WanModel::load(weights, WanLoadOptions{});
     WeightShapes shapes;
     for (const auto& [name, value] : model.namedParameters()) shapes.emplace_back(name, value.sizes().vec());
-    const auto lora = std::make_shared<const LoraFile>(readLoraFile(golden("lora_tiny.pt"), shapes, model.family()));
+    const auto lora = std::make_shared<const LoraFile>(readLoraFile(golden("lora_tiny.pt"), shapes, model.family(), wanLoraLayerAliases()));
     const auto io = io::SafetensorsFile::open(golden("wan_dit_tiny_io.safetensors"));
     const auto run = [&](const WanModel& m) {
       return m.forward({io->tensor("case1.x")}, io->tensor("case1.t"), {io->tensor("case1.context")}).at(0);

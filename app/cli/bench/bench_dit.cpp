@@ -7,8 +7,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include "cli/bench_dit_ranks.h"
-#include "cli/bench_options.h"
+#include "cli/bench/bench_dit_ranks.h"
+#include "cli/bench/bench_options.h"
 #include "cli/command_specs.h"
 #include "cli/distributed_session.h"
 #include "cli/verbs.h"
@@ -39,14 +39,7 @@ std::pair<std::int64_t, std::int64_t> grid(std::int64_t tokens) {
 
 }  // namespace
 
-int runBench(const Args& args) {
-  const std::string sub = args.empty() ? std::string() : args[0];
-  if (sub == "vae") return runBenchVae(args);
-  if (sub == "residency") return runBenchResidency(args);
-  if (sub == "streaming") return runBenchStreaming(args);
-  if (sub == "cache") return runBenchCache(args);
-  if (sub == "--help" || sub == "-h") throw HelpRequested("bench");
-  if (sub != "dit") throw UsageError("bench", sub.empty() ? "which benchmark? dit, vae, residency, streaming or cache" : "unknown benchmark \"" + sub + "\"");
+int runBenchDit(const Args& args) {
   const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
   if (const std::optional<int> launched = launchRanksIfAsked("bench dit", args, parsed)) return *launched;
   const std::string preset = parsed.text("--config").value_or("custom-default");

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_experts.h"
-#include "cli/bench_lora_switch.h"
-#include "cli/bench_model_folder.h"
+#include "cli/bench/bench_experts.h"
+#include "cli/bench/bench_lora_switch.h"
+#include "cli/bench/bench_model_folder.h"
 #include "cli/command_specs.h"
 #include "cli/option_values.h"
 #include "cli/verbs.h"

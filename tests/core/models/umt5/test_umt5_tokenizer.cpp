@@ -13,13 +13,13 @@
 #include "models/umt5/umt5.h"
 #include "models/umt5/umt5_text_encoder.h"
 #include "test_support.h"
-#include "text/prompt_cleaning.h"
-#include "text/umt5_tokenizer.h"
+#include "models/umt5/prompt_cleaning.h"
+#include "models/umt5/umt5_tokenizer.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
-using shotchain::text::Umt5Tokenizer;
-using shotchain::text::wanCleanPrompt;
+using shotchain::models::Umt5Tokenizer;
+using shotchain::models::wanCleanPrompt;
 
 namespace {
 
@@ -68,7 +68,7 @@ class TestUmt5Tokenizer : public QObject {
     // U+200B (zero-width space) is not whitespace for Python: kept.
     QCOMPARE(wanCleanPrompt("a\u200Bb"), std::string("a\u200Bb"));
     QCOMPARE(wanCleanPrompt(" \t "), std::string());
-    QCOMPARE(text::collapseWhitespace("  x   y "), std::string("x y"));
+    QCOMPARE(models::collapseWhitespace("  x   y "), std::string("x y"));
   }
 
   void cleaningUnescapesHtmlTwice() {
@@ -84,7 +84,7 @@ class TestUmt5Tokenizer : public QObject {
     QCOMPARE(wanCleanPrompt("&amp;amp;amp;"), std::string("&"));
     // … but not when it looks like HTML.
     QCOMPARE(wanCleanPrompt("<&amp;amp;amp;"), std::string("<&amp;"));
-    QCOMPARE(text::htmlUnescape("&amp;amp;"), std::string("&amp;"));
+    QCOMPARE(models::htmlUnescape("&amp;amp;"), std::string("&amp;"));
   }
 
   void cleaningApproximatesFtfy() {

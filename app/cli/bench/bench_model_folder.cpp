@@ -1,4 +1,4 @@
-#include "cli/bench_model_folder.h"
+#include "cli/bench/bench_model_folder.h"
 
 #include <stdexcept>
 
@@ -7,7 +7,7 @@
 #include "models/umt5/umt5.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
-#include "text/umt5_tokenizer.h"
+#include "models/umt5/umt5_tokenizer.h"
 
 namespace shotchain::cli {
 namespace {
@@ -55,7 +55,7 @@ void writeRandomModelSet(const std::string& config, const std::filesystem::path&
   std::filesystem::copy_file(tokenizer, dir / "text_encoders" / "tokenizer.model",
                              std::filesystem::copy_options::overwrite_existing);
   models::Umt5Config textConfig;
-  textConfig.vocab = text::Umt5Tokenizer::fromFile(tokenizer).vocabSize();
+  textConfig.vocab = models::Umt5Tokenizer::fromFile(tokenizer).vocabSize();
   textConfig.dim = ditConfig.textDim;
   textConfig.dimAttn = ditConfig.textDim;
   textConfig.dimFfn = ditConfig.textDim;

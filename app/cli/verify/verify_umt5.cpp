@@ -1,7 +1,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/umt5/umt5.h"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cli/command_specs.h"
-#include "cli/verbs_demo.h"
+#include "cli/verbs.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_eval.h"
 

@@ -13,7 +13,7 @@ namespace shotchain::io {
 class WeightSet;
 }
 
-namespace shotchain::text {
+namespace shotchain::models {
 
 // One prompt ready for the UMT5 encoder.
 struct Umt5Tokens {
@@ -65,4 +65,4 @@ class Umt5Tokenizer {
   std::int64_t pad_ = 0;
 };
 
-}  // namespace shotchain::text
+}  // namespace shotchain::models

@@ -1,9 +1,9 @@
-#include "cli/bench_experts.h"
+#include "cli/bench/bench_experts.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "cli/bench_options.h"
+#include "cli/bench/bench_options.h"
 #include "models/model_files.h"
 #include "render/renderer.h"
 #include "util/median.h"

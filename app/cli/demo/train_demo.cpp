@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/command_specs.h"
-#include "cli/verbs_demo.h"
+#include "cli/verbs.h"
 #include "training/demo_trainer.h"
 
 namespace shotchain::cli {

@@ -1,6 +1,6 @@
 #include <cstdio>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_vae.h"

@@ -1,7 +1,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"

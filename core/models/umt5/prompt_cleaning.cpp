@@ -1,4 +1,4 @@
-#include "text/prompt_cleaning.h"
+#include "models/umt5/prompt_cleaning.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace shotchain::text {
+namespace shotchain::models {
 namespace {
 
 using Text = std::u32string;
@@ -353,4 +353,4 @@ std::string wanCleanPrompt(std::string_view text) {
   return encodeUtf8(collapse(t));  // collapse also strips, so basic_clean's strip() is included
 }
 
-}  // namespace shotchain::text
+}  // namespace shotchain::models

@@ -4,7 +4,7 @@
 
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 

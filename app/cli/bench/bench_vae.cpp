@@ -11,7 +11,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
-#include "cli/bench_options.h"
+#include "cli/bench/bench_options.h"
 #include "cli/command_specs.h"
 #include "cli/verbs.h"
 #include "memory/counting_cpu_allocator.h"

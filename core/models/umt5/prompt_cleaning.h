@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace shotchain::text {
+namespace shotchain::models {
 
 // Wan's prompt cleaning before UMT5 tokenisation (HuggingfaceTokenizer with clean='whitespace',
 // wan/modules/tokenizers.py):
@@ -42,4 +42,4 @@ std::string htmlUnescape(std::string_view text);
 // re.sub(r'\s+', ' ', text).strip() with Python's Unicode whitespace (str.isspace).
 std::string collapseWhitespace(std::string_view text);
 
-}  // namespace shotchain::text
+}  // namespace shotchain::models

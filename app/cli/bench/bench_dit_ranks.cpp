@@ -8,7 +8,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
-#include "cli/bench_dit_ranks.h"
+#include "cli/bench/bench_dit_ranks.h"
 #include "cli/distributed_session.h"
 #include "distributed/process_group.h"
 #include "models/wan/wan_model.h"

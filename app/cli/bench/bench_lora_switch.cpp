@@ -1,9 +1,9 @@
-#include "cli/bench_lora_switch.h"
+#include "cli/bench/bench_lora_switch.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "cli/bench_options.h"
+#include "cli/bench/bench_options.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/memory_probe.h"

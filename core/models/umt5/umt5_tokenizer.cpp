@@ -1,4 +1,4 @@
-#include "text/umt5_tokenizer.h"
+#include "models/umt5/umt5_tokenizer.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -6,9 +6,9 @@
 #include <ATen/ATen.h>
 
 #include "io/weight_set.h"
-#include "text/prompt_cleaning.h"
+#include "models/umt5/prompt_cleaning.h"
 
-namespace shotchain::text {
+namespace shotchain::models {
 namespace {
 
 constexpr const char* kEmbeddedName = "spiece_model";
@@ -75,4 +75,4 @@ Umt5Tokens Umt5Tokenizer::tokenizeCleaned(std::string_view cleaned) const {
   return out;
 }
 
-}  // namespace shotchain::text
+}  // namespace shotchain::models

@@ -3,7 +3,7 @@
 #include <optional>
 #include <regex>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"

@@ -1,6 +1,6 @@
 #include <nlohmann/json.hpp>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
 #include "sampling/flow_schedule.h"
 #include "sampling/timestep_matrix.h"

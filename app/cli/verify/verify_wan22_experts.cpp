@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/verify_report.h"
+#include "cli/verify/verify_report.h"
 #include "continuity/image_condition.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
