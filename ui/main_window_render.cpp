@@ -110,7 +110,9 @@ bool MainWindow::renderSequence() {
   preview_->setLive(true);
   progress_->setValue(0);
   progressText_->setText(tr("Starting…"));
-  controller_->start(document_->sequence(), document_->filePath());
+  std::vector<int> shotSteps;
+  for (const resolve::ResolvedShot& shot : document_->resolved().shots) shotSteps.push_back(shot.enabled ? shot.steps : 0);
+  controller_->start(document_->sequence(), document_->filePath(), std::move(shotSteps));
   log(tr("Render started → %1").arg(QDir::toNativeSeparators(controller_->outputDirectory())));
   return true;
 }

@@ -55,15 +55,17 @@ int runCalibrateCache(const Args& args) {
     return 1;
   }
   std::vector<const sampling::StepCache*> runs;
-  const int steps = summary.calibrationRuns.front()->config().steps;
-  for (const auto& run : summary.calibrationRuns)
-    if (run->config().steps == steps) runs.push_back(run.get());
+  // The runs of the first shot's schedule (its steps and shift) are averaged; a figure is a step's.
+  const resolve::ResolvedShot& first = summary.resolved.shots[summary.calibrationRuns.front().shot];
+  for (const auto& run : summary.calibrationRuns) {
+    const resolve::ResolvedShot& shot = summary.resolved.shots[run.shot];
+    if (shot.steps == first.steps && shot.shift == first.shift) runs.push_back(run.cache.get());
+  }
   if (runs.size() < summary.calibrationRuns.size())
-    std::fprintf(stderr, "warning: %zu shot(s) with another step count than the first shot's %d are left out\n",
-                 summary.calibrationRuns.size() - runs.size(), steps);
+    std::fprintf(stderr, "warning: %zu shot(s) with another schedule than the first shot's (%d steps, shift %g) are left out\n",
+                 summary.calibrationRuns.size() - runs.size(), first.steps, first.shift);
   const std::string family = summary.calibratedFamily;
-  const sampling::CacheCalibration calibration =
-      sampling::fitCacheCalibration(runs, family, sequence.settings.sampler.shift);
+  const sampling::CacheCalibration calibration = sampling::fitCacheCalibration(runs, family, first.shift);
   writeFileAtomically(target, sampling::cacheCalibrationJson(calibration));
   std::fprintf(stderr, "\n%s: %d steps, averaged over %d shot(s) of %s\n", target.string().c_str(), calibration.steps,
                calibration.shots, family.c_str());

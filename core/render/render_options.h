@@ -15,6 +15,7 @@
 #include "memory/memory_plan.h"
 #include "memory/memory_sample.h"
 #include "render/render_events.h"
+#include "resolve/resolved_shot.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::sampling {
@@ -53,6 +54,7 @@ struct RenderOptions {
 
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.
 struct RenderSummary {
+  resolve::ResolvedSequence resolved;  // every shot's settings as rendered (the report writes them)
   MemoryPlan plan;
   std::vector<ShotFinished> shots;
   std::vector<continuity::CutMetrics> cuts;
@@ -61,7 +63,12 @@ struct RenderSummary {
   SequenceFinished finished;
   double textEncodeSeconds = 0;
   double modelLoadSeconds = 0;
-  std::vector<std::shared_ptr<const sampling::StepCache>> calibrationRuns;  // with RenderOptions::calibrateCache
+  // With RenderOptions::calibrateCache: each whole-clip shot's recorded run, with the shot's index in `resolved`.
+  struct CalibrationRun {
+    std::size_t shot = 0;
+    std::shared_ptr<const sampling::StepCache> cache;
+  };
+  std::vector<CalibrationRun> calibrationRuns;
   std::string calibratedFamily;  // VideoDiffusionModel::family() of the DiT they ran on
   int ditLoads = 0;            // DiT loads by the residency manager during the render (reload policy)
   double ditLoadSeconds = 0;

@@ -5,6 +5,7 @@
 #include "memory/memory_planner.h"
 #include "render/cut_metrics_json.h"
 #include "render/output_layout.h"
+#include "render/resolved_shot_json.h"
 #include "render/stream_figures_json.h"
 #include "util/atomic_file.h"
 
@@ -31,7 +32,7 @@ Json sampleToJson(int cut, const MemorySample& s) {
           {"transferred_bytes", s.transferredBytes}};
 }
 
-Json shotToJson(const ShotFinished& shot) {
+Json shotToJson(const ShotFinished& shot, const resolve::ResolvedSequence& resolved) {
   Json json = {{"index", shot.index},
                {"id", shot.id},
                {"key", shot.key},
@@ -48,6 +49,8 @@ Json shotToJson(const ShotFinished& shot) {
   if (shot.loras) json["loras"] = loraFiguresToJson(*shot.loras);
   if (shot.fewStep) json["few_step"] = fewStepFiguresToJson(*shot.fewStep);
   if (shot.experts) json["experts"] = expertFiguresToJson(*shot.experts);
+  if (shot.index >= 0 && static_cast<std::size_t>(shot.index) < resolved.shots.size())
+    json["resolved"] = resolvedShotToJson(resolved.shots[static_cast<std::size_t>(shot.index)]);
   return json;
 }
 
@@ -72,7 +75,7 @@ Json reportJson(const Sequence& sequence, const RenderSummary& summary) {
   json["dit_offloads"] = summary.ditOffloads;
   json["plan"] = Json::parse(planToJson(summary.plan));
   json["shots"] = Json::array();
-  for (const ShotFinished& shot : summary.shots) json["shots"].push_back(shotToJson(shot));
+  for (const ShotFinished& shot : summary.shots) json["shots"].push_back(shotToJson(shot, summary.resolved));
   json["cuts"] = Json::array();
   for (const continuity::CutMetrics& cut : summary.cuts) json["cuts"].push_back(cutMetricsToJson(cut));
   json["memory"] = Json::array();

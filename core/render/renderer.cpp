@@ -205,6 +205,7 @@ namespace {
 // The plan is made and shown before any model loads; a plan that does not fit refuses the render.
 RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, RenderObserver& observer) {
   RenderSummary summary;
+  summary.resolved = prepared.resolved;
   summary.plan = planFor(prepared.resolved, sequence, prepared.device, prepared.policy, prepared.budget);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
   for (const Diagnostic& d : resolve::checkAgainstPlan(prepared.resolved, summary.plan)) throw RenderError(d.path, d.message);

@@ -9,6 +9,7 @@
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
 #include "render/reused_cut.h"
+#include "render/resolved_shot_json.h"
 #include "render/shot_record.h"
 #include "render/start_image.h"
 #include "sampling/latent_preview.h"
@@ -106,6 +107,7 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& document, PreparedShot& prep
   record.name = shot.name;
   record.key = prepared.key;
   record.settingsJson = serializeShot(document);
+  record.resolvedJson = resolvedShotToJson(shot).dump();
   record.framesDropped = static_cast<int>(job->conditioning.dropPixelFrames);
   record.conditionedOn = job->conditioning.source;
   record.sampleSeconds = sampled.seconds;
@@ -409,7 +411,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   if (out.result.cancelled) return out;
   countPasses(prepared.stepCache);
   if (options_.calibrateCache && prepared.stepCache.cache) {
-    summary_.calibrationRuns.push_back(prepared.stepCache.cache);
+    summary_.calibrationRuns.push_back({prepared.shot->index, prepared.stepCache.cache});
     summary_.calibratedFamily = residency_.dit().family();
   }
   out.latent = out.result.latent;

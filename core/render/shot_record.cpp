@@ -32,6 +32,7 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   json["name"] = record.name;
   json["key"] = record.key;
   json["settings"] = Json::parse(record.settingsJson);
+  json["resolved"] = record.resolvedJson.empty() ? Json(nullptr) : Json::parse(record.resolvedJson);
   json["frames_written"] = record.framesWritten;
   json["frames_dropped"] = record.framesDropped;
   json["conditioned_on"] = record.conditionedOn;
@@ -69,6 +70,7 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     record.name = json.value("name", std::string());
     record.key = json.at("key").get<std::string>();
     record.settingsJson = json.at("settings").dump();
+    if (json.contains("resolved") && json["resolved"].is_object()) record.resolvedJson = json["resolved"].dump();
     record.framesWritten = json.at("frames_written").get<int>();
     record.framesDropped = json.value("frames_dropped", 0);
     record.conditionedOn = json.value("conditioned_on", std::string());

@@ -21,6 +21,7 @@ struct ShotRecord {
   std::string name;
   std::string key;
   std::string settingsJson;  // the shot as the document writes it
+  std::string resolvedJson;  // the settings it was rendered with, as the resolver decided them
   int framesWritten = 0;
   int framesDropped = 0;     // leading decoded frames left out (latent_overlap repeats, latent priming)
   // What the shot started from (continuity::Conditioning::source): "noise", "start_image", "handoff", …

@@ -60,6 +60,7 @@ void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSe
   for (std::size_t k = 0; k < refs.size(); ++k) {
     ResolvedLora& lora = shot.loras.emplace_back();
     lora.field = list + "[" + std::to_string(k) + "]";
+    lora.written = refs[k];
     lora.file = refs[k].file;
     lora.path = documentFile(context, refs[k].file);
     lora.strength = refs[k].strength;

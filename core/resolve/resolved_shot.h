@@ -42,6 +42,7 @@ enum class LoraExpert { Both, High, Low };
 
 struct ResolvedLora {
   std::string field;           // "loras[0]" or "shots[2].loras[0]"
+  LoraRef written;             // the entry as the document writes it (the shot's list, else the sequence's)
   std::string file;            // as the document writes it
   std::filesystem::path path;  // resolved against the sequence's folder
   double strength = 1.0;

@@ -84,9 +84,9 @@ void LoraListField::emitEdited() {
 
 std::vector<LoraRef> LoraListField::rows() const { return current_; }
 
-void LoraListField::setLoras(const std::optional<std::vector<LoraRef>>& loras, const std::vector<LoraRef>& inherited) {
-  own_ = !inherit_ || loras.has_value();
-  current_ = loras ? *loras : inherited;
+void LoraListField::setLoras(const std::vector<LoraRef>& shown, bool own) {
+  own_ = !inherit_ || own;
+  current_ = shown;
   if (inherit_) {
     const QSignalBlocker quiet(inherit_);
     inherit_->setChecked(!own_);

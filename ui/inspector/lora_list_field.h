@@ -28,8 +28,8 @@ class LoraListField : public QWidget {
   LoraListField(bool inheritable, QWidget* parent = nullptr);
   void setBaseFolder(const std::filesystem::path& folder) { baseFolder_ = folder; }
   void setOnEdited(Edited edited) { edited_ = std::move(edited); }
-  // `loras` unset: the shot follows the sequence's list (shown greyed out as `inherited`).
-  void setLoras(const std::optional<std::vector<LoraRef>>& loras, const std::vector<LoraRef>& inherited = {});
+  // The list the shot or sequence renders with; `own` false: the shot follows the sequence's (shown greyed out).
+  void setLoras(const std::vector<LoraRef>& shown, bool own = true);
   // What "Add LoRA…" does with a chosen file (for tests, which choose no file in a dialog).
   void addFile(const QString& path);
   QTableWidget* table() const { return table_; }

@@ -356,7 +356,9 @@ void ShotInspector::refresh() {
   fallback_->setPath(QString::fromStdString(shot.continuity.fallbackImage));
   start_->setPath(QString::fromStdString(shot.startImage));
   loras_->setBaseFolder(document_->baseFolder());
-  loras_->setLoras(shot.loras, document_->sequence().settings.loras);
+  std::vector<LoraRef> shown;
+  for (const resolve::ResolvedLora& lora : effective.loras) shown.push_back(lora.written);
+  loras_->setLoras(shown, effective.ownLoras);
   quietly(anchor_, [&] { anchor_->setChecked(shot.continuity.anchorColour); });
   quietly(recache_, [&] { recache_->setChecked(recaches(shot.continuity)); });
   recache_->setEnabled(traits.readsRecache);

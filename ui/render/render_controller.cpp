@@ -60,15 +60,14 @@ render::RenderOptions RenderController::optionsFor(const Sequence&, const QStrin
   return options;
 }
 
-bool RenderController::start(const Sequence& sequence, const QString& sequencePath) {
+bool RenderController::start(const Sequence& sequence, const QString& sequencePath, std::vector<int> shotSteps) {
   if (rendering_) return false;
   const render::RenderOptions options = optionsFor(sequence, sequencePath);
   outputDirectory_ = QString::fromStdString(options.outputDirectory.string());
   rendering_ = true;
   failedThisRender_ = false;
   shotCount_ = static_cast<int>(sequence.shots.size());
-  shotsLeft_ = shotCount_;
-  stepsPerShot_ = sequence.settings.sampler.steps;
+  shotSteps_ = std::move(shotSteps);
   stepSecondsTotal_ = 0;
   stepsTimed_ = 0;
   Q_EMIT renderingChanged(true);
@@ -91,8 +90,6 @@ void RenderController::previewShown() { worker_->previewTaken(); }
 
 void RenderController::onShotStarted(const render::ShotStarted& shot) {
   shotCount_ = shot.count;
-  shotsLeft_ = shot.count - shot.index - 1;
-  if (shot.steps > 0) stepsPerShot_ = shot.steps;
   Q_EMIT shotStarted(shot);
   Q_EMIT progress(shot.index, shot.count, 0, shot.steps, -1);
 }
@@ -101,7 +98,9 @@ void RenderController::onStepDone(int shotIndex, int step, int steps, double sec
   stepSecondsTotal_ += seconds;
   ++stepsTimed_;
   const double mean = stepSecondsTotal_ / stepsTimed_;
-  const double eta = mean * ((steps - step) + static_cast<double>(shotsLeft_) * stepsPerShot_);
+  double stepsLeft = steps - step;
+  for (std::size_t i = static_cast<std::size_t>(shotIndex) + 1; i < shotSteps_.size(); ++i) stepsLeft += shotSteps_[i];
+  const double eta = mean * stepsLeft;
   Q_EMIT stepDone(shotIndex, step, steps, preview);
   Q_EMIT progress(shotIndex, shotCount_, step, steps, eta);
 }

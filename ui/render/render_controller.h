@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "render/render_event_types.h"
 
@@ -40,7 +41,8 @@ class RenderController : public QObject {
   QString outputDirectory() const { return outputDirectory_; }
 
   // Starts a render of a copy of `sequence`; false when one is already running.
-  bool start(const Sequence& sequence, const QString& sequencePath);
+  // `shotSteps`: each shot's resolved step count (0 for a disabled shot), what the time left is reckoned from.
+  bool start(const Sequence& sequence, const QString& sequencePath, std::vector<int> shotSteps);
   // Thread-safe and non-blocking; Now stops at the next step, AfterShot once the current shot is written.
   void stop(render::StopRequest request);
   // The renderer's memory probe (cheap; reads counters). Empty until the worker thread is up.
@@ -81,8 +83,7 @@ class RenderController : public QObject {
   QString outputDirectory_;
   // For the ETA: shots still to sample after the current one, and the mean step time.
   int shotCount_ = 0;
-  int shotsLeft_ = 0;
-  int stepsPerShot_ = 0;
+  std::vector<int> shotSteps_;
   double stepSecondsTotal_ = 0;
   int stepsTimed_ = 0;
 };

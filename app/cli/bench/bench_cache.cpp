@@ -262,7 +262,7 @@ int runBenchCache(const Args& args) {
     render::Renderer renderer;
     const render::RenderSummary summary = renderer.render(benchChain(kCalibrationShots, steps, kCalibrationSeed, false), options, observer);
     std::vector<const sampling::StepCache*> runs;
-    for (const auto& run : summary.calibrationRuns) runs.push_back(run.get());
+    for (const auto& run : summary.calibrationRuns) runs.push_back(run.cache.get());
     writeFileAtomically(calibrationFile,
                         sampling::cacheCalibrationJson(sampling::fitCacheCalibration(runs, summary.calibratedFamily, 3.0)));
   }

@@ -102,7 +102,12 @@ class StepCacheRenderTest : public QObject {
         const std::string id = plain.shots[static_cast<std::size_t>(i)].id;
         QVERIFY(at::equal(tail("plain.render", i, id), tail("off.render", i, id)));
       }
-      QVERIFY(readFile(root() / "off.render" / "report.json").find("\"cache\"") == std::string::npos);
+      // The report has no cache figures, and says the cache was off as resolved.
+      const nlohmann::json report = nlohmann::json::parse(readFile(root() / "off.render" / "report.json"));
+      for (const nlohmann::json& shot : report["shots"]) {
+        QVERIFY(!shot.contains("cache"));
+        QCOMPARE(shot["resolved"]["cache"]["policy"].get<std::string>(), std::string("off"));
+      }
     }
   }
 
@@ -183,7 +188,7 @@ class StepCacheRenderTest : public QObject {
     QCOMPARE(summary.calibrationRuns.size(), std::size_t{2});
     QVERIFY(!std::filesystem::exists(root() / "calibrate.render" / "report.json"));
     std::vector<const sampling::StepCache*> runs;
-    for (const auto& run : summary.calibrationRuns) runs.push_back(run.get());
+    for (const auto& run : summary.calibrationRuns) runs.push_back(run.cache.get());
     const sampling::CacheCalibration fitted = sampling::fitCacheCalibration(runs, summary.calibratedFamily, 5.0);
     QCOMPARE(fitted.magCacheRatios.size(), std::size_t{24});
     QCOMPARE(fitted.magCacheRatios[0], 1.0);

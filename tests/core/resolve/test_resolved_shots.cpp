@@ -6,12 +6,14 @@
 #include <QtTest/qtestassert.h>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "export_test_frames.h"
 #include "golden_model_facts.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "render/renderer.h"
+#include "render/resolved_shot_json.h"
 #include "render/shot_record.h"
 #include "resolve/plan_request.h"
 #include "resolve/resolve_sequence.h"
@@ -103,7 +105,18 @@ void checkRender(const resolve::ResolvedSequence& resolved, const Recorded& even
     const std::optional<render::ShotRecord> record = render::readShotRecord(out / "shots" / fs::path(finished.directory).filename());
     QVERIFY(record.has_value());
     QCOMPARE(record->framesWritten, shot.outputFrames);
+    // shot.json and report.json say what the shot was rendered with: the resolved shot, written once.
+    const nlohmann::ordered_json written = render::resolvedShotToJson(shot);
+    QCOMPARE(QString::fromStdString(record->resolvedJson), QString::fromStdString(written.dump()));
+    QCOMPARE(written["steps"].get<int>(), shot.steps);
+    QCOMPARE(written["negative_prompt_used"].get<std::string>(), shot.uncondPrompt);
+    QCOMPARE(written["cache"]["applies"].get<bool>(), shot.cache.applies);
   }
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(readFile(out / "report.json"));
+  QCOMPARE(report["shots"].size(), events.finished.size());
+  for (const nlohmann::ordered_json& shot : report["shots"])
+    QCOMPARE(QString::fromStdString(shot["resolved"].dump()),
+             QString::fromStdString(render::resolvedShotToJson(resolved.shots[shot["index"].get<std::size_t>()]).dump()));
   QCOMPARE(keys.size(), resolved.shots.size());
 }
 
