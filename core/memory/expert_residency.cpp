@@ -1,26 +1,11 @@
 #include "memory/expert_residency.h"
 
 #include <chrono>
-#include <stdexcept>
-#include <vector>
 
-#include <ATen/ATen.h>
-
-#include "memory/device_transfer.h"
 #include "memory/memory_probe.h"
 
 namespace shotchain {
 namespace {
-
-constexpr std::uint64_t kParkedAlignment = 64;
-
-std::uint64_t parameterBytes(const at::Tensor& t) { return static_cast<std::uint64_t>(t.numel()) * t.element_size(); }
-
-std::uint64_t expertBytes(const models::VideoDiffusionModel& model) {
-  std::uint64_t bytes = 0;
-  for (const auto& [name, t] : model.namedParameters()) bytes += parameterBytes(t);
-  return bytes;
-}
 
 class MoveTimer {
  public:
@@ -34,46 +19,34 @@ class MoveTimer {
 
 }  // namespace
 
-ExpertResidencyManager::ExpertResidencyManager(shotchain::ExpertResidency mode, MemoryProbe& probe, std::unique_ptr<models::VideoDiffusionModel>& low,
-                                 std::unique_ptr<models::VideoDiffusionModel>& high, Loader loadLow, Loader loadHigh,
-                                 c10::Device device)
-    : mode_(mode == shotchain::ExpertResidency::Auto ? shotchain::ExpertResidency::Resident : mode),
-      probe_(probe),
-      low_(low),
-      high_(high),
-      loadLow_(std::move(loadLow)),
-      loadHigh_(std::move(loadHigh)),
-      device_(device) {
-  if (!loadLow_ || !loadHigh_) throw std::invalid_argument("ExpertResidencyManager: an expert loader is missing");
+ExpertResidencyManager::ExpertResidencyManager(shotchain::ExpertResidency mode, MemoryProbe& probe, ModelSlot& low, ModelSlot& high)
+    : mode_(mode == shotchain::ExpertResidency::Auto ? shotchain::ExpertResidency::Resident : mode), probe_(probe), low_(low), high_(high) {
   switch (mode_) {
     case shotchain::ExpertResidency::Resident:
-      if (!high_) high_ = loadHigh_(device_);
-      else if (high_->device() != device_) high_->replaceParameters([&](const std::string&, const at::Tensor& t) { return t.to(device_); });
+      if (high_.place() == ModelSlot::Place::Absent) high_.load();
+      else if (high_.place() == ModelSlot::Place::Host) high_.unpark();
       break;
-    case shotchain::ExpertResidency::Swap: {
+    case shotchain::ExpertResidency::Swap:
       // Read straight into host memory: the device never holds both. One kept from an earlier render moves.
-      const bool kept = high_ != nullptr;
-      if (!kept) high_ = loadHigh_(c10::kCPU);
-      park(high_, highParked_, kept);
+      if (high_.place() == ModelSlot::Place::Absent) high_.loadParked();
+      else if (high_.place() == ModelSlot::Place::Device) moved(high_.park(), false);
       break;
-    }
     case shotchain::ExpertResidency::Reload:
     case shotchain::ExpertResidency::Auto:
-      high_.reset();
+      high_.release();
       break;
   }
 }
 
 ExpertResidencyManager::~ExpertResidencyManager() {
-  // Parked parameters are views of the staging buffers freed with this object: a parked high-noise expert is
-  // let go (the next render places it again), a parked low-noise one (a render that failed mid-shot) comes back.
-  if (highParked_.onHost) high_.reset();
-  if (lowParked_.onHost && low_) {
-    try {
-      unpark(low_, lowParked_);
-    } catch (...) {
-      low_.reset();
-    }
+  // A parked high-noise expert is let go with its staging (the next render places it again); a parked low-noise
+  // one (a render that failed mid-shot) comes back.
+  if (high_.place() == ModelSlot::Place::Host) high_.release();
+  try {
+    if (low_.place() == ModelSlot::Place::Host) low_.unpark();
+    low_.dropStaging();
+  } catch (...) {
+    low_.release();
   }
 }
 
@@ -81,41 +54,6 @@ void ExpertResidencyManager::moved(std::uint64_t bytes, bool toDevice) {
   (toDevice ? stats_.bytesToDevice : stats_.bytesToHost) += bytes;
   shotBytes_ += bytes;
   probe_.recordTransfer(bytes);
-}
-
-void ExpertResidencyManager::park(std::unique_ptr<models::VideoDiffusionModel>& slot, Parked& parked, bool counted) {
-  const auto params = slot->namedParameters();
-  if (!parked.staging.defined()) {
-    std::uint64_t size = 0;
-    for (const auto& [name, t] : params) size += (parameterBytes(t) + kParkedAlignment - 1) / kParkedAlignment * kParkedAlignment;
-    parked.staging = allocateHostStaging(size, device_.str());
-    std::uint8_t* base = parked.staging.data_ptr<std::uint8_t>();
-    std::uint64_t offset = 0;
-    for (const auto& [name, t] : params) {
-      parked.views.emplace(name, at::from_blob(base + offset, t.sizes(), at::TensorOptions().dtype(t.scalar_type()).device(parked.staging.device())));
-      offset += (parameterBytes(t) + kParkedAlignment - 1) / kParkedAlignment * kParkedAlignment;
-    }
-  }
-  std::uint64_t bytes = 0;
-  for (const auto& [name, t] : params) {
-    parked.views.at(name).copy_(t);  // synchronous: the device copy is freed next
-    bytes += parameterBytes(t);
-  }
-  slot->replaceParameters([&](const std::string& name, const at::Tensor&) { return parked.views.at(name); });
-  parked.onHost = true;
-  if (counted) moved(bytes, false);
-}
-
-void ExpertResidencyManager::unpark(std::unique_ptr<models::VideoDiffusionModel>& slot, Parked& parked) {
-  std::uint64_t bytes = 0;
-  slot->replaceParameters([&](const std::string&, const at::Tensor& host) {
-    at::Tensor onDevice = at::empty(host.sizes(), host.options().device(device_));
-    onDevice.copy_(host);
-    bytes += parameterBytes(host);
-    return onDevice;
-  });
-  parked.onHost = false;
-  moved(bytes, true);
 }
 
 void ExpertResidencyManager::beginShot() {
@@ -130,19 +68,19 @@ void ExpertResidencyManager::use(int expert) {
   }
   const MoveTimer timer(stats_.seconds);
   ++stats_.swaps;
-  std::unique_ptr<models::VideoDiffusionModel>& leaving = current_ == 1 ? high_ : low_;
-  std::unique_ptr<models::VideoDiffusionModel>& arriving = expert == 1 ? high_ : low_;
+  ModelSlot& leaving = current_ == 1 ? high_ : low_;
+  ModelSlot& arriving = expert == 1 ? high_ : low_;
   if (mode_ == shotchain::ExpertResidency::Swap) {
-    park(leaving, current_ == 1 ? highParked_ : lowParked_, true);
-    unpark(arriving, expert == 1 ? highParked_ : lowParked_);
+    moved(leaving.park(), false);
+    moved(arriving.unpark(), true);
   } else {
-    leaving.reset();
-    arriving = (expert == 1 ? loadHigh_ : loadLow_)(device_);
-    const std::uint64_t bytes = expertBytes(*arriving);
+    leaving.release();
+    const std::uint64_t bytes = arriving.load();
     stats_.bytesRead += bytes;
     shotBytes_ += bytes;
     probe_.recordTransfer(bytes);
   }
+  arriving.repatch();
   current_ = expert;
 }
 

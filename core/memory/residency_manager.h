@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory/memory_plan.h"
+#include "memory/model_slot.h"
 #include "models/video_diffusion_model.h"
 
 namespace shotchain {
@@ -22,10 +23,6 @@ class BudgetError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Loads the DiT onto the render device (when the slot is empty at beforeShot: the first shot, and
-// every shot under reload).
-using DitLoader = std::function<std::unique_ptr<models::VideoDiffusionModel>()>;
 
 struct ResidencyStats {
   int loads = 0;                  // DiT loads through the loader
@@ -48,17 +45,16 @@ struct ResidencyStats {
 //
 // Per shot, on the render thread:
 //   beforeShot(i) → dit() for sampling → beforeDecode(i) → decode → afterShot(i, more)
-// pinned: nothing moves. offload: beforeDecode copies the DiT to host staging (allocated once) and
-// frees it on the device; a prefetch back starts at once for the part that fits beside the decode
-// and after the decode for the rest (side stream / worker thread); beforeShot waits for it.
-// reload: beforeDecode frees the DiT; beforeShot loads it again through the loader (timed).
+// pinned: nothing moves. offload: beforeDecode parks the DiT in its slot's host staging (allocated once);
+// its way back starts at once for the part that fits beside the decode and after the decode for the rest
+// (side stream / worker thread); beforeShot waits for it. reload: beforeDecode frees the DiT; beforeShot loads
+// it again through the slot's loader (timed).
 class ResidencyManager {
  public:
   // `dit` is the slot the renderer keeps the DiT in (ModelContext::dit); it may already hold the
   // loaded DiT. Throws BudgetError(plan.reason) when !plan.fits, before anything is loaded.
   // Reserves the VAE weights and the ring buffer (resident for the whole render).
-  ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, std::unique_ptr<models::VideoDiffusionModel>& dit, DitLoader loader,
-                   std::string device = "cpu");
+  ResidencyManager(const MemoryPlan& plan, MemoryProbe& probe, ModelSlot& dit);
   ~ResidencyManager();
   ResidencyManager(const ResidencyManager&) = delete;
   ResidencyManager& operator=(const ResidencyManager&) = delete;
@@ -85,41 +81,25 @@ class ResidencyManager {
   // policy keeps one) and frees the staging buffer; reload leaves the slot empty.
   void finish();
 
-  bool ditResident() const;
-  // The DiT object while one is loaded, on the device or not (null under reload between shots); for
-  // changes that must be undone whatever the phase (LoRAs taken off when a render ends).
-  models::VideoDiffusionModel* loadedDit() { return dit_.get(); }
+  bool ditResident() const { return dit_.place() == ModelSlot::Place::Device; }
   const ResidencyStats& stats() const { return stats_; }
 
  private:
-  struct Slot {
-    std::string name;
-    std::vector<std::int64_t> shape;
-    at::ScalarType dtype;
-    std::uint64_t offset = 0, bytes = 0;
-  };
   void loadDit();
   void offloadDit();
-  void startPrefetch(std::size_t count);
+  void startReturn(std::uint64_t room);
   void completeRestore();
   std::string overBudgetMessage(const std::string& component, std::uint64_t bytes, std::uint64_t total) const;
 
   MemoryPlan plan_;
   MemoryProbe& probe_;
-  DitLoader loader_;
-  std::string device_;
   ResidencyPolicy policy_;
   std::uint64_t budget_ = 0;  // limit − margin
   std::map<std::string, std::uint64_t> reservations_;
   std::uint64_t peakReserved_ = 0;
 
-  std::unique_ptr<models::VideoDiffusionModel>& dit_;
+  ModelSlot& dit_;
   bool sampling_ = false;
-  bool onHost_ = false;                 // the DiT's parameters are the staging views
-  at::Tensor staging_;                  // offload: one host buffer, allocated once
-  std::vector<Slot> slots_;
-  std::map<std::string, at::Tensor> restored_;  // device tensors the prefetch is filling
-  std::size_t prefetched_ = 0;                  // slots whose copy has been started
   std::unique_ptr<TransferQueue> queue_;
   ResidencyStats stats_;
 };

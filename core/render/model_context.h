@@ -6,6 +6,7 @@
 
 #include <c10/core/Device.h>
 
+#include "memory/model_slot.h"
 #include "models/model_files.h"
 #include "models/model_set_facts.h"
 #include "models/video_diffusion_model.h"
@@ -21,10 +22,10 @@ struct ModelContext {
   models::ModelFiles files;
   std::string fingerprint;  // digest of every model file's header: part of every shot key
   c10::Device device = c10::kCPU;
-  std::unique_ptr<models::VideoDiffusionModel> dit;  // empty while released (policy reload)
-  // Two experts (Wan 2.2 A14B): the high-noise one, placed by the render's ExpertResidency (on the device,
-  // parked in host memory, or null while released); always null for a one-DiT set.
-  std::unique_ptr<models::VideoDiffusionModel> ditHighNoise;
+  std::unique_ptr<ModelSlot> dit;  // the DiT (a pair's low-noise expert); absent while released (policy reload)
+  // Two experts: the high-noise one, placed by the render's ExpertResidency (on the device, parked in host
+  // memory, or absent while released); null for a one-DiT set.
+  std::unique_ptr<ModelSlot> ditHighNoise;
   std::unique_ptr<models::VideoVae> vae;
   sampling::LatentRgbFactors preview;   // no channels: previews off
   double loadSeconds = 0;

@@ -208,7 +208,6 @@ RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, Ren
   summary.resolved = prepared.resolved;
   summary.plan = planFor(prepared.resolved, sequence, prepared.device, prepared.policy, prepared.budget);
   if (!summary.plan.fits) throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", summary.plan.reason);
-  for (const Diagnostic& d : resolve::checkAgainstPlan(prepared.resolved, summary.plan)) throw RenderError(d.path, d.message);
   observer.planReady(summary.plan);
   for (const std::string& note : summary.plan.notes) {
     const RenderWarning warning{-1, "continuity", note};
@@ -400,22 +399,19 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   summary.modelLoadSeconds = secondsSince(loadStart);
   std::optional<ResidencyManager> residency;
   try {
-    residency.emplace(summary.plan, *probe, impl.models->dit,
-                      [&prepared] { return models::loadVideoDiffusionModel(prepared.files, prepared.device); }, prepared.device.str());
+    residency.emplace(summary.plan, *probe, *impl.models->dit);
   } catch (const BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
   std::optional<ExpertResidencyManager> experts;
-  if (!prepared.files.ditHighNoise.empty()) {
-    const ExpertResidencyManager::Loader loadLow = [&prepared](c10::Device device) { return models::loadVideoDiffusionModel(prepared.files, device); };
-    const ExpertResidencyManager::Loader loadHigh = [&prepared](c10::Device device) { return models::loadHighNoiseExpert(prepared.files, device); };
+  if (impl.models->ditHighNoise) {
     try {
       if (summary.plan.expertsChosen == shotchain::ExpertResidency::Resident)
         residency->reserve("high-noise expert", summary.plan.highNoiseExpertWeights);
     } catch (const BudgetError& error) {
       throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
     }
-    experts.emplace(summary.plan.expertsChosen, *probe, impl.models->dit, impl.models->ditHighNoise, loadLow, loadHigh, prepared.device);
+    experts.emplace(summary.plan.expertsChosen, *probe, *impl.models->dit, *impl.models->ditHighNoise);
   }
   summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
   ShotPass pass(sequence, prepared.resolved, options, *impl.models, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);

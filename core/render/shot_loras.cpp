@@ -6,8 +6,9 @@
 
 namespace shotchain::render {
 
-LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDiffusionModel& dit, models::VideoDiffusionModel* highNoise,
+LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, ModelSlot& ditSlot, ModelSlot* highNoise,
                              std::span<const models::LoraLayerAlias> aliases) {
+  const models::VideoDiffusionModel& dit = ditSlot.onDevice();
   const bool twoExperts = shot.experts.has_value();
   std::vector<models::LoraUse> low, high;
   LoraFigures figures;
@@ -24,23 +25,21 @@ LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, models::VideoDif
     figures.files.push_back(lora.file + (twoExperts ? expert : ""));
     figures.strengths.push_back(lora.strength);
   }
-  if (!high.empty() && !highNoise)
-    throw std::logic_error("shot " + std::to_string(shot.index + 1) + ": LoRAs on the high-noise expert with the expert not resident "
-                           "(the plan should have refused them)");
+  if (!high.empty() && !highNoise) throw std::logic_error("shot " + std::to_string(shot.index + 1) + ": LoRAs on a high-noise expert that is not there");
   const auto add = [&figures](const models::LoraPatchFigures& patched) {
     figures.weightsPatched += patched.weightsPatched;
     figures.bytesWritten += patched.bytesWritten;
     figures.bytesKept += patched.bytesKept;
     figures.seconds += patched.seconds;
   };
-  add(low_.apply(dit, low));
-  if (highNoise && (!high.empty() || high_.patched())) add(high_.apply(*highNoise, high));
+  add(ditSlot.patch(low));
+  if (highNoise) add(highNoise->patch(high));  // parked or released: put on when it is swapped in
   return figures;
 }
 
-void ShotLoras::restore(models::VideoDiffusionModel* dit, models::VideoDiffusionModel* highNoise) {
-  if (high_.patched() && highNoise) high_.restore(*highNoise);
-  if (low_.patched() && dit) low_.restore(*dit);
+void ShotLoras::restore(ModelSlot& dit, ModelSlot* highNoise) {
+  if (highNoise) highNoise->unpatch();
+  dit.unpatch();
 }
 
 }  // namespace shotchain::render

@@ -153,11 +153,7 @@ ShotPass::~ShotPass() {
   }
 }
 
-models::VideoDiffusionModel* ShotPass::residentHighNoise() const {
-  return experts_ && experts_->mode() == ExpertResidency::Resident ? models_.ditHighNoise.get() : nullptr;
-}
-
-void ShotPass::restoreLoras() { loras_.restore(residency_.loadedDit(), models_.ditHighNoise.get()); }
+void ShotPass::restoreLoras() { ShotLoras::restore(*models_.dit, models_.ditHighNoise.get()); }
 
 at::Tensor ShotPass::fallbackImage(const resolve::ResolvedShot& shot) const {
   if (shot.fallbackImage.empty()) return {};
@@ -318,7 +314,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.sampler.stepCache = out.stepCache.cache.get();
   const models::FamilyKnowledge* family = resolved_.models.dit.knowledge;
   const LoraFigures loras = timed(gap_.movingWeights, [&] {
-    return loras_.apply(shot, residency_.dit(), residentHighNoise(), family ? family->loraLayerAliases : std::span<const models::LoraLayerAlias>{});
+    return loras_.apply(shot, *models_.dit, models_.ditHighNoise.get(), family ? family->loraLayerAliases : std::span<const models::LoraLayerAlias>{});
   });
   if (!loras.files.empty()) out.loras = loras;
   return out;
@@ -380,16 +376,16 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     const std::int64_t fps = dit.fpsConditioning(resolved_.fps);
     // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
     // its slot at every call: an expert read again from its file at the boundary is a new object.
-    const auto counted = [&](const std::unique_ptr<models::VideoDiffusionModel>& slot) -> sampling::Denoiser {
+    const auto counted = [&](const ModelSlot& slot) -> sampling::Denoiser {
       return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
         out.ditPasses += static_cast<int>(x.size(0));
         const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
-        return slot->forwardBatch(input, t, context, fpsIndex);
+        return slot.onDevice().forwardBatch(input, t, context, fpsIndex);
       };
     };
-    const sampling::Denoiser denoiser = counted(models_.dit);
+    const sampling::Denoiser denoiser = counted(*models_.dit);
     if (prepared.sampler.experts) {
-      prepared.sampler.experts->highNoise = counted(models_.ditHighNoise);
+      prepared.sampler.experts->highNoise = counted(*models_.ditHighNoise);
       prepared.sampler.experts->beforeExpert = [this](int expert, int) { experts_->use(expert); };
       experts_->beginShot();
     }
@@ -436,7 +432,7 @@ void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
   const std::shared_ptr<PriorShot> self = chain_.rendered(index, prepared.key, sampled.latent);
   if (sampled.streamed) stream_.ended(index, prepared.key);
   // Pinned keeps the LoRAs on for the next shot (it may take the same ones); the others move the base weights.
-  if (residency_.policy() != ResidencyPolicy::Pinned || prepared.lastShot) restoreLoras();
+  if (prepared.lastShot) restoreLoras();  // a DiT that moves next takes its LoRAs off itself
   timed(gap_.movingWeights, [&] { residency_.beforeDecode(index, !prepared.lastShot); });
 
   std::unique_ptr<DecodeJob> job = decodeJobFor(sequence_.shots[shot.index], prepared, sampled);

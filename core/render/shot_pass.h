@@ -117,7 +117,6 @@ class ShotPass {
   at::Tensor startImage(const resolve::ResolvedShot& shot) const;
   // y of an image-to-video shot, from where the resolver said its image comes from.
   void prepareImageCondition(PreparedShot& out, const models::VideoVae& vae) const;
-  models::VideoDiffusionModel* residentHighNoise() const;
   void restoreLoras();
 
   const Sequence& sequence_;

@@ -57,19 +57,4 @@ PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings
   return r;
 }
 
-Diagnostics checkAgainstPlan(const ResolvedSequence& resolved, const MemoryPlan& plan) {
-  Diagnostics out;
-  if (!resolved.twoExperts || plan.expertsChosen == ExpertResidency::Resident) return out;
-  for (const ResolvedShot& shot : resolved.shots)
-    for (const ResolvedLora& lora : shot.loras)
-      if (shot.enabled && lora.expert != LoraExpert::Low) {
-        out.push_back({Diagnostic::Severity::Error, lora.field + ".expert",
-                       "patches the high-noise expert, which needs it resident, and the memory plan keeps one expert at a "
-                       "time (" + std::string(toString(plan.expertsChosen)) + ": " + plan.expertReason +
-                           "). Give it \"expert\": \"low\", or a budget that keeps both experts resident"});
-        return out;
-      }
-  return out;
-}
-
 }  // namespace shotchain::resolve

@@ -21,8 +21,4 @@ struct PlanTarget {
 // Throws std::runtime_error naming the file when a model file cannot be read.
 PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target);
 
-// What a plan decided that the document must allow: LoRAs on the high-noise expert need it resident, so a
-// plan that keeps one expert at a time refuses them (field and fix), before any shot renders.
-Diagnostics checkAgainstPlan(const ResolvedSequence& resolved, const MemoryPlan& plan);
-
 }  // namespace shotchain::resolve

@@ -155,24 +155,6 @@ void checkFewStepUse(const Shot& shot, const ResolvedShot& r, Problems& problems
                      "this one runs both passes every step");
 }
 
-// Two experts: what the document says of where they live and what the LoRAs on them need.
-void checkExperts(const Sequence& sequence, const ResolvedSequence& resolved, Problems& problems) {
-  if (!resolved.twoExperts) return;
-  const ExpertResidency asked = sequence.settings.experts;
-  for (const ResolvedShot& shot : resolved.shots) {
-    if (!shot.enabled) continue;
-    for (const ResolvedLora& lora : shot.loras) {
-      if (asked == ExpertResidency::Reload)
-        return problems.error("memory.experts", "reload reads the low-noise expert again from its file at the boundary, which would drop "
-                                                "the shot's LoRAs (" + lora.field + "): use resident or swap with LoRAs");
-      if (asked == ExpertResidency::Swap && lora.expert != LoraExpert::Low)
-        return problems.error(lora.field + ".expert", "LoRAs on the high-noise expert need it resident (memory.experts resident); swap "
-                                                      "takes it off the device between its steps. Give it \"expert\": \"low\" or keep both "
-                                                      "experts resident");
-    }
-  }
-}
-
 }  // namespace
 
 std::filesystem::path documentFile(const ResolveContext& context, const std::string& file) {
@@ -238,7 +220,6 @@ ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSe
     if (firstEnabled < 0) firstEnabled = static_cast<int>(i);
     lastEnabled = static_cast<int>(i);
   }
-  checkExperts(sequence, resolved, problems);
   // A sequence-wide setting reads the same for every shot: each of its problems is said once.
   Diagnostics unique;
   for (Diagnostic& d : resolved.problems)

@@ -82,11 +82,11 @@ class ResidencyTest : public QObject {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Pinned));
     QVERIFY(plan.fits);
     int loads = 0;
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [&] {
+    ModelSlot dit([&](c10::Device) {
       ++loads;
       return tinyDit(5);
-    });
+    }, at::kCPU);
+    ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     probe_->markTransfers();  // after the first load: between shots nothing may move
     const at::Tensor y0 = forwardOnce(residency.dit());
@@ -98,7 +98,7 @@ class ResidencyTest : public QObject {
     QVERIFY(residency.ditResident());
     QCOMPARE(residency.stats().offloads, 0);
     residency.finish();
-    QVERIFY(dit != nullptr);  // pinned keeps the DiT for the next render
+    QVERIFY(dit.get() != nullptr);  // pinned keeps the DiT for the next render
   }
 
   void reloadLoadsTheDiTAgainFromDiskForEveryShot() {
@@ -112,11 +112,11 @@ class ResidencyTest : public QObject {
     QVERIFY(plan.fits);
     QCOMPARE(plan.chosen, ResidencyPolicy::Reload);
     int loads = 0;
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [&] {
+    ModelSlot dit([&](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> {
       ++loads;
       return std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(file)));
-    });
+    }, at::kCPU);
+    ResidencyManager residency(plan, *probe_, dit);
     const std::uint64_t bytes = parameterBytes(original);
     for (int shot = 0; shot < 3; ++shot) {
       probe_->markTransfers();
@@ -124,7 +124,7 @@ class ResidencyTest : public QObject {
       QCOMPARE(probe_->transferredBytes(), bytes);  // the weights went to the device again
       QVERIFY(at::equal(forwardOnce(residency.dit()), expected));
       residency.beforeDecode(shot, shot < 2);
-      QVERIFY(dit == nullptr);  // freed for the decode
+      QVERIFY(dit.get() == nullptr);  // freed for the decode
       QVERIFY_EXCEPTION_THROWN(residency.dit(), std::logic_error);
       residency.afterShot(shot, shot < 2);
     }
@@ -148,9 +148,9 @@ class ResidencyTest : public QObject {
     QVERIFY2(plan.fits, plan.reason.c_str());
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
 
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    dit = tinyDit(11, {at::kBFloat16});
-    ResidencyManager residency(plan, *probe_, dit, []() -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); });
+    ModelSlot dit([](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); }, at::kCPU,
+                  tinyDit(11, {at::kBFloat16}));
+    ResidencyManager residency(plan, *probe_, dit);
     for (int shot = 0; shot < 4; ++shot) {
       const bool more = shot < 3;
       residency.beforeShot(shot);
@@ -168,16 +168,16 @@ class ResidencyTest : public QObject {
     QCOMPARE(residency.stats().bytesToDevice, 3 * bytes);
     QCOMPARE(residency.stats().stagingAllocations, 1);  // allocated once, reused by every shot
     residency.finish();  // brings the last offload back
-    QVERIFY(dit != nullptr);
-    for (const auto& [name, t] : dit->namedParameters()) QVERIFY(at::equal(t, originals.at(name)));
+    QVERIFY(dit.get() != nullptr);
+    for (const auto& [name, t] : dit.get()->namedParameters()) QVERIFY(at::equal(t, originals.at(name)));
   }
 
   void offloadMovesTwiceTheDiTBytesPerShot() {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Offload));
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [] { return tinyDit(2); });
+    ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
+    ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
-    const std::uint64_t bytes = parameterBytes(*dit);
+    const std::uint64_t bytes = parameterBytes(*dit.get());
     for (int shot = 0; shot < 3; ++shot) {
       probe_->markTransfers();
       forwardOnce(residency.dit());
@@ -198,8 +198,8 @@ class ResidencyTest : public QObject {
     request.budget = open.peakPinned;
     const MemoryPlan plan = planMemory(request);
     QVERIFY(plan.fits);
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    ResidencyManager residency(plan, *probe_, dit, [] { return tinyDit(2); });
+    ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
+    ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     const QString error = errorOf([&] { residency.reserve("surprise", plan.limit); });
     QVERIFY2(error.contains("memory budget: surprise") && error.contains("under pinned") && error.contains("budget"),
@@ -211,13 +211,11 @@ class ResidencyTest : public QObject {
     const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Auto, 1024));
     QVERIFY(!plan.fits);
     bool loaded = false;
-    std::unique_ptr<models::VideoDiffusionModel> dit;
-    const QString error = errorOf([&] {
-      ResidencyManager residency(plan, *probe_, dit, [&] {
-        loaded = true;
-        return tinyDit(2);
-      });
-    });
+    ModelSlot dit([&](c10::Device) {
+      loaded = true;
+      return tinyDit(2);
+    }, at::kCPU);
+    const QString error = errorOf([&] { ResidencyManager residency(plan, *probe_, dit); });
     QVERIFY2(error.startsWith("memory plan refused before any work: nothing fits"), qPrintable(error));
     QVERIFY(!loaded);
   }

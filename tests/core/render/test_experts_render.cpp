@@ -206,8 +206,8 @@ class ExpertsRenderTest : public QObject {
     QVERIFY2(tight->expertReason.find("swaps the experts") != std::string::npos, tight->expertReason.c_str());
   }
 
-  // A LoRA per expert (#39): on the high-noise expert it changes the picture and needs it resident; under swap
-  // the render says so by name instead of patching an expert that leaves the device.
+  // A LoRA per expert: on the high-noise expert it changes the picture, and wherever the experts live (both
+  // resident, swapped through host memory, read again at the boundary) the expert carries it on the device.
   void loraPerExpert() {
     Sequence s = sequence("wan22_moe_low_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
     s.settings.experts = ExpertResidency::Resident;
@@ -221,13 +221,20 @@ class ExpertsRenderTest : public QObject {
     plain.settings.loras.clear();
     QVERIFY(render(plain, "lora-none", none).finished.completed);
     QVERIFY(!at::equal(tail("lora-high", 0, "a"), tail("lora-none", 0, "a")));
-    s.settings.experts = ExpertResidency::Swap;
-    try {
-      render(s, "lora-swap", none);
-      QFAIL("a LoRA on the high-noise expert rendered with the experts swapped");
-    } catch (const render::RenderError& error) {
-      QCOMPARE(error.field(), std::string("loras[0].expert"));
-      QVERIFY2(std::string(error.what()).find("memory.experts resident") != std::string::npos, error.what());
+    s.settings.loras.push_back(LoraRef{golden("lora_tiny.pt").string(), 0.5, "low", {}});
+    QVERIFY(render(s, "lora-both", none).finished.completed);
+    for (const ExpertResidency placement : {ExpertResidency::Swap, ExpertResidency::Reload}) {
+      s.settings.experts = placement;
+      const std::string name = std::string("lora-") + toString(placement);
+      const render::RenderSummary moved = render(s, name, none);
+      QVERIFY(moved.finished.completed);
+      QVERIFY(moved.shots[0].experts.has_value());
+      QCOMPARE(moved.shots[0].experts->residency, std::string(toString(placement)));
+      QVERIFY(moved.shots[0].experts->bytesMoved > 0);
+      for (int i = 0; i < 2; ++i) {
+        const std::string id = i == 0 ? "a" : "b";
+        QVERIFY2(at::equal(tail(name, i, id), tail("lora-both", i, id)), (name + " " + id).c_str());
+      }
     }
   }
 

@@ -14,7 +14,9 @@
 #include "golden_model_facts.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "render/output_layout.h"
 #include "render/renderer.h"
+#include "render/shot_record.h"
 #include "resolve/plan_request.h"
 #include "resolve/resolve_sequence.h"
 #include "runtime/torch_runtime.h"
@@ -188,9 +190,10 @@ class ResolvedValidation : public QObject {
     QCOMPARE(resolve::planRequest(resolve::resolveSequence(one, {root()}), one.settings, {}).shots[0].stepCacheTensors, 1);
   }
 
-  // A LoRA on the high-noise expert with memory.experts auto, where auto keeps one expert at a time: refused
-  // before any shot renders (before, at that shot, after the earlier ones had rendered).
-  void aHighNoiseLoraUnderASwapIsRefusedBeforeAnyShot() {
+  // A LoRA on the high-noise expert with memory.experts auto, where auto keeps one expert at a time (before: refused
+  // at that shot, after the earlier ones had rendered). The expert's slot owns its LoRAs and puts them on whenever it
+  // arrives on the device, so the swapped render runs whole and gives the frames of both experts resident.
+  void aHighNoiseLoraUnderASwapRendersAsResident() {
     const TinyModelSet set = writeTinyModelSet(root() / "raw", 41);
     Sequence s;
     s.settings.model = set.modelSet();
@@ -213,27 +216,29 @@ class ResolvedValidation : public QObject {
     }
     QCOMPARE(renderer.plan(s, options).expertsChosen, ExpertResidency::Swap);
     s.shots[1].loras = std::vector<LoraRef>{LoraRef{golden("lora_tiny.pt").string(), 1.0, "high", {}}};
-    struct Started : render::RenderObserver {
-      int shots = 0;
-      void shotStarted(const render::ShotStarted&) override { ++shots; }
-    } observer;
-    try {
-      renderer.render(s, options, observer);
-      QFAIL("a LoRA on the high-noise expert rendered with the experts swapped");
-    } catch (const render::RenderError& error) {
-      QCOMPARE(error.field(), std::string("shots[1].loras[0].expert"));
-      QVERIFY2(std::string(error.what()).find("needs it resident") != std::string::npos, error.what());
-    }
-    QCOMPARE(observer.shots, 0);
-    QVERIFY(!std::filesystem::exists(options.outputDirectory / "shots"));
-    // Asked for in the document (memory.experts swap), validate refuses it too.
-    s.settings.experts = ExpertResidency::Swap;
-    QVERIFY(hasError(resolve::validate(s, {root()}), "shots[1].loras[0].expert", "need it resident"));
-    // On the low-noise expert it renders.
-    s.settings.experts = ExpertResidency::Auto;
-    s.shots[1].loras->front().expert = "low";
+    QVERIFY(!hasErrors(resolve::validate(s, {root()})));
     render::RenderObserver none;
-    QVERIFY(renderer.render(s, options, none).finished.completed);
+    const render::RenderSummary swapped = renderer.render(s, options, none);
+    QVERIFY(swapped.finished.completed);
+    QCOMPARE(swapped.shots[1].experts->residency, std::string("swap"));
+    QVERIFY(swapped.shots[1].loras && swapped.shots[1].loras->files.front().ends_with("(high noise)"));
+    // Both resident (no budget), and read again at every boundary: the same frames, bit for bit.
+    for (const ExpertResidency placement : {ExpertResidency::Resident, ExpertResidency::Reload}) {
+      Sequence other = s;
+      other.settings.experts = placement;
+      QVERIFY(!hasErrors(resolve::validate(other, {root()})));
+      render::RenderOptions elsewhere = options;
+      elsewhere.budget.reset();
+      elsewhere.outputDirectory = root() / (std::string("experts-") + toString(placement));
+      QVERIFY(renderer.render(other, elsewhere, none).finished.completed);
+      for (int i = 0; i < 2; ++i) {
+        const std::string& id = s.shots[static_cast<std::size_t>(i)].id;
+        const auto here = render::readShotTail(render::shotDirectory(elsewhere.outputDirectory, i, id), at::kCPU);
+        const auto there = render::readShotTail(render::shotDirectory(options.outputDirectory, i, id), at::kCPU);
+        QVERIFY(here && there);
+        QVERIFY2(at::equal(here->latent, there->latent), toString(placement));
+      }
+    }
   }
 
   // A stream shot's new latents are whole chunks of the DiT's causal block.
