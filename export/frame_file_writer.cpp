@@ -93,7 +93,7 @@ std::vector<std::string> FrameFileWriter::errors() const {
   return errors_;
 }
 
-void FrameFileWriter::planReady(const MemoryPlan& plan) {
+void FrameFileWriter::planReady(const memory::MemoryPlan& plan) {
   if (next_) next_->planReady(plan);
 }
 void FrameFileWriter::stepDone(const render::StepDone& event) {
@@ -102,7 +102,7 @@ void FrameFileWriter::stepDone(const render::StepDone& event) {
 void FrameFileWriter::cutMeasured(const continuity::CutMetrics& metrics) {
   if (next_) next_->cutMeasured(metrics);
 }
-void FrameFileWriter::memorySampled(int cutIndex, const MemorySample& sample) {
+void FrameFileWriter::memorySampled(int cutIndex, const memory::MemorySample& sample) {
   if (next_) next_->memorySampled(cutIndex, sample);
 }
 void FrameFileWriter::shotFinished(const render::ShotFinished& event) {

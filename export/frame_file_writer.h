@@ -24,12 +24,12 @@ class FrameFileWriter : public render::RenderObserver {
  public:
   explicit FrameFileWriter(std::filesystem::path outputDirectory, render::RenderObserver* next = nullptr);
 
-  void planReady(const MemoryPlan& plan) override;
+  void planReady(const memory::MemoryPlan& plan) override;
   void shotStarted(const render::ShotStarted& event) override;
   void stepDone(const render::StepDone& event) override;
   void framesDecoded(const render::FramesDecoded& event) override;
   void cutMeasured(const continuity::CutMetrics& metrics) override;
-  void memorySampled(int cutIndex, const MemorySample& sample) override;
+  void memorySampled(int cutIndex, const memory::MemorySample& sample) override;
   void shotFinished(const render::ShotFinished& event) override;
   void sequenceFinished(const render::SequenceFinished& event) override;
   void warning(const render::RenderWarning& event) override;

@@ -96,7 +96,7 @@ std::string otioTimelineJson(const OtioTimeline& timeline) {
 }
 
 void writeOtioTimeline(const OtioTimeline& timeline, const std::filesystem::path& path) {
-  writeFileAtomically(path, otioTimelineJson(timeline));
+  util::writeFileAtomically(path, otioTimelineJson(timeline));
 }
 
 }  // namespace shotchain::exporting

@@ -31,25 +31,25 @@ void writePngFrame(const render::RgbFrame& frame, const std::filesystem::path& p
   buffer.open(QIODevice::WriteOnly);
   QImageWriter writer(&buffer, "png");
   if (!writer.write(image))
-    throw FileWriteError(path.string() + ": cannot save: PNG encoding failed: " + writer.errorString().toStdString());
+    throw util::FileWriteError(path.string() + ": cannot save: PNG encoding failed: " + writer.errorString().toStdString());
   buffer.close();
-  writeFileAtomically(path, std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
+  util::writeFileAtomically(path, std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
 }
 
 render::RgbFrame readPngFrame(const std::filesystem::path& path) {
   // The same rules validation applies (one source of truth): a regular file of bounded size, read
   // without blocking on a FIFO or device; then a header-checked size before any pixel is decoded.
-  if (const std::string problem = imageFileProblem(path); !problem.empty())
+  if (const std::string problem = util::imageFileProblem(path); !problem.empty())
     throw std::runtime_error(path.string() + ": " + problem);
-  const std::string bytes = readRegularFile(path, kMaxImageFileBytes);
+  const std::string bytes = util::readRegularFile(path, util::kMaxImageFileBytes);
   QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
   QBuffer buffer(&data);
   buffer.open(QIODevice::ReadOnly);
   QImageReader reader(&buffer);
   const QSize size = reader.size();
-  if (size.isValid() && (size.width() > kMaxImageSide || size.height() > kMaxImageSide))
+  if (size.isValid() && (size.width() > util::kMaxImageSide || size.height() > util::kMaxImageSide))
     throw std::runtime_error(path.string() + ": the image is " + std::to_string(size.width()) + "×" +
-                             std::to_string(size.height()) + "; each side may be at most " + std::to_string(kMaxImageSide));
+                             std::to_string(size.height()) + "; each side may be at most " + std::to_string(util::kMaxImageSide));
   QImage image = reader.read();
   if (image.isNull())
     throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString());

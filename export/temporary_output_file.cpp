@@ -17,7 +17,7 @@ namespace shotchain::exporting {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& target, const std::string& what, int error) {
-  throw FileWriteError(target.string() + ": cannot save: " + what + ": " + std::strerror(error));
+  throw util::FileWriteError(target.string() + ": cannot save: " + what + ": " + std::strerror(error));
 }
 
 std::filesystem::path folderOf(const std::filesystem::path& path) {
@@ -38,7 +38,7 @@ mode_t modeForNewFile(const std::filesystem::path& target) {
 
 }  // namespace
 
-TemporaryOutputFile::TemporaryOutputFile(const std::filesystem::path& target) : target_(resolveWriteTarget(target)) {
+TemporaryOutputFile::TemporaryOutputFile(const std::filesystem::path& target) : target_(util::resolveWriteTarget(target)) {
   std::string name = (folderOf(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(target_, "cannot create a temporary file in " + folderOf(target_).string(), errno);

@@ -29,7 +29,7 @@ bool MainWindow::importComfyFile(const QString& path) {
   options.familyFromName = models::familyFromFileName;
   options.families = models::comfyWordsOfFamilies();
   try {
-    imported = interop::importComfyWorkflow(readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
+    imported = interop::importComfyWorkflow(util::readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {
     banner_->showMessage(MessageBanner::Kind::Error,
                          tr("<b>Cannot import the workflow</b> (the open sequence is unchanged): %1")

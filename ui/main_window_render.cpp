@@ -32,7 +32,7 @@ QString eta(double seconds) {
 void MainWindow::connectRenderer() {
   RenderController* c = controller_;
   connect(c, &RenderController::renderingChanged, this, &MainWindow::updateRenderActions);
-  connect(c, &RenderController::planReady, this, [this](const MemoryPlan& plan) {
+  connect(c, &RenderController::planReady, this, [this](const memory::MemoryPlan& plan) {
     vram_->setPlan(plan);
     log(tr("Plan: %1 — %2").arg(QString::fromLatin1(toString(plan.chosen)), QString::fromStdString(plan.reason)));
   });

@@ -62,10 +62,10 @@ ParsedOptions::Value parseValue(const OptionSpec& spec, const std::string& text)
       if (text.empty()) throw std::invalid_argument(spec.name + ": the path is empty");
       return text;
     case OptionKind::ByteSize:
-      if (const std::optional<std::uint64_t> bytes = parseByteSize(text)) {
+      if (const std::optional<std::uint64_t> bytes = util::parseByteSize(text)) {
         if (*bytes < spec.minBytes)
-          throw std::invalid_argument(spec.name + ": " + formatByteSize(*bytes) + " is below the smallest of " +
-                                      formatByteSize(spec.minBytes));
+          throw std::invalid_argument(spec.name + ": " + util::formatByteSize(*bytes) + " is below the smallest of " +
+                                      util::formatByteSize(spec.minBytes));
         return *bytes;
       }
       throw std::invalid_argument(spec.name + ": " + quoted(text) + " is not a size (e.g. 16GiB)");

@@ -23,7 +23,7 @@ void RenderProgress::endLine() {
   lineOpen_ = false;
 }
 
-void RenderProgress::planReady(const MemoryPlan& plan) {
+void RenderProgress::planReady(const memory::MemoryPlan& plan) {
   if (quiet_) return;
   std::fprintf(out_, "plan: %s — %s\n", toString(plan.chosen), plan.reason.c_str());
   memoryLabel_ = plan.device == "cpu" ? "host" : plan.device;
@@ -53,7 +53,7 @@ void RenderProgress::stepDone(const render::StepDone& event) {
   ++stepsTotal_;
   if (quiet_) return;
   const std::string eta = clock(etaSeconds(event.step, event.steps));
-  const std::string memory = formatByteSize(memoryInUse_);
+  const std::string memory = util::formatByteSize(memoryInUse_);
   if (terminal_) {
     constexpr int kWidth = 24;
     const int filled = event.steps > 0 ? kWidth * event.step / event.steps : 0;
@@ -82,7 +82,7 @@ void RenderProgress::cutMeasured(const continuity::CutMetrics& cut) {
   std::fprintf(out_, "\n");
 }
 
-void RenderProgress::memorySampled(int, const MemorySample& sample) { memoryInUse_ = sample.allocated; }
+void RenderProgress::memorySampled(int, const memory::MemorySample& sample) { memoryInUse_ = sample.allocated; }
 
 void RenderProgress::shotFinished(const render::ShotFinished& event) {
   ++shotsDone_;

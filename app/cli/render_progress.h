@@ -14,11 +14,11 @@ class RenderProgress : public render::RenderObserver {
  public:
   RenderProgress(std::FILE* out, bool terminal, bool quiet);
 
-  void planReady(const MemoryPlan& plan) override;
+  void planReady(const memory::MemoryPlan& plan) override;
   void shotStarted(const render::ShotStarted& event) override;
   void stepDone(const render::StepDone& event) override;
   void cutMeasured(const continuity::CutMetrics& cut) override;
-  void memorySampled(int cutIndex, const MemorySample& sample) override;
+  void memorySampled(int cutIndex, const memory::MemorySample& sample) override;
   void shotFinished(const render::ShotFinished& event) override;
   void warning(const render::RenderWarning& event) override;
   void failed(const render::RenderFailure& event) override;

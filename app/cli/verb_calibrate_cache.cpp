@@ -66,7 +66,7 @@ int runCalibrateCache(const Args& args) {
                  summary.calibrationRuns.size() - runs.size(), first.steps, first.shift);
   const std::string family = summary.calibratedFamily;
   const sampling::CacheCalibration calibration = sampling::fitCacheCalibration(runs, family, first.shift);
-  writeFileAtomically(target, sampling::cacheCalibrationJson(calibration));
+  util::writeFileAtomically(target, sampling::cacheCalibrationJson(calibration));
   std::fprintf(stderr, "\n%s: %d steps, averaged over %d shot(s) of %s\n", target.string().c_str(), calibration.steps,
                calibration.shots, family.c_str());
   std::fprintf(stderr, "magnitude ratio (conditional):");

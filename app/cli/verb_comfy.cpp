@@ -39,7 +39,7 @@ int runImportComfy(const Args& args) {
   importOptions.families = models::comfyWordsOfFamilies();
   interop::ComfyImport imported;
   try {
-    imported = interop::importComfyWorkflow(readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
+    imported = interop::importComfyWorkflow(util::readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shotchain import-comfy: %s\n", error.what());
     return 1;
@@ -106,7 +106,7 @@ int runExportComfy(const Args& args) {
     char name[32];
     std::snprintf(name, sizeof name, "%02d-", ++index);
     const std::filesystem::path path = dir / (name + w.shotId + ".json");
-    writeFileAtomically(path, w.json + "\n");
+    util::writeFileAtomically(path, w.json + "\n");
     std::printf("%s\n", path.string().c_str());
     for (const std::string& note : w.notes) std::printf("  note: %s\n", note.c_str());
   }

@@ -30,7 +30,7 @@ int runInfo(const Args& args) {
   std::printf("sampler: %s, %d steps, guidance %g, shift %g\n", toString(s.sampler.solver), s.sampler.steps,
               s.sampler.guidance, s.sampler.shift);
   std::printf("memory: policy %s, budget %s, allocator tuning %s\n", toString(s.policy),
-              s.memoryBudgetBytes ? formatByteSize(*s.memoryBudgetBytes).c_str() : "none",
+              s.memoryBudgetBytes ? util::formatByteSize(*s.memoryBudgetBytes).c_str() : "none",
               s.allocatorTuning ? "on" : "off");
   std::printf("\n  #  %-12s %-6s %-7s %-9s %-20s %-15s %s\n", "id", "start", "frames", "size", "seed", "continuity",
               "prompt");

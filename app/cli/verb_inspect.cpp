@@ -53,14 +53,14 @@ int runInspect(const Args& args) {
     elements += n;
   }
   std::printf("file: %s (%zu file%s, %s)\n", path.c_str(), weights.fileCount(), weights.fileCount() == 1 ? "" : "s",
-              formatByteSize(weights.totalBytes()).c_str());
+              util::formatByteSize(weights.totalBytes()).c_str());
   std::printf("tensors: %zu", weights.weights().size());
   if (!weights.strippedPrefix().empty()) std::printf(" (prefix \"%s\" stripped", weights.strippedPrefix().c_str());
   if (weights.droppedKeys() > 0) std::printf(", %zu keys of other components ignored", weights.droppedKeys());
   std::printf("%s\n", weights.strippedPrefix().empty() ? "" : ")");
   std::printf("dtypes:");
   for (const auto& [name, stats] : dtypes)
-    std::printf(" %s ×%zu (%s)", name.c_str(), stats.first, formatByteSize(stats.second).c_str());
+    std::printf(" %s ×%zu (%s)", name.c_str(), stats.first, util::formatByteSize(stats.second).c_str());
   std::printf("\nquantisation: %s\n", weights.quantisation().c_str());
   if (weights.checkpoint() != nullptr) printCheckpoint(*weights.checkpoint(), weights.stateDictKey());
   const double count = static_cast<double>(elements);

@@ -31,22 +31,22 @@ int runPlan(const Args& args) {
   for (const Diagnostic& d : resolved.problems) std::fprintf(stderr, "%s\n", d.format(file).c_str());
   if (resolved.models.assumed) return 1;  // the model files cannot be read: the problems say why
   const models::ModelFiles& files = resolved.models.files;
-  const PlanRequest request =
+  const memory::PlanRequest request =
       resolve::planRequest(resolved, sequence.settings, {device, parsed.byteSize("--device-memory"), budget, policy});
-  const MemoryPlan plan = planMemory(request);
+  const memory::MemoryPlan plan = memory::planMemory(request);
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");
-  const std::optional<RankPlan> perRank =
-      ranks ? std::optional<RankPlan>(planPerRank(request, plan, static_cast<int>(*ranks), parsed.flag("--guidance-parallel")))
+  const std::optional<memory::RankPlan> perRank =
+      ranks ? std::optional<memory::RankPlan>(memory::planPerRank(request, plan, static_cast<int>(*ranks), parsed.flag("--guidance-parallel")))
             : std::nullopt;
   if (json && perRank) {
-    std::printf("{\"plan\": %s,\n\"per_rank\": %s}\n", planToJson(plan).c_str(), rankPlanToJson(*perRank).c_str());
+    std::printf("{\"plan\": %s,\n\"per_rank\": %s}\n", memory::planToJson(plan).c_str(), memory::rankPlanToJson(*perRank).c_str());
   } else if (json) {
-    std::printf("%s\n", planToJson(plan).c_str());
+    std::printf("%s\n", memory::planToJson(plan).c_str());
   } else {
     std::printf("%s: %s\n", file.c_str(), files.description.c_str());
-    std::printf("%s", formatPlan(plan).c_str());
-    if (perRank) std::printf("\n%s", formatRankPlan(*perRank).c_str());
+    std::printf("%s", memory::formatPlan(plan).c_str());
+    if (perRank) std::printf("\n%s", memory::formatRankPlan(*perRank).c_str());
   }
   return plan.fits && (!perRank || perRank->refusal.empty()) ? 0 : 1;
 }

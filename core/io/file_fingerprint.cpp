@@ -28,18 +28,18 @@ std::string checkpointFingerprint(const std::filesystem::path& path) {
   for (const auto& [name, entry] : readZipDirectory(path.filename().string(), bytes))
     if (name.ends_with("/data.pkl") && name.find('/') == name.size() - 9) {
       const std::string_view pickle(reinterpret_cast<const char*>(bytes.data() + entry.offset), entry.size);
-      return digestHex(std::string(pickle) + ":" + std::to_string(bytes.size()));
+      return util::digestHex(std::string(pickle) + ":" + std::to_string(bytes.size()));
     }
-  return digestHex(readAll(path));
+  return util::digestHex(readAll(path));
 }
 
 }  // namespace
 
 std::string fileFingerprint(const std::filesystem::path& path) {
-  if (std::string problem = regularFileProblem(path, UINT64_MAX); !problem.empty())
+  if (std::string problem = util::regularFileProblem(path, UINT64_MAX); !problem.empty())
     throw std::runtime_error(path.string() + ": " + problem);
   if (isPtCheckpointPath(path)) return checkpointFingerprint(path);
-  if (path.extension() != ".safetensors") return digestHex(readAll(path));
+  if (path.extension() != ".safetensors") return util::digestHex(readAll(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot be read");
   std::array<unsigned char, 8> lengthBytes{};
@@ -52,7 +52,7 @@ std::string fileFingerprint(const std::filesystem::path& path) {
   std::string header(static_cast<std::size_t>(headerLength), '\0');
   in.read(header.data(), static_cast<std::streamsize>(header.size()));
   if (!in) throw std::runtime_error(path.string() + ": the header is truncated");
-  return digestHex(header + ":" + std::to_string(size));
+  return util::digestHex(header + ":" + std::to_string(size));
 }
 
 }  // namespace shotchain::io

@@ -27,7 +27,7 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::filesystem::path& p
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
-    throw SafetensorsError(label + ": " + notRegularFileReason(info.st_mode) + " (" + path.string() + ")");
+    throw SafetensorsError(label + ": " + util::notRegularFileReason(info.st_mode) + " (" + path.string() + ")");
   }
   const auto size = static_cast<std::size_t>(info.st_size);
   void* address = nullptr;

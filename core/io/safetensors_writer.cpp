@@ -57,7 +57,7 @@ std::string encodeSafetensors(const NamedTensors& tensors, const Metadata& metad
 }
 
 void saveSafetensors(const std::filesystem::path& path, const NamedTensors& tensors, const Metadata& metadata) {
-  writeFileAtomically(path, encodeSafetensors(tensors, metadata));
+  util::writeFileAtomically(path, encodeSafetensors(tensors, metadata));
 }
 
 }  // namespace shotchain::io

@@ -45,7 +45,7 @@ bool plainFileName(const std::string& name) {
 
 std::string readSmallFile(const std::filesystem::path& path, const std::string& label) {
   try {
-    return readRegularFile(path, kMaxIndexBytes);
+    return util::readRegularFile(path, kMaxIndexBytes);
   } catch (const std::runtime_error& e) {
     throw SafetensorsError(label + ": index: " + e.what());
   }

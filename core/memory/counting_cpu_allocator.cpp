@@ -10,7 +10,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 constexpr std::size_t kAlignment = 64;  // what c10's own CPU allocator guarantees
@@ -118,4 +118,4 @@ void setCpuAllocationFailureHook(std::function<bool(std::size_t bytes)> hook) {
 
 void resetCpuPeak() { gPeak.store(gAllocated.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace shotchain {
+namespace shotchain::memory {
 
 struct CpuAllocationStats {
   std::uint64_t allocated = 0;  // bytes in live CPU tensors allocated since installation
@@ -25,4 +25,4 @@ void resetCpuPeak();
 // counted in `failures`). The hook must not allocate tensors. An empty function removes it.
 void setCpuAllocationFailureHook(std::function<bool(std::size_t bytes)> hook);
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

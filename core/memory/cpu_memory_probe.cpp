@@ -11,7 +11,7 @@
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_probe.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 double now() {
@@ -105,4 +105,4 @@ class CpuMemoryProbe final : public MemoryProbe {
 
 std::unique_ptr<MemoryProbe> makeCpuMemoryProbe() { return std::make_unique<CpuMemoryProbe>(); }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -6,7 +6,7 @@
 
 #include <c10/cuda/CUDACachingAllocator.h>
 
-namespace shotchain::cuda_compat {
+namespace shotchain::memory::cuda_compat {
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
 
@@ -14,4 +14,4 @@ inline std::vector<alloc::SegmentInfo> snapshotSegments() { return alloc::snapsh
 
 inline bool isExpandable(const alloc::SegmentInfo& segment) { return segment.is_expandable; }
 
-}  // namespace shotchain::cuda_compat
+}  // namespace shotchain::memory::cuda_compat

@@ -6,7 +6,7 @@
 
 #include "memory/device_memory.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 constexpr std::int64_t kSmallestTile = 4;
@@ -60,4 +60,4 @@ DecodeOutcome decodeWithFallback(const models::VideoVae& vae, const at::Tensor& 
   }
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -10,7 +10,7 @@
 #include "memory/out_of_memory.h"
 #include "models/video_vae.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // A fallback taken after an out-of-memory: never silent, it goes to the render report.
 struct MemoryFallback {
@@ -38,4 +38,4 @@ DecodeOutcome decodeWithFallback(const models::VideoVae& vae, const at::Tensor& 
                                  const MemoryPlan& plan, const std::string& device, int shotIndex = -1,
                                  const models::VaeFrameSink& sink = {});
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

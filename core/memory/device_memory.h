@@ -8,7 +8,7 @@
 
 // What differs between the CPU build (device_memory_cpu.cpp) and a CUDA build
 // (device_memory_cuda.cpp, compiled only with SHOTCHAIN_WITH_CUDA). Device names: "cpu", "cuda", "cuda:N".
-namespace shotchain {
+namespace shotchain::memory {
 
 // Total memory of the device: /proc/meminfo's MemTotal for "cpu", cudaMemGetInfo's total for CUDA.
 // Throws std::runtime_error for a CUDA device in a CPU build or a device that does not exist.
@@ -36,4 +36,4 @@ struct AllocatorTuningReport {
 // and a check from a snapshot; the host: "not applicable".
 AllocatorTuningReport applyAllocatorTuning(bool enabled);
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -7,7 +7,7 @@
 #include "memory/device_memory.h"
 #include "memory/device_transfer.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 void requireCpu(const std::string& device) {
@@ -56,4 +56,4 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
   return report;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

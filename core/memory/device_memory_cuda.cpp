@@ -21,7 +21,7 @@
 #include "memory/device_memory.h"
 #include "memory/device_transfer.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 namespace alloc = c10::cuda::CUDACachingAllocator;
@@ -251,4 +251,4 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
   return report;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

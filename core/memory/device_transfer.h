@@ -10,7 +10,7 @@
 
 // Host↔device copies for the residency manager; the device-specific halves live in
 // device_memory_cpu.cpp and device_memory_cuda.cpp.
-namespace shotchain {
+namespace shotchain::memory {
 
 at::Device torchDevice(const std::string& device);  // "cpu", "cuda", "cuda:N"
 
@@ -34,4 +34,4 @@ std::unique_ptr<TransferQueue> makeHostTransferQueue();
 // /proc/meminfo's MemTotal.
 std::uint64_t hostMemoryTotalBytes();
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

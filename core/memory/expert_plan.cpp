@@ -4,7 +4,7 @@
 
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 std::uint64_t expertBytesForShot(ExpertResidency residency, const std::vector<int>& runs, std::uint64_t highBytes,
                                  std::uint64_t lowBytes) {
@@ -27,8 +27,8 @@ MemoryPlan planExperts(const PlanRequest& request, MemoryPlan (*planOne)(const P
   one.highNoiseResident = false;
   const MemoryPlan resident = planOne(both);
   const MemoryPlan single = planOne(one);
-  const std::string bothText = "both experts resident (" + formatByteSize(resident.chosenPeak()) + ")";
-  const std::string oneText = "one expert at a time (" + formatByteSize(single.chosenPeak()) + ")";
+  const std::string bothText = "both experts resident (" + util::formatByteSize(resident.chosenPeak()) + ")";
+  const std::string oneText = "one expert at a time (" + util::formatByteSize(single.chosenPeak()) + ")";
 
   MemoryPlan plan;
   switch (request.experts) {
@@ -70,4 +70,4 @@ MemoryPlan planExperts(const PlanRequest& request, MemoryPlan (*planOne)(const P
   return plan;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

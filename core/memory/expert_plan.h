@@ -5,7 +5,7 @@
 
 #include "memory/memory_planner.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // The plan of a two-expert set (docs/wan22.md §8): `planOne` run with both experts on the device and with one
 // at a time; auto keeps both when that fits, else one at a time (swapped at the boundary through host
@@ -18,4 +18,4 @@ MemoryPlan planExperts(const PlanRequest& request, MemoryPlan (*planOne)(const P
 std::uint64_t expertBytesForShot(ExpertResidency residency, const std::vector<int>& runs, std::uint64_t highBytes,
                                  std::uint64_t lowBytes);
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

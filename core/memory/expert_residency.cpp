@@ -4,7 +4,7 @@
 
 #include "memory/memory_probe.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 class MoveTimer {
@@ -86,4 +86,4 @@ void ExpertResidencyManager::use(int expert) {
 
 void ExpertResidencyManager::endShot() { use(0); }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

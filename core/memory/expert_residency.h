@@ -5,7 +5,7 @@
 #include "memory/model_slot.h"
 #include "sequence/sequence.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 class MemoryProbe;
 
@@ -58,4 +58,4 @@ class ExpertResidencyManager {
   ExpertResidencyStats stats_;
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -6,7 +6,7 @@
 
 #include "memory/device_transfer.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 // The host side: copies on a worker thread (one std::async job per batch), so that a prefetch
@@ -50,4 +50,4 @@ std::uint64_t hostMemoryTotalBytes() {
 
 std::unique_ptr<TransferQueue> makeHostTransferQueue() { return std::make_unique<ThreadTransferQueue>(); }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -1,6 +1,6 @@
 #include "memory/memory_plan.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 std::uint64_t MemoryPlan::chosenPeak() const {
   switch (chosen) {
@@ -12,4 +12,4 @@ std::uint64_t MemoryPlan::chosenPeak() const {
   return tiledDecode ? peakPinnedTiled : peakPinned;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -7,7 +7,7 @@
 
 #include "sequence/sequence.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // One line of the plan: what a component needs on the device.
 struct PlanItem {
@@ -62,4 +62,4 @@ struct MemoryPlan {
   std::uint64_t chosenPeak() const;
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -2,7 +2,7 @@
 
 #include "memory/memory_planner.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 std::string planToJson(const MemoryPlan& plan) {
   nlohmann::ordered_json items = nlohmann::ordered_json::array();
@@ -40,4 +40,4 @@ std::string planToJson(const MemoryPlan& plan) {
   return j.dump(2);
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -9,7 +9,7 @@
 #include "memory/expert_plan.h"
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 std::string dtypeName(c10::ScalarType t) {
@@ -22,7 +22,7 @@ std::string dtypeName(c10::ScalarType t) {
   }
 }
 
-std::string gib(std::uint64_t bytes) { return formatByteSize(bytes); }
+std::string gib(std::uint64_t bytes) { return util::formatByteSize(bytes); }
 
 std::string shapeText(const PlanShot& s) {
   return std::to_string(s.channels) + "×" + std::to_string(s.frames) + "×" + std::to_string(s.height) + "×" +
@@ -298,23 +298,23 @@ MemoryPlan planMemory(const PlanRequest& r) {
 
 std::string formatPlan(const MemoryPlan& plan) {
   std::ostringstream out;
-  out << "memory plan for " << plan.device << " (" << formatByteSize(plan.deviceTotal) << ")";
+  out << "memory plan for " << plan.device << " (" << util::formatByteSize(plan.deviceTotal) << ")";
   if (plan.budget) {
     // In the unit the user wrote ("16 GB"), with the binary figure the rest of the plan uses.
-    const std::string asWritten = formatByteSizeExact(*plan.budget), binary = formatByteSize(*plan.budget);
+    const std::string asWritten = util::formatByteSizeExact(*plan.budget), binary = util::formatByteSize(*plan.budget);
     out << ", budget " << asWritten << (asWritten == binary ? "" : " (" + binary + ")");
   }
   out << "\n\n";
   std::size_t nameWidth = 0, sizeWidth = 0;
   for (const PlanItem& item : plan.items) {
     nameWidth = std::max(nameWidth, item.name.size());
-    sizeWidth = std::max(sizeWidth, formatByteSize(item.bytes).size());
+    sizeWidth = std::max(sizeWidth, util::formatByteSize(item.bytes).size());
   }
   auto row = [&](const std::string& name, const std::string& size, const std::string& detail) {
     out << "  " << name << std::string(nameWidth + 2 - std::min(nameWidth + 1, name.size()), ' ')
         << std::string(sizeWidth - std::min(sizeWidth, size.size()), ' ') << size << "  " << detail << "\n";
   };
-  for (const PlanItem& item : plan.items) row(item.name, formatByteSize(item.bytes), item.detail);
+  for (const PlanItem& item : plan.items) row(item.name, util::formatByteSize(item.bytes), item.detail);
   out << "\n  peak by policy:\n";
   std::vector<std::pair<std::string, std::uint64_t>> peaks = {{"pinned", plan.peakPinned},
                                                               {"pinned, tiled decode", plan.peakPinnedTiled},
@@ -322,21 +322,21 @@ std::string formatPlan(const MemoryPlan& plan) {
                                                               {"reload", plan.peakReload}};
   for (const auto& [name, bytes] : peaks) {
     nameWidth = std::max(nameWidth, name.size());
-    sizeWidth = std::max(sizeWidth, formatByteSize(bytes).size());
+    sizeWidth = std::max(sizeWidth, util::formatByteSize(bytes).size());
   }
   for (const auto& [name, bytes] : peaks)
-    row(name, formatByteSize(bytes), bytes + plan.margin <= plan.limit ? "fits" : "over the limit");
+    row(name, util::formatByteSize(bytes), bytes + plan.margin <= plan.limit ? "fits" : "over the limit");
   const bool budgetIsLimit = plan.budget && *plan.budget == plan.limit;
-  out << "\n  limit " << (budgetIsLimit ? formatByteSizeExact(plan.limit) : formatByteSize(plan.limit))
+  out << "\n  limit " << (budgetIsLimit ? util::formatByteSizeExact(plan.limit) : util::formatByteSize(plan.limit))
       << (plan.budget ? " (budget)" : " (device)") << "\n";
   out << "  policy: " << toString(plan.chosen);
   if (plan.tiledDecode) out << ", tiled decode (tile " << plan.tile << ", overlap " << plan.tileOverlap << ")";
   if (plan.splitGuidance) out << ", guidance split into two batch-1 calls";
-  out << " (requested " << toString(plan.requested) << "), peak " << formatByteSize(plan.chosenPeak()) << " + margin "
-      << formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
+  out << " (requested " << toString(plan.requested) << "), peak " << util::formatByteSize(plan.chosenPeak()) << " + margin "
+      << util::formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
   out << "  " << plan.reason << "\n";
   for (const std::string& note : plan.notes) out << "  note: " << note << "\n";
   return out.str();
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -12,7 +12,7 @@
 #include "models/model_memory.h"
 #include "sequence/sequence.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // One shot's latent as the DiT samples it: [channels, frames, height, width], frames including
 // the overlap frames taken from the previous shot.
@@ -73,4 +73,4 @@ MemoryPlan planMemory(const PlanRequest& request);
 std::string formatPlan(const MemoryPlan& plan);
 std::string planToJson(const MemoryPlan& plan);
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

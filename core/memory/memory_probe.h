@@ -6,7 +6,7 @@
 
 #include "memory/memory_sample.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // Reads device memory. sample() is cheap and may be called from any thread at ~10 Hz; the
 // expensive part (an allocator snapshot for the free-block figure) is refreshed at most once a
@@ -30,4 +30,4 @@ class MemoryProbe {
 // caching allocator's statistics, comes with the residency work.)
 std::unique_ptr<MemoryProbe> makeCpuMemoryProbe();
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

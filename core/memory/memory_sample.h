@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // One reading of device memory, as the VRAM panel, the report and the benchmarks show it.
 // On CPU "device" is the host: tensors are counted by ShotChain's CPU allocator and the
@@ -30,4 +30,4 @@ struct MemorySample {
   std::uint64_t transferredBytes = 0;  // host↔device since markTransfers()
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -6,7 +6,7 @@
 
 #include "memory/device_transfer.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 constexpr std::uint64_t kStagingAlignment = 64;
@@ -171,4 +171,4 @@ void ModelSlot::unpatch() {
   if (model_ && place_ == Place::Device) takePatchesOff();
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

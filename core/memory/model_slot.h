@@ -14,7 +14,7 @@
 #include "models/lora/lora_patcher.h"
 #include "models/video_diffusion_model.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 class TransferQueue;
 
@@ -92,4 +92,4 @@ class ModelSlot {
   std::size_t returned_ = 0;                     // parts whose copy has started
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -2,7 +2,7 @@
 
 #include <c10/util/Exception.h>
 
-namespace shotchain {
+namespace shotchain::memory {
 
 bool isOutOfMemory(const std::exception& error) {
   if (dynamic_cast<const c10::OutOfMemoryError*>(&error)) return true;
@@ -12,4 +12,4 @@ bool isOutOfMemory(const std::exception& error) {
 
 std::string firstLineOf(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -8,7 +8,7 @@
 
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 RankPlan planPerRank(const PlanRequest& request, const MemoryPlan& plan, int ranks, bool guidanceParallel) {
   RankPlan r;
@@ -58,7 +58,7 @@ std::string formatRankPlan(const RankPlan& r) {
   if (!r.refusal.empty()) return text + "  cannot split: " + r.refusal + "\n";
   auto line = [&](const char* name, std::uint64_t bytes, const std::string& detail) {
     char buffer[160];
-    std::snprintf(buffer, sizeof buffer, "  %-22s %12s  %s\n", name, formatByteSize(bytes).c_str(), detail.c_str());
+    std::snprintf(buffer, sizeof buffer, "  %-22s %12s  %s\n", name, util::formatByteSize(bytes).c_str(), detail.c_str());
     text += buffer;
   };
   line("dit weights", r.weights, "the whole DiT on every rank");
@@ -86,4 +86,4 @@ std::string rankPlanToJson(const RankPlan& r) {
   return json.dump(2);
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -6,7 +6,7 @@
 #include "memory/memory_plan.h"
 #include "memory/memory_planner.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 // What each rank of a render spread over processes holds at the largest shot (docs/distributed.md):
 // `sequenceRanks` ranks split the tokens (Ulysses) in each of `guidanceRanks` (1 or 2) groups.
@@ -31,4 +31,4 @@ RankPlan planPerRank(const PlanRequest& request, const MemoryPlan& plan, int ran
 std::string formatRankPlan(const RankPlan& plan);
 std::string rankPlanToJson(const RankPlan& plan);
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -11,7 +11,7 @@
 #include "memory/memory_probe.h"
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 namespace {
 
 const std::string kDitWeights = "dit weights";
@@ -25,9 +25,9 @@ double seconds(std::chrono::steady_clock::time_point since) {
 
 std::string policyThatFits(const MemoryPlan& plan) {
   auto fits = [&](std::uint64_t peak) { return peak + plan.margin <= plan.limit; };
-  if (fits(plan.peakPinned)) return "pinned would fit (" + formatByteSize(plan.peakPinned) + ")";
+  if (fits(plan.peakPinned)) return "pinned would fit (" + util::formatByteSize(plan.peakPinned) + ")";
   if (plan.tile > 0 && fits(plan.peakPinnedTiled)) return "pinned with a tiled decode would fit";
-  if (fits(plan.peakOffload)) return "offload would fit (" + formatByteSize(plan.peakOffload) + ")";
+  if (fits(plan.peakOffload)) return "offload would fit (" + util::formatByteSize(plan.peakOffload) + ")";
   return "no policy fits this budget";
 }
 
@@ -57,9 +57,9 @@ ResidencyManager::~ResidencyManager() {
 
 std::string ResidencyManager::overBudgetMessage(const std::string& component, std::uint64_t bytes,
                                                 std::uint64_t total) const {
-  return "memory budget: " + component + " (" + formatByteSize(bytes) + ") would bring the reserved total to " +
-         formatByteSize(total) + ", over the " + formatByteSize(plan_.limit) + (plan_.budget ? " budget" : " device") +
-         " less its " + formatByteSize(plan_.margin) + " margin under " + toString(policy_) + "; " + policyThatFits(plan_);
+  return "memory budget: " + component + " (" + util::formatByteSize(bytes) + ") would bring the reserved total to " +
+         util::formatByteSize(total) + ", over the " + util::formatByteSize(plan_.limit) + (plan_.budget ? " budget" : " device") +
+         " less its " + util::formatByteSize(plan_.margin) + " margin under " + toString(policy_) + "; " + policyThatFits(plan_);
 }
 
 void ResidencyManager::reserve(const std::string& component, std::uint64_t bytes) {
@@ -177,4 +177,4 @@ void ResidencyManager::finish() {
   if (!dit_.get()) release(kDitWeights);
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

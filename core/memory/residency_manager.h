@@ -13,7 +13,7 @@
 #include "memory/model_slot.h"
 #include "models/video_diffusion_model.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 
 class MemoryProbe;
 class TransferQueue;
@@ -104,4 +104,4 @@ class ResidencyManager {
   ResidencyStats stats_;
 };
 
-}  // namespace shotchain
+}  // namespace shotchain::memory

@@ -10,15 +10,15 @@
 
 namespace shotchain::render {
 
-void DecodeJob::run(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames) {
-  const auto start = Stopwatch::now();
+void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames) {
+  const auto start = util::Stopwatch::now();
   try {
     if (predecoded.defined()) {
       video = predecoded;
       framesWritten = predecodedFrames;
       stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
       if (const std::optional<continuity::CutInputs> inputs = cutInputs(vae)) cut = continuity::measureCut(*inputs);
-      decodeSeconds = secondsSince(start);
+      decodeSeconds = util::secondsSince(start);
       return;
     }
     std::vector<at::Tensor> kept;
@@ -29,7 +29,7 @@ void DecodeJob::run(const models::VideoVae& vae, const MemoryPlan& plan, const s
       if (skip == n) return;
       const at::Tensor keep = frames.narrow(1, skip, n - skip).to(at::kCPU);
       kept.push_back(keep);
-      if (firstFrameSeconds == 0) firstFrameSeconds = secondsSince(shotStart);
+      if (firstFrameSeconds == 0) firstFrameSeconds = util::secondsSince(shotStart);
       FramesDecoded event;
       event.shotIndex = index;
       event.firstFrame = framesWritten;
@@ -40,7 +40,7 @@ void DecodeJob::run(const models::VideoVae& vae, const MemoryPlan& plan, const s
       events_.push_back(std::move(event));
     };
     const at::Tensor input = continuity::decodeInput(latent, conditioning);
-    const DecodeOutcome decoded = decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
+    const memory::DecodeOutcome decoded = memory::decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
       if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
         kept.clear();
         framesWritten = 0;
@@ -54,10 +54,10 @@ void DecodeJob::run(const models::VideoVae& vae, const MemoryPlan& plan, const s
   } catch (...) {
     error = std::current_exception();
   }
-  decodeSeconds = secondsSince(start);
+  decodeSeconds = util::secondsSince(start);
 }
 
-void DecodeJob::start(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
+void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
   if (!overlap) {
     run(vae, plan, device, shotFrames);
     std::promise<void> done;

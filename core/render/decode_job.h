@@ -41,7 +41,7 @@ class DecodeJob {
   at::Tensor previousTail;
   ShotRecord record;
   bool lastShot = false;
-  Stopwatch::time_point shotStart = Stopwatch::now();
+  util::Stopwatch::time_point shotStart = util::Stopwatch::now();
   at::Tensor predecoded;  // frames already decoded (and delivered) while the shot streamed
   int predecodedFrames = 0;
 
@@ -49,20 +49,20 @@ class DecodeJob {
   at::Tensor video;  // kept frames [3, T, H, W] on the CPU
   std::optional<continuity::ShotStats> stats;
   std::optional<continuity::CutMetrics> cut;
-  std::vector<MemoryFallback> fallbacks;
+  std::vector<memory::MemoryFallback> fallbacks;
   double decodeSeconds = 0;
   double firstFrameSeconds = 0;
   int framesWritten = 0;
   std::exception_ptr error;
 
   // `overlap`: on a worker thread with one intra-op thread, so that the render thread keeps sampling.
-  void start(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap);
+  void start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap);
   bool done() const;
   void wait();
   std::deque<FramesDecoded> takeEvents();
 
  private:
-  void run(const models::VideoVae& vae, const MemoryPlan& plan, const std::string& device, int shotFrames);
+  void run(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames);
   // The cut is the one the viewer sees: from the neighbour (for `none` shots too), else, when the
   // neighbour is not known, from the shot handed off from. The handoff figures are kept for a handoff;
   // its latent figures only when the handoff came from the neighbour (they compare with its tail).

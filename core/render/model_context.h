@@ -22,10 +22,10 @@ struct ModelContext {
   models::ModelFiles files;
   std::string fingerprint;  // digest of every model file's header: part of every shot key
   c10::Device device = c10::kCPU;
-  std::unique_ptr<ModelSlot> dit;  // the DiT (a pair's low-noise expert); absent while released (policy reload)
+  std::unique_ptr<memory::ModelSlot> dit;  // the DiT (a pair's low-noise expert); absent while released (policy reload)
   // Two experts: the high-noise one, placed by the render's ExpertResidency (on the device, parked in host
   // memory, or absent while released); null for a one-DiT set.
-  std::unique_ptr<ModelSlot> ditHighNoise;
+  std::unique_ptr<memory::ModelSlot> ditHighNoise;
   std::unique_ptr<models::VideoVae> vae;
   sampling::LatentRgbFactors preview;   // no channels: previews off
   double loadSeconds = 0;

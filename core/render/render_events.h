@@ -160,13 +160,13 @@ struct RenderFailure {
 class RenderObserver {
  public:
   virtual ~RenderObserver() = default;
-  virtual void planReady(const MemoryPlan&) {}
+  virtual void planReady(const memory::MemoryPlan&) {}
   virtual void shotStarted(const ShotStarted&) {}
   virtual void stepDone(const StepDone&) {}
   virtual void framesDecoded(const FramesDecoded&) {}
   virtual void cutMeasured(const continuity::CutMetrics&) {}
   // At the start, at every cut (cutIndex = index of the shot about to start) and at the end (−1).
-  virtual void memorySampled(int /*cutIndex*/, const MemorySample&) {}
+  virtual void memorySampled(int /*cutIndex*/, const memory::MemorySample&) {}
   virtual void shotFinished(const ShotFinished&) {}
   virtual void sequenceFinished(const SequenceFinished&) {}
   virtual void warning(const RenderWarning&) {}

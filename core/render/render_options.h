@@ -55,10 +55,10 @@ struct RenderOptions {
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.
 struct RenderSummary {
   resolve::ResolvedSequence resolved;  // every shot's settings as rendered (the report writes them)
-  MemoryPlan plan;
+  memory::MemoryPlan plan;
   std::vector<ShotFinished> shots;
   std::vector<continuity::CutMetrics> cuts;
-  std::vector<std::pair<int, MemorySample>> memory;  // (cut index or −1, sample)
+  std::vector<std::pair<int, memory::MemorySample>> memory;  // (cut index or −1, sample)
   std::vector<RenderWarning> warnings;
   SequenceFinished finished;
   double textEncodeSeconds = 0;

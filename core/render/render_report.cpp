@@ -14,7 +14,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json sampleToJson(int cut, const MemorySample& s) {
+Json sampleToJson(int cut, const memory::MemorySample& s) {
   return {{"cut", cut},
           {"seconds", s.seconds},
           {"device", s.device},
@@ -73,7 +73,7 @@ Json reportJson(const Sequence& sequence, const RenderSummary& summary) {
   json["dit_loads"] = summary.ditLoads;
   json["dit_load_seconds"] = summary.ditLoadSeconds;
   json["dit_offloads"] = summary.ditOffloads;
-  json["plan"] = Json::parse(planToJson(summary.plan));
+  json["plan"] = Json::parse(memory::planToJson(summary.plan));
   json["shots"] = Json::array();
   for (const ShotFinished& shot : summary.shots) json["shots"].push_back(shotToJson(shot, summary.resolved));
   json["cuts"] = Json::array();
@@ -142,8 +142,8 @@ std::string renderReportCsv(const Sequence& sequence, const RenderSummary& summa
 }
 
 void writeRenderReport(const std::filesystem::path& out, const Sequence& sequence, const RenderSummary& summary) {
-  writeFileAtomically(out / "report.json", renderReportJson(sequence, summary));
-  writeFileAtomically(out / "report.csv", renderReportCsv(sequence, summary));
+  util::writeFileAtomically(out / "report.json", renderReportJson(sequence, summary));
+  util::writeFileAtomically(out / "report.csv", renderReportCsv(sequence, summary));
 }
 
 }  // namespace shotchain::render

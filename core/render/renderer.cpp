@@ -37,7 +37,7 @@ void requireWritableFolder(const std::filesystem::path& out) {
   if (error) throw RenderError("output", out.string() + ": cannot create the output folder: " + error.message());
   const std::filesystem::path probe = out / ".shotchain-write-test";
   try {
-    writeFileAtomically(probe, "ok");
+    util::writeFileAtomically(probe, "ok");
   } catch (const std::exception& e) {
     throw RenderError("output", out.string() + ": the output folder is not writable: " + e.what());
   }
@@ -45,7 +45,7 @@ void requireWritableFolder(const std::filesystem::path& out) {
 }
 
 // Decoding shot N beside the sampling of N+1 needs the DiT's activations and the decode's at once.
-bool overlapFits(const MemoryPlan& plan) {
+bool overlapFits(const memory::MemoryPlan& plan) {
   if (plan.chosen != ResidencyPolicy::Pinned) return false;
   const std::uint64_t decode = plan.tiledDecode ? plan.vaeDecodeTiled : plan.vaeDecodeFull;
   const std::uint64_t both = plan.ditWeights + plan.vaeWeights + plan.ditActivationPeak + decode + plan.ringBufferBytes + plan.margin;
@@ -93,10 +93,10 @@ void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const 
   }
 }
 
-MemoryPlan planFor(const resolve::ResolvedSequence& resolved, const Sequence& sequence, c10::Device device, ResidencyPolicy policy,
+memory::MemoryPlan planFor(const resolve::ResolvedSequence& resolved, const Sequence& sequence, c10::Device device, ResidencyPolicy policy,
                    std::optional<std::uint64_t> budget) {
   try {
-    return planMemory(resolve::planRequest(resolved, sequence.settings, {device.str(), std::nullopt, budget, policy}));
+    return memory::planMemory(resolve::planRequest(resolved, sequence.settings, {device.str(), std::nullopt, budget, policy}));
   } catch (const std::exception& e) {
     throw RenderError("model", e.what());
   }
@@ -121,7 +121,7 @@ struct Renderer::Impl {
   // Published under probeMutex for probe() on other threads; the render thread holds its own
   // reference for the whole render.
   mutable std::mutex probeMutex;
-  std::shared_ptr<MemoryProbe> publishedProbe{makeCpuMemoryProbe()};
+  std::shared_ptr<memory::MemoryProbe> publishedProbe{memory::makeCpuMemoryProbe()};
   std::string probeDevice = "cpu";
   // The loaded model set, kept between renders; only the render thread touches it.
   std::unique_ptr<ModelContext> models;
@@ -156,15 +156,15 @@ struct Renderer::Impl {
     return prepared;
   }
 
-  std::shared_ptr<MemoryProbe> currentProbe() const {
+  std::shared_ptr<memory::MemoryProbe> currentProbe() const {
     const std::lock_guard<std::mutex> lock(probeMutex);
     return publishedProbe;
   }
 
   // Once per render, on the render thread, before anything samples it.
-  std::shared_ptr<MemoryProbe> probeFor(c10::Device device) {
+  std::shared_ptr<memory::MemoryProbe> probeFor(c10::Device device) {
     if (device.is_cuda() && probeDevice != device.str()) {
-      std::shared_ptr<MemoryProbe> probe = makeDeviceMemoryProbe(device.str());
+      std::shared_ptr<memory::MemoryProbe> probe = memory::makeDeviceMemoryProbe(device.str());
       const std::lock_guard<std::mutex> lock(probeMutex);
       publishedProbe = probe;
       probeDevice = device.str();
@@ -193,9 +193,9 @@ void Renderer::requestStop(StopRequest request) {
   if (request == StopRequest::Now) impl_->cancelNow.store(true);
 }
 
-std::shared_ptr<MemoryProbe> Renderer::probe() const { return impl_->currentProbe(); }
+std::shared_ptr<memory::MemoryProbe> Renderer::probe() const { return impl_->currentProbe(); }
 
-MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
+memory::MemoryPlan Renderer::plan(const Sequence& sequence, const RenderOptions& options) {
   const Prepared prepared = impl_->prepare(sequence, options);
   return planFor(prepared.resolved, sequence, prepared.device, prepared.policy, prepared.budget);
 }
@@ -236,9 +236,9 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
 
 // Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded
 // first; the text encoder is released before the first DiT step.
-void encodePrompts(const Prepared& prepared, const std::set<int>& reused, ResidencyManager& residency, RenderSummary& summary,
+void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory::ResidencyManager& residency, RenderSummary& summary,
                    ShotPass& pass) {
-  const auto start = Stopwatch::now();
+  const auto start = util::Stopwatch::now();
   std::set<std::string> prompts;
   auto add = [&](const resolve::ResolvedShot& shot) {
     prompts.insert(shot.prompt);
@@ -263,12 +263,12 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, Reside
     encoder->unload();
     residency.release("text encoder");
   }
-  summary.textEncodeSeconds = secondsSince(start);
+  summary.textEncodeSeconds = util::secondsSince(start);
 }
 
 // Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
 // failure (which is reported and ends the loop). Returns whether a shot failed.
-bool renderShots(const Prepared& prepared, const std::set<int>& reused, MemoryProbe& probe, const std::atomic<int>& stop,
+bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::MemoryProbe& probe, const std::atomic<int>& stop,
                  RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
   const std::vector<resolve::ResolvedShot>& shots = prepared.resolved.shots;
   const int count = static_cast<int>(shots.size());
@@ -281,7 +281,7 @@ bool renderShots(const Prepared& prepared, const std::set<int>& reused, MemoryPr
       summary.finished.cancelled = true;
       return false;
     }
-    const MemorySample sample = probe.sample();
+    const memory::MemorySample sample = probe.sample();
     summary.memory.emplace_back(i, sample);
     observer.memorySampled(i, sample);
     try {
@@ -340,8 +340,8 @@ void warnStaleAfterRange(const Sequence& sequence, const RenderOptions& options,
 }
 
 // The last decode delivered, the residency figures, the last memory sample and the report.
-void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed, Stopwatch::time_point start,
-                  ShotPass& pass, ResidencyManager& residency, MemoryProbe& probe, RenderObserver& observer,
+void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed, util::Stopwatch::time_point start,
+                  ShotPass& pass, memory::ResidencyManager& residency, memory::MemoryProbe& probe, RenderObserver& observer,
                   RenderSummary& summary) {
   try {
     pass.finishPending();
@@ -361,11 +361,11 @@ void finishRender(const Sequence& sequence, const RenderOptions& options, bool f
   summary.ditLoadSeconds = residency.stats().loadSeconds;
   summary.ditOffloads = residency.stats().offloads;
   summary.reservedPeak = residency.peakReserved();
-  const MemorySample endSample = probe.sample();
+  const memory::MemorySample endSample = probe.sample();
   summary.memory.emplace_back(-1, endSample);
   observer.memorySampled(-1, endSample);
   summary.finished.completed = !failed && !summary.finished.cancelled;
-  summary.finished.seconds = secondsSince(start);
+  summary.finished.seconds = util::secondsSince(start);
   summary.finished.outputDirectory = options.outputDirectory.string();
   if (options.writesFiles) writeRenderReport(options.outputDirectory, sequence, summary);
   observer.sequenceFinished(summary.finished);
@@ -375,12 +375,12 @@ void finishRender(const Sequence& sequence, const RenderOptions& options, bool f
 
 RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& options, RenderObserver& observer) {
   Impl& impl = *impl_;
-  const auto renderStart = Stopwatch::now();
+  const auto renderStart = util::Stopwatch::now();
   impl.stop.store(static_cast<int>(StopRequest::None));
   impl.cancelNow.store(false);
 
   const Prepared prepared = impl.prepare(sequence, options);
-  const std::shared_ptr<MemoryProbe> probe = impl.probeFor(prepared.device);
+  const std::shared_ptr<memory::MemoryProbe> probe = impl.probeFor(prepared.device);
   requireShortEnoughPaths(sequence, options.outputDirectory);
   if (options.writesFiles && options.reuse) {
     try {
@@ -393,22 +393,22 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
   if (options.writesFiles) requireWritableFolder(options.outputDirectory);
   RenderSummary summary = planRender(sequence, prepared, observer);
 
-  const auto loadStart = Stopwatch::now();
-  summary.allocatorTuning = applyAllocatorTuning(sequence.settings.allocatorTuning).message;
+  const auto loadStart = util::Stopwatch::now();
+  summary.allocatorTuning = memory::applyAllocatorTuning(sequence.settings.allocatorTuning).message;
   impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
-  summary.modelLoadSeconds = secondsSince(loadStart);
-  std::optional<ResidencyManager> residency;
+  summary.modelLoadSeconds = util::secondsSince(loadStart);
+  std::optional<memory::ResidencyManager> residency;
   try {
     residency.emplace(summary.plan, *probe, *impl.models->dit);
-  } catch (const BudgetError& error) {
+  } catch (const memory::BudgetError& error) {
     throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
   }
-  std::optional<ExpertResidencyManager> experts;
+  std::optional<memory::ExpertResidencyManager> experts;
   if (impl.models->ditHighNoise) {
     try {
       if (summary.plan.expertsChosen == shotchain::ExpertResidency::Resident)
         residency->reserve("high-noise expert", summary.plan.highNoiseExpertWeights);
-    } catch (const BudgetError& error) {
+    } catch (const memory::BudgetError& error) {
       throw RenderError(prepared.budget ? "memory.budget" : "memory.policy", error.what());
     }
     experts.emplace(summary.plan.expertsChosen, *probe, *impl.models->dit, *impl.models->ditHighNoise);

@@ -4,7 +4,7 @@
 
 #include "render/render_options.h"
 
-namespace shotchain {
+namespace shotchain::memory {
 class MemoryProbe;
 }
 
@@ -26,7 +26,7 @@ class Renderer {
 
   // Render thread. The memory plan for `sequence` without rendering (loads nothing heavier than
   // file headers). Throws std::runtime_error naming the file for a missing or unreadable model file.
-  MemoryPlan plan(const Sequence& sequence, const RenderOptions& options);
+  memory::MemoryPlan plan(const Sequence& sequence, const RenderOptions& options);
 
   // Render thread. Renders; events go to `observer` as they happen, on this thread. Errors found
   // before any work (an unwritable output folder, a missing model file, a plan that cannot fit)
@@ -41,7 +41,7 @@ class Renderer {
   // render starts, before its first event, and kept for the whole render. The pointer stays valid
   // for as long as the caller holds it, also when a later render on another device publishes a new
   // one. Its sample() may be called from several threads at once.
-  std::shared_ptr<MemoryProbe> probe() const;
+  std::shared_ptr<memory::MemoryProbe> probe() const;
 
  private:
   struct Impl;

@@ -16,7 +16,7 @@ using Json = nlohmann::ordered_json;
 // A file a shot reads (a picture, a calibration): its bytes' digest, or "missing:<name>".
 std::string fileDigest(const std::filesystem::path& path, const std::string& name, std::uint64_t maxBytes) {
   std::error_code error;
-  return std::filesystem::exists(path, error) ? digestHex(readRegularFile(path, maxBytes)) : "missing:" + name;
+  return std::filesystem::exists(path, error) ? util::digestHex(util::readRegularFile(path, maxBytes)) : "missing:" + name;
 }
 
 Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence& resolved, const std::string& model) {
@@ -49,9 +49,9 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   }
   if (mode.readsBlend) {
     j["blend"] = c.blendRatio;
-    if (!shot.fallbackImage.empty()) j["fallback"] = fileDigest(shot.fallbackImage, c.fallbackImage, kMaxImageFileBytes);
+    if (!shot.fallbackImage.empty()) j["fallback"] = fileDigest(shot.fallbackImage, c.fallbackImage, util::kMaxImageFileBytes);
   }
-  if (!shot.startImage.empty()) j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), kMaxImageFileBytes);
+  if (!shot.startImage.empty()) j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
   if (!shot.loras.empty()) {
     Json& list = j["loras"] = Json::array();
     for (const resolve::ResolvedLora& lora : shot.loras) list.push_back({lora.fingerprint, lora.strength});
@@ -72,7 +72,7 @@ std::string modelFingerprint(const models::ModelFiles& files,
   for (const auto* path : {&files.dit, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
     all += path->empty() ? std::string("-") : ofFile(*path);
   if (!files.ditHighNoise.empty()) all += "high-noise expert " + ofFile(files.ditHighNoise);
-  return digestHex(all);
+  return util::digestHex(all);
 }
 
 std::string modelFingerprint(const models::ModelFiles& files) { return modelFingerprint(files, io::fileFingerprint); }
@@ -84,7 +84,7 @@ std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, con
     Json j = keyJson(shot, resolved, modelFingerprint);
     if (shot.predecessor >= 0) j["after"] = keys[static_cast<std::size_t>(shot.predecessor)];
     if (shot.anchor >= 0) j["anchor"] = keys[static_cast<std::size_t>(shot.anchor)];
-    keys.push_back(digestHex(j.dump()));
+    keys.push_back(util::digestHex(j.dump()));
   }
   return keys;
 }

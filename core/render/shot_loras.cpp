@@ -6,7 +6,7 @@
 
 namespace shotchain::render {
 
-LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, ModelSlot& ditSlot, ModelSlot* highNoise,
+LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, memory::ModelSlot& ditSlot, memory::ModelSlot* highNoise,
                              std::span<const models::LoraLayerAlias> aliases) {
   const models::VideoDiffusionModel& dit = ditSlot.onDevice();
   const bool twoExperts = shot.experts.has_value();
@@ -37,7 +37,7 @@ LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, ModelSlot& ditSl
   return figures;
 }
 
-void ShotLoras::restore(ModelSlot& dit, ModelSlot* highNoise) {
+void ShotLoras::restore(memory::ModelSlot& dit, memory::ModelSlot* highNoise) {
   if (highNoise) highNoise->unpatch();
   dit.unpatch();
 }

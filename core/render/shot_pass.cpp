@@ -30,8 +30,8 @@ RgbFrame previewOf(const at::Tensor& denoised, const sampling::LatentRgbFactors&
   return rgb8ToFrame(rgb[0]);
 }
 
-MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& result) {
-  MemoryFallback fallback;
+memory::MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleResult& result) {
+  memory::MemoryFallback fallback;
   fallback.shotIndex = shotIndex;
   fallback.stage = "sampling";
   fallback.failed = "guidance as one batch-2 call";
@@ -112,18 +112,18 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& document, PreparedShot& prep
   record.conditionedOn = job->conditioning.source;
   record.sampleSeconds = sampled.seconds;
   record.stepSeconds = sampled.result.stepSeconds;
-  record.seconds = secondsSince(prepared.start);
+  record.seconds = util::secondsSince(prepared.start);
   return job;
 }
 
 // Runs `work`, adding its wall time to `seconds`.
 template <typename Work>
 decltype(auto) timed(double& seconds, Work&& work) {
-  const auto start = Stopwatch::now();
+  const auto start = util::Stopwatch::now();
   struct Add {
     double& to;
-    Stopwatch::time_point from;
-    ~Add() { to += secondsSince(from); }
+    util::Stopwatch::time_point from;
+    ~Add() { to += util::secondsSince(from); }
   } add{seconds, start};
   return work();
 }
@@ -132,7 +132,7 @@ decltype(auto) timed(double& seconds, Work&& work) {
 
 ShotPass::ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options,
                    ModelContext& models, RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary,
-                   ResidencyManager& residency, bool overlapDecode)
+                   memory::ResidencyManager& residency, bool overlapDecode)
     : sequence_(sequence),
       resolved_(resolved),
       options_(options),
@@ -188,7 +188,7 @@ void ShotPass::finalize(DecodeJob& job) {
       throw EarlierShotFailed(job.index, "shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): decoding: " + e.what());
     }
   }
-  for (const MemoryFallback& fallback : job.fallbacks) {
+  for (const memory::MemoryFallback& fallback : job.fallbacks) {
     const RenderWarning warning{job.index, "fallback", fallback.message};
     summary_.warnings.push_back(warning);
     observer_.warning(warning);
@@ -258,7 +258,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.shot = &shot;
   out.key = key;
   out.lastShot = lastShot;
-  out.start = Stopwatch::now();
+  out.start = util::Stopwatch::now();
   const ContinuityModeTraits& mode = traitsOf(shot.settings.mode);
   const bool stream = shot.sampling == resolve::SamplingKind::KvStream;
   out.directory = shotDirectory(options_.outputDirectory, index, shot.id);
@@ -304,7 +304,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
 
   out.sampler = samplerOptions(shot, out.conditioning, models_.device);
   out.sampler.splitGuidance = summary_.plan.splitGuidance;
-  out.sampler.onOutOfMemory = [this] { emptyDeviceCache(models_.device.str()); };
+  out.sampler.onOutOfMemory = [this] { memory::emptyDeviceCache(models_.device.str()); };
   out.stepCache = shotStepCache(shot, options_.calibrateCache);
   if (!shot.cache.off.empty() && !stream && !options_.calibrateCache) {
     const RenderWarning warning{index, "cache", "step cache " + std::string(toString(shot.cache.policy)) + " is off: " + shot.cache.off};
@@ -351,7 +351,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   const int index = static_cast<int>(shot.index);
   const bool perFrame = prepared.sampler.perFrame.has_value();
   const bool heldClean = perFrame || prepared.sampler.cleanPrefix.defined();  // never re-noised, never changed
-  const auto start = Stopwatch::now();
+  const auto start = util::Stopwatch::now();
   auto onStep = [&](const sampling::StepEvent& event) {
     StepDone done;
     done.shotIndex = index;
@@ -376,7 +376,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     const std::int64_t fps = dit.fpsConditioning(resolved_.fps);
     // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
     // its slot at every call: an expert read again from its file at the boundary is a new object.
-    const auto counted = [&](const ModelSlot& slot) -> sampling::Denoiser {
+    const auto counted = [&](const memory::ModelSlot& slot) -> sampling::Denoiser {
       return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
         out.ditPasses += static_cast<int>(x.size(0));
         const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
@@ -415,7 +415,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   const std::shared_ptr<PriorShot>& first = chain_.first();
   if (shot.settings.anchorColour && first && first->stats && !out.streamed)
     out.latent = continuity::anchorChannelStats(out.latent, first->stats->latent, prepared.conditioning.heldFrames());
-  out.seconds = secondsSince(start);
+  out.seconds = util::secondsSince(start);
   return out;
 }
 

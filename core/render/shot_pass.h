@@ -51,7 +51,7 @@ struct PreparedShot {
   const resolve::ResolvedShot* shot = nullptr;
   std::string key;
   bool lastShot = false;
-  Stopwatch::time_point start;
+  util::Stopwatch::time_point start;
   std::filesystem::path directory;
   std::shared_ptr<PriorShot> previous;  // the shot handed off from (null: none)
   at::Tensor previousTail;              // its last latent frame
@@ -90,13 +90,13 @@ void addSamplingFigures(ShotRecord& record, const PreparedShot& prepared, const 
 class ShotPass {
  public:
   ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options, ModelContext& models,
-           RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, ResidencyManager& residency,
+           RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, memory::ResidencyManager& residency,
            bool overlapDecode);
   ~ShotPass();
 
   std::map<std::string, at::Tensor>& promptContexts() { return promptContexts_; }  // prompt → [L, D]
   // Two experts: where they live (null: one DiT). Set before the first shot.
-  void setExperts(ExpertResidencyManager* experts) { experts_ = experts; }
+  void setExperts(memory::ExpertResidencyManager* experts) { experts_ = experts; }
 
   ShotOutcome render(int index, const std::string& key, int count, bool lastShot);
   void reuse(int index, const std::string& key, int count);
@@ -126,8 +126,8 @@ class ShotPass {
   RenderObserver& observer_;
   std::atomic<bool>& cancel_;
   RenderSummary& summary_;
-  ResidencyManager& residency_;
-  ExpertResidencyManager* experts_ = nullptr;
+  memory::ResidencyManager& residency_;
+  memory::ExpertResidencyManager* experts_ = nullptr;
   bool overlapDecode_;
 
   std::map<std::string, at::Tensor> promptContexts_;

@@ -50,14 +50,14 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
   json["fallbacks"] = record.fallbacks;
   std::filesystem::create_directories(shotDir);
-  writeFileAtomically(shotRecordPath(shotDir), json.dump(2) + "\n");
+  util::writeFileAtomically(shotRecordPath(shotDir), json.dump(2) + "\n");
 }
 
 std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
-  if (!regularFileProblem(shotRecordPath(shotDir), 16u << 20).empty()) return std::nullopt;  // rendered again
+  if (!util::regularFileProblem(shotRecordPath(shotDir), 16u << 20).empty()) return std::nullopt;  // rendered again
   std::string text;
   try {
-    text = readRegularFile(shotRecordPath(shotDir), 16u << 20);
+    text = util::readRegularFile(shotRecordPath(shotDir), 16u << 20);
   } catch (const std::runtime_error&) {
     return std::nullopt;
   }

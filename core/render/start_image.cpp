@@ -17,7 +17,7 @@ at::Tensor startImageTensor(const RgbFrame& image, int width, int height) {
   const double scale = std::max(static_cast<double>(width) / image.width, static_cast<double>(height) / image.height);
   // Python's round() (halves to even), as i2v() sizes the resize.
   const auto side = [&](int s) { return std::max(1, static_cast<int>(std::nearbyint(s * scale))); };
-  const Pixels8 resized = resizeLanczos({image.width, image.height, 3, image.rgb}, side(image.width), side(image.height));
+  const util::Pixels8 resized = util::resizeLanczos({image.width, image.height, 3, image.rgb}, side(image.width), side(image.height));
   if (resized.width < width || resized.height < height)
     throw std::invalid_argument("start image: the resize to " + std::to_string(resized.width) + "x" +
                                 std::to_string(resized.height) + " does not cover " + std::to_string(width) + "x" +

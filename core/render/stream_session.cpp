@@ -80,11 +80,11 @@ StreamedShot StreamSession::sample(const resolve::ResolvedShot& shot, const std:
                                    const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames,
                                    bool tiledDecode, const Models& models) {
   const int index = static_cast<int>(shot.index);
-  const auto start = Stopwatch::now();
+  const auto start = util::Stopwatch::now();
   StreamedShot out;
   const int branches = sampling::streamBranches(sampler.guidance);
   out.figures.cache = prepare(shot, previous, previousLatent, branches, sampler.splitGuidance, models);
-  out.figures.recacheSeconds = secondsSince(start);
+  out.figures.recacheSeconds = util::secondsSince(start);
   continuity::KvStream& stream = *stream_;
   const std::int64_t chunk = stream.chunkFrames();
   if (conditioning.sampleShape[1] % chunk != 0)
@@ -119,7 +119,7 @@ StreamedShot StreamSession::sample(const resolve::ResolvedShot& shot, const std:
     stream.committed(done.latent);
     if (decoder) {
       decode(done.latent);
-      if (out.firstFrameSeconds == 0) out.firstFrameSeconds = secondsSince(start);
+      if (out.firstFrameSeconds == 0) out.firstFrameSeconds = util::secondsSince(start);
     }
     return !cancel_.load();
   };

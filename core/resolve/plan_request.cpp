@@ -8,9 +8,9 @@
 
 namespace shotchain::resolve {
 
-PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target) {
+memory::PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target) {
   const models::ModelFiles& files = resolved.models.files;
-  PlanRequest r;
+  memory::PlanRequest r;
   r.dit = models::ditMemoryModel(files.dit);
   r.ditDtype = r.dit->loadDtype();
   if (!files.ditHighNoise.empty()) {
@@ -29,7 +29,7 @@ PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings
   r.streamWindow = (resolved.streamWindow + r.streamChunk - 1) / r.streamChunk * r.streamChunk;
   for (const ResolvedShot& shot : resolved.shots) {
     if (!shot.enabled) continue;
-    PlanShot& s = r.shots.emplace_back();
+    memory::PlanShot& s = r.shots.emplace_back();
     s.channels = shot.latentChannels;
     s.frames = shot.sampledLatentFrames;
     s.decodePrefixFrames = shot.continuity.decodePrefixLatents;
@@ -51,7 +51,7 @@ PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings
   for (const auto& [tag, bytes] : ringSlots) r.ringBufferBytes += bytes;
 
   r.device = target.device;
-  r.deviceTotal = target.deviceTotal ? *target.deviceTotal : deviceTotalBytes(target.device);
+  r.deviceTotal = target.deviceTotal ? *target.deviceTotal : memory::deviceTotalBytes(target.device);
   r.budget = target.budget ? target.budget : settings.memoryBudgetBytes;
   r.policy = target.policy ? *target.policy : settings.policy;
   return r;

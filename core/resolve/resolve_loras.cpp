@@ -72,7 +72,7 @@ void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSe
       if (document.enabled) problems.missing(context, lora.field + ".file", lora.path.string() + ": does not exist");
       continue;
     }
-    if (const std::string problem = regularFileProblem(lora.path, UINT64_MAX); !problem.empty()) {
+    if (const std::string problem = util::regularFileProblem(lora.path, UINT64_MAX); !problem.empty()) {
       lora.fingerprint = "unreadable:" + refs[k].file;
       if (document.enabled) problems.error(lora.field + ".file", lora.path.string() + ": " + problem);
       continue;

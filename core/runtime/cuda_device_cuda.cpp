@@ -16,7 +16,7 @@ CudaDeviceInfo describeCudaDevice() {
   cudaDeviceProp props{};
   if (cudaGetDeviceProperties(&props, 0) != cudaSuccess) return info;
   info.available = true;
-  info.description = std::string(props.name) + ", " + formatByteSize(props.totalGlobalMem) + ", sm_" +
+  info.description = std::string(props.name) + ", " + util::formatByteSize(props.totalGlobalMem) + ", sm_" +
                      std::to_string(props.major) + std::to_string(props.minor);
   return info;
 }

@@ -107,7 +107,7 @@ std::string cacheCalibrationJson(const CacheCalibration& c) {
 }
 
 CacheCalibration readCacheCalibration(const std::filesystem::path& path) {
-  const std::string text = readRegularFile(path, kMaxCalibrationFileBytes);
+  const std::string text = util::readRegularFile(path, kMaxCalibrationFileBytes);
   nlohmann::json root;
   try {
     root = io::parseJsonChecked<nlohmann::json>(text, 4);

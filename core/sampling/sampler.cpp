@@ -161,9 +161,9 @@ at::Tensor velocityWithFallback(const std::function<at::Tensor(bool split)>& vel
   try {
     v = velocity(split);
   } catch (const std::exception& error) {
-    if (split || options.guidance == 1.0 || !options.onOutOfMemory || !isOutOfMemory(error)) throw;
+    if (split || options.guidance == 1.0 || !options.onOutOfMemory || !memory::isOutOfMemory(error)) throw;
     result.guidanceSplitAtStep = step;
-    result.outOfMemoryError = firstLineOf(error.what());
+    result.outOfMemoryError = memory::firstLineOf(error.what());
   }
   if (!v.defined()) {  // outside the handler, so the failed call's tensors are gone
     options.onOutOfMemory();

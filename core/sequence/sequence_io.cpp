@@ -285,7 +285,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
       if (budget->is_number_unsigned()) settings.memoryBudgetBytes = budget->get<std::uint64_t>();
       else if (!budget->is_string())
         reader.error("budget", std::string("must be a size such as \"16GiB\" or null, not ") + typeName(*budget));
-      else if (auto bytes = parseByteSize(budget->get<std::string>())) settings.memoryBudgetBytes = *bytes;
+      else if (auto bytes = util::parseByteSize(budget->get<std::string>())) settings.memoryBudgetBytes = *bytes;
       else reader.error("budget", "\"" + budget->get<std::string>() + "\" is not a size (write e.g. \"16GiB\")");
     }
     reader.boolean("allocator_tuning", settings.allocatorTuning);
@@ -487,13 +487,13 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
 
 LoadResult loadSequenceFile(const std::filesystem::path& path) {
   std::string text;
-  if (std::string problem = regularFileProblem(path, kMaxDocumentBytes); !problem.empty() && problem != "is empty") {
+  if (std::string problem = util::regularFileProblem(path, kMaxDocumentBytes); !problem.empty() && problem != "is empty") {
     LoadResult result;
     result.diagnostics.push_back({Diagnostic::Severity::Error, "", problem == "does not exist" ? "no such file" : problem});
     return result;
   }
   try {
-    if (!std::filesystem::is_empty(path)) text = readRegularFile(path, kMaxDocumentBytes);
+    if (!std::filesystem::is_empty(path)) text = util::readRegularFile(path, kMaxDocumentBytes);
   } catch (const std::runtime_error&) {
     LoadResult result;
     result.diagnostics.push_back({Diagnostic::Severity::Error, "", "cannot be read (permissions?)"});
@@ -528,7 +528,7 @@ std::string serializeSequence(const Sequence& sequence) {
   Json memory = Json::object();
   memory["policy"] = toString(s.policy);
   if (s.experts != ExpertResidency::Auto) memory["experts"] = toString(s.experts);
-  memory["budget"] = s.memoryBudgetBytes ? Json(formatByteSizeExact(*s.memoryBudgetBytes)) : Json(nullptr);
+  memory["budget"] = s.memoryBudgetBytes ? Json(util::formatByteSizeExact(*s.memoryBudgetBytes)) : Json(nullptr);
   memory["allocator_tuning"] = s.allocatorTuning;
   addUnknown(memory, s.memoryUnknown);
   root["memory"] = memory;
@@ -542,7 +542,7 @@ std::string serializeSequence(const Sequence& sequence) {
 std::string serializeShot(const Shot& shot) { return shotToJson(shot).dump(); }
 
 void saveSequenceFile(const Sequence& sequence, const std::filesystem::path& path) {
-  writeFileAtomically(path, serializeSequence(sequence));
+  util::writeFileAtomically(path, serializeSequence(sequence));
 }
 
 }  // namespace shotchain

@@ -72,7 +72,7 @@ void checkFallbackImage(Collector& report, const std::string& path, const std::s
                         const ValidationContext& context) {
   if (context.baseFolder.empty()) return;
   const std::filesystem::path image(file);
-  const std::string problem = imageFileProblem(image.is_absolute() ? image : context.baseFolder / image);
+  const std::string problem = util::imageFileProblem(image.is_absolute() ? image : context.baseFolder / image);
   if (problem.empty()) return;
   const std::string message = "\"" + file + "\" " + problem;
   if (problem != "does not exist") report.error(path, message + " (a render reads it as an image)");
@@ -169,8 +169,8 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   checkExperts(report, settings);
   checkLoras(report, "loras", settings.loras);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
-    report.error("memory.budget", formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
-                                      formatByteSize(limits::kMinMemoryBudget));
+    report.error("memory.budget", util::formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
+                                      util::formatByteSize(limits::kMinMemoryBudget));
   return out;
 }
 

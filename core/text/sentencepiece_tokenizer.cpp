@@ -8,7 +8,7 @@
 
 #include "text/sentencepiece_plugin_api.h"
 
-namespace shotchain {
+namespace shotchain::text {
 namespace {
 
 constexpr const char* kPluginName = "libshotchain_sentencepiece.so";
@@ -158,4 +158,4 @@ int SentencePieceTokenizer::vocabSize() const { return plugin().vocabSize(model_
 int SentencePieceTokenizer::eosId() const { return plugin().eosId(model_->handle); }
 int SentencePieceTokenizer::padId() const { return plugin().padId(model_->handle); }
 
-}  // namespace shotchain
+}  // namespace shotchain::text

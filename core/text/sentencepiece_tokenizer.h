@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace shotchain {
+namespace shotchain::text {
 
 class TokenizerError : public std::runtime_error {
  public:
@@ -37,4 +37,4 @@ class SentencePieceTokenizer {
 // Where the plugin was found, or an error naming every place looked at.
 std::filesystem::path sentencePiecePluginPath();
 
-}  // namespace shotchain
+}  // namespace shotchain::text

@@ -11,7 +11,7 @@
 
 #include "util/write_target.h"
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what, int error) {
@@ -83,4 +83,4 @@ void writeFileAtomically(const std::filesystem::path& requested, std::string_vie
   }
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace shotchain {
+namespace shotchain::util {
 
 class FileWriteError : public std::runtime_error {
  public:
@@ -18,4 +18,4 @@ class FileWriteError : public std::runtime_error {
 // a target that is a folder, device, FIFO or socket is refused (util/write_target.h).
 void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -10,7 +10,7 @@
 
 #include "util/byte_size.h"
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 std::string kindProblem(const struct stat& info) { return notRegularFileReason(info.st_mode); }
@@ -82,4 +82,4 @@ std::string readRegularFile(const std::filesystem::path& path, std::uint64_t max
   return bytes;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // Why a file of this st_mode is not a regular file ("is a directory, not a file", "is a FIFO (named
 // pipe), not a file", "is a device, not a file", …), or empty for a regular file.
@@ -21,4 +21,4 @@ std::string regularFileProblem(const std::filesystem::path& path, std::uint64_t 
 std::string readRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes,
                             std::uint64_t limit = UINT64_MAX);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

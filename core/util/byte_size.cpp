@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace shotchain {
+namespace shotchain::util {
 
 std::optional<std::uint64_t> parseByteSize(const std::string& text) {
   std::size_t pos = 0;
@@ -95,4 +95,4 @@ std::string formatByteSize(std::uint64_t bytes) {
   return buffer;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

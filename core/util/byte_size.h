@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // Parses a size: a byte count ("1048576", "800 B"), SI units ("16GB" = 16·10⁹ bytes, kB/KB, MB, GB,
 // TB) or binary units ("16GiB" = 16·2³⁰; KiB, MiB, GiB, TiB, and the bare letters K, M, G, T as
@@ -19,4 +19,4 @@ std::string formatByteSizeExact(std::uint64_t bytes);
 // "16 GiB", "1.5 GiB", "512 MiB", "800 B": the shortest exact-enough form for people.
 std::string formatByteSize(std::uint64_t bytes);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 std::uint64_t fnv1a(std::string_view bytes, std::uint64_t hash) {
@@ -26,4 +26,4 @@ std::string digestHex(std::string_view bytes) {
   return text.data();
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -6,7 +6,7 @@
 
 #include "util/bounded_file.h"
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 using Size = std::pair<std::uint32_t, std::uint32_t>;
@@ -97,4 +97,4 @@ std::string imageFileProblem(const std::filesystem::path& path) {
   return {};
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // What a render accepts as an image file (a shot's fallback image): a regular file of at most
 // kMaxImageFileBytes, PNG, JPEG, WebP or BMP by its first bytes, at most kMaxImageSide pixels a side
@@ -16,4 +16,4 @@ inline constexpr int kMaxImageSide = 8192;
 // image", …), or empty. Reads at most the first 64 KiB, never from a device or FIFO.
 std::string imageFileProblem(const std::filesystem::path& path);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -5,7 +5,7 @@
 #include <numbers>
 #include <stdexcept>
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 constexpr int kPrecisionBits = 32 - 8 - 2;
@@ -106,4 +106,4 @@ Pixels8 resizeLanczos(const Pixels8& in, int width, int height) {
   return out;
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // 8-bit interleaved pixels (channels per pixel, rows tightly packed).
 struct Pixels8 {
@@ -18,4 +18,4 @@ struct Pixels8 {
 // std::invalid_argument for empty sizes.
 Pixels8 resizeLanczos(const Pixels8& in, int width, int height);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // Wall-clock timing of the render's stages.
 using Stopwatch = std::chrono::steady_clock;
@@ -11,4 +11,4 @@ inline double secondsSince(Stopwatch::time_point start) {
   return std::chrono::duration<double>(Stopwatch::now() - start).count();
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -10,7 +10,7 @@
 #include "util/atomic_file.h"
 #include "util/bounded_file.h"
 
-namespace shotchain {
+namespace shotchain::util {
 namespace {
 
 [[noreturn]] void refuse(const std::filesystem::path& path, const std::string& why) {
@@ -44,4 +44,4 @@ std::filesystem::path resolveWriteTarget(const std::filesystem::path& path) {
   }
 }
 
-}  // namespace shotchain
+}  // namespace shotchain::util

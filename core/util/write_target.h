@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-namespace shotchain {
+namespace shotchain::util {
 
 // Where a write of `path` really lands: a symbolic link is followed (link by link, relative links
 // against their own folder, at most 40) to the file it names, so saving through a link updates the
@@ -11,4 +11,4 @@ namespace shotchain {
 // links loop.
 std::filesystem::path resolveWriteTarget(const std::filesystem::path& path);
 
-}  // namespace shotchain
+}  // namespace shotchain::util

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Fails on an #include that runs from a lower folder to a higher one, on a file of ui/ or export/
 that reaches a torch header through its includes (the studio and the writers see plain data, never a
-tensor), and on a family's folder under core/models/ named outside core/models/.
+tensor), on a family's folder under core/models/ named outside core/models/, and on a file that defines
+names outside its folder's namespace (shotchain::<folder>; core/sequence/, the document's vocabulary, is
+shotchain itself; export/ is shotchain::exporting; app/cli/ shotchain::cli).
 
 The order (README, "Layers"): util -> io, runtime -> sequence, text -> models -> memory, distributed
 -> sampling -> resolve, interop -> continuity -> render, demo -> export, training -> ui -> app.
@@ -85,6 +87,55 @@ def reaches_torch(path: Path, root: Path, seen: dict):
     return None
 
 
+NAMESPACE_OPEN = re.compile(r"^namespace ([\w:]+) \{")
+FORWARD_DECLARATION = re.compile(r"^\s*((class|struct|enum class|enum) \w+( : \w+)?;)?\s*$")
+
+
+def folder_namespace(path: Path, root: Path):
+    """The namespace a file's own names live in, or None for a file the rule does not cover."""
+    parts = path.relative_to(root).parts
+    if parts[0] == "core" and len(parts) > 2:
+        return "shotchain" if parts[1] == "sequence" else "shotchain::" + parts[1]
+    if parts[0] == "export":
+        return "shotchain::exporting"
+    if parts[0] == "ui":
+        return "shotchain::ui"
+    if parts[:2] == ("app", "cli"):
+        return "shotchain::cli"
+    return None
+
+
+def namespace_problems(path: Path, root: Path):
+    """Named namespaces opened at the top level of the file that hold more than forward declarations, outside
+    the folder's own (one nested in the folder's is the folder's)."""
+    expected = folder_namespace(path, root)
+    if expected is None:
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    problems = []
+    depth = 0
+    for number, line in enumerate(lines, 1):
+        if re.match(r"^\}\s*// namespace", line):
+            depth = max(0, depth - 1)
+            continue
+        match = NAMESPACE_OPEN.match(line) or re.match(r"^namespace ()\{", line)
+        if not match:
+            continue
+        body = []
+        for inner in lines[number:]:
+            if inner.startswith("}"):
+                break
+            body.append(inner)
+        if all(FORWARD_DECLARATION.match(inner) for inner in body):
+            continue  # closed by a bare brace
+        depth += 1
+        name = match.group(1)
+        if depth > 1 or not name or name == expected or name.startswith(expected + "::"):
+            continue
+        problems.append(f"{path.relative_to(root)}:{number}: defines names in {name}, not in its folder's {expected}")
+    return problems
+
+
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]).resolve()
     problems = []
@@ -93,6 +144,7 @@ def main() -> int:
         for source in sorted((root / folder).rglob("*")):
             if source.suffix not in SOURCES or not source.is_file():
                 continue
+            problems += namespace_problems(source, root)
             here = layer_of(source, root)
             if here is None or here not in RANK:
                 if here is not None:

@@ -10,12 +10,12 @@ namespace shotchain::testing {
 // that size; removed when it goes out of scope. Needs the counting CPU allocator (a CPU probe).
 struct SimulatedDevice {
   explicit SimulatedDevice(std::uint64_t cap) {
-    const std::uint64_t limit = cpuAllocationStats().allocated + cap;
-    setCpuAllocationFailureHook([limit](std::size_t bytes) { return cpuAllocationStats().allocated + bytes > limit; });
+    const std::uint64_t limit = memory::cpuAllocationStats().allocated + cap;
+    memory::setCpuAllocationFailureHook([limit](std::size_t bytes) { return memory::cpuAllocationStats().allocated + bytes > limit; });
   }
   SimulatedDevice(const SimulatedDevice&) = delete;
   SimulatedDevice& operator=(const SimulatedDevice&) = delete;
-  ~SimulatedDevice() { setCpuAllocationFailureHook({}); }
+  ~SimulatedDevice() { memory::setCpuAllocationFailureHook({}); }
 };
 
 }  // namespace shotchain::testing

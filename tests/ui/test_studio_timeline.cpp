@@ -55,8 +55,8 @@ void drag(QWidget* widget, QPoint from, QPoint to, Qt::KeyboardModifiers modifie
   QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
 }
 
-MemorySample fakeSample(double t, std::uint64_t allocated) {
-  MemorySample s;
+memory::MemorySample fakeSample(double t, std::uint64_t allocated) {
+  memory::MemorySample s;
   s.seconds = t;
   s.device = "cpu";
   s.deviceTotal = 4ull << 30;
@@ -317,7 +317,7 @@ class StudioTimeline : public QObject {
     VramPanel panel;
     for (int i = 0; i < 50; ++i) panel.addSample(fakeSample(i * 0.1, (100ull + static_cast<std::uint64_t>(i) * 4) << 20));
     panel.addCutSample(1, fakeSample(5.0, 300ull << 20));
-    MemoryPlan plan;
+    memory::MemoryPlan plan;
     plan.chosen = ResidencyPolicy::Pinned;
     plan.fits = true;
     plan.reason = "everything fits with room to spare";

@@ -73,7 +73,7 @@ void ImageField::showThumbnail(const QString& path) {
   });
   watcher->setFuture(QtConcurrent::run([absolute]() -> Decoded {
     // The same check a render makes, so a FIFO or a device never blocks the pool.
-    if (const std::string problem = imageFileProblem(absolute.toStdString()); !problem.empty())
+    if (const std::string problem = util::imageFileProblem(absolute.toStdString()); !problem.empty())
       return {QImage(), QString::fromStdString(problem)};
     QImageReader reader(absolute);
     const QImage image = reader.read();

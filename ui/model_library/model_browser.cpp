@@ -149,7 +149,7 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
     const QString cells[ColumnCount] = {QString::fromStdString(m.file.filename().string()),
                                         role,
                                         description,
-                                        QString::fromStdString(formatByteSize(m.bytes)),
+                                        QString::fromStdString(util::formatByteSize(m.bytes)),
                                         QString::fromStdString(m.dtype),
                                         QString::fromStdString(m.problem)};
     for (int column = 0; column < ColumnCount; ++column) {
@@ -183,7 +183,7 @@ void ModelBrowser::showDetails(int row) {
   }
   QString text = tr("<b>%1</b>: %2 · %3, %4<br><small>%5</small>")
                      .arg(QString::fromStdString(m.file.filename().string()).toHtmlEscaped(), what.toHtmlEscaped(),
-                          QString::fromStdString(formatByteSize(m.bytes)), QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
+                          QString::fromStdString(util::formatByteSize(m.bytes)), QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
                           QString::fromStdString(m.file.string()).toHtmlEscaped());
   if (!m.problem.empty())
     text += tr("<br><span style=\"color:#f0c040\"><b>Cannot be used:</b> %1</span>").arg(QString::fromStdString(m.problem).toHtmlEscaped());

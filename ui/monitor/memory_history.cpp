@@ -4,7 +4,7 @@
 
 namespace shotchain::ui {
 
-void MemoryHistory::add(const MemorySample& sample) {
+void MemoryHistory::add(const memory::MemorySample& sample) {
   samples_.push_back(sample);
   if (samples_.size() > capacity_) samples_.remove(0, samples_.size() - capacity_);
   peak_ = std::max({peak_, sample.peakAllocated, sample.allocated});
@@ -23,7 +23,7 @@ void MemoryHistory::clear() {
 
 std::uint64_t MemoryHistory::scale() const {
   std::uint64_t top = 1;
-  for (const MemorySample& s : samples_) top = std::max({top, s.allocated, s.reserved, s.peakAllocated});
+  for (const memory::MemorySample& s : samples_) top = std::max({top, s.allocated, s.reserved, s.peakAllocated});
   // The device total only sets the scale when it is within reach, so host RAM (tens of GiB) does
   // not flatten a few hundred MiB of tensors into the floor.
   if (!samples_.isEmpty() && samples_.back().deviceTotal > 0 && samples_.back().deviceTotal < top * 4)

@@ -67,14 +67,14 @@ void VramChart::paintChart(QPainter& p, const QRect& area) const {
   for (int i = 0; i <= 4; i += 2) {
     const double bytes = scale * i / 4;
     p.drawText(QRect(area.left(), static_cast<int>(yOf(bytes)) - 8, 62, 16), Qt::AlignRight | Qt::AlignVCenter,
-               QString::fromStdString(formatByteSize(static_cast<std::uint64_t>(bytes))));
+               QString::fromStdString(util::formatByteSize(static_cast<std::uint64_t>(bytes))));
   }
   p.drawText(QRect(plot.left(), plot.bottom() + 2, plot.width(), 14), Qt::AlignRight,
              tr("last %1 s").arg(static_cast<int>(t1 - t0)));
 
   QPainterPath allocated, reserved;
   allocated.moveTo(xOf(samples.front().seconds), plot.bottom());
-  for (const MemorySample& s : samples) {
+  for (const memory::MemorySample& s : samples) {
     allocated.lineTo(xOf(s.seconds), yOf(static_cast<double>(s.allocated)));
     if (reserved.isEmpty()) reserved.moveTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
     else reserved.lineTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
@@ -88,7 +88,7 @@ void VramChart::paintChart(QPainter& p, const QRect& area) const {
   p.setPen(QPen(QColor(0xf0, 0xb0, 0x3c), 1.5));
   p.drawPath(reserved);
 
-  const MemorySample& last = samples.back();
+  const memory::MemorySample& last = samples.back();
   if (last.deviceTotal > 0 && last.deviceTotal <= scale) {
     p.setPen(QPen(QColor(0xe8, 0x4a, 0x4a), 1, Qt::DashLine));
     const double y = yOf(static_cast<double>(last.deviceTotal));

@@ -9,7 +9,7 @@
 namespace shotchain::ui {
 namespace {
 
-QString bytes(std::uint64_t value) { return QString::fromStdString(formatByteSize(value)); }
+QString bytes(std::uint64_t value) { return QString::fromStdString(util::formatByteSize(value)); }
 
 }  // namespace
 
@@ -45,13 +45,13 @@ void VramPanel::setHostMemory(bool host) {
   title_->setText(host ? tr("Host memory (CPU render)") : tr("GPU memory"));
 }
 
-void VramPanel::addSample(const MemorySample& sample) {
+void VramPanel::addSample(const memory::MemorySample& sample) {
   history_.add(sample);
   chart_->update();
   updateFigures();
 }
 
-void VramPanel::addCutSample(int cutIndex, const MemorySample& sample) {
+void VramPanel::addCutSample(int cutIndex, const memory::MemorySample& sample) {
   if (cutIndex > 0) {
     history_.addMarker(sample.seconds, tr("cut %1").arg(cutIndex));
     movedPerCut_ << tr("→%1: %2").arg(cutIndex + 1).arg(bytes(sample.transferredBytes));
@@ -67,7 +67,7 @@ void VramPanel::addCutSample(int cutIndex, const MemorySample& sample) {
 
 void VramPanel::updateFigures() {
   if (history_.empty()) return;
-  const MemorySample& s = history_.latest();
+  const memory::MemorySample& s = history_.latest();
   const QString used = tr("<tr><td><span style='color:#3d8ed8'>■</span> allocated</td><td align=right>%1</td>"
                           "<td>&nbsp;&nbsp;peak</td><td align=right>%2</td></tr>"
                           "<tr><td><span style='color:#f0b03c'>■</span> reserved</td><td align=right>%3</td>"
@@ -89,11 +89,11 @@ void VramPanel::setAdvanced(bool advanced) {
   if (hasPlan_) setPlan(plan_);
 }
 
-void VramPanel::setPlan(const MemoryPlan& plan) {
+void VramPanel::setPlan(const memory::MemoryPlan& plan) {
   plan_ = plan;
   hasPlan_ = true;
   QString items;
-  for (const PlanItem& item : plan.items) {
+  for (const memory::PlanItem& item : plan.items) {
     if (!advanced_) break;
     items += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td style='color:#909090'>%3</td></tr>")
                  .arg(QString::fromStdString(item.name).toHtmlEscaped(), bytes(item.bytes),

@@ -21,10 +21,10 @@ class VramPanel : public QWidget {
  public:
   explicit VramPanel(QWidget* parent = nullptr);
 
-  void addSample(const MemorySample& sample);
+  void addSample(const memory::MemorySample& sample);
   // A sample the renderer took at a cut (cutIndex = the shot about to start; −1 at the end).
-  void addCutSample(int cutIndex, const MemorySample& sample);
-  void setPlan(const MemoryPlan& plan);
+  void addCutSample(int cutIndex, const memory::MemorySample& sample);
+  void setPlan(const memory::MemoryPlan& plan);
   // A stream shot finished: its KV cache (what the cut did with it, and its size) joins the per-shot line.
   void addStreamShot(int shotIndex, const render::StreamFigures& stream);
   void clearRun();
@@ -53,7 +53,7 @@ class VramPanel : public QWidget {
   QStringList cachePerShot_;
   bool host_ = true;
   bool advanced_ = false;
-  MemoryPlan plan_;
+  memory::MemoryPlan plan_;
   bool hasPlan_ = false;
 };
 

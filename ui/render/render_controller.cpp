@@ -11,8 +11,8 @@ namespace shotchain::ui {
 namespace {
 
 void registerEventTypes() {
-  qRegisterMetaType<MemoryPlan>();
-  qRegisterMetaType<MemorySample>();
+  qRegisterMetaType<memory::MemoryPlan>();
+  qRegisterMetaType<memory::MemorySample>();
   qRegisterMetaType<continuity::CutMetrics>();
   qRegisterMetaType<render::ShotStarted>();
   qRegisterMetaType<render::ShotFinished>();
@@ -80,7 +80,7 @@ void RenderController::stop(render::StopRequest request) {
   if (render::Renderer* renderer = worker_->renderer()) renderer->requestStop(request);
 }
 
-std::optional<MemorySample> RenderController::sampleMemory() const {
+std::optional<memory::MemorySample> RenderController::sampleMemory() const {
   render::Renderer* renderer = worker_->renderer();
   if (renderer == nullptr) return std::nullopt;
   return renderer->probe()->sample();

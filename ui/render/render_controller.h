@@ -46,20 +46,20 @@ class RenderController : public QObject {
   // Thread-safe and non-blocking; Now stops at the next step, AfterShot once the current shot is written.
   void stop(render::StopRequest request);
   // The renderer's memory probe (cheap; reads counters). Empty until the worker thread is up.
-  std::optional<MemorySample> sampleMemory() const;
+  std::optional<memory::MemorySample> sampleMemory() const;
   // Tell the worker the last step preview was shown, so it may send the next one.
   void previewShown();
 
  Q_SIGNALS:
   void renderingChanged(bool rendering);
-  void planReady(const shotchain::MemoryPlan& plan);
+  void planReady(const shotchain::memory::MemoryPlan& plan);
   void shotStarted(const shotchain::render::ShotStarted& shot);
   void stepDone(int shotIndex, int step, int steps, const QImage& preview);
   // Shot `shotIndex` of `shotCount`, step of steps, estimated seconds left (negative: unknown).
   void progress(int shotIndex, int shotCount, int step, int steps, double etaSeconds);
   void framesDecoded(int shotIndex, int firstFrame, int shotFrames, const QVector<QImage>& frames);
   void cutMeasured(const shotchain::continuity::CutMetrics& cut);
-  void memorySampled(int cutIndex, const shotchain::MemorySample& sample);
+  void memorySampled(int cutIndex, const shotchain::memory::MemorySample& sample);
   void shotFinished(const shotchain::render::ShotFinished& shot);
   void warning(const shotchain::render::RenderWarning& warning);
   void failed(int shotIndex, const QString& message, const QString& details);

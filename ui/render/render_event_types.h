@@ -21,8 +21,8 @@ QVector<QImage> readShotFrames(const std::string& shotDirectory, int count);
 }  // namespace shotchain::ui
 
 // Renderer events travel through queued connections as these types.
-Q_DECLARE_METATYPE(shotchain::MemoryPlan)
-Q_DECLARE_METATYPE(shotchain::MemorySample)
+Q_DECLARE_METATYPE(shotchain::memory::MemoryPlan)
+Q_DECLARE_METATYPE(shotchain::memory::MemorySample)
 Q_DECLARE_METATYPE(shotchain::continuity::CutMetrics)
 Q_DECLARE_METATYPE(shotchain::render::ShotStarted)
 Q_DECLARE_METATYPE(shotchain::render::ShotFinished)

@@ -18,7 +18,7 @@ class RenderWorker::Observer : public render::RenderObserver {
  public:
   explicit Observer(RenderWorker& worker) : worker_(worker) {}
 
-  void planReady(const MemoryPlan& plan) override { worker_.post(&RenderController::planReady, plan); }
+  void planReady(const memory::MemoryPlan& plan) override { worker_.post(&RenderController::planReady, plan); }
   void shotStarted(const render::ShotStarted& shot) override { worker_.post(&RenderController::onShotStarted, shot); }
   void stepDone(const render::StepDone& step) override {
     QImage preview;
@@ -32,7 +32,7 @@ class RenderWorker::Observer : public render::RenderObserver {
     worker_.post(&RenderController::framesDecoded, decoded.shotIndex, decoded.firstFrame, decoded.shotFrames, frames);
   }
   void cutMeasured(const continuity::CutMetrics& cut) override { worker_.post(&RenderController::cutMeasured, cut); }
-  void memorySampled(int cutIndex, const MemorySample& sample) override {
+  void memorySampled(int cutIndex, const memory::MemorySample& sample) override {
     worker_.post(&RenderController::memorySampled, cutIndex, sample);
   }
   void shotFinished(const render::ShotFinished& shot) override {

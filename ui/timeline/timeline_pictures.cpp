@@ -78,7 +78,7 @@ QImage TimelineView::startPicture(const std::string& path) {
     update();
   });
   watcher->setFuture(QtConcurrent::run([absolute] {
-    if (!imageFileProblem(absolute.toStdString()).empty()) return QImage();  // never blocks on a FIFO
+    if (!util::imageFileProblem(absolute.toStdString()).empty()) return QImage();  // never blocks on a FIFO
     QImageReader reader(absolute);
     const QImage image = reader.read();
     return image.isNull() ? image : image.scaledToHeight(RenderState::kThumbnailHeight, Qt::SmoothTransformation);

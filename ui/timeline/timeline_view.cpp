@@ -45,7 +45,7 @@ QString expertsLine(const ShotStatus& status) {
   if (low < steps) runs += (runs.isEmpty() ? QString() : QStringLiteral(", ")) + TimelineView::tr("low noise %1–%2").arg(low + 1).arg(steps);
   QString line = TimelineView::tr("Experts (%1): %2").arg(QString::fromStdString(e.residency.empty() ? "resident" : e.residency), runs);
   if (e.bytesMoved > 0)
-    line += TimelineView::tr("; %1 moved in %2 s").arg(QString::fromStdString(formatByteSize(e.bytesMoved))).arg(e.moveSeconds, 0, 'f', 1);
+    line += TimelineView::tr("; %1 moved in %2 s").arg(QString::fromStdString(util::formatByteSize(e.bytesMoved))).arg(e.moveSeconds, 0, 'f', 1);
   return line;
 }
 

@@ -224,7 +224,7 @@ void writeContactSheet(const std::filesystem::path& path, const std::vector<Cach
                 static_cast<char>(frame.rgb[(static_cast<std::size_t>(y) * static_cast<std::size_t>(frame.width) +
                                              static_cast<std::size_t>(x)) * 3 + static_cast<std::size_t>(c)]);
     }
-  writeFileAtomically(path, "P6\n" + std::to_string(sheetWidth) + " " + std::to_string(sheetHeight) + "\n255\n" + pixels);
+  util::writeFileAtomically(path, "P6\n" + std::to_string(sheetWidth) + " " + std::to_string(sheetHeight) + "\n255\n" + pixels);
 }
 
 std::string cell(double v, const char* format) {
@@ -263,7 +263,7 @@ int runBenchCache(const Args& args) {
     const render::RenderSummary summary = renderer.render(benchChain(kCalibrationShots, steps, kCalibrationSeed, false), options, observer);
     std::vector<const sampling::StepCache*> runs;
     for (const auto& run : summary.calibrationRuns) runs.push_back(run.cache.get());
-    writeFileAtomically(calibrationFile,
+    util::writeFileAtomically(calibrationFile,
                         sampling::cacheCalibrationJson(sampling::fitCacheCalibration(runs, summary.calibratedFamily, 3.0)));
   }
 

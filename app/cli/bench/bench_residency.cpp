@@ -85,7 +85,7 @@ struct PolicyRun {
   double medianHandoffMse = NAN;
   double medianRoundtripMse = NAN;
   std::uint64_t peakAllocated = 0;
-  MemorySample last;
+  memory::MemorySample last;
   std::string chosen;
   std::uint64_t planPeak = 0;  // the memory plan's peak for the policy it chose
   int ditLoads = 0;            // reload: one per shot
@@ -309,8 +309,8 @@ int runBenchResidency(const Args& args) {
       std::printf("%-8s %10s %14s %7.2f%% %12s %12s %11s %11s %8.3f %12s\n", run.policy.c_str(),
                   seconds(run.wallSeconds).c_str(), seconds(run.medianOverhead).c_str(), 100 * run.overheadShare,
                   number(run.medianHandoffMse).c_str(), number(run.medianRoundtripMse).c_str(),
-                  formatByteSize(run.peakAllocated).c_str(), formatByteSize(run.last.cachedUnused()).c_str(),
-                  run.last.freeFragmentation, formatByteSize(run.last.transferredBytes).c_str());
+                  util::formatByteSize(run.peakAllocated).c_str(), util::formatByteSize(run.last.cachedUnused()).c_str(),
+                  run.last.freeFragmentation, util::formatByteSize(run.last.transferredBytes).c_str());
     }
     std::printf("\nwhat the gap between shots went to (medians): waiting for a decode, encoding frames, moving weights, "
                 "writing files, the rest\n");
@@ -326,12 +326,12 @@ int runBenchResidency(const Args& args) {
       std::printf("\nswitch LoRA between shots (%d weights each, %d switches): patch %s median, %s written, %s of base weights "
                   "moved; reloading the base instead: %s per shot (%s)\n",
                   lora->loraWeights, lora->switches, seconds(lora->medianPatchSeconds).c_str(),
-                  formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
-                  formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
+                  util::formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
+                  util::formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
                   lora->medianPatchSeconds > 0 ? number(lora->reloadSecondsPerShot / lora->medianPatchSeconds, "%.1f× the patch").c_str() : "-");
     if (!experts.empty()) {
       std::printf("\ntwo experts (pinned, one expert %s):\n%-9s %10s %16s %14s %14s %12s\n",
-                  formatByteSize(experts.back().expertBytes).c_str(), "experts", "wall", "moving per shot", "bytes per shot",
+                  util::formatByteSize(experts.back().expertBytes).c_str(), "experts", "wall", "moving per shot", "bytes per shot",
                   "plan said", "peak held");
       for (const ExpertRun& run : experts) {
         if (!run.error.empty()) {
@@ -339,8 +339,8 @@ int runBenchResidency(const Args& args) {
           continue;
         }
         std::printf("%-9s %10s %16s %14s %14s %12s\n", run.residency.c_str(), seconds(run.wallSeconds).c_str(),
-                    seconds(run.medianMoveSeconds).c_str(), formatByteSize(run.medianBytesPerShot).c_str(),
-                    formatByteSize(run.plannedBytesPerShot).c_str(), formatByteSize(run.reservedPeak).c_str());
+                    seconds(run.medianMoveSeconds).c_str(), util::formatByteSize(run.medianBytesPerShot).c_str(),
+                    util::formatByteSize(run.plannedBytesPerShot).c_str(), util::formatByteSize(run.reservedPeak).c_str());
       }
     }
   }

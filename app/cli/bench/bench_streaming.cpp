@@ -102,7 +102,7 @@ int runBenchStreaming(const Args& args) {
       {"--steps", steps}, {"--shots", shots}, {"--chain-steps", chainSteps}, {"--window", window}};
   for (const auto& [name, value] : positive)
     if (value < 1) throw kBenchStreamingCommand.error(std::string(name) + ": at least 1");
-  installCountingCpuAllocator();
+  memory::installCountingCpuAllocator();
   at::NoGradGuard noGrad;
   const Bench b = loadBench(config, size.width, size.height);
   const int branches = sampling::streamBranches(guidance);
@@ -162,7 +162,7 @@ int runBenchStreaming(const Args& args) {
                              });
       cacheBytes.push_back(stream.cache().bytes());
       held.push_back(stream.cache().frames());
-      liveBytes.push_back(cpuAllocationStats().allocated);
+      liveBytes.push_back(memory::cpuAllocationStats().allocated);
     }
   }
 

@@ -40,7 +40,7 @@ double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0;
 }  // namespace
 
 int runBenchVae(const Args& args) {
-  installCountingCpuAllocator();  // before any tensor of the run exists
+  memory::installCountingCpuAllocator();  // before any tensor of the run exists
   const ParsedOptions parsed = kBenchVaeCommand.parse(args, 1);
   std::string preset = parsed.text("--config").value();
   models::WanVaeConfig config = models::WanVaeConfig::preset(preset == "custom" ? "wan21" : preset);
@@ -90,10 +90,10 @@ int runBenchVae(const Args& args) {
     (void)vae.decode(latent, options);  // warm-up
     std::vector<double> times;
     for (int r = 0; r < repeats; ++r) {
-      const std::uint64_t base = cpuAllocationStats().allocated;
-      resetCpuPeak();
+      const std::uint64_t base = memory::cpuAllocationStats().allocated;
+      memory::resetCpuPeak();
       times.push_back(timeOf([&] { (void)vae.decode(latent, options); }));
-      run.peak = std::max(run.peak, cpuAllocationStats().peak - base);
+      run.peak = std::max(run.peak, memory::cpuAllocationStats().peak - base);
     }
     std::sort(times.begin(), times.end());
     run.median = times[times.size() / 2];

@@ -27,19 +27,19 @@ std::vector<std::int64_t> Umt5Tokens::mask(std::size_t length) const {
   return out;
 }
 
-Umt5Tokenizer::Umt5Tokenizer(SentencePieceTokenizer pieces, const std::string& origin) : pieces_(std::move(pieces)) {
+Umt5Tokenizer::Umt5Tokenizer(text::SentencePieceTokenizer pieces, const std::string& origin) : pieces_(std::move(pieces)) {
   eos_ = pieces_.eosId();
   pad_ = pieces_.padId();
-  if (eos_ < 0) throw TokenizerError(origin + ": the sentencepiece model has no EOS piece (UMT5 needs </s>)");
+  if (eos_ < 0) throw text::TokenizerError(origin + ": the sentencepiece model has no EOS piece (UMT5 needs </s>)");
   if (pad_ < 0) pad_ = 0;  // UMT5 pads with 0 (<pad>); a model without a pad piece still pads with 0
 }
 
 Umt5Tokenizer Umt5Tokenizer::fromFile(const std::filesystem::path& path) {
-  return Umt5Tokenizer(SentencePieceTokenizer::fromFile(path), path.string());
+  return Umt5Tokenizer(text::SentencePieceTokenizer::fromFile(path), path.string());
 }
 
 Umt5Tokenizer Umt5Tokenizer::fromBytes(std::string_view bytes, const std::string& origin) {
-  return Umt5Tokenizer(SentencePieceTokenizer::fromBytes(bytes, origin), origin);
+  return Umt5Tokenizer(text::SentencePieceTokenizer::fromBytes(bytes, origin), origin);
 }
 
 bool Umt5Tokenizer::hasEmbedded(const io::WeightSet& weights) { return weights.find(kEmbeddedName) != nullptr; }
@@ -48,9 +48,9 @@ Umt5Tokenizer Umt5Tokenizer::fromWeights(const io::WeightSet& weights) {
   const std::string origin = weights.label() + ": " + kEmbeddedName;
   const io::WeightInfo* info = weights.find(kEmbeddedName);
   if (!info)
-    throw TokenizerError(weights.label() + ": no embedded tokenizer (tensor \"spiece_model\"); give a spiece.model file");
+    throw text::TokenizerError(weights.label() + ": no embedded tokenizer (tensor \"spiece_model\"); give a spiece.model file");
   if (info->dtype != io::DType::U8 && info->dtype != io::DType::I8)
-    throw TokenizerError(origin + ": expected a uint8 tensor, found " + std::string(io::dtypeName(info->dtype)));
+    throw text::TokenizerError(origin + ": expected a uint8 tensor, found " + std::string(io::dtypeName(info->dtype)));
   const at::Tensor bytes = weights.load(kEmbeddedName, at::kByte).contiguous().cpu();
   return fromBytes({static_cast<const char*>(bytes.data_ptr()), bytes.nbytes()}, origin);
 }

@@ -55,11 +55,11 @@ class Umt5Tokenizer {
   std::int64_t eosId() const { return eos_; }
   std::int64_t padId() const { return pad_; }
   int vocabSize() const { return pieces_.vocabSize(); }
-  const SentencePieceTokenizer& pieces() const { return pieces_; }
+  const text::SentencePieceTokenizer& pieces() const { return pieces_; }
 
  private:
-  explicit Umt5Tokenizer(SentencePieceTokenizer pieces, const std::string& origin);
-  SentencePieceTokenizer pieces_;
+  explicit Umt5Tokenizer(text::SentencePieceTokenizer pieces, const std::string& origin);
+  text::SentencePieceTokenizer pieces_;
   std::size_t maxLength_ = kTextLen;
   std::int64_t eos_ = 1;
   std::int64_t pad_ = 0;

@@ -234,7 +234,7 @@ class TestHandoffChain : public QObject {
     settings.mode = ContinuityMode::Latent;
 
     // Zero copy: the held latent is the ring entry's own storage, at its last frame.
-    const std::unique_ptr<MemoryProbe> probe = makeCpuMemoryProbe();
+    const std::unique_ptr<memory::MemoryProbe> probe = memory::makeCpuMemoryProbe();
     probe->markTransfers();
     const PreviousShot previous{*ring.handoff("main"), lastFrame_};
     const Conditioning c = prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU);

@@ -33,17 +33,17 @@ class TestLatentRingBuffer : public QObject {
     const at::Tensor stored = at::randn({16, 5, 4, 4});
     ring.put("shot1", stored);
 
-    const std::unique_ptr<MemoryProbe> probe = makeCpuMemoryProbe();
+    const std::unique_ptr<memory::MemoryProbe> probe = memory::makeCpuMemoryProbe();
     // The probe works: a clone is counted.
     const std::uint64_t beforeClone = probe->sample().allocated;
     const at::Tensor copy = stored.clone();
     QCOMPARE(probe->sample().allocated - beforeClone, std::uint64_t{16 * 5 * 4 * 4 * 4});
     const std::uint64_t live = probe->sample().allocated;
-    const std::uint64_t before = cpuAllocationStats().allocations;
+    const std::uint64_t before = memory::cpuAllocationStats().allocations;
     probe->markTransfers();
     const std::optional<at::Tensor> view = ring.handoff("shot1");
     const std::optional<at::Tensor> tail = ring.handoffTail("shot1", 1);
-    QCOMPARE(cpuAllocationStats().allocations, before);  // no tensor storage was allocated
+    QCOMPARE(memory::cpuAllocationStats().allocations, before);  // no tensor storage was allocated
     QCOMPARE(probe->sample().allocated, live);
     QCOMPARE(probe->sample().transferredBytes, std::uint64_t{0});
     QVERIFY(view && tail);

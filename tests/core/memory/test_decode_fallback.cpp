@@ -28,14 +28,14 @@ std::uint64_t estimate(const models::WanVae& vae, const models::VaeTiling& tilin
 class DecodeFallbackTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<MemoryProbe> probe_;
+  std::unique_ptr<memory::MemoryProbe> probe_;
   std::optional<models::WanVae> vae_;
   at::Tensor latent_;
 
  private Q_SLOTS:
   void initTestCase() {
     runtime::initTorchRuntime();
-    probe_ = makeCpuMemoryProbe();
+    probe_ = memory::makeCpuMemoryProbe();
     vae_.emplace(models::WanVae::random(models::WanVaeConfig::preset("tiny"), 4));
     latent_ = at::randn({16, kFrames, kSide, kSide}, at::TensorOptions().dtype(at::kFloat));
   }
@@ -45,20 +45,20 @@ class DecodeFallbackTest : public QObject {
     const models::VaeTiling tile8{8, 2};
     const std::uint64_t tiled = estimate(*vae_, tile8);
     QVERIFY2(tiled * 1.15 < full * 0.95, qPrintable(QString("tiled %1, full %2").arg(tiled).arg(full)));
-    MemoryPlan plan;
+    memory::MemoryPlan plan;
     plan.tile = tile8.tile;  // the plan thought the full decode fits; its fallback tile is 8
     plan.tileOverlap = tile8.overlap;
     const at::Tensor reference = vae_->decode(latent_);
 
     const std::uint64_t ooms = probe_->sample().outOfMemoryEvents;
-    DecodeOutcome outcome;
+    memory::DecodeOutcome outcome;
     {
       SimulatedDevice device(static_cast<std::uint64_t>(tiled * 1.15));
-      outcome = decodeWithFallback(*vae_, latent_, {}, plan, "cpu", 2);
+      outcome = memory::decodeWithFallback(*vae_, latent_, {}, plan, "cpu", 2);
     }
     QVERIFY(probe_->sample().outOfMemoryEvents > ooms);
     QCOMPARE(outcome.fallbacks.size(), std::size_t(1));
-    const MemoryFallback& f = outcome.fallbacks.front();
+    const memory::MemoryFallback& f = outcome.fallbacks.front();
     QCOMPARE(f.shotIndex, 2);
     QCOMPARE(QString::fromStdString(f.stage), QString("decode"));
     QCOMPARE(QString::fromStdString(f.failed), QString("untiled decode"));
@@ -74,14 +74,14 @@ class DecodeFallbackTest : public QObject {
     const std::uint64_t tile6 = estimate(*vae_, {6, 2});
     const std::uint64_t tile12 = estimate(*vae_, {12, 3});
     QVERIFY2(tile6 * 1.1 < tile12, qPrintable(QString("tile 6 %1, tile 12 %2").arg(tile6).arg(tile12)));
-    MemoryPlan plan;
+    memory::MemoryPlan plan;
     plan.tiledDecode = true;
     plan.tile = 12;
     plan.tileOverlap = 3;
-    DecodeOutcome outcome;
+    memory::DecodeOutcome outcome;
     {
       SimulatedDevice device(static_cast<std::uint64_t>(tile6 * 1.1));
-      outcome = decodeWithFallback(*vae_, latent_, {}, plan, "cpu");
+      outcome = memory::decodeWithFallback(*vae_, latent_, {}, plan, "cpu");
     }
     QCOMPARE(outcome.fallbacks.size(), std::size_t(1));
     QCOMPARE(QString::fromStdString(outcome.fallbacks.front().failed), QString("tiled decode (tile 12, overlap 3)"));
@@ -91,21 +91,21 @@ class DecodeFallbackTest : public QObject {
   }
 
   void outOfMemoryAtTheSmallestTileIsAnError() {
-    MemoryPlan plan;
+    memory::MemoryPlan plan;
     plan.tile = 8;
     plan.tileOverlap = 2;
     QString error;
     {
       SimulatedDevice device(1024);
-      error = errorOf([&] { decodeWithFallback(*vae_, latent_, {}, plan, "cpu"); });
+      error = errorOf([&] { memory::decodeWithFallback(*vae_, latent_, {}, plan, "cpu"); });
     }
     QVERIFY2(error.contains("even with the smallest tile"), qPrintable(error));
   }
 
   void otherErrorsAreNotTakenForOutOfMemory() {
-    MemoryPlan plan;
+    memory::MemoryPlan plan;
     const at::Tensor wrong = at::randn({3, kFrames, kSide, kSide});
-    const QString error = errorOf([&] { decodeWithFallback(*vae_, wrong, {}, plan, "cpu"); });
+    const QString error = errorOf([&] { memory::decodeWithFallback(*vae_, wrong, {}, plan, "cpu"); });
     QVERIFY(!error.isEmpty());
     QVERIFY(!error.contains("smallest tile"));
   }

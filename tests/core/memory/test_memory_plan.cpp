@@ -24,8 +24,8 @@ namespace {
 constexpr std::uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
 
 // A 1.3B plan at 832×480, 81 frames (21 latent frames, 60×104 latent), CFG batch 2.
-PlanRequest wan13bRequest() {
-  PlanRequest r;
+memory::PlanRequest wan13bRequest() {
+  memory::PlanRequest r;
   r.dit = models::wanDitMemory(models::WanConfig::preset("1.3b"));
   r.ditDtype = at::kBFloat16;
   r.vae = models::wanVaeMemory(models::WanVaeConfig::preset("wan21"));
@@ -46,10 +46,10 @@ std::uint64_t measuredForwardPeak(const models::WanModel& model, std::int64_t fr
   const at::Tensor x = at::randn({2, c.inDim, frames, h, w});
   const at::Tensor t = at::full({2}, 500.0);
   const at::Tensor context = at::randn({2, c.textLen, c.textDim});
-  const std::uint64_t base = cpuAllocationStats().allocated;
-  resetCpuPeak();
+  const std::uint64_t base = memory::cpuAllocationStats().allocated;
+  memory::resetCpuPeak();
   { const at::Tensor y = model.forwardBatch(x, t, context); }
-  return cpuAllocationStats().peak - base;
+  return memory::cpuAllocationStats().peak - base;
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ class MemoryPlanTest : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     runtime::initTorchRuntime();
-    installCountingCpuAllocator();
+    memory::installCountingCpuAllocator();
   }
 
   void weightBytesMatchTheLoadedModels() {
@@ -112,7 +112,7 @@ class MemoryPlanTest : public QObject {
   }
 
   void pinnedPlanOfWan13bAddsUp() {
-    const MemoryPlan plan = planMemory(wan13bRequest());
+    const memory::MemoryPlan plan = memory::planMemory(wan13bRequest());
     QVERIFY(plan.fits);
     QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
     QVERIFY(!plan.tiledDecode);
@@ -132,42 +132,42 @@ class MemoryPlanTest : public QObject {
   // A step cache's residuals are planned with the shot that keeps them (#41): 1.3B at 832x480x81 keeps
   // 32760 tokens x 1536 float32 per tensor, about 192 MiB; first_block keeps two per branch.
   void stepCacheResidualsArePlanned() {
-    const MemoryPlan plain = planMemory(wan13bRequest());
-    PlanRequest r = wan13bRequest();
+    const memory::MemoryPlan plain = memory::planMemory(wan13bRequest());
+    memory::PlanRequest r = wan13bRequest();
     r.shots[0].stepCacheTensors = 2;
-    const MemoryPlan cached = planMemory(r);
+    const memory::MemoryPlan cached = memory::planMemory(r);
     const std::uint64_t tensor = std::uint64_t{21 * 30 * 52} * 1536 * 4;
     QCOMPARE(cached.ditActivationPeak - plain.ditActivationPeak, 2 * 2 * tensor);
     QVERIFY(cached.items[3].detail.find("step cache") != std::string::npos);
     r.shots[0].branches = 1;
-    QCOMPARE(planMemory(r).ditActivationPeak - plain.ditActivationPeak, 2 * tensor);
+    QCOMPARE(memory::planMemory(r).ditActivationPeak - plain.ditActivationPeak, 2 * tensor);
   }
 
   // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype (#39).
   void loraPatchedWeightsArePlanned() {
-    const MemoryPlan plain = planMemory(wan13bRequest());
-    PlanRequest r = wan13bRequest();
+    const memory::MemoryPlan plain = memory::planMemory(wan13bRequest());
+    memory::PlanRequest r = wan13bRequest();
     r.shots[0].loraElements = 30 * 4 * 1536 * 1536;  // q, k, v, o of 30 blocks
-    const MemoryPlan patched = planMemory(r);
+    const memory::MemoryPlan patched = memory::planMemory(r);
     QCOMPARE(patched.ditActivationPeak - plain.ditActivationPeak, std::uint64_t{30 * 4 * 1536 * 1536} * 2);  // bf16
     QVERIFY(patched.items[3].detail.find("LoRA-patched") != std::string::npos);
   }
 
   // Wan 2.2 A14B at 1280×720×81: two 14B experts in bf16 (T2V-A14B's experts have Wan 2.1 14B's shapes).
   void twoExpertsA14B() {
-    PlanRequest r = wan13bRequest();
+    memory::PlanRequest r = wan13bRequest();
     r.dit = r.ditHighNoise = models::wanDitMemory(models::WanConfig::preset("14b"));
     r.ditDtype = r.ditHighNoiseDtype = at::kBFloat16;
     r.shots = {{16, 21, 90, 160}, {16, 21, 90, 160}};
-    for (PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
+    for (memory::PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
     r.ringBufferBytes = 16 * 90 * 160 * 4;
     r.margin.reset();
     for (const std::uint64_t total : {141 * GiB, 80 * GiB}) {
       r.deviceTotal = total;
-      const MemoryPlan plan = planMemory(r);
-      std::printf("A14B bf16 on %s: %s, %s; peak both %s, one at a time %s; %s\n", formatByteSize(total).c_str(),
-                  toString(plan.expertsChosen), toString(plan.chosen), formatByteSize(plan.peakExpertsResident).c_str(),
-                  formatByteSize(plan.peakExpertsSwapped).c_str(), plan.expertReason.c_str());
+      const memory::MemoryPlan plan = memory::planMemory(r);
+      std::printf("A14B bf16 on %s: %s, %s; peak both %s, one at a time %s; %s\n", util::formatByteSize(total).c_str(),
+                  toString(plan.expertsChosen), toString(plan.chosen), util::formatByteSize(plan.peakExpertsResident).c_str(),
+                  util::formatByteSize(plan.peakExpertsSwapped).c_str(), plan.expertReason.c_str());
       QVERIFY2(plan.fits, plan.reason.c_str());
       const bool bothFit = plan.peakExpertsResident + plan.margin <= total;
       QCOMPARE(plan.expertsChosen, bothFit ? ExpertResidency::Resident : ExpertResidency::Swap);
@@ -176,46 +176,46 @@ class MemoryPlanTest : public QObject {
         QCOMPARE(bytes, bothFit ? std::uint64_t{0} : 4 * plan.highNoiseExpertWeights);  // in, out, and back
     }
     // The fp8 experts (ComfyUI's *_fp8_scaled files) kept at one byte a weight.
-    PlanRequest fp8 = r;
+    memory::PlanRequest fp8 = r;
     fp8.dit = fp8.ditHighNoise = models::wanDitMemoryFloat8(models::WanConfig::preset("14b"));
     for (const std::uint64_t total : {141 * GiB, 80 * GiB}) {
       fp8.deviceTotal = total;
-      const MemoryPlan plan = planMemory(fp8);
-      std::printf("A14B fp8 on %s: %s, %s; experts %s each; peak both %s, one at a time %s\n", formatByteSize(total).c_str(),
-                  toString(plan.expertsChosen), toString(plan.chosen), formatByteSize(plan.highNoiseExpertWeights).c_str(),
-                  formatByteSize(plan.peakExpertsResident).c_str(), formatByteSize(plan.peakExpertsSwapped).c_str());
+      const memory::MemoryPlan plan = memory::planMemory(fp8);
+      std::printf("A14B fp8 on %s: %s, %s; experts %s each; peak both %s, one at a time %s\n", util::formatByteSize(total).c_str(),
+                  toString(plan.expertsChosen), toString(plan.chosen), util::formatByteSize(plan.highNoiseExpertWeights).c_str(),
+                  util::formatByteSize(plan.peakExpertsResident).c_str(), util::formatByteSize(plan.peakExpertsSwapped).c_str());
       QVERIFY2(plan.fits, plan.reason.c_str());
       QCOMPARE(plan.expertsChosen, ExpertResidency::Resident);
-      QVERIFY(plan.highNoiseExpertWeights < planMemory(r).highNoiseExpertWeights * 6 / 10);  // about half the bf16 size
+      QVERIFY(plan.highNoiseExpertWeights < memory::planMemory(r).highNoiseExpertWeights * 6 / 10);  // about half the bf16 size
     }
     r.deviceTotal = 141 * GiB;
     r.experts = ExpertResidency::Swap;
-    QCOMPARE(planMemory(r).expertBytesPerShot.front(), 4 * planMemory(r).highNoiseExpertWeights);
+    QCOMPARE(memory::planMemory(r).expertBytesPerShot.front(), 4 * memory::planMemory(r).highNoiseExpertWeights);
     r.experts = ExpertResidency::Reload;
-    QCOMPARE(planMemory(r).expertBytesPerShot.front(), 2 * planMemory(r).highNoiseExpertWeights);
+    QCOMPARE(memory::planMemory(r).expertBytesPerShot.front(), 2 * memory::planMemory(r).highNoiseExpertWeights);
     r.experts = ExpertResidency::Auto;
     r.budget = 20 * GiB;  // below one expert: refused, naming what would fit
-    const MemoryPlan refused = planMemory(r);
+    const memory::MemoryPlan refused = memory::planMemory(r);
     QVERIFY(!refused.fits);
     QVERIFY2(refused.reason.find("neither expert fits alone") != std::string::npos, refused.reason.c_str());
     QVERIFY2(refused.reason.find("needs") != std::string::npos, refused.reason.c_str());
   }
 
   void budgetsForceEachFallbackInTurn() {
-    PlanRequest r = wan13bRequest();
+    memory::PlanRequest r = wan13bRequest();
     r.textEncoderWeights = 1 * GiB;  // so that the decode, not the text encoder, sets the pinned peak
     r.textEncoderActivations = 0;
-    const MemoryPlan open = planMemory(r);
+    const memory::MemoryPlan open = memory::planMemory(r);
     const std::uint64_t resident = open.ditWeights + open.vaeWeights + open.ringBufferBytes;
     QVERIFY2(resident + open.vaeDecodeFull > resident + open.ditActivationPeak, "the decode must dominate for this test");
 
     r.budget = open.peakPinned + r.margin.value();  // exactly fits
-    MemoryPlan plan = planMemory(r);
+    memory::MemoryPlan plan = memory::planMemory(r);
     QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
     QVERIFY(plan.fits && !plan.tiledDecode);
 
     r.budget = open.peakPinned + r.margin.value() - 1;  // one byte short: tiled decode
-    plan = planMemory(r);
+    plan = memory::planMemory(r);
     QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
     QVERIFY(plan.fits && plan.tiledDecode && plan.tile > 0);
     QVERIFY(plan.peakPinnedTiled + plan.margin <= *plan.budget);
@@ -224,67 +224,67 @@ class MemoryPlanTest : public QObject {
     // A large text encoder (UMT5-XXL): encoding beside the resident DiT is what does not fit, at any
     // tile; offload encodes the prompts before the DiT comes to the device.
     r.textEncoderWeights = 11 * GiB;
-    const MemoryPlan big = planMemory(r);
+    const memory::MemoryPlan big = memory::planMemory(r);
     const std::uint64_t withoutDit = big.vaeWeights + big.ringBufferBytes;
     const std::uint64_t sampling = resident + big.ditActivationPeak;
     r.budget = std::max({big.textEncoderPeak + withoutDit, sampling, withoutDit + big.vaeDecodeFull}) + r.margin.value();
     QVERIFY(big.textEncoderPeak + resident + r.margin.value() > *r.budget);
-    plan = planMemory(r);
+    plan = memory::planMemory(r);
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
     QVERIFY(plan.fits && !plan.tiledDecode);
     QCOMPARE(plan.peakOffload + plan.margin, *r.budget);
     QVERIFY2(plan.reason.find("auto chose offload") != std::string::npos, plan.reason.c_str());
 
     r.policy = ResidencyPolicy::Pinned;  // asked for pinned at that budget: refused, naming offload
-    plan = planMemory(r);
+    plan = memory::planMemory(r);
     QCOMPARE(plan.chosen, ResidencyPolicy::Pinned);
     QVERIFY(!plan.fits);
     QVERIFY2(plan.reason.find("offload would fit") != std::string::npos, plan.reason.c_str());
 
     r.policy = ResidencyPolicy::Auto;
     r.budget = plan.ditWeights;  // impossible: the DiT alone fills it
-    plan = planMemory(r);
+    plan = memory::planMemory(r);
     QVERIFY(!plan.fits);
     QVERIFY2(plan.reason.find("nothing fits") != std::string::npos, plan.reason.c_str());
   }
 
   // Sampling itself (DiT activations of CFG batch 2) over the budget: the plan halves the batch.
   void guidanceSplitsWhenBatchTwoDoesNotFit() {
-    PlanRequest r = wan13bRequest();
+    memory::PlanRequest r = wan13bRequest();
     r.textEncoderWeights = 1 * GiB;
     r.textEncoderActivations = 0;
-    PlanRequest one = r;
+    memory::PlanRequest one = r;
     one.cfgBatch = 1;
-    const MemoryPlan batch1 = planMemory(one);
-    const MemoryPlan batch2 = planMemory(r);
+    const memory::MemoryPlan batch1 = memory::planMemory(one);
+    const memory::MemoryPlan batch2 = memory::planMemory(r);
     QVERIFY(!batch1.splitGuidance && !batch2.splitGuidance);
     QVERIFY(batch1.ditActivationPeak < batch2.ditActivationPeak);
     const std::uint64_t resident = batch1.ditWeights + batch1.vaeWeights + batch1.ringBufferBytes;
     r.budget = resident + batch1.ditActivationPeak + r.margin.value();  // sampling at batch 1 just fits, at batch 2 not
     one.budget = r.budget;
-    QVERIFY2(planMemory(one).fits, "the decode must fit in tiles at this budget");
-    const MemoryPlan plan = planMemory(r);
+    QVERIFY2(memory::planMemory(one).fits, "the decode must fit in tiles at this budget");
+    const memory::MemoryPlan plan = memory::planMemory(r);
     QVERIFY2(plan.fits && plan.splitGuidance, plan.reason.c_str());
     QCOMPARE(plan.ditActivationPeak, batch1.ditActivationPeak);
     QVERIFY2(plan.reason.find("two batch-1 calls") != std::string::npos, plan.reason.c_str());
     QVERIFY(plan.chosenPeak() + plan.margin <= *r.budget);
-    QVERIFY(formatPlan(plan).find("guidance split into two batch-1 calls") != std::string::npos);
-    QCOMPARE(nlohmann::json::parse(planToJson(plan))["split_guidance"].get<bool>(), true);
+    QVERIFY(memory::formatPlan(plan).find("guidance split into two batch-1 calls") != std::string::npos);
+    QCOMPARE(nlohmann::json::parse(memory::planToJson(plan))["split_guidance"].get<bool>(), true);
 
     r.budget = plan.ditWeights;  // nothing fits either way: the batch-2 plan's refusal is kept
-    const MemoryPlan none = planMemory(r);
+    const memory::MemoryPlan none = memory::planMemory(r);
     QVERIFY(!none.fits && !none.splitGuidance);
   }
 
   void formatAndJsonCarryTheDecision() {
-    PlanRequest r = wan13bRequest();
+    memory::PlanRequest r = wan13bRequest();
     r.budget = 16 * GiB;
-    const MemoryPlan plan = planMemory(r);
-    const std::string table = formatPlan(plan);
+    const memory::MemoryPlan plan = memory::planMemory(r);
+    const std::string table = memory::formatPlan(plan);
     QVERIFY2(table.find("dit weights") != std::string::npos && table.find("budget 16 GiB") != std::string::npos,
              table.c_str());
     QVERIFY2(table.find(plan.reason) != std::string::npos, table.c_str());
-    const nlohmann::json j = nlohmann::json::parse(planToJson(plan));
+    const nlohmann::json j = nlohmann::json::parse(memory::planToJson(plan));
     QCOMPARE(j["chosen"].get<std::string>(), std::string(toString(plan.chosen)));
     QCOMPARE(j["dit_weights"].get<std::uint64_t>(), plan.ditWeights);
     QCOMPARE(j["budget"].get<std::uint64_t>(), 16 * GiB);

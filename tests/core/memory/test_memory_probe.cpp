@@ -15,18 +15,18 @@ using namespace shotchain;
 class MemoryProbeTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<MemoryProbe> probe_;
+  std::unique_ptr<memory::MemoryProbe> probe_;
 
  private Q_SLOTS:
   void initTestCase() {
-    probe_ = makeCpuMemoryProbe();
-    QVERIFY(countingCpuAllocatorInstalled());
+    probe_ = memory::makeCpuMemoryProbe();
+    QVERIFY(memory::countingCpuAllocatorInstalled());
   }
 
   void a256MiBTensorIsCountedAndReleased() {
     constexpr std::uint64_t kBytes = 256ull << 20;
     probe_->resetPeak();
-    const MemorySample before = probe_->sample();
+    const memory::MemorySample before = probe_->sample();
     std::uint64_t during = 0;
     {
       at::Tensor t = at::empty({static_cast<std::int64_t>(kBytes / 4)}, at::kFloat);
@@ -34,7 +34,7 @@ class MemoryProbeTest : public QObject {
       during = probe_->sample().allocated;
       QVERIFY2(during >= before.allocated + kBytes, qPrintable(QString("%1 -> %2").arg(before.allocated).arg(during)));
     }
-    const MemorySample after = probe_->sample();
+    const memory::MemorySample after = probe_->sample();
     QVERIFY(after.allocated <= during - kBytes);
     QCOMPARE(after.allocated, before.allocated);
     QVERIFY(after.peakAllocated >= before.allocated + kBytes);  // the peak holds after the free
@@ -43,7 +43,7 @@ class MemoryProbeTest : public QObject {
   }
 
   void hostFiguresAreSane() {
-    const MemorySample s = probe_->sample();
+    const memory::MemorySample s = probe_->sample();
     QCOMPARE(QString::fromStdString(s.device), QString("cpu"));
     QVERIFY(s.deviceTotal > (256ull << 20));
     QVERIFY(s.deviceFree > 0 && s.deviceFree <= s.deviceTotal);
@@ -84,17 +84,17 @@ class MemoryProbeTest : public QObject {
     for (int i = 0; i < 3; ++i)
       readers.emplace_back([&] {
         while (!stop) {
-          const MemorySample s = probe_->sample();
+          const memory::MemorySample s = probe_->sample();
           if (s.freeFragmentation < 0.0 || s.freeFragmentation > 1.0 || s.deviceTotal == 0) ++insane;
           ++samples;
         }
       });
-    const std::uint64_t base = cpuAllocationStats().allocated;
+    const std::uint64_t base = memory::cpuAllocationStats().allocated;
     for (int i = 0; samples < 300 || i < 300; ++i) at::Tensor t = at::ones({4096 + i % 512}, at::kFloat);
     stop = true;
     for (auto& t : readers) t.join();
     QCOMPARE(insane.load(), 0);
-    QCOMPARE(cpuAllocationStats().allocated, base);
+    QCOMPARE(memory::cpuAllocationStats().allocated, base);
   }
 
   void refusedAllocationsAreCountedAsOutOfMemory() {

@@ -58,17 +58,17 @@ std::vector<models::LoraUse> goldenLora(const models::VideoDiffusionModel& model
 class ModelSlotTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<MemoryProbe> probe_;
+  std::unique_ptr<memory::MemoryProbe> probe_;
 
  private Q_SLOTS:
   void initTestCase() {
     runtime::initTorchRuntime();
-    probe_ = makeCpuMemoryProbe();
+    probe_ = memory::makeCpuMemoryProbe();
   }
 
   void aMoveTakesTheLorasOffAndRepatchPutsThemBack() {
-    ModelSlot slot(&goldenDit, at::kCPU);
-    QCOMPARE(slot.place(), ModelSlot::Place::Absent);
+    memory::ModelSlot slot(&goldenDit, at::kCPU);
+    QCOMPARE(slot.place(), memory::ModelSlot::Place::Absent);
     QVERIFY_THROWS_EXCEPTION(std::logic_error, (void)slot.onDevice());
     const std::uint64_t bytes = slot.load();
     QCOMPARE(bytes, slot.bytes());
@@ -80,7 +80,7 @@ class ModelSlotTest : public QObject {
     QVERIFY(!same(slot.onDevice(), base));
 
     QCOMPARE(slot.park(), bytes);
-    QCOMPARE(slot.place(), ModelSlot::Place::Host);
+    QCOMPARE(slot.place(), memory::ModelSlot::Place::Host);
     QVERIFY(!slot.patched());
     QVERIFY(same(*slot.get(), base));  // parked: the base weights, the originals not kept on the device
     QCOMPARE(slot.unpark(), bytes);
@@ -89,7 +89,7 @@ class ModelSlotTest : public QObject {
     QVERIFY(same(slot.onDevice(), patched));  // the very weights, bit for bit
 
     slot.release();
-    QCOMPARE(slot.place(), ModelSlot::Place::Absent);
+    QCOMPARE(slot.place(), memory::ModelSlot::Place::Absent);
     QVERIFY(slot.get() == nullptr);
     slot.load();
     QVERIFY(same(slot.onDevice(), base));  // read again: the file's weights
@@ -102,8 +102,8 @@ class ModelSlotTest : public QObject {
   }
 
   void theWayBackInTwoPartsGivesTheSameWeights() {
-    auto queue = makeHostTransferQueue();
-    ModelSlot slot(&goldenDit, at::kCPU);
+    auto queue = memory::makeHostTransferQueue();
+    memory::ModelSlot slot(&goldenDit, at::kCPU);
     slot.load();
     const std::map<std::string, at::Tensor> base = weightsOf(slot.onDevice());
     const std::uint64_t bytes = slot.park();
@@ -111,7 +111,7 @@ class ModelSlotTest : public QObject {
     QVERIFY(first > 0 && first <= bytes / 2);
     QCOMPARE(slot.startReturn(*queue, bytes / 2), first);
     QCOMPARE(slot.finishReturn(*queue), bytes - first);
-    QCOMPARE(slot.place(), ModelSlot::Place::Device);
+    QCOMPARE(slot.place(), memory::ModelSlot::Place::Device);
     QVERIFY(same(slot.onDevice(), base));
     QCOMPARE(slot.stagingAllocations(), 1);
   }
@@ -119,9 +119,9 @@ class ModelSlotTest : public QObject {
   // The offload policy and a pair's swap move the same low-noise expert: one staging buffer serves both, and an
   // expert coming back between its LoRA'd steps carries its LoRA again.
   void thePolicyAndTheExpertSwapShareOneOwner() {
-    ModelSlot low(&goldenDit, at::kCPU), high(&goldenDit, at::kCPU);
+    memory::ModelSlot low(&goldenDit, at::kCPU), high(&goldenDit, at::kCPU);
     low.load();
-    PlanRequest request;
+    memory::PlanRequest request;
     request.dit = models::wanDitMemory(models::WanConfig::preset("tiny"));
     request.ditDtype = at::kFloat;
     request.vae = models::wanVaeMemory(models::WanVaeConfig::preset("tiny"));
@@ -130,35 +130,35 @@ class ModelSlotTest : public QObject {
     request.deviceTotal = 64ull << 30;
     request.margin = 0;
     request.policy = ResidencyPolicy::Offload;
-    const MemoryPlan plan = planMemory(request);
+    const memory::MemoryPlan plan = memory::planMemory(request);
     QVERIFY2(plan.fits, plan.reason.c_str());
-    ResidencyManager residency(plan, *probe_, low);
+    memory::ResidencyManager residency(plan, *probe_, low);
     std::map<std::string, at::Tensor> patched;
     {
-      ExpertResidencyManager experts(ExpertResidency::Swap, *probe_, low, high);
-      QCOMPARE(high.place(), ModelSlot::Place::Host);
+      memory::ExpertResidencyManager experts(ExpertResidency::Swap, *probe_, low, high);
+      QCOMPARE(high.place(), memory::ModelSlot::Place::Host);
       for (int shot = 0; shot < 2; ++shot) {
         residency.beforeShot(shot);
         low.patch(goldenLora(low.onDevice(), 0.5));
         if (patched.empty()) patched = weightsOf(low.onDevice());
         experts.beginShot();
         experts.use(1);
-        QCOMPARE(low.place(), ModelSlot::Place::Host);
+        QCOMPARE(low.place(), memory::ModelSlot::Place::Host);
         QVERIFY(!low.patched());
-        QCOMPARE(high.place(), ModelSlot::Place::Device);
+        QCOMPARE(high.place(), memory::ModelSlot::Place::Device);
         experts.endShot();
         QVERIFY(same(low.onDevice(), patched));
         QVERIFY(experts.shotBytes() > 0);
         residency.beforeDecode(shot, shot == 0);
-        QCOMPARE(low.place(), ModelSlot::Place::Host);
+        QCOMPARE(low.place(), memory::ModelSlot::Place::Host);
         residency.afterShot(shot, shot == 0);
       }
       QCOMPARE(low.stagingAllocations(), 1);  // the swap's and the offload's parking are one buffer
       QCOMPARE(residency.stats().stagingAllocations, 1);
       residency.finish();
-      QCOMPARE(low.place(), ModelSlot::Place::Device);
+      QCOMPARE(low.place(), memory::ModelSlot::Place::Device);
     }
-    QCOMPARE(high.place(), ModelSlot::Place::Absent);  // a parked expert is let go with its manager
+    QCOMPARE(high.place(), memory::ModelSlot::Place::Absent);  // a parked expert is let go with its manager
   }
 };
 

@@ -21,8 +21,8 @@ namespace {
 
 constexpr std::uint64_t GiB = 1ull << 30;
 
-PlanRequest tinyRequest(ResidencyPolicy policy, std::optional<std::uint64_t> budget = std::nullopt) {
-  PlanRequest r;
+memory::PlanRequest tinyRequest(ResidencyPolicy policy, std::optional<std::uint64_t> budget = std::nullopt) {
+  memory::PlanRequest r;
   r.dit = models::wanDitMemory(models::WanConfig::preset("tiny"));
   r.ditDtype = at::kFloat;
   r.vae = models::wanVaeMemory(models::WanVaeConfig::preset("tiny"));
@@ -57,7 +57,7 @@ std::unique_ptr<models::VideoDiffusionModel> tinyDit(std::uint64_t seed, const m
 }
 
 // What the renderer does with one shot, minus the decode itself.
-void runShot(ResidencyManager& residency, int shot, bool more, at::Tensor* output = nullptr) {
+void runShot(memory::ResidencyManager& residency, int shot, bool more, at::Tensor* output = nullptr) {
   residency.beforeShot(shot);
   const at::Tensor y = forwardOnce(residency.dit());
   if (output) *output = y;
@@ -70,23 +70,23 @@ void runShot(ResidencyManager& residency, int shot, bool more, at::Tensor* outpu
 class ResidencyTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<MemoryProbe> probe_;
+  std::unique_ptr<memory::MemoryProbe> probe_;
 
  private Q_SLOTS:
   void initTestCase() {
     runtime::initTorchRuntime();
-    probe_ = makeCpuMemoryProbe();
+    probe_ = memory::makeCpuMemoryProbe();
   }
 
   void pinnedMovesNothingBetweenShots() {
-    const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Pinned));
+    const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Pinned));
     QVERIFY(plan.fits);
     int loads = 0;
-    ModelSlot dit([&](c10::Device) {
+    memory::ModelSlot dit([&](c10::Device) {
       ++loads;
       return tinyDit(5);
     }, at::kCPU);
-    ResidencyManager residency(plan, *probe_, dit);
+    memory::ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     probe_->markTransfers();  // after the first load: between shots nothing may move
     const at::Tensor y0 = forwardOnce(residency.dit());
@@ -108,15 +108,15 @@ class ResidencyTest : public QObject {
     io::saveSafetensors(file, original.namedParameters(), {{"config", original.config().toJson()}});
     const at::Tensor expected = forwardOnce(original);
 
-    const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Reload));
+    const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Reload));
     QVERIFY(plan.fits);
     QCOMPARE(plan.chosen, ResidencyPolicy::Reload);
     int loads = 0;
-    ModelSlot dit([&](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> {
+    memory::ModelSlot dit([&](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> {
       ++loads;
       return std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(file)));
     }, at::kCPU);
-    ResidencyManager residency(plan, *probe_, dit);
+    memory::ResidencyManager residency(plan, *probe_, dit);
     const std::uint64_t bytes = parameterBytes(original);
     for (int shot = 0; shot < 3; ++shot) {
       probe_->markTransfers();
@@ -140,17 +140,17 @@ class ResidencyTest : public QObject {
     const at::Tensor expected = forwardOnce(reference);
     const std::uint64_t bytes = parameterBytes(reference);
 
-    PlanRequest request = tinyRequest(ResidencyPolicy::Offload);
+    memory::PlanRequest request = tinyRequest(ResidencyPolicy::Offload);
     request.ditDtype = at::kBFloat16;
-    const MemoryPlan open = planMemory(request);
+    const memory::MemoryPlan open = memory::planMemory(request);
     request.budget = open.peakOffload;  // as tight as the plan allows: the accounting must hold throughout
-    const MemoryPlan plan = planMemory(request);
+    const memory::MemoryPlan plan = memory::planMemory(request);
     QVERIFY2(plan.fits, plan.reason.c_str());
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
 
-    ModelSlot dit([](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); }, at::kCPU,
+    memory::ModelSlot dit([](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); }, at::kCPU,
                   tinyDit(11, {at::kBFloat16}));
-    ResidencyManager residency(plan, *probe_, dit);
+    memory::ResidencyManager residency(plan, *probe_, dit);
     for (int shot = 0; shot < 4; ++shot) {
       const bool more = shot < 3;
       residency.beforeShot(shot);
@@ -173,9 +173,9 @@ class ResidencyTest : public QObject {
   }
 
   void offloadMovesTwiceTheDiTBytesPerShot() {
-    const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Offload));
-    ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
-    ResidencyManager residency(plan, *probe_, dit);
+    const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Offload));
+    memory::ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
+    memory::ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     const std::uint64_t bytes = parameterBytes(*dit.get());
     for (int shot = 0; shot < 3; ++shot) {
@@ -193,13 +193,13 @@ class ResidencyTest : public QObject {
   }
 
   void aReservationOverTheBudgetNamesThePolicyThatWouldFit() {
-    PlanRequest request = tinyRequest(ResidencyPolicy::Pinned);
-    const MemoryPlan open = planMemory(request);
+    memory::PlanRequest request = tinyRequest(ResidencyPolicy::Pinned);
+    const memory::MemoryPlan open = memory::planMemory(request);
     request.budget = open.peakPinned;
-    const MemoryPlan plan = planMemory(request);
+    const memory::MemoryPlan plan = memory::planMemory(request);
     QVERIFY(plan.fits);
-    ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
-    ResidencyManager residency(plan, *probe_, dit);
+    memory::ModelSlot dit([](c10::Device) { return tinyDit(2); }, at::kCPU);
+    memory::ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     const QString error = errorOf([&] { residency.reserve("surprise", plan.limit); });
     QVERIFY2(error.contains("memory budget: surprise") && error.contains("under pinned") && error.contains("budget"),
@@ -208,14 +208,14 @@ class ResidencyTest : public QObject {
   }
 
   void anImpossibleBudgetIsRefusedBeforeAnyWork() {
-    const MemoryPlan plan = planMemory(tinyRequest(ResidencyPolicy::Auto, 1024));
+    const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Auto, 1024));
     QVERIFY(!plan.fits);
     bool loaded = false;
-    ModelSlot dit([&](c10::Device) {
+    memory::ModelSlot dit([&](c10::Device) {
       loaded = true;
       return tinyDit(2);
     }, at::kCPU);
-    const QString error = errorOf([&] { ResidencyManager residency(plan, *probe_, dit); });
+    const QString error = errorOf([&] { memory::ResidencyManager residency(plan, *probe_, dit); });
     QVERIFY2(error.startsWith("memory plan refused before any work: nothing fits"), qPrintable(error));
     QVERIFY(!loaded);
   }

@@ -19,10 +19,10 @@ namespace {
 // Bytes of live CPU tensors above the level at the start, at the highest point while `work` runs.
 template <typename Work>
 std::uint64_t peakAbove(Work&& work) {
-  const std::uint64_t base = cpuAllocationStats().allocated;
-  resetCpuPeak();
+  const std::uint64_t base = memory::cpuAllocationStats().allocated;
+  memory::resetCpuPeak();
   work();
-  return cpuAllocationStats().peak - base;
+  return memory::cpuAllocationStats().peak - base;
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ std::uint64_t peakAbove(Work&& work) {
 class SamplingFallbackTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<MemoryProbe> probe_;
+  std::unique_ptr<memory::MemoryProbe> probe_;
   std::optional<models::WanModel> model_;
   sampling::Denoiser denoiser_;
   at::Tensor cond_, uncond_;
@@ -51,7 +51,7 @@ class SamplingFallbackTest : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     runtime::initTorchRuntime();
-    probe_ = makeCpuMemoryProbe();  // installs the counting allocator whose failure hook the test uses
+    probe_ = memory::makeCpuMemoryProbe();  // installs the counting allocator whose failure hook the test uses
     const models::WanConfig config = models::WanConfig::preset("tiny");
     model_.emplace(models::WanModel::random(config, 5));
     denoiser_ = sampling::ditDenoiser(*model_);
@@ -84,12 +84,12 @@ class SamplingFallbackTest : public QObject {
     sampling::SamplerOptions o = options(false);
     o.onOutOfMemory = [&] { ++released; };
     sampling::SampleResult result;
-    const std::uint64_t failuresBefore = cpuAllocationStats().failures;
+    const std::uint64_t failuresBefore = memory::cpuAllocationStats().failures;
     {
       const testing::SimulatedDevice device((splitPeak + batchedPeak) / 2);
       result = sampling::sampleFlow(denoiser_, shape_, cond_, uncond_, o);
     }
-    QVERIFY(cpuAllocationStats().failures > failuresBefore);
+    QVERIFY(memory::cpuAllocationStats().failures > failuresBefore);
     QCOMPARE(released, 1);
     QCOMPARE(result.guidanceSplitAtStep, 0);
     QCOMPARE(result.stepsDone, 4);
@@ -108,7 +108,7 @@ class SamplingFallbackTest : public QObject {
       const testing::SimulatedDevice device(splitPeak * 9 / 8);
       sampling::sampleFlow(denoiser_, shape_, cond_, uncond_, options(false));
     } catch (const std::exception& error) {
-      outOfMemory = isOutOfMemory(error);
+      outOfMemory = memory::isOutOfMemory(error);
     }
     QVERIFY(outOfMemory);
   }

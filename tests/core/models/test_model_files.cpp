@@ -142,7 +142,7 @@ class ModelFilesTest : public QObject {
     const LoadResult loaded = parseSequence(sequenceJson(R"({ "folder": "models" })"));
     QVERIFY(loaded.ok());
     const resolve::ResolvedSequence resolved = resolve::resolveSequence(*loaded.sequence, {tempPath(dir)});
-    const PlanRequest r = resolve::planRequest(resolved, loaded.sequence->settings, {"cpu", std::nullopt, std::uint64_t(1) << 30, ResidencyPolicy::Pinned});
+    const memory::PlanRequest r = resolve::planRequest(resolved, loaded.sequence->settings, {"cpu", std::nullopt, std::uint64_t(1) << 30, ResidencyPolicy::Pinned});
     QCOMPARE(QString::fromStdString(r.dit->variant()), QString("tiny"));
     QCOMPARE(QString::fromStdString(r.vae->variant()), QString("tiny"));
     QCOMPARE(r.shots.size(), std::size_t(3));
@@ -154,7 +154,7 @@ class ModelFilesTest : public QObject {
     QCOMPARE(r.policy, ResidencyPolicy::Pinned);
     QCOMPARE(*r.budget, std::uint64_t(1) << 30);
     QVERIFY(r.deviceTotal > 0);
-    const MemoryPlan plan = planMemory(r);
+    const memory::MemoryPlan plan = memory::planMemory(r);
     QVERIFY2(plan.fits, plan.reason.c_str());
   }
 };

@@ -112,7 +112,7 @@ class DiffusionForcingRenderTest : public QObject {
     const TinyModelSet models = writeTinyModelSet(root() / "wan", 21, false);
     const Sequence sequence = chain(models);
     render::Renderer renderer;
-    const MemoryPlan plan = renderer.plan(sequence, options("wan.render"));
+    const memory::MemoryPlan plan = renderer.plan(sequence, options("wan.render"));
     QCOMPARE(plan.notes.size(), std::size_t{1});
     QVERIFY2(plan.notes[0].find("approximate") != std::string::npos, plan.notes[0].c_str());
     Collecting observer;

@@ -190,14 +190,14 @@ class ExpertsRenderTest : public QObject {
     render::RenderOptions options;
     options.sequenceDirectory = root();
     render::Renderer renderer;
-    const MemoryPlan open = renderer.plan(s, options);
+    const memory::MemoryPlan open = renderer.plan(s, options);
     QCOMPARE(open.expertsChosen, ExpertResidency::Resident);
     QVERIFY(open.peakExpertsSwapped < open.peakExpertsResident);
     // Budgets from both-resident's peak down: where both stop fitting, auto swaps them and still fits.
-    std::optional<MemoryPlan> tight;
+    std::optional<memory::MemoryPlan> tight;
     for (double share = 1.0; share > 0.2 && !tight; share -= 0.01) {
       options.budget = static_cast<std::uint64_t>(static_cast<double>(open.peakExpertsResident) * share / 0.95);
-      const MemoryPlan plan = renderer.plan(s, options);
+      const memory::MemoryPlan plan = renderer.plan(s, options);
       if (plan.expertsChosen == ExpertResidency::Swap) tight = plan;
       else QVERIFY2(plan.fits, plan.reason.c_str());  // resident is chosen only where it fits
     }

@@ -39,7 +39,7 @@ struct CountingObserver : render::RenderObserver {
   std::vector<continuity::CutMetrics> cuts;
   std::vector<std::string> failuresText;
 
-  void planReady(const MemoryPlan&) override { ++plans; }
+  void planReady(const memory::MemoryPlan&) override { ++plans; }
   void shotStarted(const render::ShotStarted& e) override {
     ++started;
     (e.reused ? reused : rendered).push_back(e.index);
@@ -182,7 +182,7 @@ class RendererTest : public QObject {
     std::atomic<std::uint64_t> largestAllocated{0};
     std::thread sampler([&] {
       while (rendering.load()) {
-        const MemorySample sample = renderer.probe()->sample();
+        const memory::MemorySample sample = renderer.probe()->sample();
         largestAllocated.store(std::max(largestAllocated.load(), sample.allocated));
         samples.fetch_add(1);
         std::this_thread::sleep_for(std::chrono::milliseconds(2));

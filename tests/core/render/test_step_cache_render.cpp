@@ -194,7 +194,7 @@ class StepCacheRenderTest : public QObject {
     QCOMPARE(fitted.magCacheRatios[0], 1.0);
     QCOMPARE(fitted.teaCacheCoefficients.size(), std::size_t{5});
     QCOMPARE(fitted.model, summary.calibratedFamily);
-    writeFileAtomically(root() / "tiny.cache.json", sampling::cacheCalibrationJson(fitted));
+    util::writeFileAtomically(root() / "tiny.cache.json", sampling::cacheCalibrationJson(fitted));
     const sampling::CacheCalibration back = sampling::readCacheCalibration(root() / "tiny.cache.json");
     QCOMPARE(back.magCacheRatios, fitted.magCacheRatios);
 
@@ -208,7 +208,7 @@ class StepCacheRenderTest : public QObject {
     const auto before = testing::shotKeysOf(s, root());
     sampling::CacheCalibration other = fitted;
     other.magCacheRatios[5] *= 0.5;
-    writeFileAtomically(root() / "tiny.cache.json", sampling::cacheCalibrationJson(other));
+    util::writeFileAtomically(root() / "tiny.cache.json", sampling::cacheCalibrationJson(other));
     QVERIFY(testing::shotKeysOf(s, root()) != before);
   }
 };

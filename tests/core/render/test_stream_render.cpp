@@ -209,15 +209,15 @@ class StreamRenderTest : public QObject {
     Sequence big = stream(1000);  // the cache then outweighs the decode and everything else
     for (Shot& shot : big.shots) shot.width = shot.height = 128;
     render::Renderer renderer;
-    const MemoryPlan roomy = renderer.plan(big, options("plan"));
+    const memory::MemoryPlan roomy = renderer.plan(big, options("plan"));
     QVERIFY(roomy.kvCacheBytes > 0);
     Sequence narrow = big;
     narrow.settings.sampler.streamWindow = 1;
-    const MemoryPlan small = renderer.plan(narrow, options("plan"));
+    const memory::MemoryPlan small = renderer.plan(narrow, options("plan"));
     render::RenderOptions tight = options("plan");  // the margin is 5 % of a budget: peak ≤ 0.95 · budget fits
     tight.budget = static_cast<std::uint64_t>(
         static_cast<double>(small.chosenPeak() + (roomy.kvCacheBytes - small.kvCacheBytes) / 4) / 0.95);
-    const MemoryPlan refused = renderer.plan(big, tight);
+    const memory::MemoryPlan refused = renderer.plan(big, tight);
     QVERIFY(!refused.fits);
     QVERIFY2(refused.reason.find("sampler.stream_window") != std::string::npos, refused.reason.c_str());
     const std::size_t at = refused.reason.find("sampler.stream_window ") + 22;

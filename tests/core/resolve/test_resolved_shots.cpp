@@ -39,12 +39,12 @@ struct Recorded : render::RenderObserver {
 };
 
 // The plan's request holds each enabled shot as resolved.
-void checkPlan(const resolve::ResolvedSequence& resolved, const PlanRequest& request, const std::string& name) {
+void checkPlan(const resolve::ResolvedSequence& resolved, const memory::PlanRequest& request, const std::string& name) {
   std::size_t k = 0;
   for (const resolve::ResolvedShot& shot : resolved.shots) {
     if (!shot.enabled) continue;
     QVERIFY2(k < request.shots.size(), name.c_str());
-    const PlanShot& planned = request.shots[k++];
+    const memory::PlanShot& planned = request.shots[k++];
     QCOMPARE(planned.channels, std::int64_t{shot.latentChannels});
     QCOMPARE(planned.frames, std::int64_t{shot.sampledLatentFrames});
     QCOMPARE(planned.height, std::int64_t{shot.latentHeight});

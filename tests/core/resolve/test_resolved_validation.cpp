@@ -180,8 +180,8 @@ class ResolvedValidation : public QObject {
       QVERIFY2(shot.cache.off.find("two experts") != std::string::npos, shot.cache.off.c_str());
     }
     QCOMPARE(shotKeysOf(low, root()), shotKeysOf(high, root()));
-    const PlanRequest request = resolve::planRequest(resolved, low.settings, {});
-    for (const PlanShot& shot : request.shots) QCOMPARE(shot.stepCacheTensors, 0);
+    const memory::PlanRequest request = resolve::planRequest(resolved, low.settings, {});
+    for (const memory::PlanShot& shot : request.shots) QCOMPARE(shot.stepCacheTensors, 0);
     // With one DiT the cache runs: its threshold is in the key and the plan keeps its residual.
     doc["model"].erase("dit_high_noise");
     const Sequence one = parsed(doc);
@@ -209,7 +209,7 @@ class ResolvedValidation : public QObject {
     options.framesOnDisk = false;
     render::Renderer renderer;
     // A budget that holds one expert but not both: auto swaps them.
-    const MemoryPlan open = renderer.plan(s, options);
+    const memory::MemoryPlan open = renderer.plan(s, options);
     for (double share = 1.0; share > 0.2; share -= 0.01) {
       options.budget = static_cast<std::uint64_t>(static_cast<double>(open.peakExpertsResident) * share / 0.95);
       if (renderer.plan(s, options).expertsChosen == ExpertResidency::Swap) break;

@@ -73,23 +73,23 @@ class Runtime : public QObject {
   void byteSizesParse() {
     QFETCH(QString, text);
     QFETCH(qulonglong, bytes);
-    const auto parsed = parseByteSize(text.toStdString());
+    const auto parsed = util::parseByteSize(text.toStdString());
     QVERIFY(parsed.has_value());
     QCOMPARE(qulonglong(*parsed), bytes);
   }
 
   void badByteSizesAreRefused() {
     for (const char* text : {"", "GiB", "12 parsecs", "1.5", "-3G", "99999999999TiB", "1 G B", "1.0001 kB"})
-      QVERIFY2(!parseByteSize(text).has_value(), text);
+      QVERIFY2(!util::parseByteSize(text).has_value(), text);
   }
 
   void exactFormatRoundTrips() {
     for (std::uint64_t bytes : {16ull << 30, (3ull << 30) + 12345, 1ull << 20, 4096ull, 1ull})
-      QCOMPARE(parseByteSize(formatByteSizeExact(bytes)).value(), bytes);
-    QCOMPARE(formatByteSize(3ull << 29), std::string("1.50 GiB"));
-    QCOMPARE(formatByteSizeExact(16000000000ull), std::string("16 GB"));
-    QCOMPARE(formatByteSizeExact(16ull << 30), std::string("16 GiB"));
-    QCOMPARE(formatByteSizeExact(3ull << 29), std::string("1.5 GiB"));
+      QCOMPARE(util::parseByteSize(util::formatByteSizeExact(bytes)).value(), bytes);
+    QCOMPARE(util::formatByteSize(3ull << 29), std::string("1.50 GiB"));
+    QCOMPARE(util::formatByteSizeExact(16000000000ull), std::string("16 GB"));
+    QCOMPARE(util::formatByteSizeExact(16ull << 30), std::string("16 GiB"));
+    QCOMPARE(util::formatByteSizeExact(3ull << 29), std::string("1.5 GiB"));
   }
 };
 

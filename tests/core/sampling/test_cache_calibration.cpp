@@ -20,7 +20,7 @@ class TestCacheCalibration : public QObject {
   std::filesystem::path path(const char* name) const { return std::filesystem::path(dir_.path().toStdString()) / name; }
 
   QString refusal(const std::string& text) const {
-    writeFileAtomically(path("bad.cache.json"), text);
+    util::writeFileAtomically(path("bad.cache.json"), text);
     try {
       (void)readCacheCalibration(path("bad.cache.json"));
     } catch (const std::exception& error) {
@@ -38,7 +38,7 @@ class TestCacheCalibration : public QObject {
     c.shots = 2;
     c.magCacheRatios = {1.0, 1.0, 0.98, 0.97, 0.95, 0.96};
     c.teaCacheCoefficients = {1.5, -0.25, 0.125, 2.0, 0.0};
-    writeFileAtomically(path("ok.cache.json"), cacheCalibrationJson(c));
+    util::writeFileAtomically(path("ok.cache.json"), cacheCalibrationJson(c));
     const CacheCalibration back = readCacheCalibration(path("ok.cache.json"));
     QCOMPARE(back.model, c.model);
     QCOMPARE(back.steps, 3);

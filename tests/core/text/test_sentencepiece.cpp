@@ -40,7 +40,7 @@ class SentencePiece : public QObject {
   void encodesAndDecodesBesideLibtorch() {
     const at::Tensor t = at::ones({4});  // libtorch (and its protobuf) is live in this process
     QCOMPARE(t.sum().item<float>(), 4.0f);
-    const SentencePieceTokenizer tokenizer = SentencePieceTokenizer::fromFile(model_);
+    const text::SentencePieceTokenizer tokenizer = text::SentencePieceTokenizer::fromFile(model_);
     QCOMPARE(tokenizer.vocabSize(), 40);
     QCOMPARE(tokenizer.eosId(), 1);
     QCOMPARE(tokenizer.padId(), 0);
@@ -53,8 +53,8 @@ class SentencePiece : public QObject {
 
   void loadsFromEmbeddedBytes() {
     const std::string bytes = readFile(model_);
-    const SentencePieceTokenizer a = SentencePieceTokenizer::fromBytes(bytes, "umt5.safetensors: spiece_model");
-    const SentencePieceTokenizer b = SentencePieceTokenizer::fromFile(model_);
+    const text::SentencePieceTokenizer a = text::SentencePieceTokenizer::fromBytes(bytes, "umt5.safetensors: spiece_model");
+    const text::SentencePieceTokenizer b = text::SentencePieceTokenizer::fromFile(model_);
     QCOMPARE(a.encode("a red square moving left"), b.encode("a red square moving left"));
   }
 
@@ -62,15 +62,15 @@ class SentencePiece : public QObject {
     const std::string path = dir_.filePath("broken.model").toStdString();
     writeFile(path, "this is not a protobuf");
     try {
-      SentencePieceTokenizer::fromFile(path);
+      text::SentencePieceTokenizer::fromFile(path);
       QFAIL("a corrupt model loaded");
-    } catch (const TokenizerError& error) {
+    } catch (const text::TokenizerError& error) {
       QVERIFY2(q(error.what()).startsWith(q(path) + ": not a sentencepiece model"), error.what());
     }
     try {
-      SentencePieceTokenizer::fromBytes("\x01\x02garbage", "text.safetensors: spiece_model");
+      text::SentencePieceTokenizer::fromBytes("\x01\x02garbage", "text.safetensors: spiece_model");
       QFAIL("corrupt bytes loaded");
-    } catch (const TokenizerError& error) {
+    } catch (const text::TokenizerError& error) {
       QVERIFY2(q(error.what()).startsWith("text.safetensors: spiece_model: "), error.what());
     }
   }

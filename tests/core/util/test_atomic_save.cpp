@@ -67,7 +67,7 @@ class AtomicSave : public QObject {
       FileSizeLimit limit(1024);
       try {
         saveSequenceFile(big, file);
-      } catch (const FileWriteError& error) {
+      } catch (const util::FileWriteError& error) {
         threw = true;
         QVERIFY2(q(error.what()).contains(q(file.string())), error.what());
         QVERIFY2(q(error.what()).contains("write failed"), error.what());
@@ -82,9 +82,9 @@ class AtomicSave : public QObject {
     QTemporaryDir dir;
     const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / "no" / "such" / "s.json";
     try {
-      writeFileAtomically(file, "x");
+      util::writeFileAtomically(file, "x");
       QFAIL("no error");
-    } catch (const FileWriteError& error) {
+    } catch (const util::FileWriteError& error) {
       QVERIFY2(q(error.what()).startsWith(q(file.string())), error.what());
     }
   }
@@ -93,7 +93,7 @@ class AtomicSave : public QObject {
     QTemporaryDir dir;
     const std::filesystem::path file = dir.filePath("fresh.json").toStdString();
     const mode_t old = ::umask(027);
-    writeFileAtomically(file, "x");
+    util::writeFileAtomically(file, "x");
     ::umask(old);
     struct stat info {};
     ::stat(file.c_str(), &info);
@@ -105,7 +105,7 @@ class AtomicSave : public QObject {
     const std::filesystem::path file = dir.filePath("s.json").toStdString();
     writeFile(file, "old");
     ::chmod(file.c_str(), 0640);
-    writeFileAtomically(file, "new");
+    util::writeFileAtomically(file, "new");
     struct stat info {};
     ::stat(file.c_str(), &info);
     QCOMPARE(info.st_mode & 0777, 0640u);

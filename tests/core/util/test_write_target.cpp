@@ -18,8 +18,8 @@ namespace {
 
 std::string refusal(const fs::path& path) {
   try {
-    writeFileAtomically(path, "new");
-  } catch (const FileWriteError& e) {
+    util::writeFileAtomically(path, "new");
+  } catch (const util::FileWriteError& e) {
     return e.what();
   }
   return {};
@@ -65,17 +65,17 @@ class WriteTarget : public QObject {
     fs::create_symlink("real/seq.json", link);  // relative to the link's folder
     const fs::path chain = at("chain.json");
     fs::create_symlink(link, chain);
-    writeFileAtomically(chain, "new");
+    util::writeFileAtomically(chain, "new");
     QCOMPARE(readFile(at("real") / "seq.json"), std::string("new"));
     QVERIFY(fs::is_symlink(link));
     QVERIFY(fs::is_symlink(chain));
-    QCOMPARE(resolveWriteTarget(chain), at("real") / "seq.json");
+    QCOMPARE(util::resolveWriteTarget(chain), at("real") / "seq.json");
   }
 
   void aDanglingLinkCreatesItsTarget() {
     const fs::path link = at("dangling.json");
     fs::create_symlink("made.json", link);
-    writeFileAtomically(link, "made");
+    util::writeFileAtomically(link, "made");
     QCOMPARE(readFile(at("made.json")), std::string("made"));
     QVERIFY(fs::is_symlink(link));
   }
@@ -87,9 +87,9 @@ class WriteTarget : public QObject {
   }
 
   void aPlainPathIsItself() {
-    QCOMPARE(resolveWriteTarget(at("fresh.json")), at("fresh.json"));
+    QCOMPARE(util::resolveWriteTarget(at("fresh.json")), at("fresh.json"));
     writeFile(at("plain.json"), "x");
-    QCOMPARE(resolveWriteTarget(at("plain.json")), at("plain.json"));
+    QCOMPARE(util::resolveWriteTarget(at("plain.json")), at("plain.json"));
   }
 };
 

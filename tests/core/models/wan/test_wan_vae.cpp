@@ -50,14 +50,14 @@ class TestWanVae : public QObject {
     VaeDecodeOptions options;
     options.tiling = tiling;
     (void)vae.decode(latent, options);  // warm-up (oneDNN primitive caches)
-    const std::uint64_t base = cpuAllocationStats().allocated;
-    resetCpuPeak();
+    const std::uint64_t base = memory::cpuAllocationStats().allocated;
+    memory::resetCpuPeak();
     {
       const at::Tensor out = vae.decode(latent, options);
       (void)out;
     }
     Measured m;
-    m.peak = cpuAllocationStats().peak - base;
+    m.peak = memory::cpuAllocationStats().peak - base;
     m.estimate = estimateWanVaeDecode(vae.config(), latent.size(1), latent.size(2), latent.size(3), at::kFloat, tiling)
                      .totalBytes();
     return m;
@@ -65,7 +65,7 @@ class TestWanVae : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    installCountingCpuAllocator();
+    memory::installCountingCpuAllocator();
     if (!std::filesystem::is_directory(SHOTCHAIN_GOLDEN_DIR))
       QFAIL(qPrintable(QString("golden folder missing: %1").arg(SHOTCHAIN_GOLDEN_DIR)));
     tiny_.emplace(WanVae::load(io::WeightSet::open(golden("wan_vae_tiny.safetensors"))));
@@ -199,10 +199,10 @@ class TestWanVae : public QObject {
     for (const std::int64_t latentFrames : {2, 6}) {
       const at::Tensor latent = at::randn({16, latentFrames, 12, 12}, at::detail::createCPUGenerator(2));
       (void)vae.decode(latent.narrow(1, 0, 2), [](const at::Tensor&, std::int64_t) {});
-      const std::uint64_t base = cpuAllocationStats().allocated;
-      resetCpuPeak();
+      const std::uint64_t base = memory::cpuAllocationStats().allocated;
+      memory::resetCpuPeak();
       vae.decode(latent, [](const at::Tensor&, std::int64_t) {});
-      peaks.push_back(cpuAllocationStats().peak - base);
+      peaks.push_back(memory::cpuAllocationStats().peak - base);
     }
     std::printf("  streamed decode peak: 2 latent frames %.2f MiB, 6 latent frames %.2f MiB\n",
                 static_cast<double>(peaks[0]) / 1048576.0, static_cast<double>(peaks[1]) / 1048576.0);
