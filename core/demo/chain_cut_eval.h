@@ -25,7 +25,7 @@ struct ChainCutResult {
   double wrongObjectFrames = 0;  // share of the second shots' frames with no object or more than one
 };
 
-// The goals of issue 24 for a carried object (`latent` and `latent_overlap` cuts).
+// The goals for a carried object (`latent` and `latent_overlap` cuts).
 struct ChainCutGoals {
   static constexpr double jumpRatio = 2.0;
   static constexpr double flash = 2.0;

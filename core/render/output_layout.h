@@ -6,7 +6,7 @@
 
 namespace shotchain::render {
 
-// Where a render puts its files (issue 7): <out>/shots/<NN>-<id>/{frames/000001.png…,
+// Where a render puts its files: <out>/shots/<NN>-<id>/{frames/000001.png…,
 // tail_latent.safetensors, shot.json}; <out>/{sequence.mp4, report.json, report.csv, sequence.otio}.
 // Header-only and Qt-free so core (which writes shot.json and the tail) and export (which writes
 // PNG, MP4 and OTIO) agree on one layout.

@@ -1,4 +1,4 @@
-// `render --ranks 2`'s launcher and the torchrun variables (#43): ranks die with a launcher killed
+// `render --ranks 2`'s launcher and the torchrun variables: ranks die with a launcher killed
 // by KILL, a TERM sent to it reaches them; garbage variables are usage errors; a rendezvous port
 // another program holds is refused at once with exit 4.
 #include <QElapsedTimer>

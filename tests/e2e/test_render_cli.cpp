@@ -207,7 +207,7 @@ class RenderCli : public QObject {
     }
   }
 
-  // Issue 43.6: a range render after an edit used to assemble sequence.mp4 with a stale shot after it, silently.
+  // A range render after an edit used to assemble sequence.mp4 with a stale shot after it, silently.
   void aRangeAfterAnEditSaysWhichShotsAreStale() {
     const std::filesystem::path out = root_ / "stale";
     QCOMPARE(runCli({"render", q(sequenceFile_.string()), "--out", q(out.string())}).exitCode, 0);

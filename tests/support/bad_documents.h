@@ -1,5 +1,5 @@
 #pragma once
-// The catalogue of bad sequence documents (issue 28 and the earlier bad-document tests): each case
+// The catalogue of bad sequence documents: each case
 // is either refused by `validate` with the JSON path and the rule, or renders. Shared by the
 // table-driven CLI test, the studio's Open stress test and the fuzzer's seed corpus
 // (write_bad_documents). Std-only, no Qt, no torch.

@@ -219,7 +219,7 @@ class StudioRenderState : public QObject {
     QVERIFY(state.cachedFrameBytes() <= 2 * shotBytes);
   }
 
-  // A shot's tooltip says what its step cache did (#41); the sequence's policy is one undoable edit.
+  // A shot's tooltip says what its step cache did; the sequence's policy is one undoable edit.
   void shotTooltipSaysWhatTheStepCacheDid() {
     Fixture f;
     const auto tooltipOf = [&f](int index) {
@@ -364,7 +364,7 @@ class StudioRenderState : public QObject {
     QCOMPARE(f.state.cutRows()[0].fromName, std::string("Cross"));  // the pair it measured, not "Enter"
   }
 
-  // Item 3 of #42: during a render a scrub to a finished frame shows it and holds it; the latent
+  // During a render a scrub to a finished frame shows it and holds it; the latent
   // previews of the shot being sampled wait behind "Follow render".
   void scrubbingDuringARenderShowsFinishedFrames() {
     Fixture f;

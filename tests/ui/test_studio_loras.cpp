@@ -1,4 +1,4 @@
-// The inspectors' LoRA lists (#39) and two-expert settings (#38), as a user edits them: each change is one
+// The inspectors' LoRA lists and two-expert settings, as a user edits them: each change is one
 // undo step, a strength core refuses stays out of the document with the reason under the field, a shot's
 // own list replaces the sequence's and "As the sequence" gives it back. A shot rendered by two experts says in
 // its tooltip which ran when and what moved for them.

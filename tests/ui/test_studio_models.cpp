@@ -74,9 +74,9 @@ class StudioModels : public QObject {
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "vae_tiny.safetensors"))].id.role, models::ModelRole::Vae);
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "umt5_tiny.safetensors"))].id.role, models::ModelRole::TextEncoder);
     QVERIFY(!files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem.empty());
-    // A file whose header cannot be read still shows what it takes on disk (#42: it read "0 B").
+    // A file whose header cannot be read still shows what it takes on disk (it read "0 B").
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].bytes, std::uint64_t{22});
-    // The selected file's problem is readable in full under the list, not only in a tooltip (#42).
+    // The selected file's problem is readable in full under the list, not only in a tooltip.
     auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
     table->setCurrentCell(rowOf(*browser, "broken.safetensors"), 0);
     const std::string brokenProblem = files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem;

@@ -1,4 +1,4 @@
-// Edits nobody made and controls that move (#42, items 2, 6 and 7): a wheel over an unfocused combo or spin box in
+// Edits nobody made and controls that move: a wheel over an unfocused combo or spin box in
 // the inspector changes nothing, a split says why the sequence grew, the toolbar's buttons keep their place after
 // an edit, and another project starts without the last one's banner.
 #include <QAbstractButton>

@@ -76,7 +76,7 @@ std::vector<bool> doneOnDisk(const MainWindow& window) {
 
 }  // namespace
 
-// The studio's states and figures against what is on disk, with real renders of the demo model (#42).
+// The studio's states and figures against what is on disk, with real renders of the demo model.
 class StudioTruth : public QObject {
   Q_OBJECT
 
@@ -134,7 +134,7 @@ class StudioTruth : public QObject {
     const auto done = [&state](const char* id) { return state.status(id).state == ShotState::Done; };
     QVERIFY(done("enter") && done("cross") && done("turn") && done("exit"));
     QCOMPARE(state.cuts().size(), std::size_t{3});
-    // The Cuts table's columns fit their rows after a render reset them (#42: "e…").
+    // The Cuts table's columns fit their rows after a render reset them (they showed "e…").
     const QTableView* cuts = window.cutView();
     QVERIFY2(cuts->columnWidth(CutTableModel::Cut) >= cuts->fontMetrics().horizontalAdvance(QString::fromUtf8("Enter → Cross")),
              qPrintable(QString::number(cuts->columnWidth(CutTableModel::Cut))));

@@ -1,5 +1,5 @@
 // `shotchain bench cache`: held-out demo shots rendered without a step cache, then with each policy at
-// three thresholds, side by side in one run (issue 41, docs/step-cache.md).
+// three thresholds, side by side in one run (docs/step-cache.md).
 #include <unistd.h>
 
 #include <algorithm>
@@ -338,7 +338,7 @@ int runBenchCache(const Args& args) {
                 cell(run.worstShotPsnr, "%.1f").c_str(), cell(run.ssim, "%.3f").c_str(), cell(run.flash, "%.2f").c_str(),
                 cell(run.colourDrift, "%.1f").c_str());
   }
-  std::printf("\ngoal (issue 41): at least 2x fewer DiT passes at PSNR >= 30 dB, cut flash and dE within 10%% of uncached\n");
+  std::printf("\ngoal: at least 2x fewer DiT passes at PSNR >= 30 dB, cut flash and dE within 10%% of uncached\n");
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // `shotchain bench residency`: the same sequence rendered under each residency policy side by side
-// in one run, with the figures of the seed's table (issue 7).
+// in one run, with the figures of the seed's table.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

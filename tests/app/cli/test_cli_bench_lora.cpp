@@ -1,6 +1,6 @@
-// `bench residency --lora-switch` (#39): two LoRAs take turns on the pinned tiny DiT; the switches are
+// `bench residency --lora-switch`: two LoRAs take turns on the pinned tiny DiT; the switches are
 // counted, patch bytes and time reported, no base weight moves, and the reload figure sits beside them.
-// `--experts` (#38): two experts both resident, swapped at the boundary, and read from disk, side by side.
+// `--experts`: two experts both resident, swapped at the boundary, and read from disk, side by side.
 #include <QTest>
 
 #include <map>

@@ -1,5 +1,5 @@
 // `shotchain bench streaming` on the tiny random causal config: it runs, its JSON holds every figure the
-// issue asks for, the cache stops growing once the window is full, and bad options are usage errors.
+// benchmark promises, the cache stops growing once the window is full, and bad options are usage errors.
 #include <QTest>
 
 #include <nlohmann/json.hpp>

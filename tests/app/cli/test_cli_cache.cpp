@@ -1,4 +1,4 @@
-// Step caching as a user runs it (#41): `bench cache` compares the policies side by side, `calibrate-cache`
+// Step caching as a user runs it: `bench cache` compares the policies side by side, `calibrate-cache`
 // writes a file a render then uses, the render prints what its cache did, and a bad calibration file
 // is refused before any work, by name.
 #include <QTemporaryDir>

@@ -1,4 +1,4 @@
-// Issue 43, items 2, 3 and 7: paths that are not regular files, as a user (or an attacker) hands them
+// Paths that are not regular files, as a user (or an attacker) hands them
 // over. Nothing blocks, nothing but a regular file is ever replaced, and one bad entry in a models
 // folder hides nothing beside it.
 #include <QTemporaryDir>

@@ -1,4 +1,4 @@
-// Hostile and malformed ComfyUI workflows (#43): each case a message naming the file, node and field,
+// Hostile and malformed ComfyUI workflows: each case a message naming the file, node and field,
 // never a crash, a raw library error or a silently changed value.
 #include <QElapsedTimer>
 #include <QTest>

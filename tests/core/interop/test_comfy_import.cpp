@@ -145,7 +145,7 @@ class TestComfyImport : public QObject {
     for (const std::string& note : r.notes) QVERIFY2(note.find("model files") == std::string::npos, note.c_str());
     QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json", testing::withFamilies()).sequence.settings.model.isBuiltin());
 
-    // A file the folder lacks: the note says which file goes into which subfolder (#42), the others are not named.
+    // A file the folder lacks: the note says which file goes into which subfolder, the others are not named.
     std::filesystem::remove(root / "vae/wan_2.1_vae.safetensors");
     const ComfyImport missing = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
     QCOMPARE(missing.sequence.settings.model.folder, root.string());
@@ -215,7 +215,7 @@ class TestComfyImport : public QObject {
     QCOMPARE(models::familyFromFileName("juggernaut_xl.safetensors"), std::string());
   }
 
-  // LoraLoaderModelOnly / LoraLoader between the loader and the sampler become the shot's LoRAs (#39),
+  // LoraLoaderModelOnly / LoraLoader between the loader and the sampler become the shot's LoRAs,
   // found under the models folder's loras/, and export-comfy writes them back.
   void loraLoadersBecomeTheShotsLoras() {
     QTemporaryDir dir;

@@ -129,7 +129,7 @@ class MemoryPlanTest : public QObject {
     QVERIFY(plan.reason.find("pinned") != std::string::npos);
   }
 
-  // A step cache's residuals are planned with the shot that keeps them (#41): 1.3B at 832x480x81 keeps
+  // A step cache's residuals are planned with the shot that keeps them: 1.3B at 832x480x81 keeps
   // 32760 tokens x 1536 float32 per tensor, about 192 MiB; first_block keeps two per branch.
   void stepCacheResidualsArePlanned() {
     const memory::MemoryPlan plain = memory::planMemory(wan13bRequest());
@@ -143,7 +143,7 @@ class MemoryPlanTest : public QObject {
     QCOMPARE(memory::planMemory(r).ditActivationPeak - plain.ditActivationPeak, 2 * tensor);
   }
 
-  // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype (#39).
+  // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype.
   void loraPatchedWeightsArePlanned() {
     const memory::MemoryPlan plain = memory::planMemory(wan13bRequest());
     memory::PlanRequest r = wan13bRequest();

@@ -1,4 +1,4 @@
-// LoRAs on the golden tiny DiT (#39): the golden section 10 LoRA merges to the expected weights, every
+// LoRAs on the golden tiny DiT: the golden section 10 LoRA merges to the expected weights, every
 // accepted key form gives the same merge, taking it off restores the base bit for bit, and a LoRA that
 // does not fit is refused by file and key.
 #include <QTemporaryDir>

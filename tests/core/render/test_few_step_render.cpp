@@ -1,4 +1,4 @@
-// Few-step distilled sampling from the document through the real renderer (#39): `sampler.few_step` gives
+// Few-step distilled sampling from the document through the real renderer: `sampler.few_step` gives
 // each shot its four warped steps at guidance 1, one conditional DiT pass a step (counted in the report); a
 // shot's own few_step replaces the sequence's; the schedule is part of the shot's key.
 #include <QTemporaryDir>

@@ -1,4 +1,4 @@
-// LoRAs per shot through the real renderer on a tiny random Wan model (#39): each shot renders as it
+// LoRAs per shot through the real renderer on a tiny random Wan model: each shot renders as it
 // would alone with its LoRAs, the DiT is loaded once and leaves the render as the base model, the
 // figures are in the events and shot.json, a LoRA is part of the shot's key, a bad file is named.
 #include <QTemporaryDir>

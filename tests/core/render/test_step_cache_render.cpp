@@ -1,4 +1,4 @@
-// Step caching through the real renderer on tiny random Wan models written by the test (#41): off
+// Step caching through the real renderer on tiny random Wan models written by the test: off
 // changes nothing, a policy skips passes and says so in the events, shot.json and report.json, a
 // calibration render records every step, and what cannot be applied says why.
 #include <QTemporaryDir>

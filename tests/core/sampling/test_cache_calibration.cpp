@@ -1,4 +1,4 @@
-// The calibration file `calibrate-cache` writes and the renderer reads (#41): it round-trips, and a
+// The calibration file `calibrate-cache` writes and the renderer reads: it round-trips, and a
 // damaged or hostile one is refused with the file and the field named.
 #include <QTemporaryDir>
 #include <QTest>

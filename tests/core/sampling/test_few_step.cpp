@@ -1,4 +1,4 @@
-// Few-step distilled sampling (#39): the warped denoising steps of the official schedulers, the two
+// Few-step distilled sampling: the warped denoising steps of the official schedulers, the two
 // update rules, one conditional call per step.
 #include <QTest>
 

@@ -163,7 +163,7 @@ class SequenceRoundTrip : public QObject {
     QVERIFY(*streamed.sequence == s);
   }
 
-  // sampler.cache and a shot's cache (#41): written only when set, read back equal, unknown keys kept.
+  // sampler.cache and a shot's cache: written only when set, read back equal, unknown keys kept.
   void stepCacheRoundTrips() {
     Sequence s;
     Shot shot;

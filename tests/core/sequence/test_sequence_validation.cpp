@@ -289,7 +289,7 @@ class SequenceValidation : public QObject {
     QCOMPARE(q(result.diagnostics[0].path), QString("shots[0].continuity.mode"));
   }
 
-  // Fields a stream shot does not read say so instead of being ignored silently (#43).
+  // Fields a stream shot does not read say so instead of being ignored silently.
   void streamShotsSayWhatTheyDoNotRead() {
     Json doc = baseDocument();
     doc["shots"][1]["continuity"]["mode"] = "stream";

@@ -1,4 +1,4 @@
-// fp8 matmul weights kept as stored (#38: fp8 experts at their stored size; #39: LoRAs beside fp8 layers): the
+// fp8 matmul weights kept as stored (fp8 experts at their stored size, LoRAs beside fp8 layers): the
 // golden tiny DiT with its block and text-embedding matmuls quantised to F8_E4M3 with a per-row scale (ComfyUI's
 // scaled fp8 layout) gives the same output bit for bit whether it is loaded dequantised or kept at one byte a
 // weight, the memory model says what keeping them saves, and a LoRA goes beside the kept layers.
