@@ -2,7 +2,7 @@
 # torch/{include,lib} and, for a CUDA wheel, the nvidia/ runtime wheels beside it. The wheel's own
 # TorchConfig.cmake is not used: for a CUDA build it looks for a CUDA toolkit with nvcc and links that
 # toolkit's libraries, while the wheel already brings the CUDA headers and libraries it was built with.
-# Defines the target shotchain_torch and sets Torch_VERSION and SHOTCHAIN_TORCH_CUDA.
+# Defines the target shotchain_torch and sets Torch_VERSION, SHOTCHAIN_TORCH_CUDA and SHOTCHAIN_TORCH_GOMP.
 
 set(_torch "${SHOTCHAIN_TORCH_ROOT}/torch")
 if(NOT EXISTS "${_torch}/lib/libtorch.so" OR NOT EXISTS "${_torch}/include/torch/headeronly/version.h")
@@ -15,6 +15,10 @@ string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\
 add_library(shotchain_torch INTERFACE)
 target_include_directories(shotchain_torch SYSTEM INTERFACE "${_torch}/include" "${_torch}/include/torch/csrc/api/include")
 set(_libs "${_torch}/lib/libtorch.so" "${_torch}/lib/libtorch_cpu.so" "${_torch}/lib/libc10.so")
+# The OpenMP runtime the wheel brings and libtorch loads: what the project links for omp_* too.
+if(EXISTS "${_torch}/lib/libgomp.so.1")
+  set(SHOTCHAIN_TORCH_GOMP "${_torch}/lib/libgomp.so.1")
+endif()
 set(SHOTCHAIN_TORCH_CUDA OFF)
 if(EXISTS "${_torch}/lib/libtorch_cuda.so")
   set(_nvidia "${SHOTCHAIN_TORCH_ROOT}/nvidia")

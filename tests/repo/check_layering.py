@@ -3,7 +3,7 @@
 that reaches a torch header through its includes (the studio and the writers see plain data, never a
 tensor), on a family's folder under core/models/ named outside core/models/, and on a file that defines
 names outside its folder's namespace (shotchain::<folder>; core/sequence/, the document's vocabulary, is
-shotchain itself; export/ is shotchain::exporting; app/cli/ shotchain::cli).
+shotchain itself; export/ is shotchain::exporting; app/cli/ shotchain::cli), and on a core library (core/CMakeLists.txt, one per folder) that links a folder above it.
 
 The order (README, "Layers"): util -> io, runtime -> sequence, text -> models -> memory, distributed
 -> sampling -> resolve, interop -> continuity -> render, demo -> export, training -> ui -> app.
@@ -136,9 +136,31 @@ def namespace_problems(path: Path, root: Path):
     return problems
 
 
+FOLDER_LIBRARY = re.compile(r"^shotchain_core_folder\((\w+)((?:\s+\w+)*?)(?:\s+SOURCES\b|$)", re.M)
+
+
+def library_problems(root: Path):
+    """Each folder of core/ is one library, linking only its own layer and the ones below."""
+    text = (root / "core" / "CMakeLists.txt").read_text(encoding="utf-8")
+    problems, libraries = [], set()
+    for match in FOLDER_LIBRARY.finditer(text):
+        folder, words = match.group(1), match.group(2).split()
+        libraries.add(folder)
+        uses = words[words.index("USES") + 1:] if "USES" in words else []
+        for used in uses:
+            if used not in RANK or folder not in RANK:
+                problems.append(f"core/CMakeLists.txt: {folder} uses {used}, which has no place in the layer order")
+            elif RANK[used] > RANK[folder]:
+                problems.append(f"core/CMakeLists.txt: {folder} links {used}, above it in the layer order")
+    for folder in sorted(p.name for p in (root / "core").iterdir() if p.is_dir()):
+        if folder not in libraries:
+            problems.append(f"core/CMakeLists.txt: core/{folder}/ has no library of its own (shotchain_core_folder)")
+    return problems
+
+
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2]).resolve()
-    problems = []
+    problems = library_problems(root)
     checked = 0
     for folder in ("core", "export", "ui", "app"):
         for source in sorted((root / folder).rglob("*")):
