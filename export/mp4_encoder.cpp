@@ -224,8 +224,8 @@ Mp4Encoding encodeSequenceMp4(const std::vector<fs::path>& pngFrames, double fps
       sws_getContext(canvas.width(), canvas.height(), AV_PIX_FMT_RGB24, canvas.width(), canvas.height(),
                      AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
   if (!toYuv) fail("cannot set up the RGB to YUV conversion");
-  sws_setColorspaceDetails(toYuv.get(), sws_getCoefficients(SWS_CS_DEFAULT), 1, sws_getCoefficients(SWS_CS_ITU709),
-                           0, 0, 1 << 16, 1 << 16);
+  sws_setColorspaceDetails(toYuv.get(), sws_getCoefficients(SWS_CS_DEFAULT), 1, sws_getCoefficients(SWS_CS_ITU709), 0,
+                           0, 1 << 16, 1 << 16);
 
   auto sendAndWrite = [&](const AVFrame* input) {
     int sent = avcodec_send_frame(context, input);

@@ -70,15 +70,9 @@ json clip(const OtioTimeline& timeline, const OtioShot& shot) {
 std::string otioTimelineJson(const OtioTimeline& timeline) {
   json clips = json::array();
   for (const auto& shot : timeline.shots) clips.push_back(clip(timeline, shot));
-  const json track = {{"OTIO_SCHEMA", "Track.1"},
-                      {"name", "Video 1"},
-                      {"metadata", json::object()},
-                      {"source_range", nullptr},
-                      {"effects", json::array()},
-                      {"markers", json::array()},
-                      {"enabled", true},
-                      {"children", clips},
-                      {"kind", "Video"}};
+  const json track = {{"OTIO_SCHEMA", "Track.1"}, {"name", "Video 1"},        {"metadata", json::object()},
+                      {"source_range", nullptr},  {"effects", json::array()}, {"markers", json::array()},
+                      {"enabled", true},          {"children", clips},        {"kind", "Video"}};
   const json stack = {{"OTIO_SCHEMA", "Stack.1"},
                       {"name", "tracks"},
                       {"metadata", json::object()},

@@ -16,7 +16,7 @@ struct OtioShot {
   std::string key;             // the shot's render key
   int startFrame = 0;          // first frame of the shot inside the movie
   int frames = 0;
-  std::string framesUrl;       // the shot's frames folder, ending in '/', e.g. "shots/01-a/frames/"
+  std::string framesUrl;  // the shot's frames folder, ending in '/', e.g. "shots/01-a/frames/"
 };
 
 struct OtioTimeline {

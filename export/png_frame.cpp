@@ -31,7 +31,8 @@ void writePngFrame(const render::RgbFrame& frame, const std::filesystem::path& p
   buffer.open(QIODevice::WriteOnly);
   QImageWriter writer(&buffer, "png");
   if (!writer.write(image))
-    throw util::FileWriteError(path.string() + ": cannot save: PNG encoding failed: " + writer.errorString().toStdString());
+    throw util::FileWriteError(path.string() +
+                               ": cannot save: PNG encoding failed: " + writer.errorString().toStdString());
   buffer.close();
   util::writeFileAtomically(path, std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
 }
@@ -49,7 +50,8 @@ render::RgbFrame readPngFrame(const std::filesystem::path& path) {
   const QSize size = reader.size();
   if (size.isValid() && (size.width() > util::kMaxImageSide || size.height() > util::kMaxImageSide))
     throw std::runtime_error(path.string() + ": the image is " + std::to_string(size.width()) + "×" +
-                             std::to_string(size.height()) + "; each side may be at most " + std::to_string(util::kMaxImageSide));
+                             std::to_string(size.height()) + "; each side may be at most " +
+                             std::to_string(util::kMaxImageSide));
   QImage image = reader.read();
   if (image.isNull())
     throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString());

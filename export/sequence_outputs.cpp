@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 std::vector<fs::path> shotFrames(const ShotOutput& shot) {
   const fs::path folder = framesDirectory(shot.directory);
   const std::string label = "shot '" + shot.id + "'";
-  if (!fs::is_directory(folder)) throw std::runtime_error(folder.string() + ": missing: " + label + " has no frames on disk; render it again");
+  if (!fs::is_directory(folder))
+    throw std::runtime_error(folder.string() + ": missing: " + label + " has no frames on disk; render it again");
   std::vector<fs::path> frames;
   for (int n = 1; shot.frames <= 0 || n <= shot.frames; ++n) {
     fs::path frame = frameFile(shot.directory, n);
@@ -64,7 +65,8 @@ SequenceOutputs describeOutputs(const Sequence& sequence, const render::RenderSu
 }
 
 FinalizedOutputs finalizeOutputs(const SequenceOutputs& outputs) {
-  if (outputs.shots.empty()) throw std::runtime_error(outputs.outputDirectory.string() + ": no shots to put in the sequence");
+  if (outputs.shots.empty())
+    throw std::runtime_error(outputs.outputDirectory.string() + ": no shots to put in the sequence");
   std::vector<fs::path> allFrames;
   OtioTimeline timeline;
   timeline.name = outputs.name;

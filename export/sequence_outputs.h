@@ -20,10 +20,10 @@ struct ShotOutput {
   std::string name;
   std::string prompt;
   std::uint64_t seed = 0;
-  std::string continuityMode;  // "none", "latent", … (toString(ContinuityMode))
-  std::string key;             // render key; empty when unknown
+  std::string continuityMode;       // "none", "latent", … (toString(ContinuityMode))
+  std::string key;                  // render key; empty when unknown
   std::filesystem::path directory;  // OUT/shots/<NN>-<id>
-  int frames = 0;  // frames the shot must have on disk; 0: the unbroken run 000001.png… found there
+  int frames = 0;                   // frames the shot must have on disk; 0: the unbroken run 000001.png… found there
 };
 
 struct SequenceOutputs {

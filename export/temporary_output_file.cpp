@@ -38,7 +38,8 @@ mode_t modeForNewFile(const std::filesystem::path& target) {
 
 }  // namespace
 
-TemporaryOutputFile::TemporaryOutputFile(const std::filesystem::path& target) : target_(util::resolveWriteTarget(target)) {
+TemporaryOutputFile::TemporaryOutputFile(const std::filesystem::path& target)
+    : target_(util::resolveWriteTarget(target)) {
   std::string name = (folderOf(target_) / ("." + target_.filename().string() + ".tmp-XXXXXX")).string();
   const int fd = ::mkstemp(name.data());
   if (fd < 0) fail(target_, "cannot create a temporary file in " + folderOf(target_).string(), errno);

@@ -12,9 +12,9 @@ struct VideoProbe {
   std::string pixelFormat;  // "yuv420p", …
   int width = 0;
   int height = 0;
-  int packets = 0;          // compressed packets of the video stream
-  int decodedFrames = 0;    // frames the decoder returned
-  double fps = 0;           // the stream's average frame rate
+  int packets = 0;        // compressed packets of the video stream
+  int decodedFrames = 0;  // frames the decoder returned
+  double fps = 0;         // the stream's average frame rate
   double durationSeconds = 0;
 };
 

@@ -87,7 +87,8 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   setCentralWidget(centre);
 
   QString device = settings_->device();
-  if (device.isEmpty()) device = deviceDescription.contains(QStringLiteral("CPU")) ? QStringLiteral("cpu") : QStringLiteral("cuda");
+  if (device.isEmpty())
+    device = deviceDescription.contains(QStringLiteral("CPU")) ? QStringLiteral("cpu") : QStringLiteral("cuda");
   controller_->setDevice(device);
   inspector_->settingsInspector()->setDevice(device);
   vram_->setHostMemory(device == QStringLiteral("cpu"));
@@ -125,10 +126,11 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   connect(document_->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(shotModel_, &ShotTableModel::editRejected, this, &MainWindow::reportRefusal);
   connect(timeline_, &TimelineView::statusMessage, this, &MainWindow::reportRefusal);
-  connect(inspector_->settingsInspector(), &SettingsInspector::pendingProblemChanged, this, [this](const QString& problem) {
-    pendingProblem_ = problem;
-    refreshProblems();
-  });
+  connect(inspector_->settingsInspector(), &SettingsInspector::pendingProblemChanged, this,
+          [this](const QString& problem) {
+            pendingProblem_ = problem;
+            refreshProblems();
+          });
   connect(timeline_, &TimelineView::selectionChanged, this, &MainWindow::setSelectedShot);
   connect(timeline_, &TimelineView::playheadMoved, preview_, &PreviewPanel::showFrameAt);
   connect(preview_, &PreviewPanel::playheadRequested, timeline_, &TimelineView::setPlayhead);
@@ -149,8 +151,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   memoryTimer_->start();
 
   resize(1480, 920);
-  if (const QScreen* screen = QGuiApplication::primaryScreen())
-    resize(sizeFor(screen->availableGeometry().size()));
+  if (const QScreen* screen = QGuiApplication::primaryScreen()) resize(sizeFor(screen->availableGeometry().size()));
   defaultState_ = saveState();
   if (!settings_->windowGeometry().isEmpty()) restoreGeometry(settings_->windowGeometry());
   if (!settings_->windowState().isEmpty()) {
@@ -194,8 +195,10 @@ void MainWindow::createDocks() {
   viewMenu_->addSeparator();
   QList<QAction*> stripActions = shotActions_;
   auto* timelinePanel = new TimelinePanel(timeline_, stripActions, this);
-  QDockWidget* timelineDock = dock(tr("Timeline"), QStringLiteral("TimelineDock"), timelinePanel, Qt::BottomDockWidgetArea);
-  QDockWidget* inspectorDock = dock(tr("Inspector"), QStringLiteral("InspectorDock"), inspector_, Qt::RightDockWidgetArea);
+  QDockWidget* timelineDock =
+      dock(tr("Timeline"), QStringLiteral("TimelineDock"), timelinePanel, Qt::BottomDockWidgetArea);
+  QDockWidget* inspectorDock =
+      dock(tr("Inspector"), QStringLiteral("InspectorDock"), inspector_, Qt::RightDockWidgetArea);
   QDockWidget* vramDock = dock(tr("Memory"), QStringLiteral("VramDock"), vram_, Qt::RightDockWidgetArea);
   auto* cutView = new QTableView(this);
   cutView_ = cutView;
@@ -281,7 +284,8 @@ void MainWindow::refreshProblems() {
     item->setForeground(d.isError() ? QColor(0xff, 0x6b, 0x6b) : QColor(0xf0, 0xc0, 0x40));
     modelFieldError = modelFieldError || d.path.rfind("model", 0) == 0;
   }
-  if (const std::string problem = modelFieldError ? std::string() : modelBrowser_->currentUse().problem; !problem.empty()) {
+  if (const std::string problem = modelFieldError ? std::string() : modelBrowser_->currentUse().problem;
+      !problem.empty()) {
     auto* item = new QListWidgetItem(tr("%1 (see the Models panel)").arg(QString::fromStdString(problem)), problems_);
     item->setForeground(QColor(0xff, 0x6b, 0x6b));
   }
@@ -333,7 +337,8 @@ void MainWindow::deleteShot() {
 }
 
 void MainWindow::splitAtPlayhead() {
-  if (const auto index = shotAtFrame(document_->sequence(), timeline_->playhead())) timeline_->splitShot(static_cast<int>(*index));
+  if (const auto index = shotAtFrame(document_->sequence(), timeline_->playhead()))
+    timeline_->splitShot(static_cast<int>(*index));
 }
 
 void MainWindow::toggleShotEnabled() {

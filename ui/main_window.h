@@ -80,7 +80,9 @@ class MainWindow : public QMainWindow {
   // Starts a render of the document as it is now; false (with a banner) when it cannot start.
   bool renderSequence();
   // Asked whether to use a recovery file; the default asks with a dialog (tests replace it).
-  void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) { recoveryPrompt_ = std::move(prompt); }
+  void setRecoveryPrompt(std::function<bool(const QString& recoveryFile)> prompt) {
+    recoveryPrompt_ = std::move(prompt);
+  }
   // At start with no file: offers the untitled document a crash left behind.
   void offerUntitledRecovery();
   // At the first start: asks for the model folders (a ComfyUI models folder) once, then never again.

@@ -88,42 +88,41 @@ void MainWindow::createActions() {
   QAction* duplicate = add(shotMenu, tr("D&uplicate"), QKeySequence(Qt::CTRL | Qt::Key_D), [this] { duplicateShot(); });
   QAction* split = add(shotMenu, tr("S&plit at Playhead"), QKeySequence(Qt::Key_S), [this] { splitAtPlayhead(); });
   split->setShortcuts({QKeySequence(Qt::Key_S), QKeySequence(Qt::CTRL | Qt::Key_K)});
-  QAction* disable = add(shotMenu, tr("&Disable / Enable Shot"), QKeySequence(Qt::Key_Delete), [this] { toggleShotEnabled(); });
+  QAction* disable =
+      add(shotMenu, tr("&Disable / Enable Shot"), QKeySequence(Qt::Key_Delete), [this] { toggleShotEnabled(); });
   disable->setToolTip(tr("The shot keeps its place on the timeline but is not rendered (Delete; again to enable)"));
-  QAction* remove = add(shotMenu, tr("Ripple &Delete"), QKeySequence(Qt::SHIFT | Qt::Key_Delete), [this] { deleteShot(); });
+  QAction* remove =
+      add(shotMenu, tr("Ripple &Delete"), QKeySequence(Qt::SHIFT | Qt::Key_Delete), [this] { deleteShot(); });
   remove->setToolTip(tr("Remove the shot; the shots after it move up (Shift+Delete)"));
   shotMenu->addSeparator();
-  QAction* shorter = add(shotMenu, tr("Shorten by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Left), [this] {
-    timeline_->nudgeLength(currentShot(), -4);
-  });
-  QAction* longer = add(shotMenu, tr("Lengthen by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Right), [this] {
-    timeline_->nudgeLength(currentShot(), 4);
-  });
+  QAction* shorter = add(shotMenu, tr("Shorten by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Left),
+                         [this] { timeline_->nudgeLength(currentShot(), -4); });
+  QAction* longer = add(shotMenu, tr("Lengthen by 4 Frames"), QKeySequence(Qt::SHIFT | Qt::Key_Right),
+                        [this] { timeline_->nudgeLength(currentShot(), 4); });
   // The timeline handles these keys itself when it has focus; elsewhere the menu does.
   shorter->setShortcutContext(Qt::WidgetShortcut);
   longer->setShortcutContext(Qt::WidgetShortcut);
   add(shotMenu, tr("Move &Earlier"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Left), [this] { moveShot(-1); });
   add(shotMenu, tr("Move &Later"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Right), [this] { moveShot(1); });
-  QAction* fit = add(viewMenu_, tr("Zoom to &Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { timeline_->zoomToFit(); });
-  add(viewMenu_, tr("Zoom &In"), QKeySequence::ZoomIn, [this] {
-    timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() * 1.25, timeline_->width() / 2);
-  });
-  add(viewMenu_, tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
-    timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() / 1.25, timeline_->width() / 2);
-  });
+  QAction* fit =
+      add(viewMenu_, tr("Zoom to &Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), [this] { timeline_->zoomToFit(); });
+  add(viewMenu_, tr("Zoom &In"), QKeySequence::ZoomIn,
+      [this] { timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() * 1.25, timeline_->width() / 2); });
+  add(viewMenu_, tr("Zoom &Out"), QKeySequence::ZoomOut,
+      [this] { timeline_->setPixelsPerFrame(timeline_->pixelsPerFrame() / 1.25, timeline_->width() / 2); });
   viewMenu_->addSeparator();
   add(viewMenu_, tr("&Play / Pause"), QKeySequence(Qt::Key_Space), [this] { preview_->togglePlay(); });
   add(viewMenu_, tr("Shuttle Backward"), QKeySequence(Qt::Key_J), [this] { preview_->shuttle(-1); });
   add(viewMenu_, tr("Stop"), QKeySequence(Qt::Key_K), [this] { preview_->pause(); });
   add(viewMenu_, tr("Shuttle Forward"), QKeySequence(Qt::Key_L), [this] { preview_->shuttle(1); });
-  QAction* previous = add(viewMenu_, tr("Previous Frame"), QKeySequence(Qt::Key_Left), [this] { preview_->stepFrame(-1); });
+  QAction* previous =
+      add(viewMenu_, tr("Previous Frame"), QKeySequence(Qt::Key_Left), [this] { preview_->stepFrame(-1); });
   previous->setShortcuts({QKeySequence(Qt::Key_Left), QKeySequence(Qt::Key_Comma)});
   QAction* next = add(viewMenu_, tr("Next Frame"), QKeySequence(Qt::Key_Right), [this] { preview_->stepFrame(1); });
   next->setShortcuts({QKeySequence(Qt::Key_Right), QKeySequence(Qt::Key_Period)});
   add(viewMenu_, tr("Go to Start"), QKeySequence(Qt::Key_Home), [this] { timeline_->setPlayhead(0); });
-  add(viewMenu_, tr("Go to End"), QKeySequence(Qt::Key_End), [this] {
-    timeline_->setPlayhead(std::max(0, document_->sequence().totalFrames() - 1));
-  });
+  add(viewMenu_, tr("Go to End"), QKeySequence(Qt::Key_End),
+      [this] { timeline_->setPlayhead(std::max(0, document_->sequence().totalFrames() - 1)); });
   add(viewMenu_, tr("Set Loop &In"), QKeySequence(Qt::Key_I), [this] { preview_->setLoopIn(); });
   add(viewMenu_, tr("Set Loop &Out"), QKeySequence(Qt::Key_O), [this] { preview_->setLoopOut(); });
   add(viewMenu_, tr("Clear Loop"), QKeySequence(Qt::ALT | Qt::Key_X), [this] { preview_->clearLoop(); });
@@ -136,16 +135,18 @@ void MainWindow::createActions() {
   add(viewMenu_, tr("Reset &Layout"), QKeySequence(), [this] { restoreState(defaultState_); });
   shotActions_ = {addShotAction, duplicate, split, disable, remove, nullptr, fit};
 
-  renderAction_ = add(renderMenu, tr("&Render Sequence"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { renderSequence(); });
+  renderAction_ =
+      add(renderMenu, tr("&Render Sequence"), QKeySequence(Qt::CTRL | Qt::Key_R), [this] { renderSequence(); });
   renderAction_->setToolTip(tr("Render every shot that changed since the last render (Ctrl+R)"));
   stopNowAction_ = add(renderMenu, tr("Stop &Now"), QKeySequence(Qt::CTRL | Qt::Key_Period), [this] {
     controller_->stop(render::StopRequest::Now);
     log(tr("Stopping now…"));
   });
-  stopAfterAction_ = add(renderMenu, tr("Stop &After This Shot"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period), [this] {
-    controller_->stop(render::StopRequest::AfterShot);
-    log(tr("Will stop once this shot is written."));
-  });
+  stopAfterAction_ =
+      add(renderMenu, tr("Stop &After This Shot"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Period), [this] {
+        controller_->stop(render::StopRequest::AfterShot);
+        log(tr("Will stop once this shot is written."));
+      });
   renderMenu->addSeparator();
   add(renderMenu, tr("Open Output &Folder"), QKeySequence(), [this] {
     QDesktopServices::openUrl(QUrl::fromLocalFile(RenderController::outputDirectoryFor(document_->filePath())));
@@ -170,13 +171,15 @@ void MainWindow::createActions() {
   stopButton->setMenu(stopMenu);
   stopButton->setPopupMode(QToolButton::MenuButtonPopup);
   connect(stopButton, &QToolButton::clicked, stopNowAction_, &QAction::trigger);
-  connect(stopNowAction_, &QAction::changed, stopButton, [this, stopButton] { stopButton->setEnabled(stopNowAction_->isEnabled()); });
+  connect(stopNowAction_, &QAction::changed, stopButton,
+          [this, stopButton] { stopButton->setEnabled(stopNowAction_->isEnabled()); });
   toolbar->addWidget(stopButton);
   toolbar->addSeparator();
   toolbar->addWidget(new QLabel(tr(" Memory policy "), this));
   for (ResidencyPolicy p : kPolicies) policy_->addItem(QString::fromLatin1(toString(p)));
-  policy_->setToolTip(tr("How the model stays on the device between shots: pinned (fastest), offload, reload, "
-                         "or auto (the renderer picks the fastest that fits and says why)"));
+  policy_->setToolTip(
+      tr("How the model stays on the device between shots: pinned (fastest), offload, reload, "
+         "or auto (the renderer picks the fastest that fits and says why)"));
   connect(policy_, &QComboBox::activated, this, [this](int row) {
     SequenceSettings settings = document_->sequence().settings;
     if (settings.policy == kPolicies[row]) return;
@@ -194,7 +197,8 @@ void MainWindow::createActions() {
   toolbar->addWidget(deviceLabel_);
   for (QAction* action : findChildren<QAction*>())
     if (!action->shortcut().isEmpty() && action->toolTip() == QString(action->text()).remove('&'))
-      action->setToolTip(tr("%1 (%2)").arg(QString(action->text()).remove('&'), action->shortcut().toString(QKeySequence::NativeText)));
+      action->setToolTip(tr("%1 (%2)").arg(QString(action->text()).remove('&'),
+                                           action->shortcut().toString(QKeySequence::NativeText)));
   updateRenderActions();
 }
 
@@ -223,7 +227,8 @@ void MainWindow::showShortcuts() {
 void MainWindow::updatePolicyBox() {
   const ResidencyPolicy policy = document_->sequence().settings.policy;
   const QSignalBlocker block(policy_);
-  policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), policy) - std::begin(kPolicies)));
+  policy_->setCurrentIndex(
+      static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), policy) - std::begin(kPolicies)));
 }
 
 }  // namespace shotchain::ui

@@ -27,7 +27,8 @@ const char* const kFileFilter = "ShotChain sequences (*.json);;All files (*)";
 QString sequencePathFrom(const QMimeData* mime) {
   if (mime == nullptr || !mime->hasUrls()) return {};
   for (const QUrl& url : mime->urls())
-    if (url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)) return url.toLocalFile();
+    if (url.isLocalFile() && url.toLocalFile().endsWith(QStringLiteral(".json"), Qt::CaseInsensitive))
+      return url.toLocalFile();
   return {};
 }
 
@@ -43,11 +44,13 @@ void MainWindow::newDocument() {
 void MainWindow::offerUntitledRecovery() {
   const auto recovery = Autosave::pendingRecovery(QString());
   if (!recovery) return;
-  const bool accept = recoveryPrompt_ ? recoveryPrompt_(*recovery)
-                                      : dialogsAllowed() &&
-                                            QMessageBox::question(this, tr("Recover unsaved work?"),
-                                                                  tr("An untitled sequence was not saved when the studio last closed. Recover it?")) ==
-                                                QMessageBox::Yes;
+  const bool accept =
+      recoveryPrompt_ ? recoveryPrompt_(*recovery)
+                      : dialogsAllowed() &&
+                            QMessageBox::question(
+                                this, tr("Recover unsaved work?"),
+                                tr("An untitled sequence was not saved when the studio last closed. Recover it?")) ==
+                                QMessageBox::Yes;
   const LoadResult result = loadSequenceFile(recovery->toStdString());
   if (accept && result.ok()) {
     document_->reset(*result.sequence, QString(), true);
@@ -61,7 +64,8 @@ bool MainWindow::openFile(const QString& path) {
   const LoadResult result = loadSequenceFile(path.toStdString());
   if (!result.ok()) {
     QMessageBox box(QMessageBox::Warning, tr("Cannot open sequence"),
-                    tr("%1 has problems and was not opened; the file was not changed.").arg(path), QMessageBox::Ok, this);
+                    tr("%1 has problems and was not opened; the file was not changed.").arg(path), QMessageBox::Ok,
+                    this);
     box.setDetailedText(QString::fromStdString(formatAll(result.diagnostics, path.toStdString())));
     if (dialogsAllowed()) box.exec();
     statusBar()->showMessage(QString::fromStdString(result.diagnostics.front().format(path.toStdString())));
@@ -70,11 +74,13 @@ bool MainWindow::openFile(const QString& path) {
   Sequence sequence = *result.sequence;
   bool recovered = false;
   if (const auto recovery = Autosave::pendingRecovery(path)) {
-    const bool accept = recoveryPrompt_ ? recoveryPrompt_(*recovery)
-                                        : dialogsAllowed() &&
-                                              QMessageBox::question(this, tr("Recover unsaved changes?"),
-                                                                    tr("%1 has changes that were not saved when the studio last closed. "
-                                                                       "Recover them?").arg(QFileInfo(path).fileName())) == QMessageBox::Yes;
+    const bool accept =
+        recoveryPrompt_ ? recoveryPrompt_(*recovery)
+                        : dialogsAllowed() && QMessageBox::question(
+                                                  this, tr("Recover unsaved changes?"),
+                                                  tr("%1 has changes that were not saved when the studio last closed. "
+                                                     "Recover them?")
+                                                      .arg(QFileInfo(path).fileName())) == QMessageBox::Yes;
     const LoadResult backup = loadSequenceFile(recovery->toStdString());
     if (accept && backup.ok()) {
       sequence = *backup.sequence;
@@ -87,7 +93,8 @@ bool MainWindow::openFile(const QString& path) {
   settings_->addRecentFile(path);
   updateRecentMenu();
   updateTitle();
-  statusBar()->showMessage(recovered ? tr("Recovered unsaved changes of %1").arg(path) : tr("Opened %1").arg(path), 5000);
+  statusBar()->showMessage(recovered ? tr("Recovered unsaved changes of %1").arg(path) : tr("Opened %1").arg(path),
+                           5000);
   return true;
 }
 
@@ -119,7 +126,8 @@ void MainWindow::updateRecentMenu() {
 
 bool MainWindow::saveTo(const QString& path) {
   const bool wasUntitled = document_->filePath().isEmpty();
-  const QString untitledRenders = QString::fromStdString(controller_->optionsFor(document_->sequence(), {}).outputDirectory.string());
+  const QString untitledRenders =
+      QString::fromStdString(controller_->optionsFor(document_->sequence(), {}).outputDirectory.string());
   try {
     document_->saveAs(path);
   } catch (const std::exception& error) {
@@ -129,7 +137,8 @@ bool MainWindow::saveTo(const QString& path) {
   }
   autosave_->discard();
   // The first save takes the untitled sequence's renders along, so that what was rendered stays rendered.
-  const QString renders = QString::fromStdString(controller_->optionsFor(document_->sequence(), path).outputDirectory.string());
+  const QString renders =
+      QString::fromStdString(controller_->optionsFor(document_->sequence(), path).outputDirectory.string());
   if (wasUntitled && !controller_->isRendering() && renders != untitledRenders && QFileInfo::exists(untitledRenders) &&
       !QFileInfo::exists(renders) && QDir().rename(untitledRenders, renders)) {
     log(tr("The renders of the untitled sequence moved with it to %1").arg(QDir::toNativeSeparators(renders)));
@@ -163,8 +172,9 @@ bool MainWindow::saveAsFile(QString path) {
 bool MainWindow::confirmDiscard() {
   if (!document_->isModified()) return true;
   if (!dialogsAllowed()) return true;
-  const auto answer = QMessageBox::warning(this, tr("Unsaved changes"), tr("%1 has unsaved changes.").arg(document_->displayName()),
-                                           QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  const auto answer =
+      QMessageBox::warning(this, tr("Unsaved changes"), tr("%1 has unsaved changes.").arg(document_->displayName()),
+                           QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
   if (answer == QMessageBox::Save) return save();
   return answer == QMessageBox::Discard;
 }

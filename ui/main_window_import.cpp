@@ -29,7 +29,8 @@ bool MainWindow::importComfyFile(const QString& path) {
   options.familyFromName = models::familyFromFileName;
   options.families = models::comfyWordsOfFamilies();
   try {
-    imported = interop::importComfyWorkflow(util::readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
+    imported =
+        interop::importComfyWorkflow(util::readRegularFile(path.toStdString(), 64u << 20), path.toStdString(), options);
   } catch (const std::exception& error) {
     banner_->showMessage(MessageBanner::Kind::Error,
                          tr("<b>Cannot import the workflow</b> (the open sequence is unchanged): %1")
@@ -39,26 +40,29 @@ bool MainWindow::importComfyFile(const QString& path) {
   }
   imported.sequence.settings.name = QFileInfo(path).completeBaseName().toStdString();
   QStringList details;
-  for (const std::string& problem : imported.problems) details << tr("Left out: %1").arg(QString::fromStdString(problem));
+  for (const std::string& problem : imported.problems)
+    details << tr("Left out: %1").arg(QString::fromStdString(problem));
   for (const interop::UnmappedNode& n : imported.unmapped)
-    details << tr("Not mapped: node %1 (%2): %3").arg(QString::fromStdString(n.id), QString::fromStdString(n.type),
-                                                     QString::fromStdString(n.why));
+    details << tr("Not mapped: node %1 (%2): %3")
+                   .arg(QString::fromStdString(n.id), QString::fromStdString(n.type), QString::fromStdString(n.why));
   for (const std::string& note : imported.notes) details << tr("Note: %1").arg(QString::fromStdString(note));
   const int shots = static_cast<int>(imported.sequence.shots.size());
   document_->reset(std::move(imported.sequence), QString(), true);
   updateTitle();
   QString summary = tr("Imported %1: %n shot(s) of %2", nullptr, shots)
                         .arg(QFileInfo(path).fileName(), QString::fromStdString(imported.models));
-  if (!imported.problems.empty()) summary += tr("; %n sampler(s) left out", nullptr, static_cast<int>(imported.problems.size()));
+  if (!imported.problems.empty())
+    summary += tr("; %n sampler(s) left out", nullptr, static_cast<int>(imported.problems.size()));
   summary += tr("; %n node(s) not carried over", nullptr, static_cast<int>(imported.unmapped.size()));
   statusBar()->showMessage(summary);
   for (const QString& line : details) log(line);
   // A banner, not a modal box: the sequence is there to look at while the list is read.
   if (!details.isEmpty())
-    banner_->showMessage(imported.problems.empty() ? MessageBanner::Kind::Info : MessageBanner::Kind::Warning,
-                         summary.toHtmlEscaped() + tr(". Save the sequence to keep it; the workflow file was not changed "
-                                                      "(Details lists what was not carried over; so does the log)."),
-                         details.join('\n'));
+    banner_->showMessage(
+        imported.problems.empty() ? MessageBanner::Kind::Info : MessageBanner::Kind::Warning,
+        summary.toHtmlEscaped() + tr(". Save the sequence to keep it; the workflow file was not changed "
+                                     "(Details lists what was not carried over; so does the log)."),
+        details.join('\n'));
   return true;
 }
 

@@ -18,7 +18,8 @@ namespace shotchain::ui {
 QDockWidget* MainWindow::createModelDock() {
   modelBrowser_ = new ModelBrowser(document_, settings_, this);
   connect(modelBrowser_, &ModelBrowser::preferencesRequested, this, &MainWindow::showPreferences);
-  connect(modelBrowser_, &ModelBrowser::statusMessage, this, [this](const QString& message) { statusBar()->showMessage(message, 8000); });
+  connect(modelBrowser_, &ModelBrowser::statusMessage, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 8000); });
   auto* dock = new QDockWidget(tr("Models"), this);
   dock->setObjectName(QStringLiteral("ModelsDock"));
   dock->setWidget(modelBrowser_);
@@ -29,8 +30,10 @@ QDockWidget* MainWindow::createModelDock() {
 
 void MainWindow::showPreferences() {
   PreferencesDialog dialog(settings_->modelFolders(), this);
-  if (preferencesHook_) preferencesHook_(dialog);
-  else if (!dialogsAllowed() || dialog.exec() != QDialog::Accepted) return;
+  if (preferencesHook_)
+    preferencesHook_(dialog);
+  else if (!dialogsAllowed() || dialog.exec() != QDialog::Accepted)
+    return;
   settings_->setModelFolders(dialog.modelFolders());
   modelBrowser_->rescan();
 }
@@ -40,13 +43,15 @@ void MainWindow::offerModelFolders() {
   settings_->setModelFoldersAsked();
   if (!dialogsAllowed()) return;
   QStringList families;
-  for (const models::FamilyKnowledge* family : models::ditFamilyKnowledge()) families << QString::fromUtf8(family->name);
-  QMessageBox box(QMessageBox::Question, tr("Your models"),
-                  tr("ShotChain renders the built-in demo model as it is. Do you have weights of %1, or LoRAs, in a ComfyUI "
-                     "models folder? Add it, and the Models panel shows what it holds and which files a sequence will use. "
-                     "(Edit › Preferences changes it later.)")
-                      .arg(families.join(QStringLiteral("; "))),
-                  QMessageBox::NoButton, this);
+  for (const models::FamilyKnowledge* family : models::ditFamilyKnowledge())
+    families << QString::fromUtf8(family->name);
+  QMessageBox box(
+      QMessageBox::Question, tr("Your models"),
+      tr("ShotChain renders the built-in demo model as it is. Do you have weights of %1, or LoRAs, in a ComfyUI "
+         "models folder? Add it, and the Models panel shows what it holds and which files a sequence will use. "
+         "(Edit › Preferences changes it later.)")
+          .arg(families.join(QStringLiteral("; "))),
+      QMessageBox::NoButton, this);
   QPushButton* add = box.addButton(tr("Add Models Folder…"), QMessageBox::AcceptRole);
   box.addButton(tr("Not Now"), QMessageBox::RejectRole);
   box.exec();

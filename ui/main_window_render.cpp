@@ -23,7 +23,10 @@ namespace {
 QString eta(double seconds) {
   if (seconds < 0) return QObject::tr("estimating…");
   const int s = static_cast<int>(seconds + 0.5);
-  return s >= 3600 ? QStringLiteral("%1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'))
+  return s >= 3600 ? QStringLiteral("%1:%2:%3")
+                         .arg(s / 3600)
+                         .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+                         .arg(s % 60, 2, 10, QLatin1Char('0'))
                    : QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
@@ -38,8 +41,16 @@ void MainWindow::connectRenderer() {
   });
   connect(c, &RenderController::shotStarted, this, [this](const render::ShotStarted& shot) {
     renderState_->shotStarted(shot);
-    log(shot.reused ? tr("Shot %1/%2 %3: unchanged, reusing what is on disk").arg(shot.index + 1).arg(shot.count).arg(QString::fromStdString(shot.name))
-                    : tr("Shot %1/%2 %3: %4 frames, %5 steps").arg(shot.index + 1).arg(shot.count).arg(QString::fromStdString(shot.name)).arg(shot.frames).arg(shot.steps));
+    log(shot.reused ? tr("Shot %1/%2 %3: unchanged, reusing what is on disk")
+                          .arg(shot.index + 1)
+                          .arg(shot.count)
+                          .arg(QString::fromStdString(shot.name))
+                    : tr("Shot %1/%2 %3: %4 frames, %5 steps")
+                          .arg(shot.index + 1)
+                          .arg(shot.count)
+                          .arg(QString::fromStdString(shot.name))
+                          .arg(shot.frames)
+                          .arg(shot.steps));
   });
   connect(c, &RenderController::stepDone, this, [this](int shot, int step, int steps, const QImage& image) {
     renderState_->stepDone(shot, step, steps);
@@ -53,18 +64,22 @@ void MainWindow::connectRenderer() {
   connect(c, &RenderController::progress, this, [this](int shot, int count, int step, int steps, double seconds) {
     progress_->setRange(0, std::max(1, count * std::max(1, steps)));
     progress_->setValue(shot * std::max(1, steps) + step);
-    progressText_->setText(tr("Shot %1/%2 · step %3/%4 · ETA %5").arg(shot + 1).arg(count).arg(step).arg(steps).arg(eta(seconds)));
+    progressText_->setText(
+        tr("Shot %1/%2 · step %3/%4 · ETA %5").arg(shot + 1).arg(count).arg(step).arg(steps).arg(eta(seconds)));
   });
-  connect(c, &RenderController::framesDecoded, this, [this](int shot, int first, int total, const QVector<QImage>& frames) {
-    renderState_->framesDecoded(shot, first, total, frames);
-    if (!frames.isEmpty()) {
-      liveDecodedShot_ = shot;
-      preview_->showLive(frames.back(), tr("%1 · decoded %2/%3").arg(shotLabel(shot)).arg(first + frames.size()).arg(total));
-    }
-  });
+  connect(c, &RenderController::framesDecoded, this,
+          [this](int shot, int first, int total, const QVector<QImage>& frames) {
+            renderState_->framesDecoded(shot, first, total, frames);
+            if (!frames.isEmpty()) {
+              liveDecodedShot_ = shot;
+              preview_->showLive(frames.back(),
+                                 tr("%1 · decoded %2/%3").arg(shotLabel(shot)).arg(first + frames.size()).arg(total));
+            }
+          });
   connect(c, &RenderController::cutMeasured, this, [this](const continuity::CutMetrics& cut) {
     renderState_->cutMeasured(cut);
-    log(tr("Cut %1 → %2: MAD ratio %3").arg(QString::fromStdString(cut.fromShotId), QString::fromStdString(cut.toShotId))
+    log(tr("Cut %1 → %2: MAD ratio %3")
+            .arg(QString::fromStdString(cut.fromShotId), QString::fromStdString(cut.toShotId))
             .arg(cut.madRatio ? QString::number(*cut.madRatio, 'f', 2) : QStringLiteral("—")));
   });
   connect(c, &RenderController::memorySampled, vram_, &VramPanel::addCutSample);
@@ -73,8 +88,11 @@ void MainWindow::connectRenderer() {
     if (shot.stream) vram_->addStreamShot(shot.index, *shot.stream);
     if (!shot.reused)
       log(tr("Shot %1 done: %2 frames in %3 s (sampling %4 s, decoding %5 s)")
-              .arg(QString::fromStdString(shot.id)).arg(shot.framesWritten).arg(shot.seconds, 0, 'f', 1)
-              .arg(shot.sampleSeconds, 0, 'f', 1).arg(shot.decodeSeconds, 0, 'f', 1));
+              .arg(QString::fromStdString(shot.id))
+              .arg(shot.framesWritten)
+              .arg(shot.seconds, 0, 'f', 1)
+              .arg(shot.sampleSeconds, 0, 'f', 1)
+              .arg(shot.decodeSeconds, 0, 'f', 1));
   });
   connect(c, &RenderController::warning, this, [this](const render::RenderWarning& w) {
     log(tr("Warning (%1): %2").arg(QString::fromStdString(w.kind), QString::fromStdString(w.message)));
@@ -95,7 +113,8 @@ bool MainWindow::renderSequence() {
   if (controller_->isRendering()) return false;
   const Diagnostics& problems = document_->resolved().problems;
   if (hasErrors(problems)) {
-    banner_->showMessage(MessageBanner::Kind::Error, tr("<b>The sequence has problems;</b> fix them to render (see Problems)."),
+    banner_->showMessage(MessageBanner::Kind::Error,
+                         tr("<b>The sequence has problems;</b> fix them to render (see Problems)."),
                          QString::fromStdString(formatAll(problems, document_->displayName().toStdString())));
     return false;
   }
@@ -111,7 +130,8 @@ bool MainWindow::renderSequence() {
   progress_->setValue(0);
   progressText_->setText(tr("Starting…"));
   std::vector<int> shotSteps;
-  for (const resolve::ResolvedShot& shot : document_->resolved().shots) shotSteps.push_back(shot.enabled ? shot.steps : 0);
+  for (const resolve::ResolvedShot& shot : document_->resolved().shots)
+    shotSteps.push_back(shot.enabled ? shot.steps : 0);
   controller_->start(document_->sequence(), document_->filePath(), std::move(shotSteps));
   log(tr("Render started → %1").arg(QDir::toNativeSeparators(controller_->outputDirectory())));
   return true;
@@ -139,16 +159,19 @@ void MainWindow::renderFinished(const render::SequenceFinished& result, bool fai
     const QString movie = QDir(folder).filePath(movies.front());
     connect(play, &QAction::triggered, this, [this, movie] {
       if (QDesktopServices::openUrl(QUrl::fromLocalFile(movie))) return;
-      banner_->showMessage(MessageBanner::Kind::Warning,
-                           tr("No program on this computer opens .mp4 files, so the movie cannot be played from here. It is at "
-                              "%1; the studio's viewer plays the sequence (Space).")
-                               .arg(QDir::toNativeSeparators(movie).toHtmlEscaped()));
+      banner_->showMessage(
+          MessageBanner::Kind::Warning,
+          tr("No program on this computer opens .mp4 files, so the movie cannot be played from here. It is at "
+             "%1; the studio's viewer plays the sequence (Space).")
+              .arg(QDir::toNativeSeparators(movie).toHtmlEscaped()));
       log(tr("No video player for %1.").arg(QDir::toNativeSeparators(movie)));
     });
     actions << play;
   }
   const QString text = tr("<b>Rendered.</b> %1 shot(s) rendered, %2 reused, in %3 s → %4")
-                           .arg(result.shotsRendered).arg(result.shotsReused).arg(result.seconds, 0, 'f', 1)
+                           .arg(result.shotsRendered)
+                           .arg(result.shotsReused)
+                           .arg(result.seconds, 0, 'f', 1)
                            .arg(QDir::toNativeSeparators(folder).toHtmlEscaped());
   banner_->showMessage(MessageBanner::Kind::Info, text, {}, actions);
   log(tr("Render finished in %1 s.").arg(result.seconds, 0, 'f', 1));

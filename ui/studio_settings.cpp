@@ -13,7 +13,9 @@ StudioSettings::StudioSettings()
 
 StudioSettings::~StudioSettings() = default;
 
-QStringList StudioSettings::recentFiles() const { return settings_->value(QStringLiteral("recentFiles")).toStringList(); }
+QStringList StudioSettings::recentFiles() const {
+  return settings_->value(QStringLiteral("recentFiles")).toStringList();
+}
 
 void StudioSettings::addRecentFile(const QString& path) {
   const QString absolute = QFileInfo(path).absoluteFilePath();
@@ -30,16 +32,24 @@ void StudioSettings::removeRecentFile(const QString& path) {
   settings_->setValue(QStringLiteral("recentFiles"), files);
 }
 
-QByteArray StudioSettings::windowGeometry() const { return settings_->value(QStringLiteral("window/geometry")).toByteArray(); }
-QByteArray StudioSettings::windowState() const { return settings_->value(QStringLiteral("window/state")).toByteArray(); }
+QByteArray StudioSettings::windowGeometry() const {
+  return settings_->value(QStringLiteral("window/geometry")).toByteArray();
+}
+QByteArray StudioSettings::windowState() const {
+  return settings_->value(QStringLiteral("window/state")).toByteArray();
+}
 
 void StudioSettings::setWindowLayout(const QByteArray& geometry, const QByteArray& state) {
   settings_->setValue(QStringLiteral("window/geometry"), geometry);
   settings_->setValue(QStringLiteral("window/state"), state);
 }
 
-QStringList StudioSettings::modelFolders() const { return settings_->value(QStringLiteral("models/folders")).toStringList(); }
-void StudioSettings::setModelFolders(const QStringList& folders) { settings_->setValue(QStringLiteral("models/folders"), folders); }
+QStringList StudioSettings::modelFolders() const {
+  return settings_->value(QStringLiteral("models/folders")).toStringList();
+}
+void StudioSettings::setModelFolders(const QStringList& folders) {
+  settings_->setValue(QStringLiteral("models/folders"), folders);
+}
 bool StudioSettings::modelFoldersAsked() const { return settings_->value(QStringLiteral("models/asked")).toBool(); }
 void StudioSettings::setModelFoldersAsked() { settings_->setValue(QStringLiteral("models/asked"), true); }
 

@@ -28,7 +28,9 @@ std::string joined(const std::vector<std::string>& words, const char* separator)
 
 // "A-B" or "A": every part whole, 1-based, A ≤ B ("2x-4", "2-", "0-1", "3-2" are refused).
 ShotRange parseRange(const OptionSpec& spec, const std::string& text) {
-  const auto refuse = [&] { return std::invalid_argument(spec.name + ": " + quoted(text) + " is not a range like 2-4"); };
+  const auto refuse = [&] {
+    return std::invalid_argument(spec.name + ": " + quoted(text) + " is not a range like 2-4");
+  };
   const std::size_t dash = text.find('-');
   ShotRange range;
   try {
@@ -53,11 +55,16 @@ Dimensions parseDimensions(const OptionSpec& spec, const std::string& text) {
 
 ParsedOptions::Value parseValue(const OptionSpec& spec, const std::string& text) {
   switch (spec.kind) {
-    case OptionKind::Flag: return true;
-    case OptionKind::Int: return static_cast<std::int64_t>(intOption(spec.name, text));
-    case OptionKind::Int64: return int64Option(spec.name, text);
-    case OptionKind::Double: return doubleOption(spec.name, text);
-    case OptionKind::Text: return text;
+    case OptionKind::Flag:
+      return true;
+    case OptionKind::Int:
+      return static_cast<std::int64_t>(intOption(spec.name, text));
+    case OptionKind::Int64:
+      return int64Option(spec.name, text);
+    case OptionKind::Double:
+      return doubleOption(spec.name, text);
+    case OptionKind::Text:
+      return text;
     case OptionKind::Path:
       if (text.empty()) throw std::invalid_argument(spec.name + ": the path is empty");
       return text;
@@ -69,8 +76,10 @@ ParsedOptions::Value parseValue(const OptionSpec& spec, const std::string& text)
         return *bytes;
       }
       throw std::invalid_argument(spec.name + ": " + quoted(text) + " is not a size (e.g. 16GiB)");
-    case OptionKind::Range: return parseRange(spec, text);
-    case OptionKind::Dimensions: return parseDimensions(spec, text);
+    case OptionKind::Range:
+      return parseRange(spec, text);
+    case OptionKind::Dimensions:
+      return parseDimensions(spec, text);
     case OptionKind::Choice: {
       const std::vector<std::string> words = choices(spec);
       if (std::find(words.begin(), words.end(), text) != words.end()) return text;
@@ -111,10 +120,12 @@ std::string wrapText(const std::string& text, std::size_t width, const std::stri
   return wrapped;
 }
 
-const ParsedOptions::Value* ParsedOptions::find(const std::string& name, std::initializer_list<OptionKind> kinds) const {
+const ParsedOptions::Value* ParsedOptions::find(const std::string& name,
+                                                std::initializer_list<OptionKind> kinds) const {
   const OptionSpec* spec = spec_ ? spec_->option(name) : nullptr;
   if (!spec || std::find(kinds.begin(), kinds.end(), spec->kind) == kinds.end())
-    throw std::logic_error((spec_ ? spec_->name : std::string("?")) + ": no option " + name + " of that kind in its table");
+    throw std::logic_error((spec_ ? spec_->name : std::string("?")) + ": no option " + name +
+                           " of that kind in its table");
   const auto found = values_.find(name);
   return found == values_.end() ? nullptr : &found->second;
 }
@@ -130,7 +141,9 @@ std::optional<std::int64_t> ParsedOptions::int64(const std::string& name) const 
   return get<std::int64_t>(name, {OptionKind::Int64});
 }
 
-std::optional<double> ParsedOptions::number(const std::string& name) const { return get<double>(name, {OptionKind::Double}); }
+std::optional<double> ParsedOptions::number(const std::string& name) const {
+  return get<double>(name, {OptionKind::Double});
+}
 
 std::optional<std::string> ParsedOptions::text(const std::string& name) const {
   return get<std::string>(name, {OptionKind::Text, OptionKind::Path, OptionKind::Choice});
@@ -140,7 +153,9 @@ std::optional<std::uint64_t> ParsedOptions::byteSize(const std::string& name) co
   return get<std::uint64_t>(name, {OptionKind::ByteSize});
 }
 
-std::optional<ShotRange> ParsedOptions::range(const std::string& name) const { return get<ShotRange>(name, {OptionKind::Range}); }
+std::optional<ShotRange> ParsedOptions::range(const std::string& name) const {
+  return get<ShotRange>(name, {OptionKind::Range});
+}
 
 std::optional<Dimensions> ParsedOptions::dimensions(const std::string& name) const {
   return get<Dimensions>(name, {OptionKind::Dimensions});
@@ -160,7 +175,8 @@ ParsedOptions CommandSpec::parse(const Args& args, std::size_t first) const {
     const std::string& arg = args[i];
     if (optionsEnded || arg.size() < 2 || arg[0] != '-') {
       if (maxOperands >= 0 && parsed.operands_.size() >= static_cast<std::size_t>(maxOperands))
-        throw error("unexpected " + quoted(arg) + (operands.empty() ? " (it takes no operands)" : " (it takes " + operands + ")"));
+        throw error("unexpected " + quoted(arg) +
+                    (operands.empty() ? " (it takes no operands)" : " (it takes " + operands + ")"));
       parsed.operands_.push_back(arg);
       continue;
     }
@@ -184,7 +200,8 @@ ParsedOptions CommandSpec::parse(const Args& args, std::size_t first) const {
   }
   if (parsed.operands_.size() < static_cast<std::size_t>(minOperands)) throw error("missing " + operands);
   for (const OptionSpec& spec : options)
-    if (!spec.fallback.empty() && !parsed.values_.contains(spec.name)) parsed.values_[spec.name] = parseValue(spec, spec.fallback);
+    if (!spec.fallback.empty() && !parsed.values_.contains(spec.name))
+      parsed.values_[spec.name] = parseValue(spec, spec.fallback);
   return parsed;
 }
 

@@ -28,7 +28,7 @@ enum class OptionKind {
 };
 
 struct OptionSpec {
-  std::string name;   // "--shots"
+  std::string name;  // "--shots"
   OptionKind kind;
   std::string value;  // what the usage shows after the name ("A-B"); for a Choice the words, "a|b|c"
   std::string help;   // one line: what it does
@@ -115,10 +115,10 @@ class CommandSpec {
   std::string name;      // "render", "bench vae"
   std::string operands;  // how the usage shows them: "SEQUENCE", "FILE...", "[WEIGHTS] IO"
   int minOperands = 0;
-  int maxOperands = 0;   // −1: any number
-  std::string summary;   // what the command does, one or two sentences
+  int maxOperands = 0;  // −1: any number
+  std::string summary;  // what the command does, one or two sentences
   std::vector<OptionSpec> options;
-  std::string notes;     // more lines for `--help`, after the options
+  std::string notes;  // more lines for `--help`, after the options
 
   // Throws UsageError (unknown option, missing or bad value, wrong operand count) or HelpRequested.
   ParsedOptions parse(const Args& args, std::size_t first = 0) const;

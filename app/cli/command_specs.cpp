@@ -5,22 +5,32 @@
 namespace shotchain::cli {
 
 const CommandSpec kValidateCommand{
-    "validate", "FILE...", 1, -1,
+    "validate",
+    "FILE...",
+    1,
+    -1,
     "check sequence documents; prints FILE: ok or every problem (file, JSON path, rule); exit 1 on any error",
-    {}, ""};
+    {},
+    ""};
 
 const CommandSpec kInfoCommand{
     "info", "FILE", 1, 1, "summarise a sequence: settings, shots with start frames, seeds, continuity", {}, ""};
 
 const CommandSpec kInspectCommand{
-    "inspect", "WEIGHTS", 1, 1,
+    "inspect",
+    "WEIGHTS",
+    1,
+    1,
     "describe a weights file (.safetensors, .safetensors.index.json, or a .pt/.pth checkpoint) from its header alone: "
     "family, variant, config, parameters, dtypes, problems; a checkpoint's state dicts",
     {kStateDictKey},
     ""};
 
 const CommandSpec kConvertCommand{
-    "convert", "IN.pt OUT.safetensors", 2, 2,
+    "convert",
+    "IN.pt OUT.safetensors",
+    2,
+    2,
     "write a safetensors copy of a PyTorch zip checkpoint's state dict (.pt, .pth; read without running it), "
     "wrapper prefixes such as model. stripped; written atomically",
     {kStateDictKey,
@@ -29,14 +39,20 @@ const CommandSpec kConvertCommand{
     ""};
 
 const CommandSpec kModelsCommand{
-    "models", "[FOLDER...]", 0, 64,
+    "models",
+    "[FOLDER...]",
+    0,
+    64,
     "list every weights file under the folders (a ComfyUI models folder or a flat one; default: the built-in demo "
     "model) from its header alone: role, family and variant, size, dtype, and why a file cannot be used",
     {{"--json", K::Flag, "", "one JSON array instead of the table"}},
     ""};
 
 const CommandSpec kRenderCommand{
-    "render", "SEQUENCE", 1, 1,
+    "render",
+    "SEQUENCE",
+    1,
+    1,
     "render every shot in order with the DiT kept loaded; frames, MP4, report and timeline in the output folder\n"
     "exit 0 done, 1 failed part-way, 2 usage, 3 invalid document, 4 refused before any work, 5 stopped (Ctrl+C), "
     "6 a rank died, hung or failed (--resume continues)",
@@ -54,17 +70,26 @@ const CommandSpec kRenderCommand{
     ""};
 
 const CommandSpec kPlanCommand{
-    "plan", "SEQUENCE", 1, 1,
+    "plan",
+    "SEQUENCE",
+    1,
+    1,
     "the memory plan: bytes per component, peak per policy, the chosen policy and why; exit 1 when it does not fit",
-    {kBudget, kPolicy, {"--device", K::Text, "cpu|cuda[:N]", "device to plan for (default: cuda:0 when present, else cpu)"},
-     {"--device-memory", K::ByteSize, "SIZE", "plan for a device of this much memory, present or not (e.g. 24GiB for a card you do not have here)"},
+    {kBudget,
+     kPolicy,
+     {"--device", K::Text, "cpu|cuda[:N]", "device to plan for (default: cuda:0 when present, else cpu)"},
+     {"--device-memory", K::ByteSize, "SIZE",
+      "plan for a device of this much memory, present or not (e.g. 24GiB for a card you do not have here)"},
      kJson,
      {"--ranks", K::Int64, "N", "also the figures per rank of a render spread over N processes"},
      kGuidanceParallel},
     ""};
 
 const CommandSpec kCalibrateCacheCommand{
-    "calibrate-cache", "SEQUENCE", 1, 1,
+    "calibrate-cache",
+    "SEQUENCE",
+    1,
+    1,
     "sample the sequence's shots computing every step and write what each step changed (MagCache's magnitude ratios, "
     "a TeaCache polynomial) to a calibration file that sampler.cache.calibration names",
     {{"--out", K::Path, "FILE", "the calibration file (default: <SEQUENCE without .json>.cache.json beside it)"},
@@ -73,7 +98,10 @@ const CommandSpec kCalibrateCacheCommand{
     ""};
 
 const CommandSpec kImportComfyCommand{
-    "import-comfy", "WORKFLOW", 1, 1,
+    "import-comfy",
+    "WORKFLOW",
+    1,
+    1,
     "read a ComfyUI workflow (UI or API format) into a sequence document: every KSampler a shot; prints the shots, "
     "the nodes it did not map and why, and what changed meaning; exit 1 when the workflow cannot be read",
     {{"-o", K::Path, "SEQUENCE", "where the document goes (default: WORKFLOW's name with .sequence.json, beside it)"},
@@ -83,8 +111,12 @@ const CommandSpec kImportComfyCommand{
     ""};
 
 const CommandSpec kExportComfyCommand{
-    "export-comfy", "SEQUENCE", 1, 1,
-    "write every enabled shot as a ComfyUI API-format workflow of stock nodes of its model family (continuity has no stock node: "
+    "export-comfy",
+    "SEQUENCE",
+    1,
+    1,
+    "write every enabled shot as a ComfyUI API-format workflow of stock nodes of its model family (continuity has no "
+    "stock node: "
     "each shot starts from noise there)",
     {{"-o", K::Path, "DIR", "the folder for NN-<shot id>.json (default: SEQUENCE's name with .comfy, beside it)"}},
     ""};

@@ -46,7 +46,8 @@ const Command* findCommand(const std::string& verb, const Args& args) {
     if (command->spec->name == verb + " " + sub) return command;
     names += (names.empty() ? "" : ", ") + command->spec->name.substr(verb.size() + 1);
   }
-  throw UsageError(verb, sub.empty() ? "which one? " + names : "\"" + sub + "\" is not a " + verb + " command (" + names + ")");
+  throw UsageError(
+      verb, sub.empty() ? "which one? " + names : "\"" + sub + "\" is not a " + verb + " command (" + names + ")");
 }
 
 std::vector<const CommandSpec*> commandsOf(const std::string& verbOrCommand) {

@@ -23,7 +23,8 @@ std::optional<distributed::Rendezvous> rendezvousOrUsage(const std::string& comm
     return distributed::rendezvousFromEnvironment();
   } catch (const std::invalid_argument& error) {
     throw UsageError(command, std::string(error.what()) +
-                                  " (these variables place the process in a distributed run; unset RANK and WORLD_SIZE to run as one process)");
+                                  " (these variables place the process in a distributed run; unset RANK and WORLD_SIZE "
+                                  "to run as one process)");
   }
 }
 
@@ -68,7 +69,8 @@ std::optional<int> launchRanksIfAsked(const std::string& command, const Args& ar
   if (parsed.flag("--guidance-parallel") && *ranks % 2 != 0)
     throw UsageError(command, "--guidance-parallel needs an even --ranks (the two passes on two halves of the ranks)");
   if (*ranks == 1) return std::nullopt;
-  return launchLocalRanks(command.substr(0, command.find(' ')), args, static_cast<int>(*ranks), collectiveTimeout(command, parsed));
+  return launchLocalRanks(command.substr(0, command.find(' ')), args, static_cast<int>(*ranks),
+                          collectiveTimeout(command, parsed));
 }
 
 DistributedSession joinDistributed(const std::string& command, const ParsedOptions& parsed, bool cuda) {
@@ -76,7 +78,8 @@ DistributedSession joinDistributed(const std::string& command, const ParsedOptio
   const std::optional<distributed::Rendezvous> rendezvous = rendezvousOrUsage(command);
   if (!rendezvous || rendezvous->worldSize == 1) return session;
   if (const std::optional<std::int64_t> ranks = parsed.int64("--ranks"); ranks && *ranks != rendezvous->worldSize)
-    throw UsageError(command, "--ranks " + std::to_string(*ranks) + " but WORLD_SIZE=" + std::to_string(rendezvous->worldSize));
+    throw UsageError(command,
+                     "--ranks " + std::to_string(*ranks) + " but WORLD_SIZE=" + std::to_string(rendezvous->worldSize));
   distributed::GroupOptions options;
   options.rendezvous = *rendezvous;
   options.timeout = collectiveTimeout(command, parsed);
@@ -100,8 +103,8 @@ DistributedSession joinDistributed(const std::string& command, const ParsedOptio
   models::setDefaultDitParallel(session.group);
   std::fprintf(stderr, "%sjoined %d ranks at %s:%d (%s; %d sequence x %d guidance; collective timeout %.0f s)\n",
                session.prefix().c_str(), session.worldSize, rendezvous->masterAddress.c_str(), rendezvous->masterPort,
-               cuda ? "NCCL" : "Gloo",
-               session.group->sequenceSize(), session.group->guidanceSize(), options.timeout.count() / 1000.0);
+               cuda ? "NCCL" : "Gloo", session.group->sequenceSize(), session.group->guidanceSize(),
+               options.timeout.count() / 1000.0);
   return session;
 }
 

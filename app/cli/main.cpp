@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
       shotchain::runtime::initTorchRuntime();
       return command->run(args);
     } catch (const std::exception& error) {
-      if (dynamic_cast<const shotchain::cli::UsageError*>(&error) || dynamic_cast<const shotchain::cli::HelpRequested*>(&error)) throw;
+      if (dynamic_cast<const shotchain::cli::UsageError*>(&error) ||
+          dynamic_cast<const shotchain::cli::HelpRequested*>(&error))
+        throw;
       std::fprintf(stderr, "shotchain %s: %s\n", name.c_str(), error.what());
       return 1;
     }

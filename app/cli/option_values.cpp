@@ -23,8 +23,9 @@ auto parseWhole(const std::string& option, const std::string& text, const char* 
 }  // namespace
 
 std::int64_t int64Option(const std::string& option, const std::string& text) {
-  return parseWhole(option, text, "a whole number",
-                    [](const std::string& t, std::size_t* used) { return static_cast<std::int64_t>(std::stoll(t, used)); });
+  return parseWhole(option, text, "a whole number", [](const std::string& t, std::size_t* used) {
+    return static_cast<std::int64_t>(std::stoll(t, used));
+  });
 }
 
 int intOption(const std::string& option, const std::string& text) {

@@ -49,7 +49,8 @@ int freeLoopbackPort() {
 volatile std::sig_atomic_t gSignalToForward = 0;
 
 void onLauncherSignal(int signal, siginfo_t* info, void*) {
-  if (info != nullptr && info->si_code <= 0) gSignalToForward = signal;  // SI_USER, SI_QUEUE, SI_TKILL: sent by a process
+  if (info != nullptr && info->si_code <= 0)
+    gSignalToForward = signal;  // SI_USER, SI_QUEUE, SI_TKILL: sent by a process
 }
 
 void catchLauncherSignals() {
@@ -63,8 +64,8 @@ void catchLauncherSignals() {
 struct Child {
   int rank = 0;
   pid_t pid = -1;
-  int err = -1, out = -1;          // read ends (out: −1 for rank 0, whose stdout is ours)
-  std::string errLine, outLine;    // partial lines
+  int err = -1, out = -1;        // read ends (out: −1 for rank 0, whose stdout is ours)
+  std::string errLine, outLine;  // partial lines
   bool running = true;
   int status = 0;
 };
@@ -84,8 +85,8 @@ void forward(int rank, std::string& partial, const char* data, std::size_t size,
 
 std::string describe(const Child& child) {
   if (WIFSIGNALED(child.status))
-    return "rank " + std::to_string(child.rank) + " was killed by signal " + std::to_string(WTERMSIG(child.status)) + " (" +
-           strsignal(WTERMSIG(child.status)) + ")";
+    return "rank " + std::to_string(child.rank) + " was killed by signal " + std::to_string(WTERMSIG(child.status)) +
+           " (" + strsignal(WTERMSIG(child.status)) + ")";
   return "rank " + std::to_string(child.rank) + " exited with code " + std::to_string(WEXITSTATUS(child.status));
 }
 
@@ -100,7 +101,8 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
   std::vector<char*> raw;
   for (std::string& arg : argv) raw.push_back(arg.data());
   raw.push_back(nullptr);
-  std::fprintf(stderr, "shotchain %s: %d ranks on this machine, rendezvous at 127.0.0.1:%d\n", verb.c_str(), ranks, port);
+  std::fprintf(stderr, "shotchain %s: %d ranks on this machine, rendezvous at 127.0.0.1:%d\n", verb.c_str(), ranks,
+               port);
   std::fflush(stderr);
 
   std::signal(SIGPIPE, SIG_IGN);  // our stderr closing must not end us while ranks run
@@ -167,8 +169,10 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
       if (c.err >= 0) fds.push_back({c.err, POLLIN, 0}), owners.push_back({&c, true});
       if (c.out >= 0) fds.push_back({c.out, POLLIN, 0}), owners.push_back({&c, false});
     }
-    if (!fds.empty()) ::poll(fds.data(), fds.size(), 50);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fds.empty())
+      ::poll(fds.data(), fds.size(), 50);
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       auto [child, isErr] = owners[i];
@@ -190,16 +194,17 @@ int launchLocalRanks(const std::string& verb, const Args& args, int ranks, std::
       if (failed(c) && firstFailure == nullptr) {
         firstFailure = &c;
         if (stoppedBy != 0) continue;  // ended by the signal passed on
-        std::fprintf(stderr, "shotchain %s: %s; the other ranks stop within the %.0f s collective timeout\n", verb.c_str(),
-                     describe(c).c_str(), timeout.count() / 1000.0);
+        std::fprintf(stderr, "shotchain %s: %s; the other ranks stop within the %.0f s collective timeout\n",
+                     verb.c_str(), describe(c).c_str(), timeout.count() / 1000.0);
         deadline = std::min(deadline, Clock::now() + timeout + std::chrono::seconds(15));
       }
     }
     if (Clock::now() > deadline) {
       for (Child& c : children)
         if (c.running) {
-          std::fprintf(stderr, "shotchain %s: rank %d did not stop after %s: killing it\n", verb.c_str(), c.rank,
-                       firstFailure ? ("rank " + std::to_string(firstFailure->rank) + " failed").c_str() : strsignal(stoppedBy));
+          std::fprintf(
+              stderr, "shotchain %s: rank %d did not stop after %s: killing it\n", verb.c_str(), c.rank,
+              firstFailure ? ("rank " + std::to_string(firstFailure->rank) + " failed").c_str() : strsignal(stoppedBy));
           ::kill(c.pid, SIGKILL);
         }
       deadline = Clock::time_point::max();

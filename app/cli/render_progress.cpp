@@ -16,7 +16,8 @@ std::string clock(double seconds) {
 
 }  // namespace
 
-RenderProgress::RenderProgress(std::FILE* out, bool terminal, bool quiet) : out_(out), terminal_(terminal), quiet_(quiet) {}
+RenderProgress::RenderProgress(std::FILE* out, bool terminal, bool quiet)
+    : out_(out), terminal_(terminal), quiet_(quiet) {}
 
 void RenderProgress::endLine() {
   if (lineOpen_) std::fputc('\n', out_);
@@ -88,26 +89,27 @@ void RenderProgress::shotFinished(const render::ShotFinished& event) {
   ++shotsDone_;
   if (quiet_ || event.reused) return;
   endLine();
-  std::fprintf(out_, "  done: %d frames in %.1f s (sampling %.1f s, decode %.1f s)\n", event.framesWritten, event.seconds,
-               event.sampleSeconds, event.decodeSeconds);
+  std::fprintf(out_, "  done: %d frames in %.1f s (sampling %.1f s, decode %.1f s)\n", event.framesWritten,
+               event.seconds, event.sampleSeconds, event.decodeSeconds);
   if (const auto& loras = event.loras) {
     std::string list;
     for (std::size_t i = 0; i < loras->files.size(); ++i)
       list += (i ? ", " : "") + loras->files[i] + " " + std::to_string(loras->strengths[i]).substr(0, 4);
-    std::fprintf(out_, "  loras: %s (%d weights patched, %.1f MiB written, %.2f s)\n", list.c_str(), loras->weightsPatched,
-                 static_cast<double>(loras->bytesWritten) / (1 << 20), loras->seconds);
+    std::fprintf(out_, "  loras: %s (%d weights patched, %.1f MiB written, %.2f s)\n", list.c_str(),
+                 loras->weightsPatched, static_cast<double>(loras->bytesWritten) / (1 << 20), loras->seconds);
   }
   if (const auto& cache = event.cache; cache && cache->off.empty())
     std::fprintf(out_, "  step cache %s %.3g: %d of %d DiT passes computed, %d skipped (%s)\n", cache->policy.c_str(),
-                 cache->threshold, cache->computedPasses, cache->computedPasses + cache->skippedPasses, cache->skippedPasses,
-                 cache->pattern.c_str());
+                 cache->threshold, cache->computedPasses, cache->computedPasses + cache->skippedPasses,
+                 cache->skippedPasses, cache->pattern.c_str());
   else if (cache)
     std::fprintf(out_, "  step cache %s: off (%s)\n", cache->policy.c_str(), cache->off.c_str());
 }
 
 void RenderProgress::warning(const render::RenderWarning& event) {
   endLine();
-  std::fprintf(out_, "warning: %s%s\n", event.shotIndex >= 0 ? ("shot " + std::to_string(event.shotIndex + 1) + ": ").c_str() : "",
+  std::fprintf(out_, "warning: %s%s\n",
+               event.shotIndex >= 0 ? ("shot " + std::to_string(event.shotIndex + 1) + ": ").c_str() : "",
                event.message.c_str());
 }
 

@@ -29,7 +29,8 @@ int renderOnFollowerRank(const Sequence& sequence, render::RenderOptions options
   std::signal(SIGINT, SIG_IGN);  // Ctrl+C reaches rank 0 too, which decides when the render stops
   options.writesFiles = false;
   options.previews = false;
-  if (!options.loadImage) options.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
+  if (!options.loadImage)
+    options.loadImage = [](const std::filesystem::path& path) { return exporting::readPngFrame(path); };
   FollowerLog log(session);
   render::Renderer renderer;
   int status = 0;

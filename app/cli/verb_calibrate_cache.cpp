@@ -36,8 +36,9 @@ int runCalibrateCache(const Args& args) {
     options.firstShot = range->first - 1;
     options.lastShot = range->last - 1;
   }
-  const std::filesystem::path target =
-      parsed.text("--out") ? std::filesystem::path(*parsed.text("--out")) : options.sequenceDirectory / (file.stem().string() + ".cache.json");
+  const std::filesystem::path target = parsed.text("--out")
+                                           ? std::filesystem::path(*parsed.text("--out"))
+                                           : options.sequenceDirectory / (file.stem().string() + ".cache.json");
 
   RenderProgress progress(stderr, isatty(fileno(stderr)) != 0, false);
   render::Renderer renderer;
@@ -50,8 +51,10 @@ int runCalibrateCache(const Args& args) {
   }
   if (!summary.finished.completed) return 1;
   if (summary.calibrationRuns.empty()) {
-    std::fprintf(stderr, "shotchain calibrate-cache: %s: no shot samples the whole clip (stream shots and per-frame-timestep "
-                         "models take no step cache)\n", file.string().c_str());
+    std::fprintf(stderr,
+                 "shotchain calibrate-cache: %s: no shot samples the whole clip (stream shots and per-frame-timestep "
+                 "models take no step cache)\n",
+                 file.string().c_str());
     return 1;
   }
   std::vector<const sampling::StepCache*> runs;
@@ -62,7 +65,8 @@ int runCalibrateCache(const Args& args) {
     if (shot.steps == first.steps && shot.shift == first.shift) runs.push_back(run.cache.get());
   }
   if (runs.size() < summary.calibrationRuns.size())
-    std::fprintf(stderr, "warning: %zu shot(s) with another schedule than the first shot's (%d steps, shift %g) are left out\n",
+    std::fprintf(stderr,
+                 "warning: %zu shot(s) with another schedule than the first shot's (%d steps, shift %g) are left out\n",
                  summary.calibrationRuns.size() - runs.size(), first.steps, first.shift);
   const std::string family = summary.calibratedFamily;
   const sampling::CacheCalibration calibration = sampling::fitCacheCalibration(runs, family, first.shift);
@@ -70,8 +74,10 @@ int runCalibrateCache(const Args& args) {
   std::fprintf(stderr, "\n%s: %d steps, averaged over %d shot(s) of %s\n", target.string().c_str(), calibration.steps,
                calibration.shots, family.c_str());
   std::fprintf(stderr, "magnitude ratio (conditional):");
-  for (int s = 0; s < calibration.steps; ++s) std::fprintf(stderr, " %.3f", calibration.magCacheRatios[static_cast<std::size_t>(2 * s)]);
-  std::fprintf(stderr, "\nset \"sampler\": {\"cache\": {\"policy\": \"magcache\", \"calibration\": \"%s\"}} to use it\n",
+  for (int s = 0; s < calibration.steps; ++s)
+    std::fprintf(stderr, " %.3f", calibration.magCacheRatios[static_cast<std::size_t>(2 * s)]);
+  std::fprintf(stderr,
+               "\nset \"sampler\": {\"cache\": {\"policy\": \"magcache\", \"calibration\": \"%s\"}} to use it\n",
                target.filename().string().c_str());
   return 0;
 }

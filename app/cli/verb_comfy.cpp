@@ -30,8 +30,8 @@ std::filesystem::path besideWith(const std::filesystem::path& file, const std::s
 int runImportComfy(const Args& args) {
   const ParsedOptions options = kImportComfyCommand.parse(args);
   const std::filesystem::path workflow = options.operands().front();
-  const std::filesystem::path target = options.text("-o") ? std::filesystem::path(*options.text("-o"))
-                                                          : besideWith(workflow, ".sequence.json");
+  const std::filesystem::path target =
+      options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(workflow, ".sequence.json");
   interop::ComfyImportOptions importOptions;
   if (const auto models = options.text("--models")) importOptions.modelFolders.push_back(*models);
   importOptions.readModelFile = models::describeModelFile;
@@ -39,14 +39,16 @@ int runImportComfy(const Args& args) {
   importOptions.families = models::comfyWordsOfFamilies();
   interop::ComfyImport imported;
   try {
-    imported = interop::importComfyWorkflow(util::readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
+    imported =
+        interop::importComfyWorkflow(util::readRegularFile(workflow, 64u << 20), workflow.string(), importOptions);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shotchain import-comfy: %s\n", error.what());
     return 1;
   }
   std::error_code exists;
   if (std::filesystem::exists(target, exists) && !options.flag("--force")) {
-    std::fprintf(stderr, "shotchain import-comfy: %s exists; give -o another file or --force\n", target.string().c_str());
+    std::fprintf(stderr, "shotchain import-comfy: %s exists; give -o another file or --force\n",
+                 target.string().c_str());
     return 1;
   }
   imported.sequence.settings.name = workflow.stem().string();
@@ -57,9 +59,11 @@ int runImportComfy(const Args& args) {
   const int status = hasErrors(problems) ? 3 : 0;
   if (options.flag("--json")) {
     nlohmann::json unmapped = nlohmann::json::array(), shots = nlohmann::json::array();
-    for (const interop::UnmappedNode& n : imported.unmapped) unmapped.push_back({{"id", n.id}, {"type", n.type}, {"why", n.why}});
+    for (const interop::UnmappedNode& n : imported.unmapped)
+      unmapped.push_back({{"id", n.id}, {"type", n.type}, {"why", n.why}});
     for (const Shot& s : imported.sequence.shots)
-      shots.push_back({{"id", s.id}, {"prompt", s.prompt}, {"frames", s.frames}, {"continuity", toString(s.continuity.mode)}});
+      shots.push_back(
+          {{"id", s.id}, {"prompt", s.prompt}, {"frames", s.frames}, {"continuity", toString(s.continuity.mode)}});
     const nlohmann::json out = {{"sequence", target.string()},
                                 {"format", imported.format == interop::ComfyFormat::Ui ? "ui" : "api"},
                                 {"shots", shots},
@@ -72,8 +76,8 @@ int runImportComfy(const Args& args) {
     return status;
   }
   std::printf("%s: %s format, %zu shots of %s → %s\n", workflow.string().c_str(),
-              imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(), imported.models.c_str(),
-              target.string().c_str());
+              imported.format == interop::ComfyFormat::Ui ? "UI" : "API", imported.sequence.shots.size(),
+              imported.models.c_str(), target.string().c_str());
   for (const std::string& problem : imported.problems) std::printf("  left out: %s\n", problem.c_str());
   for (const Shot& s : imported.sequence.shots)
     std::printf("  %-8s %3d frames %dx%d  seed %llu  %-14s \"%s\"\n", s.id.c_str(), s.frames, s.width, s.height,
@@ -83,11 +87,12 @@ int runImportComfy(const Args& args) {
   for (const std::string& note : imported.notes) std::printf("  note: %s\n", note.c_str());
   if (!problems.empty()) std::fprintf(status ? stderr : stdout, "%s", formatAll(problems, target.string()).c_str());
   if (status)
-    std::fprintf(stderr, "shotchain import-comfy: %s was written but does not validate; fix the problems above before rendering\n",
-                 target.string().c_str());
+    std::fprintf(
+        stderr,
+        "shotchain import-comfy: %s was written but does not validate; fix the problems above before rendering\n",
+        target.string().c_str());
   return status;
 }
-
 
 int runExportComfy(const Args& args) {
   const ParsedOptions options = kExportComfyCommand.parse(args);
@@ -97,11 +102,13 @@ int runExportComfy(const Args& args) {
     std::fprintf(stderr, "%s", formatAll(loaded.diagnostics, file.string()).c_str());
     return 3;
   }
-  const std::filesystem::path dir = options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
+  const std::filesystem::path dir =
+      options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
   std::filesystem::create_directories(dir);
   int index = 0;
   // Resolved against the document's model set when its files are here (another machine's paths: the default family).
-  const resolve::ResolvedSequence resolved = resolve::resolveSequence(*loaded.sequence, {std::filesystem::absolute(file).parent_path()});
+  const resolve::ResolvedSequence resolved =
+      resolve::resolveSequence(*loaded.sequence, {std::filesystem::absolute(file).parent_path()});
   for (const interop::ComfyShotWorkflow& w : interop::exportComfyWorkflows(*loaded.sequence, resolved)) {
     char name[32];
     std::snprintf(name, sizeof name, "%02d-", ++index);

@@ -39,8 +39,8 @@ int runInfo(const Args& args) {
     const std::string size = std::to_string(shot.width) + "x" + std::to_string(shot.height);
     std::string prompt = shot.prompt.size() > 48 ? shot.prompt.substr(0, 45) + "..." : shot.prompt;
     std::printf("%3zu  %-12s %-6d %-7d %-9s %-20llu %-15s %s%s\n", i + 1, shot.id.c_str(), sequence.startFrame(i),
-                shot.frames, size.c_str(), static_cast<unsigned long long>(shot.seed),
-                toString(shot.continuity.mode), prompt.c_str(), shot.enabled ? "" : " (disabled)");
+                shot.frames, size.c_str(), static_cast<unsigned long long>(shot.seed), toString(shot.continuity.mode),
+                prompt.c_str(), shot.enabled ? "" : " (disabled)");
   }
   return 0;
 }

@@ -64,9 +64,12 @@ int runInspect(const Args& args) {
   std::printf("\nquantisation: %s\n", weights.quantisation().c_str());
   if (weights.checkpoint() != nullptr) printCheckpoint(*weights.checkpoint(), weights.stateDictKey());
   const double count = static_cast<double>(elements);
-  if (count >= 1e9) std::printf("parameters: %llu (%.2f B)\n", static_cast<unsigned long long>(elements), count / 1e9);
-  else if (count >= 1e6) std::printf("parameters: %llu (%.2f M)\n", static_cast<unsigned long long>(elements), count / 1e6);
-  else std::printf("parameters: %llu (%.1f K)\n", static_cast<unsigned long long>(elements), count / 1e3);
+  if (count >= 1e9)
+    std::printf("parameters: %llu (%.2f B)\n", static_cast<unsigned long long>(elements), count / 1e9);
+  else if (count >= 1e6)
+    std::printf("parameters: %llu (%.2f M)\n", static_cast<unsigned long long>(elements), count / 1e6);
+  else
+    std::printf("parameters: %llu (%.1f K)\n", static_cast<unsigned long long>(elements), count / 1e3);
 
   const models::ModelFamilyRow* row = models::identifyFamily(weights).first;
   models::FamilyInspection inspection;

@@ -27,7 +27,8 @@ int runModels(const Args& args) {
       missingFolder = true;
       continue;
     }
-    for (const std::filesystem::path& file : models::weightsFilesIn(folder)) listed.push_back(models::catalogueModelFile(file));
+    for (const std::filesystem::path& file : models::weightsFilesIn(folder))
+      listed.push_back(models::catalogueModelFile(file));
   }
   if (options.flag("--json")) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
@@ -44,7 +45,8 @@ int runModels(const Args& args) {
     for (const models::CataloguedModel& l : listed) {
       const char* role = l.id.role == models::ModelRole::None ? "-" : models::roleName(l.id.role);
       std::printf("%-12s %-44s %10s  %-8s %s\n", role, l.id.description.empty() ? "-" : l.id.description.c_str(),
-                  util::formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(), l.file.string().c_str());
+                  util::formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(),
+                  l.file.string().c_str());
       if (!l.problem.empty()) std::printf("%-12s   problem: %s\n", "", l.problem.c_str());
     }
     if (listed.empty()) std::printf("no weights files found\n");

@@ -16,7 +16,8 @@ int runPlan(const Args& args) {
   const ParsedOptions parsed = kPlanCommand.parse(args);
   const std::string file = parsed.operands().front();
   const std::string device =
-      parsed.text("--device").value_or(runtime::cudaBuild() && runtime::describeCudaDevice().available ? "cuda:0" : "cpu");
+      parsed.text("--device")
+          .value_or(runtime::cudaBuild() && runtime::describeCudaDevice().available ? "cuda:0" : "cpu");
   const std::optional<std::uint64_t> budget = parsed.byteSize("--budget");
   const std::optional<ResidencyPolicy> policy =
       parsed.text("--policy") ? residencyPolicyFromString(*parsed.text("--policy")) : std::nullopt;
@@ -26,8 +27,8 @@ int runPlan(const Args& args) {
   for (const Diagnostic& d : result.diagnostics) std::fprintf(stderr, "%s\n", d.format(file).c_str());
   if (!result.ok()) return 1;
   const Sequence& sequence = *result.sequence;
-  const resolve::ResolvedSequence resolved =
-      resolve::resolveSequence(sequence, {std::filesystem::absolute(file).parent_path(), /*missingFilesAreErrors=*/true});
+  const resolve::ResolvedSequence resolved = resolve::resolveSequence(
+      sequence, {std::filesystem::absolute(file).parent_path(), /*missingFilesAreErrors=*/true});
   for (const Diagnostic& d : resolved.problems) std::fprintf(stderr, "%s\n", d.format(file).c_str());
   if (resolved.models.assumed) return 1;  // the model files cannot be read: the problems say why
   const models::ModelFiles& files = resolved.models.files;
@@ -37,10 +38,12 @@ int runPlan(const Args& args) {
   const std::optional<std::int64_t> ranks = parsed.int64("--ranks");
   if (ranks && (*ranks < 1 || *ranks > 4096)) throw UsageError("plan", "--ranks: 1 to 4096");
   const std::optional<memory::RankPlan> perRank =
-      ranks ? std::optional<memory::RankPlan>(memory::planPerRank(request, plan, static_cast<int>(*ranks), parsed.flag("--guidance-parallel")))
+      ranks ? std::optional<memory::RankPlan>(
+                  memory::planPerRank(request, plan, static_cast<int>(*ranks), parsed.flag("--guidance-parallel")))
             : std::nullopt;
   if (json && perRank) {
-    std::printf("{\"plan\": %s,\n\"per_rank\": %s}\n", memory::planToJson(plan).c_str(), memory::rankPlanToJson(*perRank).c_str());
+    std::printf("{\"plan\": %s,\n\"per_rank\": %s}\n", memory::planToJson(plan).c_str(),
+                memory::rankPlanToJson(*perRank).c_str());
   } else if (json) {
     std::printf("%s\n", memory::planToJson(plan).c_str());
   } else {

@@ -1,6 +1,6 @@
+#include <unistd.h>
 #include <csignal>
 #include <cstdio>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include "cli/command_specs.h"
 #include "cli/distributed_session.h"
 #include "cli/rank_launcher.h"
-#include "cli/render_ranks.h"
 #include "cli/render_progress.h"
+#include "cli/render_ranks.h"
 #include "cli/verbs.h"
 #include "continuity/cut_verdict.h"
 #include "export/render_to_disk.h"
@@ -63,8 +63,8 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
   if (summary.cuts.empty()) return;
   std::fprintf(out, "\n%-7s %-14s %8s %10s %7s %8s %6s %6s %6s %6s %10s\n", "cut", "mode", "copied", "handoff", "step",
                "PSNR", "SSIM", "MAD", "dE", "dE1", "roundtrip");
-  std::fprintf(out, "%-7s %-14s %8s %10s %7s %8s %6s %6s %6s %6s %10s\n", "", "", "bytes", "MSE", "ratio", "dB", "", "ratio",
-               "prev", "first", "MSE");
+  std::fprintf(out, "%-7s %-14s %8s %10s %7s %8s %6s %6s %6s %6s %10s\n", "", "", "bytes", "MSE", "ratio", "dB", "",
+               "ratio", "prev", "first", "MSE");
   for (const continuity::CutMetrics& cut : summary.cuts) {
     const std::string name = std::to_string(cut.fromIndex + 1) + "→" + std::to_string(cut.toIndex + 1);
     std::fprintf(out, "%-9s %-14s %8llu %10s %7s %8s %6s %6s %6s %6s %10s\n", name.c_str(), cut.mode.c_str(),
@@ -79,9 +79,10 @@ void printCutTable(std::FILE* out, const render::RenderSummary& summary) {
   std::fprintf(out, "%-7s %6s %7s %7s %7s %7s\n", "", "", "ratio", "mean", "spread", "ratio");
   for (const continuity::CutMetrics& cut : summary.cuts) {
     const std::string name = std::to_string(cut.fromIndex + 1) + "→" + std::to_string(cut.toIndex + 1);
-    std::fprintf(out, "%-9s %6d %7s %7s %7s %7s  %s\n", name.c_str(), cut.afterCutFrames, figure(cut.flash, "%.2f").c_str(),
-                 figure(cut.colourDrift, "%.1f").c_str(), figure(cut.spreadDrift, "%.1f").c_str(),
-                 figure(cut.structure, "%.2f").c_str(), continuity::judgeCut(cut).summary.c_str());
+    std::fprintf(out, "%-9s %6d %7s %7s %7s %7s  %s\n", name.c_str(), cut.afterCutFrames,
+                 figure(cut.flash, "%.2f").c_str(), figure(cut.colourDrift, "%.1f").c_str(),
+                 figure(cut.spreadDrift, "%.1f").c_str(), figure(cut.structure, "%.2f").c_str(),
+                 continuity::judgeCut(cut).summary.c_str());
   }
 }
 
@@ -90,14 +91,16 @@ void printCacheTable(std::FILE* out, const render::RenderSummary& summary) {
   for (const render::ShotFinished& shot : summary.shots) any = any || shot.cache.has_value();
   if (!any) return;
   std::fprintf(out, "\nstep cache (docs/step-cache.md; C computed, s skipped, conditional branch)\n");
-  std::fprintf(out, "%-5s %-12s %6s %8s %8s %6s  %s\n", "shot", "policy", "thresh", "computed", "skipped", "saved", "steps");
+  std::fprintf(out, "%-5s %-12s %6s %8s %8s %6s  %s\n", "shot", "policy", "thresh", "computed", "skipped", "saved",
+               "steps");
   for (const render::ShotFinished& shot : summary.shots) {
     if (!shot.cache) continue;
     const render::StepCacheFigures& c = *shot.cache;
     const int passes = c.computedPasses + c.skippedPasses;
     const std::string saved = passes > 0 ? std::to_string(100 * c.skippedPasses / passes) + "%" : "-";
-    std::fprintf(out, "%-5d %-12s %6.3g %8d %8d %6s  %s\n", shot.index + 1, c.policy.c_str(), c.threshold, c.computedPasses,
-                 c.skippedPasses, saved.c_str(), c.off.empty() ? c.pattern.c_str() : ("off: " + c.off).c_str());
+    std::fprintf(out, "%-5d %-12s %6.3g %8d %8d %6s  %s\n", shot.index + 1, c.policy.c_str(), c.threshold,
+                 c.computedPasses, c.skippedPasses, saved.c_str(),
+                 c.off.empty() ? c.pattern.c_str() : ("off: " + c.off).c_str());
   }
 }
 
@@ -109,12 +112,14 @@ int runRender(const Args& args) {
   const std::filesystem::path file = parsed.operands().front();
   const LoadResult loaded = loadSequenceFile(file);
   const Diagnostics problems =
-      loaded.ok() ? resolve::validate(*loaded.sequence, {std::filesystem::absolute(file).parent_path()}) : loaded.diagnostics;
+      loaded.ok() ? resolve::validate(*loaded.sequence, {std::filesystem::absolute(file).parent_path()})
+                  : loaded.diagnostics;
   for (const Diagnostic& d : problems) std::fprintf(stderr, "%s\n", d.format(file.string()).c_str());
   // The document is invalid (exit 3); a model, LoRA or calibration file it names that cannot be used is refused by
   // the renderer before any work (exit 4).
   const bool invalid = std::any_of(problems.begin(), problems.end(), [](const Diagnostic& d) {
-    return d.isError() && !d.path.starts_with("model") && !d.path.ends_with(".file") && !d.path.ends_with(".calibration");
+    return d.isError() && !d.path.starts_with("model") && !d.path.ends_with(".file") &&
+           !d.path.ends_with(".calibration");
   });
   if (!loaded.ok() || invalid) return kInvalid;
   const Sequence& sequence = *loaded.sequence;
@@ -122,7 +127,8 @@ int runRender(const Args& args) {
   render::RenderOptions options = renderOptions(parsed);
   options.sequenceDirectory = std::filesystem::absolute(file).parent_path();
   const std::optional<std::string> out = parsed.text("--out");
-  options.outputDirectory = out ? std::filesystem::path(*out) : options.sequenceDirectory / (file.stem().string() + ".render");
+  options.outputDirectory =
+      out ? std::filesystem::path(*out) : options.sequenceDirectory / (file.stem().string() + ".render");
   const bool cuda = options.device.rfind("cuda", 0) == 0;
   DistributedSession session = joinDistributed("render", parsed, cuda);
   if (session.group && options.device == "cuda") options.device = "cuda:" + std::to_string(session.localRank);
@@ -155,9 +161,10 @@ int runRender(const Args& args) {
     // A range (--shots) renders its shots; the movie needs every shot, which may not be on disk yet.
     const int shots = static_cast<int>(sequence.shots.size());
     const bool subset = options.firstShot > 0 || (options.lastShot >= 0 && options.lastShot + 1 < shots);
-    std::fprintf(stderr, "%s%s\n",
-                 subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
-                 rendered.outputsError.c_str());
+    std::fprintf(
+        stderr, "%s%s\n",
+        subset ? "note: the range is rendered; sequence.mp4 is written once every shot is: " : "shotchain render: ",
+        rendered.outputsError.c_str());
     if (!subset) status = kFailed;
   }
   printCutTable(stderr, summary);

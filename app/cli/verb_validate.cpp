@@ -15,7 +15,8 @@ int runValidate(const Args& args) {
     const LoadResult result = loadSequenceFile(file);
     // A document that loads is resolved against its model set: what a render would refuse is refused here.
     const Diagnostics problems =
-        result.ok() ? resolve::validate(*result.sequence, {std::filesystem::absolute(file).parent_path()}) : result.diagnostics;
+        result.ok() ? resolve::validate(*result.sequence, {std::filesystem::absolute(file).parent_path()})
+                    : result.diagnostics;
     for (const Diagnostic& d : problems) std::printf("%s\n", d.format(file).c_str());
     const bool ok = result.ok() && !hasErrors(problems);
     if (ok) std::printf("%s: ok\n", file.c_str());

@@ -18,8 +18,10 @@ int main(int argc, char** argv) {
   shotchain::ui::MainWindow window(QString::fromStdString(runtime.device));
   const QStringList args = QApplication::arguments();
   window.show();
-  if (args.size() > 1) window.openFile(args.at(1));
-  else window.offerUntitledRecovery();
+  if (args.size() > 1)
+    window.openFile(args.at(1));
+  else
+    window.offerUntitledRecovery();
   window.offerModelFolders();
   return QApplication::exec();
 }

@@ -24,8 +24,8 @@ std::optional<double> ratio(double cut, std::optional<double> baseline) {
   return cut / *baseline;
 }
 
-void channelDeltas(const ChannelStats& to, const ChannelStats& from, std::vector<double>& mean, std::vector<double>& logStd,
-                   double& meanAbsMean, double& meanAbsLogStd) {
+void channelDeltas(const ChannelStats& to, const ChannelStats& from, std::vector<double>& mean,
+                   std::vector<double>& logStd, double& meanAbsMean, double& meanAbsLogStd) {
   mean.clear();
   logStd.clear();
   if (to.empty() || from.empty() || to.mean.size() != from.mean.size()) return;
@@ -42,7 +42,8 @@ void channelDeltas(const ChannelStats& to, const ChannelStats& from, std::vector
 
 // The last `window` of the previous shot's values and the first `window` of the next's.
 template <typename T, typename F>
-std::vector<double> windowValues(const std::vector<T>& previousTail, const std::vector<T>& nextHead, int window, F get) {
+std::vector<double> windowValues(const std::vector<T>& previousTail, const std::vector<T>& nextHead, int window,
+                                 F get) {
   std::vector<double> out;
   const auto w = static_cast<std::size_t>(std::max(window, 0));
   for (std::size_t i = previousTail.size() > w ? previousTail.size() - w : 0; i < previousTail.size(); ++i)
@@ -51,15 +52,14 @@ std::vector<double> windowValues(const std::vector<T>& previousTail, const std::
   return out;
 }
 
-std::int64_t firstGenerated(const at::Tensor& latent, std::int64_t held) {
-  return std::min(held, latent.size(1) - 1);
-}
+std::int64_t firstGenerated(const at::Tensor& latent, std::int64_t held) { return std::min(held, latent.size(1) - 1); }
 
 }  // namespace
 
 ShotStats computeShotStats(const std::string& shotId, const at::Tensor& latent, std::int64_t heldLatentFrames,
                            const at::Tensor& frames, int window) {
-  if (!latent.defined() || latent.dim() != 4) throw std::invalid_argument("shot " + shotId + " latent: expected [C, F, h, w]");
+  if (!latent.defined() || latent.dim() != 4)
+    throw std::invalid_argument("shot " + shotId + " latent: expected [C, F, h, w]");
   if (!frames.defined() || frames.dim() != 4 || frames.size(0) != 3 || frames.size(1) < 1)
     throw std::invalid_argument("shot " + shotId + " frames: expected [3, T, H, W]");
   at::NoGradGuard noGrad;
@@ -81,7 +81,8 @@ ShotStats computeShotStats(const std::string& shotId, const at::Tensor& latent, 
   s.lastFrameLabSpread = last.spread;
   const std::int64_t pairs = t - 1;
   const std::int64_t w = std::min<std::int64_t>(std::max(window, 0), pairs);
-  for (std::int64_t i = 0; i < w; ++i) s.headPairs.push_back(measureFramePair(frames.select(1, i), frames.select(1, i + 1)));
+  for (std::int64_t i = 0; i < w; ++i)
+    s.headPairs.push_back(measureFramePair(frames.select(1, i), frames.select(1, i + 1)));
   s.tailChanges.emplace();
   for (std::int64_t i = pairs - w; i < pairs; ++i) {
     s.tailPairs.push_back(measureFramePair(frames.select(1, i), frames.select(1, i + 1)));
@@ -91,7 +92,8 @@ ShotStats computeShotStats(const std::string& shotId, const at::Tensor& latent, 
 }
 
 CutMetrics measureCut(const CutInputs& in) {
-  if (in.previous == nullptr || in.next == nullptr) throw std::invalid_argument("measureCut: both shots' stats are required");
+  if (in.previous == nullptr || in.next == nullptr)
+    throw std::invalid_argument("measureCut: both shots' stats are required");
   at::NoGradGuard noGrad;
   CutMetrics m;
   m.fromIndex = in.fromIndex;
@@ -117,15 +119,14 @@ CutMetrics measureCut(const CutInputs& in) {
                   m.meanAbsChannelMeanDeltaFirst, m.meanAbsChannelLogStdDeltaFirst);
 
   if (in.previousTail.defined() && in.nextLatent.defined()) {
-    const at::Tensor head =
-        in.nextLatent.select(1, firstGenerated(in.nextLatent, in.next->heldLatentFrames));
-    const at::Tensor tail = resampleLatent(in.previousTail.narrow(1, in.previousTail.size(1) - 1, 1), head.size(1),
-                                           head.size(2))
-                                .select(1, 0)
-                                .to(head.device());
+    const at::Tensor head = in.nextLatent.select(1, firstGenerated(in.nextLatent, in.next->heldLatentFrames));
+    const at::Tensor tail =
+        resampleLatent(in.previousTail.narrow(1, in.previousTail.size(1) - 1, 1), head.size(1), head.size(2))
+            .select(1, 0)
+            .to(head.device());
     const double cut = rmsDifference(head, tail);
     m.latentStepRatio = ratio(cut, util::median(windowValues(in.previous->latentSteps, in.next->latentSteps, in.window,
-                                                       [](double v) { return v; })));
+                                                             [](double v) { return v; })));
   }
 
   if (in.previousLastFrame.defined() && in.nextFrames.defined()) {
@@ -142,9 +143,13 @@ CutMetrics measureCut(const CutInputs& in) {
     m.ssimCut = cut.ssim;
     const auto& before = in.previous->tailPairs;
     const auto& after = in.next->headPairs;
-    m.psnrWithinMedian = util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.psnr; }));
-    m.ssimWithinMedian = util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.ssim; }));
-    m.madRatio = ratio(cut.mad, util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.mad; })));
+    m.psnrWithinMedian =
+        util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.psnr; }));
+    m.ssimWithinMedian =
+        util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.ssim; }));
+    m.madRatio =
+        ratio(cut.mad,
+              util::median(windowValues(before, after, in.window, [](const FramePairMeasures& p) { return p.mad; })));
     measureAfterCut(*in.previous, in.nextFrames, in.window, m);
   }
   m.deltaEPrev = deltaE76(in.next->firstFrameLab, in.previous->lastFrameLab);

@@ -36,15 +36,15 @@ struct CutInputs {
   std::string toKey;
   ContinuityMode mode = ContinuityMode::None;  // of shot N+1
 
-  const ShotStats* previous = nullptr;  // required
-  const ShotStats* next = nullptr;      // required (computeShotStats of shot N+1)
-  const ShotStats* first = nullptr;     // optional: the "vs shot 1" figures stay empty without it
-  at::Tensor previousTail;              // shot N's last latent frame [C, 1, h, w] (a ring view)
-  at::Tensor previousLastFrame;         // shot N's last output frame [3, H, W]
-  at::Tensor nextLatent;                // shot N+1's final latent [C, F', h', w']
-  at::Tensor nextFrames;                // shot N+1's kept output frames [3, T, H', W']
+  const ShotStats* previous = nullptr;         // required
+  const ShotStats* next = nullptr;             // required (computeShotStats of shot N+1)
+  const ShotStats* first = nullptr;            // optional: the "vs shot 1" figures stay empty without it
+  at::Tensor previousTail;                     // shot N's last latent frame [C, 1, h, w] (a ring view)
+  at::Tensor previousLastFrame;                // shot N's last output frame [3, H, W]
+  at::Tensor nextLatent;                       // shot N+1's final latent [C, F', h', w']
+  at::Tensor nextFrames;                       // shot N+1's kept output frames [3, T, H', W']
   const Conditioning* conditioning = nullptr;  // shot N+1's; null: no handoff figures
-  const models::VideoVae* vae = nullptr;         // for the round-trip baseline; null: none
+  const models::VideoVae* vae = nullptr;       // for the round-trip baseline; null: none
   int window = kWithinShotWindow;
 };
 

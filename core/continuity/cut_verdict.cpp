@@ -40,12 +40,15 @@ FigureVerdict driftVerdict(const CutMetrics& cut, const std::optional<double>& v
   const std::string brief = figure + " " + delta;
   if (*value <= threshold)
     return {figure, value, FigureState::Fine, brief,
-            "no " + figure + ": " + what + " of " + frames(cut) + " stays within " + delta + " of the last frame before the cut"};
+            "no " + figure + ": " + what + " of " + frames(cut) + " stays within " + delta +
+                " of the last frame before the cut"};
   if (cut.mode == "none")
     return {figure, value, FigureState::Expected, brief,
-            "new scene: " + what + " moves up to " + delta + " from the last frame before the cut (expected at a hard cut)"};
-  return {figure, value, FigureState::Warning, brief,
-          figure + ": " + what + " of " + frames(cut) + " moves up to " + delta + " from the last frame before the cut"};
+            "new scene: " + what + " moves up to " + delta +
+                " from the last frame before the cut (expected at a hard cut)"};
+  return {
+      figure, value, FigureState::Warning, brief,
+      figure + ": " + what + " of " + frames(cut) + " moves up to " + delta + " from the last frame before the cut"};
 }
 
 FigureVerdict structureVerdict(const CutMetrics& cut) {
@@ -64,10 +67,11 @@ FigureVerdict structureVerdict(const CutMetrics& cut) {
 
 CutVerdict judgeCut(const CutMetrics& cut) {
   CutVerdict verdict;
-  verdict.figures = {flashVerdict(cut),
-                     driftVerdict(cut, cut.colourDrift, "colour drift", "the mean colour", CutThresholds::colourDrift),
-                     driftVerdict(cut, cut.spreadDrift, "spread drift", "the colour spread", CutThresholds::spreadDrift),
-                     structureVerdict(cut)};
+  verdict.figures = {
+      flashVerdict(cut),
+      driftVerdict(cut, cut.colourDrift, "colour drift", "the mean colour", CutThresholds::colourDrift),
+      driftVerdict(cut, cut.spreadDrift, "spread drift", "the colour spread", CutThresholds::spreadDrift),
+      structureVerdict(cut)};
   std::string warned;
   for (const FigureVerdict& f : verdict.figures) {
     if (f.state != FigureState::Unmeasured) verdict.measured = true;

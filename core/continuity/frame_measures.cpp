@@ -99,7 +99,9 @@ at::Tensor labPixels(const at::Tensor& rgb, const char* what) {
   const at::Tensor y = (0.2126729 * r + 0.7151522 * g + 0.0721750 * bl) / 1.0;
   const at::Tensor z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * bl) / 1.08883;
   constexpr double epsilon = 216.0 / 24389.0, kappa = 24389.0 / 27.0;
-  const auto f = [&](const at::Tensor& t) { return at::where(t > epsilon, t.pow(1.0 / 3.0), (kappa * t + 16.0) / 116.0); };
+  const auto f = [&](const at::Tensor& t) {
+    return at::where(t > epsilon, t.pow(1.0 / 3.0), (kappa * t + 16.0) / 116.0);
+  };
   const at::Tensor fx = f(x), fy = f(y), fz = f(z);
   return at::stack({116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)});
 }

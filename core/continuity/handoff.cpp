@@ -170,8 +170,7 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     }
     case ContinuityMode::Blend: {
       const bool hasImage = fallbackImage.defined();
-      const at::Tensor image = hasImage ? encode(fallbackImage, "fallback image")
-                                        : at::Tensor();
+      const at::Tensor image = hasImage ? encode(fallbackImage, "fallback image") : at::Tensor();
       if (hasPrevious) {
         const at::Tensor tail = tailOf(1);
         const double ratio = settings.blendRatio;
@@ -205,15 +204,17 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
     if (hasPrevious && !aliases(c.held, previous->latent)) c.bytesCopied = c.held.nbytes();
   }
   const std::int64_t prefixFrames = c.decodePrefix.defined() ? c.decodePrefix.size(1) : c.decodePrefixPending ? 1 : 0;
-  c.outputPixelFrames = vae.geometry().pixelFrames(c.sampleShape[1] - c.decodeSkipLatents + prefixFrames) - c.dropPixelFrames;
+  c.outputPixelFrames =
+      vae.geometry().pixelFrames(c.sampleShape[1] - c.decodeSkipLatents + prefixFrames) - c.dropPixelFrames;
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
 
-void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame, c10::Device device) {
+void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame,
+                        c10::Device device) {
   if (!conditioning.decodePrefixPending) return;
-  conditioning.decodePrefix = encodeFrame(vae, lastFrame, conditioning.pendingFrameHeight, conditioning.pendingFrameWidth,
-                                          device, "previous shot last frame");
+  conditioning.decodePrefix = encodeFrame(vae, lastFrame, conditioning.pendingFrameHeight,
+                                          conditioning.pendingFrameWidth, device, "previous shot last frame");
   conditioning.decodePrefixPending = false;
 }
 

@@ -61,13 +61,13 @@ struct Conditioning {
   // before the shot's decode. Sampling never needs it.
   bool decodePrefixPending = false;
   std::int64_t pendingFrameHeight = 0, pendingFrameWidth = 0;
-  std::int64_t decodeSkipLatents = 0;     // leading sampled latent frames left out of the decode (freshClipDecode)
-  std::int64_t dropPixelFrames = 0;       // decoded frames to drop at the start
-  std::int64_t outputPixelFrames = 0;     // decoded frames kept
-  bool resampled = false;                 // the tail was resampled to a new resolution
-  std::uint64_t bytesCopied = 0;          // bytes of conditioning materialised outside the ring buffer
-  int framesEncoded = 0;                  // VAE encodes of a frame made for it (a last frame, an image)
-  double seconds = 0;                     // wall time of prepareConditioning
+  std::int64_t decodeSkipLatents = 0;  // leading sampled latent frames left out of the decode (freshClipDecode)
+  std::int64_t dropPixelFrames = 0;    // decoded frames to drop at the start
+  std::int64_t outputPixelFrames = 0;  // decoded frames kept
+  bool resampled = false;              // the tail was resampled to a new resolution
+  std::uint64_t bytesCopied = 0;       // bytes of conditioning materialised outside the ring buffer
+  int framesEncoded = 0;               // VAE encodes of a frame made for it (a last frame, an image)
+  double seconds = 0;                  // wall time of prepareConditioning
 
   std::int64_t heldFrames() const { return held.defined() ? held.size(1) : 0; }
 };
@@ -104,7 +104,8 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
 
 // Completes a pending decode prefix: the 1-frame encode of `lastFrame` [3, H, W] (the previous shot's
 // last decoded frame) on `device`. Does nothing when none is pending.
-void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame, c10::Device device);
+void encodeDecodePrefix(Conditioning& conditioning, const models::VideoVae& vae, const at::Tensor& lastFrame,
+                        c10::Device device);
 
 // The sampler hook holding the slots: x[:, 0:n] = (1 − σ)·held + σ·noise before every model call
 // (flow matching: x_σ = (1 − σ)·x₀ + σ·ε). Empty function when nothing is held. Keeps its own

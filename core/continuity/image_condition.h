@@ -17,7 +17,8 @@ namespace shotchain::continuity {
 // The frame mask at the latent grid, [temporal, F', h, w]: pixel frame 0 known, the others not; frame 0's
 // entry repeated `temporal` times so that every latent frame has `temporal` channels. Channel j of latent
 // frame 0 is 1, everything after it 0.
-at::Tensor imageToVideoMask(std::int64_t frames, std::int64_t latentHeight, std::int64_t latentWidth, std::int64_t temporal = 4);
+at::Tensor imageToVideoMask(std::int64_t frames, std::int64_t latentHeight, std::int64_t latentWidth,
+                            std::int64_t temporal = 4);
 
 // y [temporal + z, F', h, w] float32 on the VAE's device. image [3, H, W] in [−1, 1] at the clip's size;
 // `frames` = 1 + temporal·(F' − 1) pixel frames.

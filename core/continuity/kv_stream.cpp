@@ -37,7 +37,8 @@ void KvStream::keep(const at::Tensor& chunk) {
   const models::StreamWindow& window = cache_->window();
   if (held_.size(1) > window.heldFrames()) {
     const std::int64_t n = held_.size(1);
-    held_ = at::cat({held_.narrow(1, 0, window.sinkFrames), held_.narrow(1, n - window.windowFrames, window.windowFrames)}, 1);
+    held_ = at::cat(
+        {held_.narrow(1, 0, window.sinkFrames), held_.narrow(1, n - window.windowFrames, window.windowFrames)}, 1);
   }
   if (held_.size(1) != cache_->frames(0)) throw std::logic_error("KvStream: the held latents and the cache disagree");
 }

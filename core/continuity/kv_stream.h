@@ -51,7 +51,8 @@ class KvStream {
   int branches_;
   std::int64_t chunk_, height_, width_, fpsIndex_;
   void keep(const at::Tensor& chunk);
-  void commitChunks(const at::Tensor& latents, const at::Tensor& condContext, const at::Tensor& uncondContext, bool split);
+  void commitChunks(const at::Tensor& latents, const at::Tensor& condContext, const at::Tensor& uncondContext,
+                    bool split);
 
   at::Tensor held_;
   std::int64_t taken_ = 0;

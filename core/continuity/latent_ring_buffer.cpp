@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors_reader.h"
-#include "io/strict_json.h"
 #include "io/safetensors_writer.h"
+#include "io/strict_json.h"
 
 namespace shotchain::continuity {
 

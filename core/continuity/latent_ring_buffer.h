@@ -22,7 +22,7 @@ struct RingBufferLimits {
 
 struct RingBufferStats {
   std::size_t entries = 0;
-  std::uint64_t bytes = 0;          // storage bytes held by the entries
+  std::uint64_t bytes = 0;  // storage bytes held by the entries
   std::uint64_t puts = 0;
   std::uint64_t evictions = 0;
   std::uint64_t handoffs = 0;

@@ -130,7 +130,8 @@ ShotStats shotStatsFromJson(std::string_view json, const std::string& source) {
   if (!id.is_string()) r.fail("shot_id", "must be a string");
   s.shotId = id.get<std::string>();
   const Json& held = r.at(j, "held_latent_frames", "");
-  if (!held.is_number_integer() || held.get<std::int64_t>() < 0) r.fail("held_latent_frames", "must be a whole number ≥ 0");
+  if (!held.is_number_integer() || held.get<std::int64_t>() < 0)
+    r.fail("held_latent_frames", "must be a whole number ≥ 0");
   s.heldLatentFrames = held.get<std::int64_t>();
   s.latent = r.channels(j, "latent");
   s.latentHead = r.channels(j, "latent_head");

@@ -51,8 +51,8 @@ struct ShotStats {
   std::vector<FramePairMeasures> tailPairs;  // the last `window` pairs
   // Written since the after-cut figures; nullopt when read from an older shot.json, and the
   // figures that need them are then left out.
-  std::optional<LabColour> lastFrameLabSpread;       // spread (std) of L*, a*, b* over the last frame's pixels
-  std::optional<std::vector<double>> tailChanges;    // meanRgbChange of the last `window` pairs, in order
+  std::optional<LabColour> lastFrameLabSpread;     // spread (std) of L*, a*, b* over the last frame's pixels
+  std::optional<std::vector<double>> tailChanges;  // meanRgbChange of the last `window` pairs, in order
   bool operator==(const ShotStats&) const = default;
 };
 

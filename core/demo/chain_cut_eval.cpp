@@ -38,7 +38,8 @@ double hueDistance(double a, double b) {
 
 }  // namespace
 
-ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains, const ChainShots& shots) {
+ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains,
+                                const ChainShots& shots) {
   ChainCutResult result;
   result.mode = mode;
   result.method = method;
@@ -52,7 +53,8 @@ ChainCutResult measureChainCuts(const std::string& mode, const std::string& meth
     const int background = (c / static_cast<int>(demoColours().size())) % static_cast<int>(demoBackgrounds().size());
     const Direction d1 = moving[c % 4], d2 = moving[(c + 1 + c / 4) % 4];
     const auto seed = static_cast<std::uint64_t>(5000 + 2 * c);
-    const auto [a, b] = shots(clipPrompt(colour, shape, d1, background), clipPrompt(colour, shape, d2, background), seed);
+    const auto [a, b] =
+        shots(clipPrompt(colour, shape, d1, background), clipPrompt(colour, shape, d2, background), seed);
     const ClipObservation oa = analyseClip(a.frames), ob = analyseClip(b.frames);
     if (const auto r = jumpRatio(oa, ob)) ratios.push_back(*r);
     const continuity::ShotStats stats = continuity::computeShotStats("a", a.latent, a.heldLatentFrames, a.frames);
@@ -80,12 +82,12 @@ ChainCutResult measureChainCuts(const std::string& mode, const std::string& meth
   return result;
 }
 
-ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings, const Continuity& continuity,
-                                 int chains, bool renoisedSlot) {
+ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings,
+                                 const Continuity& continuity, int chains, bool renoisedSlot) {
   const bool perFrame = models.dit->capabilities().perFrameTimesteps;
   const std::string method = continuity.mode == ContinuityMode::None ? ""
-                             : (perFrame && !renoisedSlot)          ? "diffusion forcing"
-                                                                    : "re-noised slot";
+                             : (perFrame && !renoisedSlot)           ? "diffusion forcing"
+                                                                     : "re-noised slot";
   DemoShotSettings second = settings;
   second.renoisedSlot = renoisedSlot;
   return measureChainCuts(toString(continuity.mode), method, chains,
@@ -96,7 +98,8 @@ ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSetting
                           });
 }
 
-std::vector<ChainCutResult> evaluateAllChainCuts(const DemoModels& models, const DemoShotSettings& settings, int chains) {
+std::vector<ChainCutResult> evaluateAllChainCuts(const DemoModels& models, const DemoShotSettings& settings,
+                                                 int chains) {
   const bool perFrame = models.dit->capabilities().perFrameTimesteps;
   std::vector<ChainCutResult> results;
   auto run = [&](ContinuityMode mode, bool renoised) {

@@ -16,12 +16,12 @@ struct ChainCutResult {
   std::string mode;    // continuity mode of the second shot: none, latent, latent_overlap, vae_roundtrip
   std::string method;  // "diffusion forcing" (a clean prefix), "re-noised slot" (the old way), "" for none
   int chains = 0;
-  int measured = 0;            // chains where both frames at the cut show an object
-  double jumpRatio = 0;        // centroid jump across the cut / median per-frame motion inside the shots
-  double flash = 0;            // CutMetrics::flash (× the in-shot frame change)
-  double colourDrift = 0;      // CutMetrics::colourDrift (ΔE76)
-  double hueChange = 0;        // |hue of the second shot's object − the first's|, degrees (white objects left out)
-  double hueWithin20 = 0;      // share of those chains within 20°
+  int measured = 0;              // chains where both frames at the cut show an object
+  double jumpRatio = 0;          // centroid jump across the cut / median per-frame motion inside the shots
+  double flash = 0;              // CutMetrics::flash (× the in-shot frame change)
+  double colourDrift = 0;        // CutMetrics::colourDrift (ΔE76)
+  double hueChange = 0;          // |hue of the second shot's object − the first's|, degrees (white objects left out)
+  double hueWithin20 = 0;        // share of those chains within 20°
   double wrongObjectFrames = 0;  // share of the second shots' frames with no object or more than one
 };
 
@@ -42,16 +42,18 @@ using ChainShots = std::function<std::pair<DemoShot, DemoShot>(const std::string
 
 // The figures of `chains` two-shot chains (seeds from 5000, held-out prompts, a new direction at the cut)
 // made by `shots`; `mode` and `method` name them in the result.
-ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains, const ChainShots& shots);
+ChainCutResult measureChainCuts(const std::string& mode, const std::string& method, int chains,
+                                const ChainShots& shots);
 
 // `chains` two-shot chains (seeds from 5000) with the second shot continuing under `continuity`;
 // `renoisedSlot` forces the old method on a model with per-frame timesteps.
-ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings, const Continuity& continuity,
-                                 int chains, bool renoisedSlot);
+ChainCutResult evaluateChainCuts(const DemoModels& models, const DemoShotSettings& settings,
+                                 const Continuity& continuity, int chains, bool renoisedSlot);
 
 // The chain sets of the eval: none, latent and latent_overlap (each with diffusion forcing when the
 // model takes per-frame timesteps, then again with the re-noised slot), vae_roundtrip.
-std::vector<ChainCutResult> evaluateAllChainCuts(const DemoModels& models, const DemoShotSettings& settings, int chains);
+std::vector<ChainCutResult> evaluateAllChainCuts(const DemoModels& models, const DemoShotSettings& settings,
+                                                 int chains);
 
 bool meetsChainGoals(const ChainCutResult& result);
 

@@ -29,7 +29,7 @@ models::WanConfig demoDitConfig() {
   models::WanConfig c;
   c.modelType = "t2v";
   c.patch = {1, 4, 4};  // 16×16 latents → 4×4 tokens a frame, 80 in all
-  c.textLen = 16;  // prompts are at most 10 tokens; fewer padding keys for the cross-attention to ignore
+  c.textLen = 16;       // prompts are at most 10 tokens; fewer padding keys for the cross-attention to ignore
   c.inDim = demoVaeConfig().zDim;
   c.outDim = demoVaeConfig().zDim;
   c.dim = 128;
@@ -46,7 +46,9 @@ models::WanConfig demoDitConfig() {
   return c;
 }
 
-std::filesystem::path demoResourceDir(const std::filesystem::path& sourceRoot) { return sourceRoot / "resources" / "demo"; }
+std::filesystem::path demoResourceDir(const std::filesystem::path& sourceRoot) {
+  return sourceRoot / "resources" / "demo";
+}
 
 bool demoWeightsPresent(const std::filesystem::path& dir) {
   for (const char* name : {kDitFile, kVaeFile, kTextEncoderFile, kTokenizerFile, kLatentRgbFile})

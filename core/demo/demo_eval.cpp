@@ -49,7 +49,8 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   for (const NamedColour& background : demoBackgrounds()) report.byBackground.push_back({background.name, 0, {}});
   for (int i = 0; i < o.samples; ++i) {
     const ClipParams params = randomClipParams(kHeldOutSeedStart + static_cast<std::uint64_t>(i));
-    const DemoShot shot = generateDemoShot(loaded, clipPrompt(params), static_cast<std::uint64_t>(1000 + i), o.settings);
+    const DemoShot shot =
+        generateDemoShot(loaded, clipPrompt(params), static_cast<std::uint64_t>(1000 + i), o.settings);
     const ClipObservation obs = analyseClip(shot.frames);
     BackgroundAccuracy& onBackground = report.byBackground[static_cast<std::size_t>(params.background)];
     ++onBackground.samples;
@@ -76,8 +77,8 @@ DemoEvalReport evaluateDemo(const DemoEvalOptions& o) {
   // Two-shot chains across each kind of cut.
   report.continuity = evaluateAllChainCuts(loaded, o.settings, o.chains);
   for (const ChainCutResult& c : report.continuity)
-    log("chains " + c.mode + (c.method.empty() ? "" : " (" + c.method + ")") + ": jump/motion " + fmt("%.2f", c.jumpRatio) +
-        ", flash " + fmt("%.2f", c.flash) + ", colour drift " + fmt("%.1f", c.colourDrift));
+    log("chains " + c.mode + (c.method.empty() ? "" : " (" + c.method + ")") + ": jump/motion " +
+        fmt("%.2f", c.jumpRatio) + ", flash " + fmt("%.2f", c.flash) + ", colour drift " + fmt("%.1f", c.colourDrift));
 
   // VAE reconstruction.
   {
@@ -123,12 +124,13 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
   std::string out;
   char line[200];
   auto row = [&](const char* what, const std::string& value, const char* goal, bool ok) {
-    std::snprintf(line, sizeof line, "| %-46s | %-18s | %-11s | %-4s |\n", what, value.c_str(), goal, ok ? "ok" : "MISS");
+    std::snprintf(line, sizeof line, "| %-46s | %-18s | %-11s | %-4s |\n", what, value.c_str(), goal,
+                  ok ? "ok" : "MISS");
     out += line;
   };
   std::snprintf(line, sizeof line,
-                "builtin:demo eval — %d held-out samples, %d steps, shift %.1f, guidance %.1f, condition noise %d\n", r.samples,
-                r.settings.steps, r.settings.shift, r.settings.guidance, r.settings.conditionNoise);
+                "builtin:demo eval — %d held-out samples, %d steps, shift %.1f, guidance %.1f, condition noise %d\n",
+                r.samples, r.settings.steps, r.settings.shift, r.settings.guidance, r.settings.conditionNoise);
   out += line;
   out += "| measure                                        | value              | goal        |      |\n";
   out += "|------------------------------------------------|--------------------|-------------|------|\n";
@@ -146,8 +148,9 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
   row("VAE reconstruction PSNR (held-out)", fmt("%.1f dB", r.vaePsnr), ">= 30 dB", r.vaePsnr >= 30);
   auto ceiling = [&](const char* what, const AttributeAccuracy& a) { row(what, triple(a), "report", true); };
   auto handoff = [&](const char* what, const VaeHandoffError& e) {
-    row(what, fmt("%.1f", e.medianPixels) + "/" + fmt("%.1f", e.meanPixels) + ", " + std::to_string(e.lost) + "/" +
-                  std::to_string(e.clips),
+    row(what,
+        fmt("%.1f", e.medianPixels) + "/" + fmt("%.1f", e.meanPixels) + ", " + std::to_string(e.lost) + "/" +
+            std::to_string(e.clips),
         "report", true);
   };
   handoff("VAE handoff frame px: median/mean, lost", r.vaeHandoff.afterPredecessor);
@@ -162,17 +165,24 @@ std::string formatDemoEvalTable(const DemoEvalReport& r) {
   }
   row("4-shot demo sequence render", fmt("%.1f s", r.sequenceSeconds), "< 30 s", r.sequenceSeconds < 30);
   out += "\ntwo-shot chains: same colour, shape and background, a new direction (medians over the chains)\n";
-  out += "| cut (method)                        | chains | jump/motion | flash | colour dE | hue d, <=20 deg | not 1 object |      |\n";
-  out += "|-------------------------------------|--------|-------------|-------|-----------|-----------------|--------------|------|\n";
+  out +=
+      "| cut (method)                        | chains | jump/motion | flash | colour dE | hue d, <=20 deg | not 1 "
+      "object |      |\n";
+  out +=
+      "|-------------------------------------|--------|-------------|-------|-----------|-----------------|------------"
+      "--|------|\n";
   for (const ChainCutResult& c : r.continuity) {
     const std::string what = c.mode + (c.method.empty() ? "" : " (" + c.method + ")");
-    std::snprintf(line, sizeof line, "| %-35s | %2d/%-3d | %11.2f | %5.2f | %9.1f | %5.1f, %3.0f%%     | %11.0f%% | %-4s |\n",
-                  what.c_str(), c.measured, c.chains, c.jumpRatio, c.flash, c.colourDrift, c.hueChange, 100 * c.hueWithin20,
-                  100 * c.wrongObjectFrames, meetsChainGoals(c) ? "ok" : "MISS");
+    std::snprintf(line, sizeof line,
+                  "| %-35s | %2d/%-3d | %11.2f | %5.2f | %9.1f | %5.1f, %3.0f%%     | %11.0f%% | %-4s |\n",
+                  what.c_str(), c.measured, c.chains, c.jumpRatio, c.flash, c.colourDrift, c.hueChange,
+                  100 * c.hueWithin20, 100 * c.wrongObjectFrames, meetsChainGoals(c) ? "ok" : "MISS");
     out += line;
   }
-  out += "goals for latent and latent_overlap: jump/motion <= 2, flash <= 2, colour dE <= 10, hue d <= 20 deg, not 1 object <= 10%;\n"
-         "none: jump/motion >= 5 (a cut should look like one)\n";
+  out +=
+      "goals for latent and latent_overlap: jump/motion <= 2, flash <= 2, colour dE <= 10, hue d <= 20 deg, not 1 "
+      "object <= 10%;\n"
+      "none: jump/motion >= 5 (a cut should look like one)\n";
   return out;
 }
 
@@ -188,7 +198,10 @@ nlohmann::json handoffJson(const VaeHandoffError& e) {
 std::string demoEvalJson(const DemoEvalReport& r) {
   nlohmann::json reliance = nlohmann::json::array();
   for (const PromptReliance& p : r.promptReliance)
-    reliance.push_back({{"sigma", p.sigma}, {"loss", p.loss}, {"wrong_colour", p.colourGap}, {"wrong_shape", p.shapeGap},
+    reliance.push_back({{"sigma", p.sigma},
+                        {"loss", p.loss},
+                        {"wrong_colour", p.colourGap},
+                        {"wrong_shape", p.shapeGap},
                         {"wrong_direction", p.directionGap}});
   nlohmann::json byBackground = nlohmann::json::array();
   for (const BackgroundAccuracy& b : r.byBackground) {

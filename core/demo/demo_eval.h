@@ -38,14 +38,14 @@ struct DemoEvalReport {
   double found = 0;  // fraction of samples with an object in most frames
   double colourAccuracy = 0, shapeAccuracy = 0, directionAccuracy = 0;
   std::vector<BackgroundAccuracy> byBackground;  // demoBackgrounds() order
-  std::vector<ChainCutResult> continuity;  // evaluateAllChainCuts' sets
-  double vaePsnr = 0;                        // dB, mean over held-out clips (frames in 0…1)
+  std::vector<ChainCutResult> continuity;        // evaluateAllChainCuts' sets
+  double vaePsnr = 0;                            // dB, mean over held-out clips (frames in 0…1)
   // The ceiling of the three accuracies: the analyser on those held-out clips as rendered, and on
   // their VAE round trips (what a DiT that produced the clips' exact latents would score).
   AttributeAccuracy sourceClips, vaeRoundTrips;
   VaeHandoffErrors vaeHandoff;
   std::vector<PromptReliance> promptReliance;  // at σ 0.4, 0.7, 0.9
-  double sequenceSeconds = 0;                // the 4-shot demo story, text + sampling + decode
+  double sequenceSeconds = 0;                  // the 4-shot demo story, text + sampling + decode
   DemoShotSettings settings;
 };
 

@@ -42,9 +42,9 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
     prev.lastFrame = previous->frames.select(1, previous->frames.size(1) - 1);
   }
   const models::DitCapabilities capabilities = m.dit->capabilities();
-  const continuity::Conditioning conditioning = continuity::prepareConditioning(
-      handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
-      continuity::ConditioningOptions{capabilities.freshClipContinuation});
+  const continuity::Conditioning conditioning =
+      continuity::prepareConditioning(handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
+                                      continuity::ConditioningOptions{capabilities.freshClipContinuation});
   sampling::SamplerOptions options;
   options.steps = s.steps;
   options.shift = s.shift;
@@ -61,9 +61,9 @@ DemoShot generateDemoShot(const DemoModels& m, const std::string& prompt, std::u
   }
   const at::Tensor cond = m.text->encode(prompt);
   const at::Tensor uncond = m.text->encode(std::string(models::wanNegativePrompt()));
-  sampling::SampleResult result = sampling::sampleFlow(sampling::ditDenoiser(*m.dit), conditioning.sampleShape, cond,
-                                                       uncond, options, {},
-                                                       cleanPrefix ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning));
+  sampling::SampleResult result =
+      sampling::sampleFlow(sampling::ditDenoiser(*m.dit), conditioning.sampleShape, cond, uncond, options, {},
+                           cleanPrefix ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(conditioning));
   if (!cleanPrefix) continuity::restoreHeldSlots(result.latent, conditioning);
   DemoShot shot;
   shot.latent = result.latent;

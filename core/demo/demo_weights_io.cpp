@@ -13,7 +13,8 @@ namespace {
 
 io::NamedTensors detached(const NamedWeights& weights) {
   io::NamedTensors out;
-  for (const auto& [name, tensor] : weights) out.emplace_back(name, tensor.detach().to(at::kCPU, at::kFloat).contiguous());
+  for (const auto& [name, tensor] : weights)
+    out.emplace_back(name, tensor.detach().to(at::kCPU, at::kFloat).contiguous());
   return out;
 }
 
@@ -33,9 +34,15 @@ void saveVae(const std::filesystem::path& path, const models::WanVae& vae) {
 }
 
 std::string umt5ConfigJson(const models::Umt5Config& c) {
-  const nlohmann::json json = {{"vocab", c.vocab},       {"dim", c.dim},           {"dim_attn", c.dimAttn},
-                               {"dim_ffn", c.dimFfn},    {"num_heads", c.numHeads}, {"num_layers", c.numLayers},
-                               {"num_buckets", c.numBuckets}, {"max_distance", c.maxDistance}, {"eps", c.eps}};
+  const nlohmann::json json = {{"vocab", c.vocab},
+                               {"dim", c.dim},
+                               {"dim_attn", c.dimAttn},
+                               {"dim_ffn", c.dimFfn},
+                               {"num_heads", c.numHeads},
+                               {"num_layers", c.numLayers},
+                               {"num_buckets", c.numBuckets},
+                               {"max_distance", c.maxDistance},
+                               {"eps", c.eps}};
   return json.dump();
 }
 

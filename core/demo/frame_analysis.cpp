@@ -52,9 +52,12 @@ float hueDegrees(const std::array<float, 3>& c) {
   const float d = mx - mn;
   if (d < 1e-6f) return 0;
   float h = 0;
-  if (mx == c[0]) h = std::fmod((c[1] - c[2]) / d + 6.0f, 6.0f);
-  else if (mx == c[1]) h = (c[2] - c[0]) / d + 2.0f;
-  else h = (c[0] - c[1]) / d + 4.0f;
+  if (mx == c[0])
+    h = std::fmod((c[1] - c[2]) / d + 6.0f, 6.0f);
+  else if (mx == c[1])
+    h = (c[2] - c[0]) / d + 2.0f;
+  else
+    h = (c[0] - c[1]) / d + 4.0f;
   return 60.0f * h;
 }
 
@@ -63,7 +66,8 @@ int nearestColour(const std::array<float, 3>& rgb) {
   float bestDistance = 1e9f;
   for (std::size_t i = 0; i < demoColours().size(); ++i) {
     const auto& c = demoColours()[i].rgb;
-    const float d = (c[0] - rgb[0]) * (c[0] - rgb[0]) + (c[1] - rgb[1]) * (c[1] - rgb[1]) + (c[2] - rgb[2]) * (c[2] - rgb[2]);
+    const float d =
+        (c[0] - rgb[0]) * (c[0] - rgb[0]) + (c[1] - rgb[1]) * (c[1] - rgb[1]) + (c[2] - rgb[2]) * (c[2] - rgb[2]);
     if (d < bestDistance) {
       bestDistance = d;
       best = static_cast<int>(i);
@@ -83,7 +87,9 @@ FrameObservation analyseFrame(const at::Tensor& frameIn, float threshold) {
   const int h = static_cast<int>(frame.size(1)), w = static_cast<int>(frame.size(2));
   const float* data = frame.data_ptr<float>();
   const std::size_t plane = static_cast<std::size_t>(h) * static_cast<std::size_t>(w);
-  auto px = [&](int c, int x, int y) { return data[static_cast<std::size_t>(c) * plane + static_cast<std::size_t>(y * w + x)]; };
+  auto px = [&](int c, int x, int y) {
+    return data[static_cast<std::size_t>(c) * plane + static_cast<std::size_t>(y * w + x)];
+  };
   FrameObservation o;
   for (int c = 0; c < 3; ++c) {
     std::vector<float> ring;
@@ -121,7 +127,8 @@ FrameObservation analyseFrame(const at::Tensor& frameIn, float threshold) {
       o.maxY = std::max(o.maxY, y);
     }
   // An object of the demo world covers a few percent of the frame; most of it differing is noise or a wash.
-  if (o.pixels < kMinObjectPixels || o.pixels > static_cast<int>(kMaxObjectFraction * static_cast<float>(plane))) return o;
+  if (o.pixels < kMinObjectPixels || o.pixels > static_cast<int>(kMaxObjectFraction * static_cast<float>(plane)))
+    return o;
   o.found = true;
   o.cx = static_cast<float>(sx / o.pixels);
   o.cy = static_cast<float>(sy / o.pixels);
@@ -197,9 +204,12 @@ ClipObservation analyseClip(const at::Tensor& video, float stillBelow) {
     clip.dx = stt > 0 ? static_cast<float>(stx / stt * span) : 0;
     clip.dy = stt > 0 ? static_cast<float>(sty / stt * span) : 0;
   }
-  if (std::hypot(clip.dx, clip.dy) < stillBelow) clip.direction = Direction::Still;
-  else if (std::fabs(clip.dx) >= std::fabs(clip.dy)) clip.direction = clip.dx > 0 ? Direction::Right : Direction::Left;
-  else clip.direction = clip.dy > 0 ? Direction::Down : Direction::Up;
+  if (std::hypot(clip.dx, clip.dy) < stillBelow)
+    clip.direction = Direction::Still;
+  else if (std::fabs(clip.dx) >= std::fabs(clip.dy))
+    clip.direction = clip.dx > 0 ? Direction::Right : Direction::Left;
+  else
+    clip.direction = clip.dy > 0 ? Direction::Down : Direction::Up;
   return clip;
 }
 

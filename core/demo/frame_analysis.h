@@ -14,15 +14,15 @@ namespace shotchain::demo {
 struct FrameObservation {
   bool found = false;  // kMinObjectPixels ≤ mask pixels ≤ kMaxObjectFraction of the frame
   int pixels = 0;
-  float cx = 0, cy = 0;                    // centroid, pixels
+  float cx = 0, cy = 0;  // centroid, pixels
   int minX = 0, minY = 0, maxX = 0, maxY = 0;
-  float fill = 0;                          // mask pixels / bounding-box area
-  float aspect = 0;                        // bounding-box width / height
+  float fill = 0;    // mask pixels / bounding-box area
+  float aspect = 0;  // bounding-box width / height
   bool touchesBorder = false;
-  std::array<float, 3> meanRgb{};          // 0…1, over the object's core pixels
-  float hue = 0;                           // degrees of meanRgb
-  std::array<float, 3> background{};       // 0…1
-  int components = 0;                      // 4-connected blobs of at least kMinBlobPixels
+  std::array<float, 3> meanRgb{};     // 0…1, over the object's core pixels
+  float hue = 0;                      // degrees of meanRgb
+  std::array<float, 3> background{};  // 0…1
+  int components = 0;                 // 4-connected blobs of at least kMinBlobPixels
 };
 
 inline constexpr int kMinObjectPixels = 12;
@@ -35,14 +35,14 @@ FrameObservation analyseFrame(const at::Tensor& frame, float threshold = 0.2f);
 struct ClipObservation {
   std::vector<FrameObservation> frames;
   int foundFrames = 0;
-  int singleObjectFrames = 0;  // found, and exactly one blob
-  int colour = -1;             // nearest demoColours() entry to the mean object colour
-  Shape shape = Shape::Circle; // from the median fill ratio and aspect of frames clear of the border
+  int singleObjectFrames = 0;   // found, and exactly one blob
+  int colour = -1;              // nearest demoColours() entry to the mean object colour
+  Shape shape = Shape::Circle;  // from the median fill ratio and aspect of frames clear of the border
   float fill = 0;
   float aspect = 0;
   Direction direction = Direction::Still;
-  float dx = 0, dy = 0;        // fitted centroid displacement over the clip, pixels
-  float medianStep = 0;        // median per-frame centroid motion, pixels
+  float dx = 0, dy = 0;  // fitted centroid displacement over the clip, pixels
+  float medianStep = 0;  // median per-frame centroid motion, pixels
   float hue = 0;
 };
 

@@ -13,8 +13,10 @@ constexpr int kSuper = 4;  // supersampling per axis
 
 bool inside(Shape shape, float dx, float dy, float r) {
   switch (shape) {
-    case Shape::Circle: return dx * dx + dy * dy <= r * r;
-    case Shape::Bar: return std::fabs(dx) <= r && std::fabs(dy) <= r / 3;
+    case Shape::Circle:
+      return dx * dx + dy * dy <= r * r;
+    case Shape::Bar:
+      return std::fabs(dx) <= r && std::fabs(dy) <= r / 3;
     case Shape::Triangle: {
       // Upward-pointing isosceles triangle filling the box [−r, r]²: apex (0, −r), base y = r.
       if (dy > r || dy < -r) return false;
@@ -29,7 +31,7 @@ bool inside(Shape shape, float dx, float dy, float r) {
 
 const std::vector<NamedColour>& demoColours() {
   static const std::vector<NamedColour> colours = {
-      {"red", {0.92f, 0.12f, 0.10f}},  {"green", {0.10f, 0.80f, 0.20f}}, {"blue", {0.15f, 0.30f, 0.98f}},
+      {"red", {0.92f, 0.12f, 0.10f}},    {"green", {0.10f, 0.80f, 0.20f}}, {"blue", {0.15f, 0.30f, 0.98f}},
       {"yellow", {0.95f, 0.88f, 0.10f}}, {"white", {0.95f, 0.95f, 0.95f}}, {"magenta", {0.90f, 0.15f, 0.88f}},
   };
   return colours;
@@ -42,31 +44,44 @@ const std::vector<NamedColour>& demoBackgrounds() {
 
 const char* shapeName(Shape shape) {
   switch (shape) {
-    case Shape::Circle: return "circle";
-    case Shape::Bar: return "bar";
-    case Shape::Triangle: return "triangle";
+    case Shape::Circle:
+      return "circle";
+    case Shape::Bar:
+      return "bar";
+    case Shape::Triangle:
+      return "triangle";
   }
   return "?";
 }
 
 const char* directionName(Direction direction) {
   switch (direction) {
-    case Direction::Still: return "still";
-    case Direction::Left: return "left";
-    case Direction::Right: return "right";
-    case Direction::Up: return "up";
-    case Direction::Down: return "down";
+    case Direction::Still:
+      return "still";
+    case Direction::Left:
+      return "left";
+    case Direction::Right:
+      return "right";
+    case Direction::Up:
+      return "up";
+    case Direction::Down:
+      return "down";
   }
   return "?";
 }
 
 std::array<float, 2> directionStep(Direction direction) {
   switch (direction) {
-    case Direction::Still: return {0, 0};
-    case Direction::Left: return {-1, 0};
-    case Direction::Right: return {1, 0};
-    case Direction::Up: return {0, -1};
-    case Direction::Down: return {0, 1};
+    case Direction::Still:
+      return {0, 0};
+    case Direction::Left:
+      return {-1, 0};
+    case Direction::Right:
+      return {1, 0};
+    case Direction::Up:
+      return {0, -1};
+    case Direction::Down:
+      return {0, 1};
   }
   return {0, 0};
 }
@@ -129,7 +144,8 @@ ClipParams continuationClipParams(const ClipParams& first, std::uint64_t seed) {
     p.speed = 0;
     return p;
   }
-  p.direction = options[static_cast<std::size_t>(std::uniform_int_distribution<int>(0, static_cast<int>(options.size()) - 1)(rng))];
+  p.direction = options[static_cast<std::size_t>(
+      std::uniform_int_distribution<int>(0, static_cast<int>(options.size()) - 1)(rng))];
   return p;
 }
 
@@ -167,7 +183,8 @@ at::Tensor renderClip(const ClipParams& p) {
           }
         const float a = static_cast<float>(hits) / (kSuper * kSuper);
         const std::size_t index = static_cast<std::size_t>(f) * plane + static_cast<std::size_t>(y * p.width + x);
-        for (std::size_t c = 0; c < 3; ++c) data[c * frames * plane + index] = 2.0f * (a * fg[c] + (1 - a) * bg[c]) - 1.0f;
+        for (std::size_t c = 0; c < 3; ++c)
+          data[c * frames * plane + index] = 2.0f * (a * fg[c] + (1 - a) * bg[c]) - 1.0f;
       }
     }
   }

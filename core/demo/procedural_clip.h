@@ -28,8 +28,8 @@ constexpr int kShapeCount = 3;
 constexpr int kDirectionCount = 5;
 
 struct ClipParams {
-  int colour = 0;       // index into demoColours()
-  int background = 0;   // index into demoBackgrounds()
+  int colour = 0;      // index into demoColours()
+  int background = 0;  // index into demoBackgrounds()
   Shape shape = Shape::Circle;
   Direction direction = Direction::Right;
   float x0 = 32, y0 = 32;  // centre at frame 0, pixels

@@ -35,7 +35,8 @@ std::vector<PromptReliance> measurePromptReliance(const DemoModels& m, int clips
       const at::Tensor x = latents[static_cast<std::size_t>(i)].unsqueeze(0);
       const at::Tensor noise = at::randn(x.sizes(), generator);
       const at::Tensor noisy = ((1 - sigma) * x + sigma * noise).expand({4, -1, -1, -1, -1}).contiguous();
-      const at::Tensor velocity = m.dit->forwardBatch(noisy, at::full({4}, sigma * 1000.0), contexts[static_cast<std::size_t>(i)]);
+      const at::Tensor velocity =
+          m.dit->forwardBatch(noisy, at::full({4}, sigma * 1000.0), contexts[static_cast<std::size_t>(i)]);
       const at::Tensor loss = (velocity - (noise - x)).pow(2).mean({1, 2, 3, 4}).to(at::kDouble);
       const double* l = loss.data_ptr<double>();
       r.loss += l[0] / clips;

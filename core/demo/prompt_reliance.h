@@ -15,6 +15,7 @@ struct PromptReliance {
   double colourGap = 0, shapeGap = 0, directionGap = 0;
 };
 
-std::vector<PromptReliance> measurePromptReliance(const DemoModels& models, int clips, const std::vector<double>& sigmas);
+std::vector<PromptReliance> measurePromptReliance(const DemoModels& models, int clips,
+                                                  const std::vector<double>& sigmas);
 
 }  // namespace shotchain::demo

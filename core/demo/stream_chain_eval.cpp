@@ -27,9 +27,9 @@ DemoShot generateDemoStreamShot(const DemoModels& m, continuity::KvStream& strea
     prev.latent = previous->latent;
     prev.lastFrame = previous->frames.select(1, previous->frames.size(1) - 1);
   }
-  const continuity::Conditioning conditioning = continuity::prepareConditioning(
-      handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
-      continuity::ConditioningOptions{m.dit->capabilities().freshClipContinuation});
+  const continuity::Conditioning conditioning =
+      continuity::prepareConditioning(handoff, previous ? &prev : nullptr, *m.vae, at::Tensor(), shape, seed, at::kCPU,
+                                      continuity::ConditioningOptions{m.dit->capabilities().freshClipContinuation});
   const at::Tensor cond = m.text->encode(prompt);
   const at::Tensor uncond = m.text->encode(std::string(models::wanNegativePrompt()));
   if (previous && recache && prompt != previousPrompt) stream.recache(cond, uncond, false);
@@ -38,12 +38,12 @@ DemoShot generateDemoStreamShot(const DemoModels& m, continuity::KvStream& strea
   options.shift = s.shift;
   options.guidance = s.guidance;
   options.seed = seed;
-  const sampling::SampleResult result = sampling::sampleStream(
-      stream.denoiser(), conditioning.sampleShape, stream.chunkFrames(), cond, uncond, options, {},
-      [&](const sampling::ChunkDone& done) {
-        stream.committed(done.latent);
-        return true;
-      });
+  const sampling::SampleResult result =
+      sampling::sampleStream(stream.denoiser(), conditioning.sampleShape, stream.chunkFrames(), cond, uncond, options,
+                             {}, [&](const sampling::ChunkDone& done) {
+                               stream.committed(done.latent);
+                               return true;
+                             });
   DemoShot shot;
   shot.latent = result.latent;
   const at::Tensor decoded = m.vae->decode(continuity::decodeInput(result.latent, conditioning));
@@ -51,15 +51,16 @@ DemoShot generateDemoStreamShot(const DemoModels& m, continuity::KvStream& strea
   return shot;
 }
 
-ChainCutResult evaluateStreamChainCuts(const DemoModels& models, const DemoShotSettings& settings, int chains, int window,
-                                       bool recache) {
+ChainCutResult evaluateStreamChainCuts(const DemoModels& models, const DemoShotSettings& settings, int chains,
+                                       int window, bool recache) {
   const std::int64_t spatial = models.vae->config().spatialFactor();
   return measureChainCuts("stream", recache ? "KV cache, recached" : "KV cache, kept", chains,
                           [&](const std::string& first, const std::string& next, std::uint64_t seed) {
                             continuity::KvStream stream(*models.dit, sampling::streamBranches(settings.guidance),
                                                         settings.height / spatial, settings.width / spatial, window, 0);
                             DemoShot a = generateDemoStreamShot(models, stream, first, seed, settings);
-                            DemoShot b = generateDemoStreamShot(models, stream, next, seed + 1, settings, &a, first, recache);
+                            DemoShot b =
+                                generateDemoStreamShot(models, stream, next, seed + 1, settings, &a, first, recache);
                             return std::make_pair(std::move(a), std::move(b));
                           });
 }

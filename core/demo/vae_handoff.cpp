@@ -16,11 +16,14 @@ VaeHandoffErrors measureVaeHandoff(const models::WanVae& vae, int clips, std::ui
   const at::NoGradGuard noGrad;
   VaeHandoffErrors result;
   std::vector<double> errorsAlone, errorsAfter;
-  auto tally = [](VaeHandoffError& r, std::vector<double>& errors, const at::Tensor& handed, const FrameObservation& last) {
+  auto tally = [](VaeHandoffError& r, std::vector<double>& errors, const at::Tensor& handed,
+                  const FrameObservation& last) {
     ++r.clips;
     const FrameObservation first = analyseFrame(handed.select(1, handed.size(1) - 1));
-    if (first.found) errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
-    else ++r.lost;
+    if (first.found)
+      errors.push_back(std::hypot(first.cx - last.cx, first.cy - last.cy));
+    else
+      ++r.lost;
   };
   for (int i = 0; i < clips; ++i) {
     const at::Tensor clip = renderClip(randomClipParams(firstSeed + static_cast<std::uint64_t>(i)));

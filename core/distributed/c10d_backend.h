@@ -6,9 +6,9 @@
 #include <chrono>
 #include <string>
 
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/csrc/distributed/c10d/Backend.hpp>
 
 namespace shotchain::distributed {
 
@@ -16,13 +16,14 @@ using CollectiveBackend = ::c10d::Backend;
 
 // Gloo over TCP, bound to `host` (an address or host name of this machine; empty: the interface
 // GLOO_SOCKET_IFNAME names, else this machine's host name).
-c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
-                                                      std::chrono::milliseconds timeout, const std::string& host);
+c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank,
+                                                      int size, std::chrono::milliseconds timeout,
+                                                      const std::string& host);
 
 #ifdef SHOTCHAIN_WITH_CUDA
 // NCCL on the current CUDA device (nccl_backend_cuda.cpp, a CUDA-only file).
-c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
-                                                      std::chrono::milliseconds timeout);
+c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank,
+                                                      int size, std::chrono::milliseconds timeout);
 #endif
 
 }  // namespace shotchain::distributed

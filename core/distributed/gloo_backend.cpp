@@ -6,8 +6,9 @@
 
 namespace shotchain::distributed {
 
-c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
-                                                      std::chrono::milliseconds timeout, const std::string& host) {
+c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank,
+                                                      int size, std::chrono::milliseconds timeout,
+                                                      const std::string& host) {
   auto options = ::c10d::ProcessGroupGloo::Options::create(timeout);
   const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
   if (interface != nullptr && *interface != '\0')

@@ -9,8 +9,8 @@
 
 namespace shotchain::distributed {
 
-c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank, int size,
-                                                      std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank,
+                                                      int size, std::chrono::milliseconds timeout) {
   auto options = ::c10d::ProcessGroupNCCL::Options::create();
   options->timeout = timeout;
   return c10::make_intrusive<::c10d::ProcessGroupNCCL>(store, rank, size, options);

@@ -1,8 +1,8 @@
 #include "distributed/process_group.h"
 
 #include <atomic>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -103,8 +103,9 @@ struct DistributedGroup::Impl {
   // frozen), or has not reached this collective. {message, rank or −1}.
   std::pair<std::string, int> diagnose() const {
     const Rendezvous& r = options.rendezvous;
-    const std::pair<std::string, int> storeGone{
-        "rank 0 is gone (its rendezvous store at " + r.masterAddress + ":" + std::to_string(r.masterPort) + " does not answer)", 0};
+    const std::pair<std::string, int> storeGone{"rank 0 is gone (its rendezvous store at " + r.masterAddress + ":" +
+                                                    std::to_string(r.masterPort) + " does not answer)",
+                                                0};
     c10::intrusive_ptr<::c10d::TCPStore> probe;
     try {
       probe = connectStore(r, false, false, std::chrono::seconds(3));
@@ -186,8 +187,8 @@ struct DistributedGroup::Impl {
     if (!error.empty()) {
       if (const auto newline = error.find('\n'); newline != std::string::npos) error.resize(newline);
       const auto [why, culprit] = diagnose();
-      const std::string message = "rank " + std::to_string(rank) + ": collective #" + std::to_string(index) + " (" + what +
-                                  ") failed after " + secondsText(Clock::now() - begin) + " (timeout " +
+      const std::string message = "rank " + std::to_string(rank) + ": collective #" + std::to_string(index) + " (" +
+                                  what + ") failed after " + secondsText(Clock::now() - begin) + " (timeout " +
                                   secondsText(options.timeout) + "): " + why + " [" + error + "]";
       {
         const std::lock_guard<std::mutex> lock(statsMutex);
@@ -216,16 +217,15 @@ struct DistributedGroup::Impl {
 
 DistributedGroup::DistributedGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-DistributedGroup::~DistributedGroup() {
-  impl_->stopHeartbeat();
-}
+DistributedGroup::~DistributedGroup() { impl_->stopHeartbeat(); }
 
 std::shared_ptr<DistributedGroup> DistributedGroup::join(const GroupOptions& options) {
   const Rendezvous& r = options.rendezvous;
   if (options.guidanceGroups != 1 && options.guidanceGroups != 2)
     throw std::invalid_argument("guidance groups: 1 or 2");
   if (r.worldSize % options.guidanceGroups != 0)
-    throw std::invalid_argument("guidance in parallel needs an even number of ranks (" + std::to_string(r.worldSize) + ")");
+    throw std::invalid_argument("guidance in parallel needs an even number of ranks (" + std::to_string(r.worldSize) +
+                                ")");
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->rank = r.rank;
@@ -292,7 +292,8 @@ at::Tensor DistributedGroup::allToAll(const at::Tensor& input) {
   at::Tensor out = at::empty_like(in);
   at::Tensor inWire = wire(in), outWire = wire(out);
   std::vector<std::int64_t> counts;
-  const auto sent = in.nbytes() / static_cast<std::uint64_t>(m.sequenceSize) * static_cast<std::uint64_t>(m.sequenceSize - 1);
+  const auto sent =
+      in.nbytes() / static_cast<std::uint64_t>(m.sequenceSize) * static_cast<std::uint64_t>(m.sequenceSize - 1);
   m.run("all-to-all", sent, [&] { return m.sequenceGroup->alltoall_base(outWire, inWire, counts, counts); });
   return out;
 }
@@ -312,7 +313,8 @@ void DistributedGroup::barrier() {
 }
 
 std::int64_t DistributedGroup::maxOverWorld(std::int64_t value) {
-  const at::Tensor all = impl_->allGather(impl_->worldGroup.get(), impl_->world, at::full({1}, value, at::kLong), "all-gather");
+  const at::Tensor all =
+      impl_->allGather(impl_->worldGroup.get(), impl_->world, at::full({1}, value, at::kLong), "all-gather");
   return all.max().item<std::int64_t>();
 }
 

@@ -24,8 +24,8 @@ long number(const char* name, const std::string& text, long low, long high) {
   errno = 0;
   const long value = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || end == nullptr || *end != '\0' || errno != 0 || value < low || value > high)
-    throw std::invalid_argument("environment variable " + std::string(name) + "=\"" + text + "\": expected a whole number in " +
-                                std::to_string(low) + "-" + std::to_string(high));
+    throw std::invalid_argument("environment variable " + std::string(name) + "=\"" + text +
+                                "\": expected a whole number in " + std::to_string(low) + "-" + std::to_string(high));
   return value;
 }
 
@@ -36,8 +36,10 @@ std::optional<Rendezvous> rendezvousFromEnvironment() {
   if (!rank && !world) return std::nullopt;
   auto require = [](const char* name) {
     const std::optional<std::string> value = variable(name);
-    if (!value) throw std::invalid_argument("environment variable " + std::string(name) +
-                                            " is not set (a distributed run needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)");
+    if (!value)
+      throw std::invalid_argument(
+          "environment variable " + std::string(name) +
+          " is not set (a distributed run needs RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT)");
     return *value;
   };
   Rendezvous r;
@@ -66,7 +68,8 @@ std::string rendezvousPortProblem(const Rendezvous& r) {
   ::close(fd);
   if (!inUse) return "";
   return "MASTER_PORT " + std::to_string(r.masterPort) +
-         " is already in use by another program, so rank 0 cannot serve the rendezvous there: set MASTER_PORT to a free "
+         " is already in use by another program, so rank 0 cannot serve the rendezvous there: set MASTER_PORT to a "
+         "free "
          "port on every rank (or run with --ranks N and no torchrun variables: it picks one)";
 }
 

@@ -24,11 +24,14 @@ const models::ComfyWords& wordsOf(const models::FamilyKnowledge* knowledge) {
   return knowledge ? knowledge->comfy : none;
 }
 
-const char* samplerName(const resolve::ResolvedShot& shot) { return shot.solver == Solver::Euler || shot.fewStep ? "euler" : "uni_pc"; }
+const char* samplerName(const resolve::ResolvedShot& shot) {
+  return shot.solver == Solver::Euler || shot.fewStep ? "euler" : "uni_pc";
+}
 
 // LoraLoaderModelOnly nodes firstId, firstId + 1, … after node `from`, one a LoRA that patches `expert`;
 // returns the node the model comes from after them.
-int loraChain(Json& g, int from, int firstId, const resolve::ResolvedShot& shot, resolve::LoraExpert skip, const char* title) {
+int loraChain(Json& g, int from, int firstId, const resolve::ResolvedShot& shot, resolve::LoraExpert skip,
+              const char* title) {
   int model = from;
   for (const resolve::ResolvedLora& lora : shot.loras) {
     if (shot.experts && lora.expert == skip) continue;
@@ -51,8 +54,10 @@ void addStartImage(Json& g, Json& inputs, ComfyShotWorkflow& w, const resolve::R
 
 void addVideoOutput(Json& g, const resolve::ResolvedShot& shot, double fps) {
   g["10"] = node("CreateVideo", {{"fps", fps}, {"images", link(9)}}, "Create Video");
-  g["12"] = node("SaveVideo", {{"filename_prefix", "shotchain/" + shot.id}, {"format", "auto"}, {"codec", "auto"}, {"video", link(10)}},
-                 "Save Video");
+  g["12"] =
+      node("SaveVideo",
+           {{"filename_prefix", "shotchain/" + shot.id}, {"format", "auto"}, {"codec", "auto"}, {"video", link(10)}},
+           "Save Video");
 }
 
 // The two-expert template's second half: the high-noise expert's loader and shift (nodes 13, 14), the latent (the
@@ -62,21 +67,23 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
                    const models::ComfyWords& dit) {
   const resolve::ResolvedExperts& experts = *shot.experts;
   const int split = experts.switchStep >= 0 ? experts.switchStep : experts.highSteps;
-  g["13"] = node("UNETLoader", {{"unet_name", fileName(sequence.settings.model.ditHighNoise, "")}, {"weight_dtype", "default"}},
+  g["13"] = node("UNETLoader",
+                 {{"unet_name", fileName(sequence.settings.model.ditHighNoise, "")}, {"weight_dtype", "default"}},
                  "Load Diffusion Model (high noise)");
   const int model = loraChain(g, 13, 40, shot, resolve::LoraExpert::Low, "LoRA (high noise)");
   g["14"] = node("ModelSamplingSD3", {{"shift", shot.shift}, {"model", link(model)}}, "ModelSamplingSD3 (high noise)");
   Json positive = link(5), negative = link(6), latent = link(7);
   if (!shot.imageCondition.empty() && *dit.imageToVideoNode) {
     Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
-                   {"positive", link(5)}, {"negative", link(6)}, {"vae", link(3)}};
+                   {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
     if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);
     g["7"] = node(dit.imageToVideoNode, inputs, dit.imageToVideoNode);
     positive = link(7, 0);
     negative = link(7, 1);
     latent = link(7, 2);
   }
-  const auto sampler = [&](int from, const Json& input, int start, int end, bool first, double cfg, const std::string& title) {
+  const auto sampler = [&](int from, const Json& input, int start, int end, bool first, double cfg,
+                           const std::string& title) {
     return node("KSamplerAdvanced",
                 {{"add_noise", first ? "enable" : "disable"},
                  {"noise_seed", first ? shot.seed : 0},
@@ -100,7 +107,8 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
   addVideoOutput(g, shot, sequence.settings.fps);
 }
 
-ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const resolve::ResolvedShot& shot) {
+ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSequence& resolved,
+                             const resolve::ResolvedShot& shot) {
   const ModelSet& m = sequence.settings.model;
   const bool builtin = m.isBuiltin();
   const models::ComfyWords& dit = wordsOf(resolved.models.dit.knowledge);
@@ -113,10 +121,13 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
   ComfyShotWorkflow w;
   w.shotId = shot.id;
   if (shot.settings.mode != ContinuityMode::None)
-    w.notes.push_back("continuity " + std::string(toString(shot.settings.mode)) + " has no stock ComfyUI node: this shot starts from noise there");
-  if (builtin) w.notes.push_back("builtin:" + m.builtin + ": copy its files into ComfyUI's models folders under these names");
+    w.notes.push_back("continuity " + std::string(toString(shot.settings.mode)) +
+                      " has no stock ComfyUI node: this shot starts from noise there");
+  if (builtin)
+    w.notes.push_back("builtin:" + m.builtin + ": copy its files into ComfyUI's models folders under these names");
   if (shot.fewStep)
-    w.notes.push_back("its few-step schedule is written as " + std::to_string(shot.steps) + " steps of the simple scheduler, which "
+    w.notes.push_back("its few-step schedule is written as " + std::to_string(shot.steps) +
+                      " steps of the simple scheduler, which "
                       "ComfyUI spaces by itself");
   Json g = Json::object();
   g["1"] = node("UNETLoader", {{"unet_name", ditFile}, {"weight_dtype", "default"}}, "Load Diffusion Model");
@@ -174,7 +185,8 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
 
 }  // namespace
 
-std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const resolve::ResolvedSequence& resolved) {
+std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence,
+                                                    const resolve::ResolvedSequence& resolved) {
   std::vector<ComfyShotWorkflow> out;
   for (const resolve::ResolvedShot& shot : resolved.shots)
     if (shot.enabled) out.push_back(exportShot(sequence, resolved, shot));

@@ -22,6 +22,7 @@ struct ComfyShotWorkflow {
 // KSamplerAdvanced split at the shot's switch step, the family's image-to-video node for image-to-video experts.
 // The loaders name the files by their names inside the models folder (the family's stock names when the
 // document names none; the demo model's file names for builtin:demo).
-std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence, const resolve::ResolvedSequence& resolved);
+std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence,
+                                                    const resolve::ResolvedSequence& resolved);
 
 }  // namespace shotchain::interop

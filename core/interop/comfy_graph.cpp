@@ -13,7 +13,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) { throw std::runtime_error(source + ": " + what); }
+[[noreturn]] void fail(const std::string& source, const std::string& what) {
+  throw std::runtime_error(source + ": " + what);
+}
 
 // A node id: ComfyUI writes whole numbers (UI format) or text (API format).
 std::string idText(const std::string& source, const std::string& where, const Json& id) {
@@ -45,9 +47,8 @@ const Json* member(const Json& object, const char* name) {
   return found == object.end() ? nullptr : &*found;
 }
 
-void readUiNode(const Json& node, std::size_t index, const std::map<long long, ComfyLink>& links, const std::string& source,
-                const std::vector<std::string>& videoLatentTypes,
-                ComfyGraph& graph) {
+void readUiNode(const Json& node, std::size_t index, const std::map<long long, ComfyLink>& links,
+                const std::string& source, const std::vector<std::string>& videoLatentTypes, ComfyGraph& graph) {
   const std::string where = "nodes[" + std::to_string(index) + "]";
   if (!node.is_object()) fail(source, where + " is " + shortJson(node) + ", not a node object");
   const Json* id = member(node, "id");
@@ -87,7 +88,8 @@ void readUiNode(const Json& node, std::size_t index, const std::map<long long, C
   graph.nodes[n.id] = std::move(n);
 }
 
-void readUi(const Json& doc, const std::string& source, const std::vector<std::string>& videoLatentTypes, ComfyGraph& graph) {
+void readUi(const Json& doc, const std::string& source, const std::vector<std::string>& videoLatentTypes,
+            ComfyGraph& graph) {
   std::map<long long, ComfyLink> links;
   if (const Json* table = member(doc, "links"); table && table->is_array())
     for (std::size_t i = 0; i < table->size(); ++i) {
@@ -105,9 +107,11 @@ void readUi(const Json& doc, const std::string& source, const std::vector<std::s
         const Json* slot = member(link, "origin_slot");
         if (!origin || !slot) fail(source, where + " has no origin_id or origin_slot");
         id = wholeNumber(source, where + ".id", link["id"]);
-        to = {idText(source, where + ".origin_id", *origin), static_cast<int>(wholeNumber(source, where + ".origin_slot", *slot))};
+        to = {idText(source, where + ".origin_id", *origin),
+              static_cast<int>(wholeNumber(source, where + ".origin_slot", *slot))};
       } else {
-        fail(source, where + " is " + shortJson(link) + ", neither [id, node, slot, node, slot, type] nor a link object");
+        fail(source,
+             where + " is " + shortJson(link) + ", neither [id, node, slot, node, slot, type] nor a link object");
       }
       if (!links.emplace(id, to).second) fail(source, where + ": two links have the id " + std::to_string(id));
     }
@@ -132,9 +136,11 @@ void readApi(const Json& doc, const std::string& source, ComfyGraph& graph) {
     if (const Json* inputs = member(node, "inputs"); inputs && inputs->is_object())
       for (const auto& [name, value] : inputs->items()) {
         if (isLink(value))
-          n.links[name] = {idText(source, "node " + id + ": input \"" + name + "\"", value[0]),
-                           static_cast<int>(wholeNumber(source, "node " + id + ": input \"" + name + "\" slot", value[1]))};
-        else n.values[name] = value;
+          n.links[name] = {
+              idText(source, "node " + id + ": input \"" + name + "\"", value[0]),
+              static_cast<int>(wholeNumber(source, "node " + id + ": input \"" + name + "\" slot", value[1]))};
+        else
+          n.values[name] = value;
       }
     graph.nodes[id] = std::move(n);
   }
@@ -157,7 +163,8 @@ void sortTopologically(const std::string& source, ComfyGraph& graph) {
     for (const auto& [input, link] : node.links) {
       const auto from = rank.find(link.node);
       if (from == rank.end())
-        fail(source, nodeName(node) + ": input \"" + input + "\" is linked to node " + link.node + ", which the workflow does not have");
+        fail(source, nodeName(node) + ": input \"" + input + "\" is linked to node " + link.node +
+                         ", which the workflow does not have");
       needs.insert(from->second);
     }
     waiting[i] = needs.size();
@@ -216,14 +223,15 @@ const std::vector<std::string>& ComfyGraph::consumers(const std::string& id) con
   return found == consumerIds.end() ? none : found->second;
 }
 
-const std::vector<std::string>& comfyWidgetNames(const std::string& type, const std::vector<std::string>& videoLatentTypes) {
+const std::vector<std::string>& comfyWidgetNames(const std::string& type,
+                                                 const std::vector<std::string>& videoLatentTypes) {
   static const std::vector<std::string> videoLatent{"width", "height", "length", "batch_size"};
   if (std::find(videoLatentTypes.begin(), videoLatentTypes.end(), type) != videoLatentTypes.end()) return videoLatent;
   static const std::map<std::string, std::vector<std::string>> names = {
       {"KSampler", {"seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler", "denoise"}},
       {"KSamplerAdvanced",
-       {"add_noise", "noise_seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler", "start_at_step",
-        "end_at_step", "return_with_leftover_noise"}},
+       {"add_noise", "noise_seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler",
+        "start_at_step", "end_at_step", "return_with_leftover_noise"}},
       {"CLIPTextEncode", {"text"}},
       {"UNETLoader", {"unet_name", "weight_dtype"}},
       {"CLIPLoader", {"clip_name", "type", "device"}},
@@ -248,7 +256,8 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type, const 
   return found == names.end() ? none : found->second;
 }
 
-ComfyGraph parseComfyGraph(const std::string& text, const std::string& source, const std::vector<std::string>& videoLatentTypes) {
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& videoLatentTypes) {
   Json doc;
   try {
     doc = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);

@@ -48,12 +48,14 @@ std::string shortJson(const nlohmann::json& value);
 // The widget names of a node type in the UI format's widgets_values order (ComfyUI's own order,
 // "control_after_generate" included where the seed widget has one); a type of `videoLatentTypes` (a model
 // family's latent nodes) has width, height, length and batch_size. Empty for a type we do not know.
-const std::vector<std::string>& comfyWidgetNames(const std::string& type, const std::vector<std::string>& videoLatentTypes = {});
+const std::vector<std::string>& comfyWidgetNames(const std::string& type,
+                                                 const std::vector<std::string>& videoLatentTypes = {});
 
 // Reads `text` with the strict JSON reader (io/strict_json.h). Throws std::runtime_error naming
 // `source` and the node or field for JSON it refuses, a link to a missing node, a node without a
 // type, an id or slot that is not a whole number, and a cycle. Linear in the graph's size (a heap
 // sort of the ids aside).
-ComfyGraph parseComfyGraph(const std::string& text, const std::string& source, const std::vector<std::string>& videoLatentTypes = {});
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& videoLatentTypes = {});
 
 }  // namespace shotchain::interop

@@ -19,8 +19,8 @@ using namespace limits;
 const std::set<std::string> kSamplers = {"KSampler", "KSamplerAdvanced"};
 const std::set<std::string> kEmptyLatents = {"EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage",
                                              "EmptySD3LatentImage"};
-const std::set<std::string> kOutputs = {"SaveImage",   "PreviewImage", "SaveAnimatedWEBP", "SaveAnimatedPNG", "SaveWEBM",
-                                        "SaveVideo",   "CreateVideo",  "VHS_VideoCombine"};
+const std::set<std::string> kOutputs = {"SaveImage", "PreviewImage", "SaveAnimatedWEBP", "SaveAnimatedPNG",
+                                        "SaveWEBM",  "SaveVideo",    "CreateVideo",      "VHS_VideoCombine"};
 
 std::string nodeLabel(const ComfyNode& node) { return node.type + " " + node.id; }
 
@@ -65,9 +65,12 @@ class Importer {
       const ComfyNode& node = graph_.nodes.at(id);
       if (used_.count(id)) continue;
       std::string why = "not connected to a sampler";
-      if (kOutputs.count(node.type)) why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
-      else if (node.type == "Note" || node.type == "MarkdownNote") why = "a note";
-      else if (const auto mapped = mappedComfyNodeTypes(options_.families); std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
+      if (kOutputs.count(node.type))
+        why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
+      else if (node.type == "Note" || node.type == "MarkdownNote")
+        why = "a note";
+      else if (const auto mapped = mappedComfyNodeTypes(options_.families);
+               std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
         why = "a node type ShotChain does not map";
       out_.unmapped.push_back({node.id, node.type, why});
     }
@@ -127,7 +130,8 @@ class Importer {
     const Json* value = node.value(name);
     if (!value) {
       if (node.link(name))
-        fail(nodeLabel(node) + ": \"" + name + "\" comes from another node; ShotChain reads it only as a value on the node");
+        fail(nodeLabel(node) + ": \"" + name +
+             "\" comes from another node; ShotChain reads it only as a value on the node");
       fail(nodeLabel(node) + ": no \"" + name + "\"");
     }
     return *value;
@@ -141,17 +145,18 @@ class Importer {
   double number(const ComfyNode& node, const std::string& name, double lo, double hi) const {
     const double v = number(node, name);
     if (!(v >= lo && v <= hi))
-      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(required(node, name)) + "; it must be from " + plain(lo) +
-           " to " + plain(hi));
+      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(required(node, name)) + "; it must be from " +
+           plain(lo) + " to " + plain(hi));
     return v;
   }
   int whole(const ComfyNode& node, const std::string& name, int lo, int hi) const {
     const Json& v = required(node, name);
-    const bool integral = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    const bool integral =
+        v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
     const double d = v.is_number() ? v.get<double>() : 0.0;
     if (!integral || !(d >= lo && d <= hi))
-      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + "; it must be a whole number from " + std::to_string(lo) +
-           " to " + std::to_string(hi));
+      fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + "; it must be a whole number from " +
+           std::to_string(lo) + " to " + std::to_string(hi));
     return static_cast<int>(d);
   }
   // ComfyUI's seeds are 0 .. 2^64-1, read exactly (never through a double).
@@ -162,7 +167,8 @@ class Importer {
       const double d = v.get<double>();
       if (std::floor(d) == d && d >= 0 && d <= 9007199254740992.0) return static_cast<std::uint64_t>(d);
     }
-    fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) + "; a seed is a whole number from 0 to 18446744073709551615");
+    fail(nodeLabel(node) + ": \"" + name + "\" is " + shortJson(v) +
+         "; a seed is a whole number from 0 to 18446744073709551615");
   }
   bool flag(const ComfyNode& node, const std::string& name) const {
     const Json& v = required(node, name);
@@ -197,7 +203,8 @@ class Importer {
   }
 
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
-    fail(nodeLabel(into) + ": its \"" + input + "\" comes from " + nodeLabel(from) + ", a node type ShotChain cannot map there");
+    fail(nodeLabel(into) + ": its \"" + input + "\" comes from " + nodeLabel(from) +
+         ", a node type ShotChain cannot map there");
   }
 
   std::string promptOf(const ComfyNode& sampler, const std::string& input, Shot& shot) {
@@ -205,7 +212,8 @@ class Importer {
     if (!from) return "";
     if (from->type == "CLIPTextEncode") {
       const ComfyNode* clip = upstream(*from, "clip");
-      while (clip && clip->type == "LoraLoader") clip = upstream(*clip, "clip");  // its text-encoder side is not applied
+      while (clip && clip->type == "LoraLoader")
+        clip = upstream(*clip, "clip");  // its text-encoder side is not applied
       if (clip) clipLoader(*clip);
       return text(*from, "text");
     }
@@ -226,8 +234,9 @@ class Importer {
     const Json* type = node.value("type");
     const auto known = [&](const models::ComfyWords& words) { return type->get<std::string>() == words.clipType; };
     if (type && type->is_string() && std::none_of(options_.families.begin(), options_.families.end(), known))
-      out_.notes.push_back(nodeLabel(node) + ": type \"" + type->get<std::string>() +
-                           "\" is not one of the model families' text encoders; the file is read as what its header says");
+      out_.notes.push_back(
+          nodeLabel(node) + ": type \"" + type->get<std::string>() +
+          "\" is not one of the model families' text encoders; the file is read as what its header says");
   }
 
   void vaeLoader(const ComfyNode& node) {
@@ -243,12 +252,14 @@ class Importer {
     while (node) {
       if (node->type == "UNETLoader") {
         const std::string name = fileName(*node, "unet_name");
-        if (const Json* dtype = node->value("weight_dtype"); dtype && dtype->is_string() && dtype->get<std::string>() != "default")
+        if (const Json* dtype = node->value("weight_dtype");
+            dtype && dtype->is_string() && dtype->get<std::string>() != "default")
           out_.notes.push_back(nodeLabel(*node) + ": weight_dtype " + dtype->get<std::string>() +
                                " left to the memory plan (it picks the dtype from the file and the budget)");
         return name;
       }
-      if (node->type == "ModelSamplingSD3") shot.shift = number(*node, "shift", kMinShift, kMaxShift);
+      if (node->type == "ModelSamplingSD3")
+        shot.shift = number(*node, "shift", kMinShift, kMaxShift);
       else if (node->type == "LoraLoaderModelOnly" || node->type == "LoraLoader") {
         LoraRef lora;
         lora.file = loraFile(fileName(*node, "lora_name"));
@@ -257,9 +268,9 @@ class Importer {
         shot.loras->insert(shot.loras->begin(), lora);  // walking up from the sampler: the loader's side first
         if (node->type == "LoraLoader" && node->value("strength_clip") && number(*node, "strength_clip") != 0.0)
           out_.notes.push_back(nodeLabel(*node) + ": strength_clip is not applied (ShotChain patches the DiT only)");
-      }
-      else if (node->type == "ZeroCopyVRAMPin") {
-        if (!node->value("enable_pinning") || flag(*node, "enable_pinning")) out_.sequence.settings.policy = ResidencyPolicy::Pinned;
+      } else if (node->type == "ZeroCopyVRAMPin") {
+        if (!node->value("enable_pinning") || flag(*node, "enable_pinning"))
+          out_.sequence.settings.policy = ResidencyPolicy::Pinned;
         if (node->value("tune_allocator")) out_.sequence.settings.allocatorTuning = flag(*node, "tune_allocator");
       } else {
         cannotMap(*into, input, *node);
@@ -284,7 +295,8 @@ class Importer {
       shot.continuity.mode = ContinuityMode::Blend;
       if (node.value("blend_ratio")) shot.continuity.blendRatio = number(node, "blend_ratio", 0.0, 1.0);
     } else {
-      fail(nodeLabel(node) + ": continuity_mode \"" + mode + "\" is neither zero_copy_latent_only nor blend_with_fallback");
+      fail(nodeLabel(node) + ": continuity_mode \"" + mode +
+           "\" is neither zero_copy_latent_only nor blend_with_fallback");
     }
     if (const ComfyNode* image = upstream(node, "fallback_first_frame")) {
       if (image->type != "LoadImage") cannotMap(node, "fallback_first_frame", *image);
@@ -303,8 +315,9 @@ class Importer {
     if (const ComfyNode* image = upstream(node, "start_image")) {
       if (image->type != "LoadImage") cannotMap(node, "start_image", *image);
       shot.startImage = fileName(*image, "image");
-      out_.notes.push_back(nodeLabel(node) + ": the start image is resized with Lanczos and centre-cropped as the model's "
-                                             "reference code does (ComfyUI scales it bilinearly)");
+      out_.notes.push_back(nodeLabel(node) +
+                           ": the start image is resized with Lanczos and centre-cropped as the model's "
+                           "reference code does (ComfyUI scales it bilinearly)");
     }
     if (const ComfyNode* vision = upstream(node, "clip_vision_output"))
       out_.notes.push_back(nodeLabel(node) + ": clip_vision_output (" + nodeLabel(*vision) +
@@ -338,9 +351,11 @@ class Importer {
         used_.insert(id);
         const std::string tag = text(next, "buffer_tag");
         if (shot.continuity.mode != ContinuityMode::None && shot.continuity.tag != tag)
-          out_.notes.push_back(nodeLabel(next) + ": stores under \"" + tag + "\" what reads from \"" + shot.continuity.tag +
-                               "\"; ShotChain keeps one tag a shot, \"" + shot.continuity.tag + "\"");
-        else shot.continuity.tag = tag;
+          out_.notes.push_back(nodeLabel(next) + ": stores under \"" + tag + "\" what reads from \"" +
+                               shot.continuity.tag + "\"; ShotChain keeps one tag a shot, \"" + shot.continuity.tag +
+                               "\"");
+        else
+          shot.continuity.tag = tag;
         for (const std::string& after : graph_.consumers(id)) decodeNode(graph_.nodes.at(after));
       } else {
         decodeNode(next);
@@ -364,7 +379,8 @@ class Importer {
     Shot shot;
     const std::size_t index = out_.sequence.shots.size();
     shot.id = "shot-" + std::to_string(index + 1);
-    shot.name = sampler.title.empty() || sampler.title == sampler.type ? "Shot " + std::to_string(index + 1) : sampler.title;
+    shot.name =
+        sampler.title.empty() || sampler.title == sampler.type ? "Shot " + std::to_string(index + 1) : sampler.title;
     const bool advanced = sampler.type == "KSamplerAdvanced";
     shot.seed = seedOf(sampler, advanced ? "noise_seed" : "seed");
     shot.steps = whole(sampler, "steps", 1, kMaxSteps);
@@ -375,9 +391,11 @@ class Importer {
     if (scheduler != "simple" && scheduler != "normal" && scheduler != "sgm_uniform")
       out_.notes.push_back(nodeLabel(sampler) + ": scheduler \"" + scheduler + "\" becomes the shifted flow schedule");
     if (!advanced && sampler.value("denoise") && std::fabs(number(sampler, "denoise") - 1.0) > 1e-9)
-      out_.notes.push_back(nodeLabel(sampler) + ": denoise " + sampler.value("denoise")->dump() + " becomes a full denoise (1.0)");
+      out_.notes.push_back(nodeLabel(sampler) + ": denoise " + sampler.value("denoise")->dump() +
+                           " becomes a full denoise (1.0)");
     if (advanced && sampler.value("start_at_step") && number(sampler, "start_at_step") > 0)
-      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes 0");
+      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() +
+                           " becomes 0");
     shot.prompt = promptOf(sampler, "positive", shot);
     shot.negativePrompt = promptOf(sampler, "negative", shot);
     const std::string dit = modelChain(sampler, shot);
@@ -393,7 +411,8 @@ class Importer {
 
   void useDit(const std::string& name, const ComfyNode& sampler) {
     if (!dit_.empty() && dit_ != name && name != ditHigh_)
-      out_.notes.push_back(nodeLabel(sampler) + ": another diffusion model (" + name + ") than the first shot's; every shot uses " + dit_);
+      out_.notes.push_back(nodeLabel(sampler) + ": another diffusion model (" + name +
+                           ") than the first shot's; every shot uses " + dit_);
     if (dit_.empty()) dit_ = name;
   }
 
@@ -404,7 +423,8 @@ class Importer {
     const auto stage = firstStages_.find(first.id);
     if (sampler.type != "KSamplerAdvanced" || stage == firstStages_.end())
       fail(nodeLabel(sampler) + ": its latent_image comes from " + nodeLabel(first) +
-           ", which is not the first half of a two-sampler pair (a KSamplerAdvanced whose end_at_step is before its last step)");
+           ", which is not the first half of a two-sampler pair (a KSamplerAdvanced whose end_at_step is before its "
+           "last step)");
     const FirstStage& high = stage->second;
     Shot& shot = out_.sequence.shots[high.shot];
     const int steps = whole(sampler, "steps", 1, kMaxSteps);
@@ -412,8 +432,8 @@ class Importer {
       fail(nodeLabel(sampler) + ": \"steps\" is " + std::to_string(steps) + " where " + nodeLabel(first) + " has " +
            std::to_string(high.steps) + ": the two samplers of a pair of experts split one schedule");
     if (sampler.value("start_at_step") && whole(sampler, "start_at_step", 0, 10000) != high.end)
-      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() + " becomes " +
-                           std::to_string(high.end) + ", where " + nodeLabel(first) + " ends");
+      out_.notes.push_back(nodeLabel(sampler) + ": start_at_step " + sampler.value("start_at_step")->dump() +
+                           " becomes " + std::to_string(high.end) + ", where " + nodeLabel(first) + " ends");
     shot.guidanceHighNoise = shot.guidance;
     shot.guidance = number(sampler, "cfg", 0.0, kMaxGuidance);
     shot.switchStep = high.end;
@@ -423,21 +443,26 @@ class Importer {
     Shot low;
     const std::string lowDit = modelChain(sampler, low);
     if (low.shift && shot.shift && *low.shift != *shot.shift)
-      out_.notes.push_back(nodeLabel(sampler) + ": shift " + plain(*low.shift) + " on the low-noise expert becomes the shot's " +
-                           plain(*shot.shift) + " (one schedule for both)");
+      out_.notes.push_back(nodeLabel(sampler) + ": shift " + plain(*low.shift) +
+                           " on the low-noise expert becomes the shot's " + plain(*shot.shift) +
+                           " (one schedule for both)");
     for (LoraRef lora : low.loras.value_or(std::vector<LoraRef>{})) {
       lora.expert = "low";
       loras.push_back(lora);
     }
-    if (loras.empty()) shot.loras.reset();
-    else shot.loras = loras;
+    if (loras.empty())
+      shot.loras.reset();
+    else
+      shot.loras = loras;
     if (ditHigh_.empty()) {
       ditHigh_ = high.dit;
       if (dit_ == high.dit) dit_ = lowDit;
     }
     if (high.dit != ditHigh_ || lowDit != dit_)
-      out_.notes.push_back(nodeLabel(sampler) + ": another pair of experts (" + high.dit + ", " + lowDit + ") than the first shot's; "
-                           "every shot uses " + ditHigh_ + " and " + dit_);
+      out_.notes.push_back(nodeLabel(sampler) + ": another pair of experts (" + high.dit + ", " + lowDit +
+                           ") than the first shot's; "
+                           "every shot uses " +
+                           ditHigh_ + " and " + dit_);
     downstream(sampler, shot);
   }
 
@@ -473,17 +498,20 @@ class Importer {
       if (const std::string found = findIn(folder, name, {"loras", "."}); !found.empty())
         return std::filesystem::absolute(folder / found).lexically_normal().string();
     out_.notes.push_back("LoRA " + name + ": not found under " +
-                         (options_.modelFolders.empty() ? std::string("a models folder (none was given)") : options_.modelFolders.front().string() + "/loras") +
+                         (options_.modelFolders.empty() ? std::string("a models folder (none was given)")
+                                                        : options_.modelFolders.front().string() + "/loras") +
                          "; the sequence names it relative to itself");
     return name;
   }
 
   // A loader's file under a models folder: the path relative to the folder, or empty.
-  std::string findIn(const std::filesystem::path& folder, const std::string& name, std::initializer_list<const char*> subfolders) {
+  std::string findIn(const std::filesystem::path& folder, const std::string& name,
+                     std::initializer_list<const char*> subfolders) {
     std::error_code error;
     for (const char* sub : subfolders) {
       const std::filesystem::path relative = std::filesystem::path(sub) / name;
-      if (std::filesystem::is_regular_file(folder / relative, error)) return relative.lexically_normal().generic_string();
+      if (std::filesystem::is_regular_file(folder / relative, error))
+        return relative.lexically_normal().generic_string();
     }
     return "";
   }
@@ -516,7 +544,8 @@ class Importer {
     model.textEncoder = textEncoder_;
     if (options_.modelFolders.empty()) {
       out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " +
-                           (vae_.empty() ? "(no VAE)" : vae_) + ", " + (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) +
+                           (vae_.empty() ? "(no VAE)" : vae_) + ", " +
+                           (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) +
                            ": no models folder was given; set the models folder in the sequence before rendering");
       return;
     }
@@ -527,7 +556,9 @@ class Importer {
       const std::string* file;
       const char *sub, *other;  // where ComfyUI keeps it, and its older name
     };
-    const Part parts[] = {{&ditHigh_, "diffusion_models", "unet"}, {&dit_, "diffusion_models", "unet"}, {&vae_, "vae", "vae"},
+    const Part parts[] = {{&ditHigh_, "diffusion_models", "unet"},
+                          {&dit_, "diffusion_models", "unet"},
+                          {&vae_, "vae", "vae"},
                           {&textEncoder_, "text_encoders", "clip"}};
     for (const Part& part : parts)
       if (!part.file->empty() && findIn(folder, *part.file, {part.sub, part.other, "."}).empty())
@@ -555,11 +586,26 @@ class Importer {
 }  // namespace
 
 std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWords>& families) {
-  std::vector<std::string> types = {
-      "KSampler",       "KSamplerAdvanced",        "CLIPTextEncode",      "UNETLoader",          "CLIPLoader",
-      "VAELoader",      "EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage", "EmptySD3LatentImage",
-      "ModelSamplingSD3", "VAEDecode",             "VAEDecodeTiled",      "LoadImage",           "Reroute",
-      "ZeroCopyVRAMPin", "ZeroCopyLatentStore",    "ZeroCopyLatentHandoff", "LoraLoaderModelOnly", "LoraLoader"};
+  std::vector<std::string> types = {"KSampler",
+                                    "KSamplerAdvanced",
+                                    "CLIPTextEncode",
+                                    "UNETLoader",
+                                    "CLIPLoader",
+                                    "VAELoader",
+                                    "EmptyHunyuanLatentVideo",
+                                    "EmptyMochiLatentVideo",
+                                    "EmptyLatentImage",
+                                    "EmptySD3LatentImage",
+                                    "ModelSamplingSD3",
+                                    "VAEDecode",
+                                    "VAEDecodeTiled",
+                                    "LoadImage",
+                                    "Reroute",
+                                    "ZeroCopyVRAMPin",
+                                    "ZeroCopyLatentStore",
+                                    "ZeroCopyLatentHandoff",
+                                    "LoraLoaderModelOnly",
+                                    "LoraLoader"};
   for (const std::string& type : familyLatentTypes(families))
     if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
   return types;

@@ -35,7 +35,7 @@ struct ComfyImport {
   Sequence sequence;
   ComfyFormat format = ComfyFormat::Api;
   std::vector<UnmappedNode> unmapped;  // in graph order
-  std::vector<std::string> notes;      // values that changed meaning on the way (a scheduler, a denoise, a file not found)
+  std::vector<std::string> notes;  // values that changed meaning on the way (a scheduler, a denoise, a file not found)
   // Samplers (shots) that could not be carried over, each naming the node and why (not also in `unmapped`);
   // the rest of the workflow was imported.
   std::vector<std::string> problems;
@@ -53,6 +53,7 @@ std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWor
 // range) is left out and listed in `problems`, naming the node; the other shots are
 // imported. Throws std::runtime_error naming `source` for malformed JSON, cycles, and a workflow of which
 // no shot can be imported (every problem listed).
-ComfyImport importComfyWorkflow(const std::string& text, const std::string& source, const ComfyImportOptions& options = {});
+ComfyImport importComfyWorkflow(const std::string& text, const std::string& source,
+                                const ComfyImportOptions& options = {});
 
 }  // namespace shotchain::interop

@@ -4,7 +4,8 @@ namespace shotchain::interop {
 namespace {
 
 // One DiT file in words: "Wan 2.2 TI2V, 5B (wan2.2_ti2v_5B_fp16.safetensors)".
-std::string describeFile(const ModelSet& model, const std::string& file, const ModelFileReader& read, const FamilyFromName& byName) {
+std::string describeFile(const ModelSet& model, const std::string& file, const ModelFileReader& read,
+                         const FamilyFromName& byName) {
   const std::string name = std::filesystem::path(file).filename().string();
   std::filesystem::path path(file);
   if (path.is_relative() && !model.folder.empty()) path = std::filesystem::path(model.folder) / path;

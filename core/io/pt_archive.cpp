@@ -33,15 +33,24 @@ std::string_view entryText(std::span<const std::byte> file, const ZipEntry& entr
 std::string describeValue(const PickleObjects& objects, std::size_t index) {
   const PickleNode& node = objects.nodes[index];
   switch (node.kind) {
-    case Kind::None: return "None";
-    case Kind::Bool: return node.integer != 0 ? "True" : "False";
-    case Kind::Int: return "int " + std::to_string(node.integer);
-    case Kind::Float: return "float " + std::to_string(node.real);
-    case Kind::String: return "str \"" + (node.text.size() > 40 ? node.text.substr(0, 37) + "..." : node.text) + "\"";
-    case Kind::Tuple: return "tuple of " + std::to_string(node.items.size());
-    case Kind::List: return "list of " + std::to_string(node.items.size());
-    case Kind::Dict: return "dict of " + std::to_string(node.items.size() / 2);
-    default: return "object";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return node.integer != 0 ? "True" : "False";
+    case Kind::Int:
+      return "int " + std::to_string(node.integer);
+    case Kind::Float:
+      return "float " + std::to_string(node.real);
+    case Kind::String:
+      return "str \"" + (node.text.size() > 40 ? node.text.substr(0, 37) + "..." : node.text) + "\"";
+    case Kind::Tuple:
+      return "tuple of " + std::to_string(node.items.size());
+    case Kind::List:
+      return "list of " + std::to_string(node.items.size());
+    case Kind::Dict:
+      return "dict of " + std::to_string(node.items.size() / 2);
+    default:
+      return "object";
   }
 }
 
@@ -61,7 +70,8 @@ class StateDictFinder {
       if (key.kind != Kind::String) continue;
       const PickleNode& node = objects_.nodes[value];
       if (node.kind == Kind::Tensor) {
-        if (!names.insert(key.text).second) failArchive(label_, where(path) + "tensor \"" + key.text + "\" appears twice");
+        if (!names.insert(key.text).second)
+          failArchive(label_, where(path) + "tensor \"" + key.text + "\" appears twice");
         found.tensors.push_back(record(key.text, node, path));
       } else if (node.kind == Kind::Dict && depth < kMaxNesting) {
         walk(value, path.empty() ? key.text : path + "/" + key.text, depth + 1);
@@ -87,11 +97,13 @@ class StateDictFinder {
     const std::uint64_t need = static_cast<std::uint64_t>(storage.integer) * (dtypeBits(storage.dtype) / 8);
     if (found->second.size < need)
       failArchive(label_, where(path) + "tensor \"" + name + "\": storage " + entryName + " holds " +
-                       std::to_string(found->second.size) + " bytes, its " + std::to_string(storage.integer) + " " +
-                       std::string(dtypeName(storage.dtype)) + " elements need " + std::to_string(need));
-    const auto [it, inserted] = archive_.storages.emplace(storage.text, PtStorage{found->second, storage.dtype, storage.integer});
+                              std::to_string(found->second.size) + " bytes, its " + std::to_string(storage.integer) +
+                              " " + std::string(dtypeName(storage.dtype)) + " elements need " + std::to_string(need));
+    const auto [it, inserted] =
+        archive_.storages.emplace(storage.text, PtStorage{found->second, storage.dtype, storage.integer});
     if (!inserted && (it->second.dtype != storage.dtype || it->second.elements != storage.integer))
-      failArchive(label_, where(path) + "tensor \"" + name + "\": storage " + entryName + " is read with two dtypes or sizes");
+      failArchive(label_,
+                  where(path) + "tensor \"" + name + "\": storage " + entryName + " is read with two dtypes or sizes");
     return PtTensorRecord{name, tensor.dtype, storage.text, tensor.offset, tensor.sizes, tensor.strides};
   }
 
@@ -131,7 +143,8 @@ std::uint64_t PtTensorRecord::elements() const {
 
 PtArchive parsePtArchive(std::string_view label, std::span<const std::byte> file) {
   if (!file.empty() && static_cast<std::uint8_t>(file[0]) == 0x80)
-    failArchive(label, "a legacy (non-zip) PyTorch pickle; only the zip format of torch.save (PyTorch 1.6 and later) is read. "
+    failArchive(label,
+                "a legacy (non-zip) PyTorch pickle; only the zip format of torch.save (PyTorch 1.6 and later) is read. "
                 "Re-save it once in Python: torch.save(torch.load(f, weights_only=True), out) (shotchain convert "
                 "cannot read this format either)");
   if (!hasMagic(file, "PK\x03\x04")) failArchive(label, "not a PyTorch zip checkpoint (no zip signature)");
@@ -142,7 +155,8 @@ PtArchive parsePtArchive(std::string_view label, std::span<const std::byte> file
   for (const auto& [name, entry] : entries) {
     const auto slash = name.find('/');
     if (slash == std::string::npos || name.substr(slash) != "/data.pkl") continue;
-    if (pickle != nullptr) failArchive(label, "two data.pkl entries (" + archive.prefix + "/data.pkl and " + name + ")");
+    if (pickle != nullptr)
+      failArchive(label, "two data.pkl entries (" + archive.prefix + "/data.pkl and " + name + ")");
     archive.prefix = name.substr(0, slash);
     pickle = &entry;
   }
@@ -153,7 +167,8 @@ PtArchive parsePtArchive(std::string_view label, std::span<const std::byte> file
 
   const PickleObjects objects = unpickleRestricted(std::string(label) + ": " + archive.prefix + "/data.pkl",
                                                    file.subspan(pickle->offset, pickle->size));
-  if (objects.nodes[objects.root].kind != Kind::Dict) failArchive(label, "data.pkl holds " + describeValue(objects, objects.root) + ", not a dict of tensors");
+  if (objects.nodes[objects.root].kind != Kind::Dict)
+    failArchive(label, "data.pkl holds " + describeValue(objects, objects.root) + ", not a dict of tensors");
   StateDictFinder finder(label, objects, archive);
   finder.entries_ = &entries;
   finder.walk(objects.root, "", 0);
@@ -164,7 +179,8 @@ PtArchive parsePtArchive(std::string_view label, std::span<const std::byte> file
 const PtStateDict& choosePtStateDict(std::string_view label, const PtArchive& archive, std::string_view key) {
   std::string candidates;
   for (const PtStateDict& dict : archive.stateDicts)
-    candidates += (candidates.empty() ? "" : ", ") + (dict.key.empty() ? std::string("(top level)") : "\"" + dict.key + "\"");
+    candidates +=
+        (candidates.empty() ? "" : ", ") + (dict.key.empty() ? std::string("(top level)") : "\"" + dict.key + "\"");
   const auto find = [&](std::string_view wanted) -> const PtStateDict* {
     for (const PtStateDict& dict : archive.stateDicts)
       if (dict.key == wanted) return &dict;

@@ -18,7 +18,7 @@ namespace shotchain::io {
 struct PtTensorRecord {
   std::string name;  // with the state dict's common prefix stripped
   DType dtype = DType::F32;
-  std::string storage;  // key in PtArchive::storages
+  std::string storage;      // key in PtArchive::storages
   std::int64_t offset = 0;  // in elements
   std::vector<std::int64_t> sizes, strides;
 
@@ -30,7 +30,7 @@ struct PtTensorRecord {
 // keys from the top ("generator", "ema/model").
 struct PtStateDict {
   std::string key;
-  std::string strippedPrefix;  // "model." when every name carried it
+  std::string strippedPrefix;           // "model." when every name carried it
   std::vector<PtTensorRecord> tensors;  // in the file's order
 };
 
@@ -58,7 +58,7 @@ const PtStateDict& choosePtStateDict(std::string_view label, const PtArchive& ar
 
 // Training checkpoints (Self-Forcing, LongLive) hold both; their inference scripts read "generator"
 // unless asked for the EMA weights.
-inline constexpr std::string_view kPreferredStateDicts[] = {"generator", "model", "state_dict", "module",
+inline constexpr std::string_view kPreferredStateDicts[] = {"generator",     "model",     "state_dict", "module",
                                                             "generator_ema", "model_ema", "ema"};
 
 }  // namespace shotchain::io

@@ -32,10 +32,12 @@ at::Tensor PtCheckpoint::tensor(const PtTensorRecord& record) const {
   at::Tensor whole;
   if (reinterpret_cast<std::uintptr_t>(data) % elementSize == 0) {
     std::shared_ptr<const MappedFile> keepAlive = mapping_;
-    whole = at::from_blob(data, {storage.elements}, [keepAlive](void*) mutable { keepAlive.reset(); }, options);
+    whole = at::from_blob(
+        data, {storage.elements}, [keepAlive](void*) mutable { keepAlive.reset(); }, options);
   } else {
     whole = at::empty({storage.elements}, options);
-    if (storage.elements > 0) std::memcpy(whole.data_ptr(), data, static_cast<std::size_t>(storage.elements) * elementSize);
+    if (storage.elements > 0)
+      std::memcpy(whole.data_ptr(), data, static_cast<std::size_t>(storage.elements) * elementSize);
   }
   return whole.as_strided(record.sizes, record.strides, record.offset);
 }

@@ -25,10 +25,17 @@ struct StorageName {
   DType dtype;
 };
 constexpr std::array<StorageName, 11> kStorages{{
-    {"FloatStorage", DType::F32},   {"DoubleStorage", DType::F64}, {"HalfStorage", DType::F16},
-    {"BFloat16Storage", DType::BF16}, {"LongStorage", DType::I64}, {"IntStorage", DType::I32},
-    {"ShortStorage", DType::I16},   {"CharStorage", DType::I8},   {"ByteStorage", DType::U8},
-    {"BoolStorage", DType::Bool},   {"ComplexFloatStorage", DType::C64},
+    {"FloatStorage", DType::F32},
+    {"DoubleStorage", DType::F64},
+    {"HalfStorage", DType::F16},
+    {"BFloat16Storage", DType::BF16},
+    {"LongStorage", DType::I64},
+    {"IntStorage", DType::I32},
+    {"ShortStorage", DType::I16},
+    {"CharStorage", DType::I8},
+    {"ByteStorage", DType::U8},
+    {"BoolStorage", DType::Bool},
+    {"ComplexFloatStorage", DType::C64},
 }};
 
 bool allowedGlobal(std::string_view qualified) {
@@ -85,7 +92,8 @@ class Unpickler {
   }
 
   std::size_t make(PickleNode node) {
-    if (objects_.nodes.size() >= kMaxPickleObjects) fail("the pickle builds more than " + std::to_string(kMaxPickleObjects) + " objects");
+    if (objects_.nodes.size() >= kMaxPickleObjects)
+      fail("the pickle builds more than " + std::to_string(kMaxPickleObjects) + " objects");
     objects_.nodes.push_back(std::move(node));
     return objects_.nodes.size() - 1;
   }
@@ -137,7 +145,8 @@ class Unpickler {
   }
 
   void memoPut(std::uint64_t key) {
-    if (memo_.size() >= kMaxPickleMemo && !memo_.contains(key)) fail("the memo grows past " + std::to_string(kMaxPickleMemo));
+    if (memo_.size() >= kMaxPickleMemo && !memo_.contains(key))
+      fail("the memo grows past " + std::to_string(kMaxPickleMemo));
     memo_[key] = top();
   }
   void memoGet(std::uint64_t key) {
@@ -194,10 +203,12 @@ class Unpickler {
     tensor.strides = intTuple(args[3], "a tensor's stride");
     expect(args[4], Kind::Bool, "a tensor's requires_grad");
     if (!expect(args[5], Kind::Dict, "a tensor's backward hooks").items.empty()) fail("a tensor has backward hooks");
-    if (args.size() == 7 && node(args[6]).kind != Kind::None && !expect(args[6], Kind::Dict, "a tensor's metadata").items.empty())
+    if (args.size() == 7 && node(args[6]).kind != Kind::None &&
+        !expect(args[6], Kind::Dict, "a tensor's metadata").items.empty())
       fail("a tensor has Python metadata");
     if (tensor.sizes.size() != tensor.strides.size()) fail("a tensor's size and stride differ in length");
-    if (tensor.offset < 0 || tensor.offset > storage.integer) fail("a tensor's storage offset lies outside its storage");
+    if (tensor.offset < 0 || tensor.offset > storage.integer)
+      fail("a tensor's storage offset lies outside its storage");
     // The last element's index must lie inside the storage (overflow-safe).
     constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
     std::uint64_t last = static_cast<std::uint64_t>(tensor.offset);
@@ -243,8 +254,10 @@ class Unpickler {
     const std::string key = expect(id.items[2], Kind::String, "a storage key").text;
     expect(id.items[3], Kind::String, "a storage location");
     const std::int64_t numel = expect(id.items[4], Kind::Int, "a storage size").integer;
-    if (numel < 0 || numel > (std::int64_t{1} << 56)) fail("storage \"" + key + "\" claims " + std::to_string(numel) + " elements");
-    if (key.empty() || key.find('/') != std::string::npos || key.find('\\') != std::string::npos || key == "." || key == "..")
+    if (numel < 0 || numel > (std::int64_t{1} << 56))
+      fail("storage \"" + key + "\" claims " + std::to_string(numel) + " elements");
+    if (key.empty() || key.find('/') != std::string::npos || key.find('\\') != std::string::npos || key == "." ||
+        key == "..")
       fail("storage key \"" + key + "\" is not a plain name");
     const std::size_t index = makeText(Kind::Storage, key);
     node(index).integer = numel;
@@ -272,42 +285,96 @@ class Unpickler {
         if (version < 2 || version > 5) fail("pickle protocol " + std::to_string(version) + " is not supported");
         break;
       }
-      case '\x95': unsignedLe(8); break;  // FRAME: its length only groups opcodes
-      case '}': push(make(Kind::Dict)); break;
-      case ']': push(make(Kind::List)); break;
-      case ')': push(tuple({})); break;
+      case '\x95':
+        unsignedLe(8);
+        break;  // FRAME: its length only groups opcodes
+      case '}':
+        push(make(Kind::Dict));
+        break;
+      case ']':
+        push(make(Kind::List));
+        break;
+      case ')':
+        push(tuple({}));
+        break;
       case '(':
         if (marks_.size() >= kMaxPickleStack) fail("too many MARKs");
         marks_.push_back(stack_.size());
         break;
-      case 'X': pushString(unsignedLe(4)); break;
-      case '\x8c': pushString(unsignedLe(1)); break;
-      case '\x8d': pushString(unsignedLe(8)); break;
-      case 'J': pushInt(static_cast<std::int32_t>(unsignedLe(4))); break;
-      case 'K': pushInt(static_cast<std::int64_t>(unsignedLe(1))); break;
-      case 'M': pushInt(static_cast<std::int64_t>(unsignedLe(2))); break;
-      case '\x8a': pushInt(signedLe(static_cast<std::size_t>(unsignedLe(1)))); break;
+      case 'X':
+        pushString(unsignedLe(4));
+        break;
+      case '\x8c':
+        pushString(unsignedLe(1));
+        break;
+      case '\x8d':
+        pushString(unsignedLe(8));
+        break;
+      case 'J':
+        pushInt(static_cast<std::int32_t>(unsignedLe(4)));
+        break;
+      case 'K':
+        pushInt(static_cast<std::int64_t>(unsignedLe(1)));
+        break;
+      case 'M':
+        pushInt(static_cast<std::int64_t>(unsignedLe(2)));
+        break;
+      case '\x8a':
+        pushInt(signedLe(static_cast<std::size_t>(unsignedLe(1))));
+        break;
       case 'G': {
         std::uint64_t bits = 0;  // big-endian on the wire
         for (const std::byte b : take(8)) bits = (bits << 8) | static_cast<std::uint8_t>(b);
         push(makeNumber(Kind::Float, 0, std::bit_cast<double>(bits)));
         break;
       }
-      case '\x88': push(makeNumber(Kind::Bool, 1)); break;
-      case '\x89': push(makeNumber(Kind::Bool, 0)); break;
-      case 'N': push(make(Kind::None)); break;
-      case '\x85': { const std::size_t a = pop(); push(tuple({a})); break; }
-      case '\x86': { const std::size_t b = pop(), a = pop(); push(tuple({a, b})); break; }
-      case '\x87': { const std::size_t c = pop(), b = pop(), a = pop(); push(tuple({a, b, c})); break; }
-      case 't': push(tuple(popMark())); break;
-      case 'c': { std::string module = line(); global(module + "." + line()); break; }
-      case '\x93': {
-        const std::size_t name = pop(), module = pop();
-        global(expect(module, Kind::String, "a STACK_GLOBAL module").text + "." + expect(name, Kind::String, "a STACK_GLOBAL name").text);
+      case '\x88':
+        push(makeNumber(Kind::Bool, 1));
+        break;
+      case '\x89':
+        push(makeNumber(Kind::Bool, 0));
+        break;
+      case 'N':
+        push(make(Kind::None));
+        break;
+      case '\x85': {
+        const std::size_t a = pop();
+        push(tuple({a}));
         break;
       }
-      case 'R': case '\x81': { const std::size_t args = pop(), callable = pop(); push(call(callable, args)); break; }
-      case 'Q': push(persistentLoad(pop())); break;
+      case '\x86': {
+        const std::size_t b = pop(), a = pop();
+        push(tuple({a, b}));
+        break;
+      }
+      case '\x87': {
+        const std::size_t c = pop(), b = pop(), a = pop();
+        push(tuple({a, b, c}));
+        break;
+      }
+      case 't':
+        push(tuple(popMark()));
+        break;
+      case 'c': {
+        std::string module = line();
+        global(module + "." + line());
+        break;
+      }
+      case '\x93': {
+        const std::size_t name = pop(), module = pop();
+        global(expect(module, Kind::String, "a STACK_GLOBAL module").text + "." +
+               expect(name, Kind::String, "a STACK_GLOBAL name").text);
+        break;
+      }
+      case 'R':
+      case '\x81': {
+        const std::size_t args = pop(), callable = pop();
+        push(call(callable, args));
+        break;
+      }
+      case 'Q':
+        push(persistentLoad(pop()));
+        break;
       case 'b': {
         const std::size_t state = pop();
         const PickleNode& target = node(top());
@@ -315,16 +382,38 @@ class Unpickler {
           fail("BUILD is only read for an OrderedDict (whose attributes are ignored)");
         break;
       }
-      case 'q': memoPut(unsignedLe(1)); break;
-      case 'r': memoPut(unsignedLe(4)); break;
-      case '\x94': memoPut(memo_.size()); break;
-      case 'h': memoGet(unsignedLe(1)); break;
-      case 'j': memoGet(unsignedLe(4)); break;
-      case 's': { const std::size_t value = pop(), key = pop(); setItems({key, value}); break; }
-      case 'u': setItems(popMark()); break;
-      case 'a': append({pop()}); break;
-      case 'e': append(popMark()); break;
-      case '0': pop(); break;
+      case 'q':
+        memoPut(unsignedLe(1));
+        break;
+      case 'r':
+        memoPut(unsignedLe(4));
+        break;
+      case '\x94':
+        memoPut(memo_.size());
+        break;
+      case 'h':
+        memoGet(unsignedLe(1));
+        break;
+      case 'j':
+        memoGet(unsignedLe(4));
+        break;
+      case 's': {
+        const std::size_t value = pop(), key = pop();
+        setItems({key, value});
+        break;
+      }
+      case 'u':
+        setItems(popMark());
+        break;
+      case 'a':
+        append({pop()});
+        break;
+      case 'e':
+        append(popMark());
+        break;
+      case '0':
+        pop();
+        break;
       default: {
         const auto code = static_cast<unsigned>(static_cast<unsigned char>(opcode));
         fail("pickle opcode 0x" + std::string(1, "0123456789abcdef"[code >> 4]) + "0123456789abcdef"[code & 15] +

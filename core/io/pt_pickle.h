@@ -16,12 +16,12 @@ namespace shotchain::io {
 struct PickleNode {
   enum class Kind : std::uint8_t { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor };
   Kind kind = Kind::None;
-  std::int64_t integer = 0;        // Bool, Int; Storage: element count
-  double real = 0;                 // Float
-  std::string text;                // String; Global: "module.name"; Storage: its key
-  std::vector<std::size_t> items;  // Tuple, List; Dict: key, value, key, value …; Tensor: its storage
-  DType dtype = DType::F32;        // Storage, Tensor
-  std::int64_t offset = 0;         // Tensor: storage offset in elements
+  std::int64_t integer = 0;                  // Bool, Int; Storage: element count
+  double real = 0;                           // Float
+  std::string text;                          // String; Global: "module.name"; Storage: its key
+  std::vector<std::size_t> items;            // Tuple, List; Dict: key, value, key, value …; Tensor: its storage
+  DType dtype = DType::F32;                  // Storage, Tensor
+  std::int64_t offset = 0;                   // Tensor: storage offset in elements
   std::vector<std::int64_t> sizes, strides;  // Tensor
 };
 

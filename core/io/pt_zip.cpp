@@ -19,7 +19,9 @@ class Reader {
  public:
   Reader(std::string_view label, std::span<const std::byte> file) : label_(label), file_(file) {}
 
-  [[noreturn]] void fail(const std::string& what) const { throw SafetensorsError(std::string(label_) + ": zip: " + what); }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw SafetensorsError(std::string(label_) + ": zip: " + what);
+  }
 
   void need(std::uint64_t at, std::uint64_t count, const char* what) const {
     if (at > file_.size() || count > file_.size() - at) fail(std::string(what) + " lies outside the file");
@@ -59,7 +61,8 @@ Directory findDirectory(const Reader& in) {
         in.fail("ZIP64 sizes without a ZIP64 end-of-directory record");
       }
       in.need(dir.offset, dir.size, "the central directory");
-      if (dir.entries > kMaxEntries || dir.entries > dir.size / 46) in.fail("implausible entry count " + std::to_string(dir.entries));
+      if (dir.entries > kMaxEntries || dir.entries > dir.size / 46)
+        in.fail("implausible entry count " + std::to_string(dir.entries));
       return dir;
     }
     if (at == lowest) break;
@@ -97,11 +100,14 @@ std::map<std::string, ZipEntry, std::less<>> readZipDirectory(std::string_view l
   std::uint64_t at = dir.offset;
   const std::uint64_t end = dir.offset + dir.size;
   for (std::uint64_t i = 0; i < dir.entries; ++i) {
-    if (at + 46 > end || in.le(at, 4) != kDirectoryEntry) in.fail("central directory entry " + std::to_string(i) + " is malformed");
+    if (at + 46 > end || in.le(at, 4) != kDirectoryEntry)
+      in.fail("central directory entry " + std::to_string(i) + " is malformed");
     const std::uint64_t flags = in.le(at + 8, 2), method = in.le(at + 10, 2);
     std::uint64_t compressed = in.le(at + 20, 4), uncompressed = in.le(at + 24, 4), local = in.le(at + 42, 4);
-    const std::uint64_t nameLength = in.le(at + 28, 2), extraLength = in.le(at + 30, 2), commentLength = in.le(at + 32, 2);
-    if (at + 46 + nameLength + extraLength + commentLength > end) in.fail("central directory entry " + std::to_string(i) + " runs past the directory");
+    const std::uint64_t nameLength = in.le(at + 28, 2), extraLength = in.le(at + 30, 2),
+                        commentLength = in.le(at + 32, 2);
+    if (at + 46 + nameLength + extraLength + commentLength > end)
+      in.fail("central directory entry " + std::to_string(i) + " runs past the directory");
     const auto* chars = reinterpret_cast<const char*>(file.data() + at + 46);
     std::string name(chars, nameLength);
     readZip64Extra(in, at + 46 + nameLength, extraLength, uncompressed, compressed, local, name);

@@ -86,8 +86,9 @@ TensorEntry parseTensor(std::string_view label, const std::string& name, const J
   if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(dtypeBits(entry.dtype)), &bits))
     failTensor(label, name, std::string(dtypeName(entry.dtype)) + " " + formatShape(entry.shape) + " is too large");
   if (bits % 8 != 0)
-    failTensor(label, name,
-               std::string(dtypeName(entry.dtype)) + " " + formatShape(entry.shape) + " is not a whole number of bytes");
+    failTensor(
+        label, name,
+        std::string(dtypeName(entry.dtype)) + " " + formatShape(entry.shape) + " is not a whole number of bytes");
   const std::uint64_t needed = bits / 8;
   if (entry.end - entry.begin != needed)
     failTensor(label, name,
@@ -114,7 +115,8 @@ std::string formatShape(const std::vector<std::uint64_t>& shape) {
   return text + "]";
 }
 
-std::uint64_t checkSafetensorsPrefix(std::string_view label, std::span<const std::byte> first8, std::uint64_t fileSize) {
+std::uint64_t checkSafetensorsPrefix(std::string_view label, std::span<const std::byte> first8,
+                                     std::uint64_t fileSize) {
   if (fileSize < 8 || first8.size() < 8)
     fail(label, "file is " + std::to_string(fileSize) + " bytes, too short for a safetensors header (needs 8)");
   const std::uint64_t headerBytes = readLittleEndian64(first8);
@@ -138,7 +140,8 @@ SafetensorsHeader parseSafetensorsHeader(std::string_view label, std::span<const
 
   const char* first = reinterpret_cast<const char*>(bytes.data()) + 8;
   const char* last = first + header.headerBytes;
-  const Json root = parseJsonStrict(label, "header", std::string_view(first, static_cast<std::size_t>(last - first)), kMaxDepth);
+  const Json root =
+      parseJsonStrict(label, "header", std::string_view(first, static_cast<std::size_t>(last - first)), kMaxDepth);
   if (!root.is_object()) fail(label, std::string("header: top level must be a JSON object, got ") + root.type_name());
 
   for (const auto& [key, value] : root.items()) {

@@ -45,8 +45,7 @@ struct SafetensorsHeader {
 
 // Reads the 8-byte length prefix and checks it against the file size (rule 1). Returns N.
 // `label` names the file in every message.
-std::uint64_t checkSafetensorsPrefix(std::string_view label, std::span<const std::byte> first8,
-                                     std::uint64_t fileSize);
+std::uint64_t checkSafetensorsPrefix(std::string_view label, std::span<const std::byte> first8, std::uint64_t fileSize);
 
 // Parses and validates a header: `bytes` holds at least the first 8 + N bytes of a file whose
 // total size is `fileSize`. Enforces every rule of wan21.md §6 (JSON object, known dtypes,

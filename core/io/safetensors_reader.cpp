@@ -19,7 +19,8 @@ namespace {
 std::vector<int64_t> torchShape(const TensorEntry& entry, const std::string& label) {
   std::vector<int64_t> shape;
   for (const std::uint64_t dim : entry.shape) {
-    if (dim > static_cast<std::uint64_t>(INT64_MAX)) failReadingTensor(label, entry.name, "dimension too large for libtorch");
+    if (dim > static_cast<std::uint64_t>(INT64_MAX))
+      failReadingTensor(label, entry.name, "dimension too large for libtorch");
     shape.push_back(static_cast<int64_t>(dim));
   }
   return shape;
@@ -35,7 +36,8 @@ at::Tensor decodeFloat8(const std::byte* data, const TensorEntry& entry, const s
 }
 
 template <typename From, typename To>
-at::Tensor widen(const std::byte* data, const TensorEntry& entry, const std::vector<int64_t>& shape, at::ScalarType type) {
+at::Tensor widen(const std::byte* data, const TensorEntry& entry, const std::vector<int64_t>& shape,
+                 at::ScalarType type) {
   at::Tensor out = at::empty(shape, at::TensorOptions().dtype(type));
   To* target = out.data_ptr<To>();
   for (std::uint64_t i = 0; i < entry.elements; ++i) {
@@ -50,8 +52,7 @@ at::Tensor widen(const std::byte* data, const TensorEntry& entry, const std::vec
 
 void refusePickleFile(const std::filesystem::path& path) {
   const std::string extension = path.extension().string();
-  if (extension == ".pth" || extension == ".pt" || extension == ".ckpt" || extension == ".bin" ||
-      extension == ".pkl")
+  if (extension == ".pth" || extension == ".pt" || extension == ".ckpt" || extension == ".bin" || extension == ".pkl")
     throw SafetensorsError(path.filename().string() +
                            ": PyTorch pickle checkpoints are never loaded (unpickling can run arbitrary code); "
                            "use the safetensors form of these weights instead (for example ComfyUI's repackaged "
@@ -61,35 +62,59 @@ void refusePickleFile(const std::filesystem::path& path) {
 
 std::optional<at::ScalarType> torchDTypeOf(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return at::kBool;
-    case DType::U8: return at::kByte;
-    case DType::I8: return at::kChar;
-    case DType::I16: return at::kShort;
-    case DType::I32: return at::kInt;
-    case DType::I64: return at::kLong;
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
-    case DType::F32: return at::kFloat;
-    case DType::F64: return at::kDouble;
-    case DType::C64: return at::kComplexFloat;
-    default: return std::nullopt;
+    case DType::Bool:
+      return at::kBool;
+    case DType::U8:
+      return at::kByte;
+    case DType::I8:
+      return at::kChar;
+    case DType::I16:
+      return at::kShort;
+    case DType::I32:
+      return at::kInt;
+    case DType::I64:
+      return at::kLong;
+    case DType::F16:
+      return at::kHalf;
+    case DType::BF16:
+      return at::kBFloat16;
+    case DType::F32:
+      return at::kFloat;
+    case DType::F64:
+      return at::kDouble;
+    case DType::C64:
+      return at::kComplexFloat;
+    default:
+      return std::nullopt;
   }
 }
 
 DType safetensorsDTypeOf(at::ScalarType type) {
   switch (type) {
-    case at::kBool: return DType::Bool;
-    case at::kByte: return DType::U8;
-    case at::kChar: return DType::I8;
-    case at::kShort: return DType::I16;
-    case at::kInt: return DType::I32;
-    case at::kLong: return DType::I64;
-    case at::kHalf: return DType::F16;
-    case at::kBFloat16: return DType::BF16;
-    case at::kFloat: return DType::F32;
-    case at::kDouble: return DType::F64;
-    case at::kComplexFloat: return DType::C64;
-    default: throw std::invalid_argument(std::string("no safetensors dtype for ") + c10::toString(type));
+    case at::kBool:
+      return DType::Bool;
+    case at::kByte:
+      return DType::U8;
+    case at::kChar:
+      return DType::I8;
+    case at::kShort:
+      return DType::I16;
+    case at::kInt:
+      return DType::I32;
+    case at::kLong:
+      return DType::I64;
+    case at::kHalf:
+      return DType::F16;
+    case at::kBFloat16:
+      return DType::BF16;
+    case at::kFloat:
+      return DType::F32;
+    case at::kDouble:
+      return DType::F64;
+    case at::kComplexFloat:
+      return DType::C64;
+    default:
+      throw std::invalid_argument(std::string("no safetensors dtype for ") + c10::toString(type));
   }
 }
 
@@ -147,7 +172,8 @@ at::Tensor SafetensorsFile::tensor(const TensorEntry& entry, std::optional<at::S
       if (entry.bytes() > 0) std::memcpy(result.data_ptr(), data, static_cast<std::size_t>(entry.bytes()));
     }
   } else {
-    failReadingTensor(label_, entry.name, "dtype " + std::string(dtypeName(entry.dtype)) + " cannot be loaded (not supported)");
+    failReadingTensor(label_, entry.name,
+                      "dtype " + std::string(dtypeName(entry.dtype)) + " cannot be loaded (not supported)");
   }
   if (as && result.scalar_type() != *as) result = result.to(*as);
   return result;

@@ -42,8 +42,9 @@ class PathTracker {
     level.key = name;
     level.betweenMembers = false;
     if (!level.keys.insert(name).second)
-      throw JsonRefused({path(), "duplicate key \"" + shortened(name) +
-                                     "\": a key may appear once in an object (the second would silently replace the first)"});
+      throw JsonRefused(
+          {path(), "duplicate key \"" + shortened(name) +
+                       "\": a key may appear once in an object (the second would silently replace the first)"});
   }
 
   // The path of what is being read. `failed`: the parser stopped inside a value it had not finished,
@@ -78,8 +79,10 @@ class PathTracker {
   void valueDone() {
     if (levels_.empty()) return;
     Level& parent = levels_.back();
-    if (parent.isObject) parent.betweenMembers = true;
-    else ++parent.index;
+    if (parent.isObject)
+      parent.betweenMembers = true;
+    else
+      ++parent.index;
   }
 
   int maxDepth_;
@@ -98,8 +101,9 @@ void checkBytes(std::string_view text) {
   if (text.size() >= 2 && ((text[0] == '\xFE' && text[1] == '\xFF') || (text[0] == '\xFF' && text[1] == '\xFE')))
     throw JsonRefused({"", "the text is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8"});
   if (const auto nul = text.find('\0'); nul != std::string_view::npos)
-    throw JsonRefused({"", lineAndColumn(text, nul) +
-                               ": not valid JSON: contains a NUL byte (nothing but whitespace may follow the JSON value)"});
+    throw JsonRefused(
+        {"", lineAndColumn(text, nul) +
+                 ": not valid JSON: contains a NUL byte (nothing but whitespace may follow the JSON value)"});
   // Outside strings the parser refuses a stray BOM as a syntax error; a second one where the text
   // begins gets its own words. (Inside a string, U+FEFF is just text.)
   const std::size_t start = text.substr(0, kUtf8Bom.size()) == kUtf8Bom ? kUtf8Bom.size() : 0;
@@ -194,12 +198,12 @@ Json parseJsonChecked(std::string_view text, int maxDepth) {
       throw JsonRefused({"", lineAndColumn(text, offset) +
                                  ": not valid JSON: something other than whitespace follows the JSON value"});
     if (error.byte >= text.size() || what.find("unexpected end of input") != std::string_view::npos)
-      throw JsonRefused({tracker.path(true), lineAndColumn(text, offset) +
-                                                 ": not valid JSON: the text ends in the middle of the JSON value (truncated?)"});
+      throw JsonRefused(
+          {tracker.path(true), lineAndColumn(text, offset) +
+                                   ": not valid JSON: the text ends in the middle of the JSON value (truncated?)"});
     throw JsonRefused({tracker.path(true), lineAndColumn(text, offset) + ": not valid JSON: " + syntaxDetail(error)});
   } catch (const nlohmann::json::out_of_range& error) {
-    if (error.id == 406)
-      throw JsonRefused({tracker.path(true), "a number too large for any field (beyond ±1.8e308)"});
+    if (error.id == 406) throw JsonRefused({tracker.path(true), "a number too large for any field (beyond ±1.8e308)"});
     throw JsonRefused({tracker.path(true), "not valid JSON: " + syntaxDetail(error)});
   } catch (const nlohmann::json::exception& error) {
     throw JsonRefused({tracker.path(true), "not valid JSON: " + syntaxDetail(error)});

@@ -25,12 +25,16 @@ void appendKind(std::string& message, const std::vector<std::string>& problems) 
 at::ScalarType matmulLoadDtype(const WeightInfo* probe, bool halfStaysHalf) {
   if (!probe) return at::kFloat;
   switch (probe->dtype) {
-    case DType::F16: return halfStaysHalf ? at::kHalf : at::kBFloat16;
+    case DType::F16:
+      return halfStaysHalf ? at::kHalf : at::kBFloat16;
     case DType::BF16:
     case DType::F8_E4M3:
-    case DType::F8_E5M2: return at::kBFloat16;
-    case DType::F64: return at::kDouble;
-    default: return at::kFloat;
+    case DType::F8_E5M2:
+      return at::kBFloat16;
+    case DType::F64:
+      return at::kDouble;
+    default:
+      return at::kFloat;
   }
 }
 
@@ -62,8 +66,8 @@ std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device)
     }
     const std::vector<std::uint64_t> expected(r.shape.begin(), r.shape.end());
     if (info->shape != expected)
-      misshapen.push_back("tensor \"" + r.stored + "\" has shape " + formatShape(info->shape) + " but the config needs " +
-                          formatShape(expected));
+      misshapen.push_back("tensor \"" + r.stored + "\" has shape " + formatShape(info->shape) +
+                          " but the config needs " + formatShape(expected));
   }
   for (const WeightInfo& info : weights_.weights()) {
     if (used.contains(info.name)) continue;
@@ -73,8 +77,8 @@ std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device)
   }
   if (!missing.empty() || !misshapen.empty() || !unexpected.empty()) {
     std::string message = weights_.label() + ": not " + model_ + " (" + std::to_string(missing.size()) + " missing, " +
-                          std::to_string(misshapen.size()) + " with another shape, " + std::to_string(unexpected.size()) +
-                          " unexpected):";
+                          std::to_string(misshapen.size()) + " with another shape, " +
+                          std::to_string(unexpected.size()) + " unexpected):";
     appendKind(message, missing);
     appendKind(message, misshapen);
     appendKind(message, unexpected);

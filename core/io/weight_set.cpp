@@ -77,7 +77,8 @@ WeightSet WeightSet::openCheckpoint(const std::filesystem::path& path, std::stri
     set.weights_.push_back(WeightInfo{record.name, record.dtype, record.shape(), bytes, {}, false});
     set.sources_.emplace(record.name, Source{0, nullptr, nullptr, &record});
   }
-  std::sort(set.weights_.begin(), set.weights_.end(), [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
+  std::sort(set.weights_.begin(), set.weights_.end(),
+            [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
   return set;
 }
 
@@ -96,7 +97,8 @@ WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view st
     std::map<std::string, std::size_t> shardIndex;
     std::map<std::string, std::string> expectedShard;  // tensor → shard
     for (const auto& [tensor, shard] : index["weight_map"].items()) {
-      if (!shard.is_string()) throw SafetensorsError(set.label_ + ": index: shard of \"" + tensor + "\" is not a string");
+      if (!shard.is_string())
+        throw SafetensorsError(set.label_ + ": index: shard of \"" + tensor + "\" is not a string");
       const std::string shardName = shard.get<std::string>();
       if (!plainFileName(shardName))
         throw SafetensorsError(set.label_ + ": index: shard \"" + shardName + "\" of \"" + tensor +
@@ -125,7 +127,8 @@ WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view st
         throw SafetensorsError(set.label_ + ": index: tensor \"" + tensor + "\" is missing from " + shardName);
   } else {
     set.files_.push_back(SafetensorsFile::open(path));
-    for (const TensorEntry& entry : set.files_.front()->header().tensors) stored.emplace(entry.name, std::make_pair(0, &entry));
+    for (const TensorEntry& entry : set.files_.front()->header().tensors)
+      stored.emplace(entry.name, std::make_pair(0, &entry));
   }
 
   // Prefix stripping.
@@ -135,8 +138,10 @@ WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view st
   if (prefixed * 2 > stored.size()) {
     set.strippedPrefix_ = kModelPrefix;
     for (const auto& [name, where] : stored) {
-      if (name.starts_with(kModelPrefix)) named.emplace(name.substr(kModelPrefix.size()), where);
-      else ++set.droppedKeys_;
+      if (name.starts_with(kModelPrefix))
+        named.emplace(name.substr(kModelPrefix.size()), where);
+      else
+        ++set.droppedKeys_;
     }
   } else {
     named = std::move(stored);
@@ -159,7 +164,8 @@ WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view st
     const nlohmann::json spec = parseJsonStrict(set.label_, "tensor \"" + name + "\"", raw, 4);
     if (!spec.is_object() || !spec.contains("format") || !spec["format"].is_string())
       throw SafetensorsError(set.label_ + ": tensor \"" + name + "\": comfy_quant JSON has no \"format\" string");
-    layerFormat[name.substr(0, name.size() - std::string_view(".comfy_quant").size())] = spec["format"].get<std::string>();
+    layerFormat[name.substr(0, name.size() - std::string_view(".comfy_quant").size())] =
+        spec["format"].get<std::string>();
   }
   std::set<std::string> formats;
   for (const auto& [layer, format] : layerFormat) {

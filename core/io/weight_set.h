@@ -25,7 +25,7 @@ struct WeightInfo {
   DType dtype = DType::F32;  // stored dtype
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
-  std::string scaleName;       // stored name of its dequantisation scale, if any
+  std::string scaleName;  // stored name of its dequantisation scale, if any
   bool perRowScale = false;
 };
 

@@ -14,9 +14,7 @@
 namespace shotchain::memory {
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // MemTotal and MemAvailable from /proc/meminfo, in bytes.
 void readMeminfo(std::uint64_t& total, std::uint64_t& available) {
@@ -26,8 +24,10 @@ void readMeminfo(std::uint64_t& total, std::uint64_t& available) {
   std::string unit;
   while (in >> key >> kib) {
     std::getline(in, unit);
-    if (key == "MemTotal:") total = kib * 1024;
-    else if (key == "MemAvailable:") available = kib * 1024;
+    if (key == "MemTotal:")
+      total = kib * 1024;
+    else if (key == "MemAvailable:")
+      available = kib * 1024;
   }
 }
 
@@ -54,8 +54,10 @@ std::uint64_t largestFreeChunk() {
       return p == std::string::npos ? 0 : std::strtoull(entry.c_str() + p + key.size(), nullptr, 10);
     };
     const std::uint64_t count = attribute("count"), total = attribute("total"), to = attribute("to");
-    if (count == 1) largest = std::max(largest, total);
-    else if (count > 1) largest = std::max(largest, to > 0 ? std::min(to, total) : total);
+    if (count == 1)
+      largest = std::max(largest, total);
+    else if (count > 1)
+      largest = std::max(largest, to > 0 ? std::min(to, total) : total);
   }
   return largest;
 }

@@ -23,8 +23,8 @@ struct MemoryFallback {
 };
 
 struct DecodeOutcome {
-  at::Tensor video;               // undefined when frames went to a sink
-  models::VaeTiling tiling;    // the tiling of the decode that succeeded
+  at::Tensor video;          // undefined when frames went to a sink
+  models::VaeTiling tiling;  // the tiling of the decode that succeeded
   std::vector<MemoryFallback> fallbacks;
 };
 
@@ -34,8 +34,8 @@ struct DecodeOutcome {
 // larger latent side when the plan has none), then halves down to 4 latent pixels; each retry is
 // recorded. Out of memory at the smallest tile is rethrown. With a sink, frames go to it (a retry
 // delivers them again from frame 0).
-DecodeOutcome decodeWithFallback(const models::VideoVae& vae, const at::Tensor& latent, models::VaeDecodeOptions options,
-                                 const MemoryPlan& plan, const std::string& device, int shotIndex = -1,
-                                 const models::VaeFrameSink& sink = {});
+DecodeOutcome decodeWithFallback(const models::VideoVae& vae, const at::Tensor& latent,
+                                 models::VaeDecodeOptions options, const MemoryPlan& plan, const std::string& device,
+                                 int shotIndex = -1, const models::VaeFrameSink& sink = {});
 
 }  // namespace shotchain::memory

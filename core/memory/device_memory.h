@@ -26,10 +26,10 @@ void emptyDeviceCache(const std::string& device);
 struct AllocatorTuningReport {
   bool applicable = false;  // a CUDA caching allocator is there to tune
   bool requested = false;
-  bool applied = false;     // setAllocatorSettings accepted the setting
-  bool verified = false;    // a snapshot shows expandable segments
-  std::string setting;      // "expandable_segments:True"
-  std::string message;      // one sentence for the report
+  bool applied = false;   // setAllocatorSettings accepted the setting
+  bool verified = false;  // a snapshot shows expandable segments
+  std::string setting;    // "expandable_segments:True"
+  std::string message;    // one sentence for the report
 };
 
 // Call before the first weight is allocated. CUDA: setAllocatorSettings("expandable_segments:True")

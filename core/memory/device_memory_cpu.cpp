@@ -52,7 +52,8 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
   AllocatorTuningReport report;
   report.requested = enabled;
   report.setting = "expandable_segments:True";
-  report.message = "allocator tuning (expandable_segments) is not applicable on the host: there is no CUDA caching allocator";
+  report.message =
+      "allocator tuning (expandable_segments) is not applicable on the host: there is no CUDA caching allocator";
   return report;
 }
 

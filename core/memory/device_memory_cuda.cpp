@@ -29,14 +29,17 @@ constexpr std::size_t kAggregate = 0;  // StatType::AGGREGATE
 
 bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
-double steadyNow() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double steadyNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 c10::DeviceIndex indexOf(const std::string& device) {
   const at::Device d(device);
   if (!d.is_cuda()) throw std::runtime_error("device \"" + device + "\" is not a CUDA device");
   const c10::DeviceIndex index = d.has_index() ? d.index() : 0;
   if (index >= c10::cuda::device_count())
-    throw std::runtime_error("device \"" + device + "\": no such CUDA device (" + std::to_string(c10::cuda::device_count()) + " present)");
+    throw std::runtime_error("device \"" + device + "\": no such CUDA device (" +
+                             std::to_string(c10::cuda::device_count()) + " present)");
   return index;
 }
 
@@ -147,7 +150,8 @@ class CudaMemoryProbe final : public MemoryProbe {
 // Copies on a side stream from the pool; wait() makes the compute stream wait for them.
 class StreamTransferQueue final : public TransferQueue {
  public:
-  explicit StreamTransferQueue(c10::DeviceIndex index) : index_(index), stream_(c10::cuda::getStreamFromPool(false, index)) {}
+  explicit StreamTransferQueue(c10::DeviceIndex index)
+      : index_(index), stream_(c10::cuda::getStreamFromPool(false, index)) {}
   void copyAsync(std::vector<std::pair<at::Tensor, at::Tensor>> dstSrc) override {
     // The destinations were allocated on the compute stream: the side stream waits for that first.
     at::cuda::CUDAEvent ready;
@@ -193,7 +197,9 @@ std::unique_ptr<MemoryProbe> makeDeviceMemoryProbe(const std::string& device) {
   return makeCudaMemoryProbe(indexOf(device));
 }
 
-at::Device torchDevice(const std::string& device) { return isCuda(device) ? at::Device(at::kCUDA, indexOf(device)) : at::kCPU; }
+at::Device torchDevice(const std::string& device) {
+  return isCuda(device) ? at::Device(at::kCUDA, indexOf(device)) : at::kCPU;
+}
 
 at::Tensor allocateHostStaging(std::uint64_t bytes, const std::string& device) {
   const auto size = static_cast<std::int64_t>(bytes);
@@ -201,8 +207,10 @@ at::Tensor allocateHostStaging(std::uint64_t bytes, const std::string& device) {
   // cudaHostAlloc directly: the caching host allocator would round a multi-GB buffer up to a power of two.
   void* data = nullptr;
   if (cudaHostAlloc(&data, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault) != cudaSuccess)
-    throw std::runtime_error("cudaHostAlloc: cannot page-lock " + std::to_string(bytes) + " bytes of host memory for the offload");
-  return at::from_blob(data, {size}, [](void* p) { cudaFreeHost(p); }, at::TensorOptions().dtype(at::kByte));
+    throw std::runtime_error("cudaHostAlloc: cannot page-lock " + std::to_string(bytes) +
+                             " bytes of host memory for the offload");
+  return at::from_blob(
+      data, {size}, [](void* p) { cudaFreeHost(p); }, at::TensorOptions().dtype(at::kByte));
 }
 
 std::unique_ptr<TransferQueue> makeTransferQueue(const std::string& device) {
@@ -245,9 +253,10 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
     for (const auto& segment : cuda_compat::snapshotSegments())
       if (cuda_compat::isExpandable(segment)) report.verified = true;
   }
-  report.message = report.verified ? "expandable_segments:True applied and verified (the snapshot shows expandable segments)"
-                                   : "expandable_segments:True applied but no expandable segment in the snapshot "
-                                     "(async backend, or memory was reserved before the setting)";
+  report.message = report.verified
+                       ? "expandable_segments:True applied and verified (the snapshot shows expandable segments)"
+                       : "expandable_segments:True applied but no expandable segment in the snapshot "
+                         "(async backend, or memory was reserved before the setting)";
   return report;
 }
 

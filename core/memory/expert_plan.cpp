@@ -48,24 +48,26 @@ MemoryPlan planExperts(const PlanRequest& request, MemoryPlan (*planOne)(const P
     case ExpertResidency::Resident:
       plan = resident;
       plan.expertsChosen = ExpertResidency::Resident;
-      plan.expertReason = resident.fits ? "both experts resident: " + bothText + " fits."
-                                        : std::string("both experts resident does not fit") +
-                                              (single.fits ? "; one at a time (memory.experts swap) would fit, " + oneText + ":"
-                                                           : ", and neither expert fits alone either:");
+      plan.expertReason = resident.fits
+                              ? "both experts resident: " + bothText + " fits."
+                              : std::string("both experts resident does not fit") +
+                                    (single.fits ? "; one at a time (memory.experts swap) would fit, " + oneText + ":"
+                                                 : ", and neither expert fits alone either:");
       break;
     case ExpertResidency::Swap:
     case ExpertResidency::Reload:
       plan = single;
       plan.expertsChosen = request.experts;
-      plan.expertReason = std::string(toString(request.experts)) + ": " +
-                          (single.fits ? oneText + "." : "neither expert fits alone:");
+      plan.expertReason =
+          std::string(toString(request.experts)) + ": " + (single.fits ? oneText + "." : "neither expert fits alone:");
       break;
   }
   plan.peakExpertsResident = resident.chosenPeak();
   plan.peakExpertsSwapped = single.chosenPeak();
   const std::uint64_t low = request.dit->weightBytes(request.ditDtype);
   for (const PlanShot& shot : request.shots)
-    plan.expertBytesPerShot.push_back(expertBytesForShot(plan.expertsChosen, shot.expertRuns, plan.highNoiseExpertWeights, low));
+    plan.expertBytesPerShot.push_back(
+        expertBytesForShot(plan.expertsChosen, shot.expertRuns, plan.highNoiseExpertWeights, low));
   if (!plan.fits) plan.reason = plan.expertReason + " " + plan.reason;
   return plan;
 }

@@ -19,17 +19,25 @@ class MoveTimer {
 
 }  // namespace
 
-ExpertResidencyManager::ExpertResidencyManager(shotchain::ExpertResidency mode, MemoryProbe& probe, ModelSlot& low, ModelSlot& high)
-    : mode_(mode == shotchain::ExpertResidency::Auto ? shotchain::ExpertResidency::Resident : mode), probe_(probe), low_(low), high_(high) {
+ExpertResidencyManager::ExpertResidencyManager(shotchain::ExpertResidency mode, MemoryProbe& probe, ModelSlot& low,
+                                               ModelSlot& high)
+    : mode_(mode == shotchain::ExpertResidency::Auto ? shotchain::ExpertResidency::Resident : mode),
+      probe_(probe),
+      low_(low),
+      high_(high) {
   switch (mode_) {
     case shotchain::ExpertResidency::Resident:
-      if (high_.place() == ModelSlot::Place::Absent) high_.load();
-      else if (high_.place() == ModelSlot::Place::Host) high_.unpark();
+      if (high_.place() == ModelSlot::Place::Absent)
+        high_.load();
+      else if (high_.place() == ModelSlot::Place::Host)
+        high_.unpark();
       break;
     case shotchain::ExpertResidency::Swap:
       // Read straight into host memory: the device never holds both. One kept from an earlier render moves.
-      if (high_.place() == ModelSlot::Place::Absent) high_.loadParked();
-      else if (high_.place() == ModelSlot::Place::Device) moved(high_.park(), false);
+      if (high_.place() == ModelSlot::Place::Absent)
+        high_.loadParked();
+      else if (high_.place() == ModelSlot::Place::Device)
+        moved(high_.park(), false);
       break;
     case shotchain::ExpertResidency::Reload:
     case shotchain::ExpertResidency::Auto:

@@ -13,8 +13,8 @@ struct ExpertResidencyStats {
   int swaps = 0;                  // changes of the expert on the device
   std::uint64_t bytesToHost = 0;  // swap: an expert parked
   std::uint64_t bytesToDevice = 0;
-  std::uint64_t bytesRead = 0;    // reload: experts read from their files
-  double seconds = 0;             // spent moving or loading
+  std::uint64_t bytesRead = 0;  // reload: experts read from their files
+  double seconds = 0;           // spent moving or loading
 };
 
 // Keeps the two experts of a pair (docs/wan22.md §8) where the plan says, on the render thread:

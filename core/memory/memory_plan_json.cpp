@@ -6,7 +6,8 @@ namespace shotchain::memory {
 
 std::string planToJson(const MemoryPlan& plan) {
   nlohmann::ordered_json items = nlohmann::ordered_json::array();
-  for (const PlanItem& item : plan.items) items.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
+  for (const PlanItem& item : plan.items)
+    items.push_back({{"name", item.name}, {"bytes", item.bytes}, {"detail", item.detail}});
   nlohmann::ordered_json j;
   j["device"] = plan.device;
   j["device_total"] = plan.deviceTotal;

@@ -4,9 +4,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "models/continuation_note.h"
 #include "memory/device_memory.h"
 #include "memory/expert_plan.h"
+#include "models/continuation_note.h"
 #include "util/byte_size.h"
 
 namespace shotchain::memory {
@@ -14,11 +14,16 @@ namespace {
 
 std::string dtypeName(c10::ScalarType t) {
   switch (t) {
-    case c10::kBFloat16: return "bfloat16";
-    case c10::kHalf: return "float16";
-    case c10::kFloat: return "float32";
-    case c10::kDouble: return "float64";
-    default: return c10::toString(t);
+    case c10::kBFloat16:
+      return "bfloat16";
+    case c10::kHalf:
+      return "float16";
+    case c10::kFloat:
+      return "float32";
+    case c10::kDouble:
+      return "float64";
+    default:
+      return c10::toString(t);
   }
 }
 
@@ -45,7 +50,8 @@ Decode decodeBytes(const PlanRequest& r, std::uint64_t tiledBudget) {
     const models::VaeTiling tiling =
         r.vae->chooseTiling(decodeFrames, s.height, s.width, r.vaeDtype, tiledBudget, r.decodeWholeClip);
     const models::VaeTiling used = tiling.enabled() ? tiling : models::VaeTiling{};
-    const std::uint64_t bytes = r.vae->decodeBytes(decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip);
+    const std::uint64_t bytes =
+        r.vae->decodeBytes(decodeFrames, s.height, s.width, r.vaeDtype, used, r.decodeWholeClip);
     if (bytes >= d.tiled) {
       d.tiled = bytes;
       if (tiling.enabled()) d.tiling = tiling;
@@ -70,8 +76,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   // fp8 matmul weights are kept as stored (WanLoadOptions::keepFloat8, as the families load them).
   plan.ditWeights = r.dit->weightBytes(r.ditDtype) - r.dit->storedFloat8Saving(r.ditDtype);
   if (r.ditHighNoise)
-    plan.highNoiseExpertWeights = r.ditHighNoise->weightBytes(r.ditHighNoiseDtype) -
-                                  r.ditHighNoise->storedFloat8Saving(r.ditHighNoiseDtype);
+    plan.highNoiseExpertWeights =
+        r.ditHighNoise->weightBytes(r.ditHighNoiseDtype) - r.ditHighNoise->storedFloat8Saving(r.ditHighNoiseDtype);
   const bool highResident = r.ditHighNoise && r.highNoiseResident;
   // One expert at a time: the device holds the larger of the two where it held the DiT.
   if (r.ditHighNoise && !highResident) plan.ditWeights = std::max(plan.ditWeights, plan.highNoiseExpertWeights);
@@ -96,7 +102,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       loraPatch = lora;
       largest = &s;
     }
-    latentBytes = std::max<std::uint64_t>(latentBytes, static_cast<std::uint64_t>(s.channels * s.frames * s.height * s.width) * 4);
+    latentBytes = std::max<std::uint64_t>(latentBytes,
+                                          static_cast<std::uint64_t>(s.channels * s.frames * s.height * s.width) * 4);
   }
   // The sampler's own tensors: latent, noise, the two velocities, the solver's history.
   plan.ditActivationPeak += 8 * latentBytes;
@@ -123,15 +130,16 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   const std::uint64_t offTiled = std::max({textWithoutDit, sampling, withoutDit + offDecode.tiled});
 
   auto fits = [&](std::uint64_t peak) { return peak + plan.margin <= plan.limit; };
-  const bool pinnedFull = fits(plan.peakPinned), pinnedTiled = pinnedDecode.tiling.enabled() && fits(plan.peakPinnedTiled);
+  const bool pinnedFull = fits(plan.peakPinned),
+             pinnedTiled = pinnedDecode.tiling.enabled() && fits(plan.peakPinnedTiled);
   const bool offloadFull = fits(offFull), offloadTiled = offDecode.tiling.enabled() && fits(offTiled);
 
   // The offload/reload peaks are those of their cheapest decode that fits (the full one otherwise).
   const bool offUsesTiles = !offloadFull && offloadTiled;
   plan.peakOffload = plan.peakReload = offUsesTiles ? offTiled : offFull;
 
-  const std::string limitText =
-      gib(plan.limit) + (plan.budget ? " budget" : " of " + plan.device + " memory") + " (margin " + gib(plan.margin) + ")";
+  const std::string limitText = gib(plan.limit) + (plan.budget ? " budget" : " of " + plan.device + " memory") +
+                                " (margin " + gib(plan.margin) + ")";
   auto useTiling = [&](const Decode& d) {
     plan.tiledDecode = true;
     plan.tile = d.tiling.tile;
@@ -157,44 +165,50 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       if (pinnedFull) {
         plan.chosen = ResidencyPolicy::Pinned;
         plan.fits = true;
-        plan.reason = "auto chose pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) + ") fits the " +
-                      limitText + ".";
+        plan.reason = "auto chose pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) +
+                      ") fits the " + limitText + ".";
       } else if (pinnedTiled) {
         plan.chosen = ResidencyPolicy::Pinned;
         plan.fits = true;
         useTiling(pinnedDecode);
-        plan.reason = "auto chose pinned with a tiled decode (tile " + std::to_string(plan.tile) + "): the full decode would need " +
-                      gib(plan.peakPinned + plan.margin) + " of the " + limitText + ", tiled it needs " +
-                      gib(plan.peakPinnedTiled + plan.margin) + ".";
+        plan.reason = "auto chose pinned with a tiled decode (tile " + std::to_string(plan.tile) +
+                      "): the full decode would need " + gib(plan.peakPinned + plan.margin) + " of the " + limitText +
+                      ", tiled it needs " + gib(plan.peakPinnedTiled + plan.margin) + ".";
       } else if (offloadFull || offloadTiled) {
         plan.chosen = ResidencyPolicy::Offload;
         plan.fits = true;
         if (offUsesTiles) useTiling(offDecode);
-        plan.reason = "auto chose offload" + std::string(offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : "") +
-                      ": pinned needs " + gib(std::min(plan.peakPinned, plan.peakPinnedTiled) + plan.margin) + " even with a tiled decode, over the " +
-                      limitText + "; moving the DiT to host memory for the decode needs " + gib(plan.peakOffload + plan.margin) + ".";
+        plan.reason = "auto chose offload" +
+                      std::string(offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : "") +
+                      ": pinned needs " + gib(std::min(plan.peakPinned, plan.peakPinnedTiled) + plan.margin) +
+                      " even with a tiled decode, over the " + limitText +
+                      "; moving the DiT to host memory for the decode needs " + gib(plan.peakOffload + plan.margin) +
+                      ".";
       } else {
         plan.chosen = ResidencyPolicy::Offload;
         plan.fits = false;
         if (offDecode.tiling.enabled()) useTiling(offDecode);
-        plan.reason = "nothing fits the " + limitText + ": even offload with a tiled decode needs " + gib(offTiled + plan.margin) +
-                      " (sampling the largest shot alone needs " + gib(sampling + plan.margin) + ").";
+        plan.reason = "nothing fits the " + limitText + ": even offload with a tiled decode needs " +
+                      gib(offTiled + plan.margin) + " (sampling the largest shot alone needs " +
+                      gib(sampling + plan.margin) + ").";
       }
       break;
     case ResidencyPolicy::Pinned:
       plan.chosen = ResidencyPolicy::Pinned;
       if (pinnedFull) {
         plan.fits = true;
-        plan.reason = "pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) + ") fits the " + limitText + ".";
+        plan.reason =
+            "pinned: DiT and VAE stay resident and the plan (" + gib(plan.peakPinned) + ") fits the " + limitText + ".";
       } else if (pinnedTiled) {
         plan.fits = true;
         useTiling(pinnedDecode);
-        plan.reason = "pinned with a tiled decode (tile " + std::to_string(plan.tile) + "): the full decode would need " +
-                      gib(plan.peakPinned + plan.margin) + " of the " + limitText + ".";
+        plan.reason = "pinned with a tiled decode (tile " + std::to_string(plan.tile) +
+                      "): the full decode would need " + gib(plan.peakPinned + plan.margin) + " of the " + limitText +
+                      ".";
       } else {
         plan.fits = false;
-        plan.reason = "pinned does not fit: it needs " + gib(plan.peakPinnedTiled + plan.margin) + " even with a tiled decode, over the " +
-                      limitText + "; " + whatFits() + ".";
+        plan.reason = "pinned does not fit: it needs " + gib(plan.peakPinnedTiled + plan.margin) +
+                      " even with a tiled decode, over the " + limitText + "; " + whatFits() + ".";
       }
       break;
     case ResidencyPolicy::Offload:
@@ -204,13 +218,15 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
       if (offloadFull || offloadTiled) {
         plan.fits = true;
         if (offUsesTiles) useTiling(offDecode);
-        plan.reason = name + (offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : std::string()) +
-                      ": the DiT leaves the device for the decode; the plan (" + gib(plan.peakOffload) + ") fits the " + limitText + ".";
+        plan.reason = name +
+                      (offUsesTiles ? " with a tiled decode (tile " + std::to_string(plan.tile) + ")" : std::string()) +
+                      ": the DiT leaves the device for the decode; the plan (" + gib(plan.peakOffload) + ") fits the " +
+                      limitText + ".";
       } else {
         plan.fits = false;
         if (offDecode.tiling.enabled()) useTiling(offDecode);
-        plan.reason = name + " does not fit: it needs " + gib(offTiled + plan.margin) + " with the smallest tiles, over the " +
-                      limitText + "; no policy fits.";
+        plan.reason = name + " does not fit: it needs " + gib(offTiled + plan.margin) +
+                      " with the smallest tiles, over the " + limitText + "; no policy fits.";
       }
       break;
     }
@@ -221,21 +237,27 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   }
 
   const bool float8 = r.dit->storedFloat8Saving(r.ditDtype) > 0;
-  const std::string ditDetail = dtypeName(r.ditDtype) + (float8 ? " matmuls (fp8 weights kept as stored), " : " matmuls, ") +
-                                std::to_string(static_cast<double>(r.dit->parameterCount()) / 1e9).substr(0, 5) + " B parameters (" +
-                                r.dit->variant() + ")";
+  const std::string ditDetail = dtypeName(r.ditDtype) +
+                                (float8 ? " matmuls (fp8 weights kept as stored), " : " matmuls, ") +
+                                std::to_string(static_cast<double>(r.dit->parameterCount()) / 1e9).substr(0, 5) +
+                                " B parameters (" + r.dit->variant() + ")";
   plan.items = {
-      {"text encoder", plan.textEncoderPeak, "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
-      {!r.ditHighNoise ? "dit weights" : highResident ? "dit weights (low-noise expert)" : "dit weights (one expert)",
+      {"text encoder", plan.textEncoderPeak,
+       "weights " + gib(plan.textEncoderWeights) + " + activations; released before the first step"},
+      {!r.ditHighNoise ? "dit weights"
+       : highResident  ? "dit weights (low-noise expert)"
+                       : "dit weights (one expert)",
        plan.ditWeights, ditDetail},
-      {"vae weights", plan.vaeWeights, dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
+      {"vae weights", plan.vaeWeights,
+       dtypeName(r.vaeDtype) + ", " + std::to_string(r.vae->parameterCount()) + " parameters"},
       {"dit activations", plan.ditActivationPeak,
        "largest shot " + shapeText(*largest) + ", CFG batch " + std::to_string(r.cfgBatch) +
            (stepCache > 0 ? ", its step cache's " + gib(stepCache) : std::string()) +
            (loraPatch > 0 ? ", its LoRA-patched weights' " + gib(loraPatch) : std::string())},
       {"vae decode (full)", plan.vaeDecodeFull, "largest shot, untiled"},
       {"vae decode (tiled)", plan.vaeDecodeTiled,
-       plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap) : "not needed"},
+       plan.tile ? "tile " + std::to_string(plan.tile) + ", overlap " + std::to_string(plan.tileOverlap)
+                 : "not needed"},
       {"ring buffer", plan.ringBufferBytes, "handoff latents"},
   };
   if (r.ditHighNoise)
@@ -246,9 +268,10 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
                                          : "; takes the low-noise expert's place on the device for its steps")});
   if (plan.kvCacheBytes > 0)
     plan.items.push_back({"kv cache", plan.kvCacheBytes,
-                          "stream: sink " + std::to_string(r.streamChunk) + " + window " + std::to_string(r.streamWindow) +
-                              " + chunk " + std::to_string(r.streamChunk) + " latent frames, " +
-                              std::to_string(r.streamBranches) + (r.streamBranches == 1 ? " branch" : " branches")});
+                          "stream: sink " + std::to_string(r.streamChunk) + " + window " +
+                              std::to_string(r.streamWindow) + " + chunk " + std::to_string(r.streamChunk) +
+                              " latent frames, " + std::to_string(r.streamBranches) +
+                              (r.streamBranches == 1 ? " branch" : " branches")});
   plan.items.push_back({"margin", plan.margin, "allocator slack"});
   return plan;
 }
@@ -267,7 +290,8 @@ MemoryPlan planOnePlacement(const PlanRequest& r) {
   MemoryPlan plan = planWithBatch(r);
   if (!plan.fits && plan.kvCacheBytes > 0) {
     const std::int64_t window = widestFittingWindow(r);
-    plan.reason += " The stream's KV cache needs " + gib(plan.kvCacheBytes) + " at window " + std::to_string(r.streamWindow) +
+    plan.reason += " The stream's KV cache needs " + gib(plan.kvCacheBytes) + " at window " +
+                   std::to_string(r.streamWindow) +
                    (window > 0 ? "; sampler.stream_window " + std::to_string(window) + " would fit."
                                : "; even a window of one chunk does not fit.");
   }
@@ -285,7 +309,8 @@ MemoryPlan planOnePlacement(const PlanRequest& r) {
   alternative.reason = "guidance as one batch-2 DiT call does not fit (sampling the largest shot needs " +
                        gib(plan.ditWeights + plan.highNoiseExpertWeights + plan.vaeWeights + plan.ringBufferBytes +
                            plan.ditActivationPeak + plan.margin) +
-                       "), so it runs as two batch-1 calls per step (about twice the sampling time); " + alternative.reason;
+                       "), so it runs as two batch-1 calls per step (about twice the sampling time); " +
+                       alternative.reason;
   return alternative;
 }
 
@@ -332,8 +357,8 @@ std::string formatPlan(const MemoryPlan& plan) {
   out << "  policy: " << toString(plan.chosen);
   if (plan.tiledDecode) out << ", tiled decode (tile " << plan.tile << ", overlap " << plan.tileOverlap << ")";
   if (plan.splitGuidance) out << ", guidance split into two batch-1 calls";
-  out << " (requested " << toString(plan.requested) << "), peak " << util::formatByteSize(plan.chosenPeak()) << " + margin "
-      << util::formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
+  out << " (requested " << toString(plan.requested) << "), peak " << util::formatByteSize(plan.chosenPeak())
+      << " + margin " << util::formatByteSize(plan.margin) << ": " << (plan.fits ? "fits" : "DOES NOT FIT") << "\n";
   out << "  " << plan.reason << "\n";
   for (const std::string& note : plan.notes) out << "  note: " << note << "\n";
   return out.str();

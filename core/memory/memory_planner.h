@@ -40,7 +40,7 @@ struct PlanRequest {
   std::shared_ptr<const models::DitMemoryModel> ditHighNoise;
   c10::ScalarType ditHighNoiseDtype = c10::kBFloat16;
   ExpertResidency experts = ExpertResidency::Auto;  // what the document asks (memory.experts)
-  bool highNoiseResident = true;  // set by the planner for each placement it tries
+  bool highNoiseResident = true;                    // set by the planner for each placement it tries
   std::shared_ptr<const models::VaeMemoryModel> vae;
   c10::ScalarType vaeDtype = c10::kFloat;
   std::uint64_t textEncoderWeights = 0;
@@ -54,7 +54,8 @@ struct PlanRequest {
   std::optional<std::uint64_t> budget;
   std::optional<std::uint64_t> margin;  // default: 5% of the limit, at most 1 GiB
   ResidencyPolicy policy = ResidencyPolicy::Auto;
-  bool handsOff = false;  // an enabled shot continues from the one before (latent, latent_overlap, blend, vae_roundtrip)
+  bool handsOff =
+      false;  // an enabled shot continues from the one before (latent, latent_overlap, blend, vae_roundtrip)
   // Stream shots: the KV cache stays on the device from shot to shot. Its largest size is
   // kvCacheBytesPerFrame × (chunk sink + window + one chunk being committed).
   std::uint64_t kvCacheBytesPerFrame = 0;  // 0: no stream shot

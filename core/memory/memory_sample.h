@@ -15,9 +15,9 @@ struct MemorySample {
   std::uint64_t deviceTotal = 0;
   std::uint64_t deviceFree = 0;
 
-  std::uint64_t allocated = 0;  // bytes in live tensors
-  std::uint64_t reserved = 0;   // bytes the allocator holds from the system
-  std::uint64_t active = 0;     // bytes in blocks in use (tensors and anything else the allocator serves)
+  std::uint64_t allocated = 0;      // bytes in live tensors
+  std::uint64_t reserved = 0;       // bytes the allocator holds from the system
+  std::uint64_t active = 0;         // bytes in blocks in use (tensors and anything else the allocator serves)
   std::uint64_t peakAllocated = 0;  // since the last resetPeak()
 
   // Fragmentation, three figures:

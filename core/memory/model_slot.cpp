@@ -16,7 +16,10 @@ std::uint64_t tensorBytes(const at::Tensor& t) { return static_cast<std::uint64_
 }  // namespace
 
 ModelSlot::ModelSlot(Loader loader, c10::Device device, std::unique_ptr<models::VideoDiffusionModel> model)
-    : loader_(std::move(loader)), device_(device), model_(std::move(model)), place_(model_ ? Place::Device : Place::Absent) {
+    : loader_(std::move(loader)),
+      device_(device),
+      model_(std::move(model)),
+      place_(model_ ? Place::Device : Place::Absent) {
   if (!loader_) throw std::invalid_argument("ModelSlot: no loader");
 }
 

@@ -18,8 +18,8 @@ RankPlan planPerRank(const PlanRequest& request, const MemoryPlan& plan, int ran
   if (guidanceParallel && r.guidanceRanks == 1) r.refusal = "guidance in parallel needs an even number of ranks";
   const models::DitMemoryModel& dit = *request.dit;
   if (dit.heads() % r.sequenceRanks != 0)
-    r.refusal = std::to_string(dit.heads()) + " heads do not divide by " + std::to_string(r.sequenceRanks) +
-                " sequence ranks";
+    r.refusal =
+        std::to_string(dit.heads()) + " heads do not divide by " + std::to_string(r.sequenceRanks) + " sequence ranks";
   models::LatentShape largest;
   std::uint64_t latentElements = 0;
   for (const PlanShot& shot : request.shots) {
@@ -37,8 +37,8 @@ RankPlan planPerRank(const PlanRequest& request, const MemoryPlan& plan, int ran
   r.weights = plan.ditWeights;
   const auto s = static_cast<std::uint64_t>(r.sequenceRanks), b = static_cast<std::uint64_t>(r.batchPerRank);
   r.activations = r.tokens > 0 ? dit.activationBytes(request.ditDtype, r.batchPerRank, largest) / s : 0;
-  const std::uint64_t shard = b * static_cast<std::uint64_t>(r.tokensPerRank) * static_cast<std::uint64_t>(dit.hiddenSize()) *
-                              c10::elementSize(request.ditDtype);
+  const std::uint64_t shard = b * static_cast<std::uint64_t>(r.tokensPerRank) *
+                              static_cast<std::uint64_t>(dit.hiddenSize()) * c10::elementSize(request.ditDtype);
   const std::uint64_t output = b * latentElements * 4;  // the velocity, float32, gathered on every rank
   if (r.sequenceRanks > 1) {
     r.communication = 2 * 3 * shard + 2 * shard + output;  // q, k, v out and in; the attention result back
@@ -58,12 +58,14 @@ std::string formatRankPlan(const RankPlan& r) {
   if (!r.refusal.empty()) return text + "  cannot split: " + r.refusal + "\n";
   auto line = [&](const char* name, std::uint64_t bytes, const std::string& detail) {
     char buffer[160];
-    std::snprintf(buffer, sizeof buffer, "  %-22s %12s  %s\n", name, util::formatByteSize(bytes).c_str(), detail.c_str());
+    std::snprintf(buffer, sizeof buffer, "  %-22s %12s  %s\n", name, util::formatByteSize(bytes).c_str(),
+                  detail.c_str());
     text += buffer;
   };
   line("dit weights", r.weights, "the whole DiT on every rank");
   line("dit activations", r.activations,
-       std::to_string(r.tokensPerRank) + " of " + std::to_string(r.tokens) + " tokens, batch " + std::to_string(r.batchPerRank));
+       std::to_string(r.tokensPerRank) + " of " + std::to_string(r.tokens) + " tokens, batch " +
+           std::to_string(r.batchPerRank));
   line("communication buffers", r.communication, "all-to-all in and out of one block, the gathered output");
   line("sent per layer", r.bytesPerLayer, "q, k, v to heads and the attention back");
   line("sent per step", r.bytesPerStep, "every layer, the token gather and the guidance exchange");

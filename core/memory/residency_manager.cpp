@@ -58,8 +58,9 @@ ResidencyManager::~ResidencyManager() {
 std::string ResidencyManager::overBudgetMessage(const std::string& component, std::uint64_t bytes,
                                                 std::uint64_t total) const {
   return "memory budget: " + component + " (" + util::formatByteSize(bytes) + ") would bring the reserved total to " +
-         util::formatByteSize(total) + ", over the " + util::formatByteSize(plan_.limit) + (plan_.budget ? " budget" : " device") +
-         " less its " + util::formatByteSize(plan_.margin) + " margin under " + toString(policy_) + "; " + policyThatFits(plan_);
+         util::formatByteSize(total) + ", over the " + util::formatByteSize(plan_.limit) +
+         (plan_.budget ? " budget" : " device") + " less its " + util::formatByteSize(plan_.margin) + " margin under " +
+         toString(policy_) + "; " + policyThatFits(plan_);
 }
 
 void ResidencyManager::reserve(const std::string& component, std::uint64_t bytes) {

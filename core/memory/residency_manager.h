@@ -25,17 +25,17 @@ class BudgetError : public std::runtime_error {
 };
 
 struct ResidencyStats {
-  int loads = 0;                  // DiT loads through the loader
+  int loads = 0;  // DiT loads through the loader
   double lastLoadSeconds = 0;
-  double loadSeconds = 0;         // all loads
-  int offloads = 0;               // DiT moved to host staging
-  int restores = 0;               // DiT brought back to the device
-  double lastOffloadSeconds = 0;  // the device→host copy before the decode
+  double loadSeconds = 0;             // all loads
+  int offloads = 0;                   // DiT moved to host staging
+  int restores = 0;                   // DiT brought back to the device
+  double lastOffloadSeconds = 0;      // the device→host copy before the decode
   double lastRestoreWaitSeconds = 0;  // what beforeShot waited for the prefetch (0 when it was done)
   std::uint64_t bytesToHost = 0;
   std::uint64_t bytesToDevice = 0;
   std::uint64_t prefetchedDuringDecode = 0;  // of the last restore, bytes copied while the decode ran
-  int stagingAllocations = 0;     // host staging buffers allocated (1 at most: allocated once, reused)
+  int stagingAllocations = 0;                // host staging buffers allocated (1 at most: allocated once, reused)
   std::uint64_t stagingBytes = 0;
 };
 
@@ -69,7 +69,7 @@ class ResidencyManager {
   void release(const std::string& component);
   std::uint64_t reserved() const;
   std::uint64_t reserved(const std::string& component) const;
-  std::uint64_t available() const;  // limit − margin − reserved
+  std::uint64_t available() const;                              // limit − margin − reserved
   std::uint64_t peakReserved() const { return peakReserved_; }  // the largest reserved() so far
 
   void beforeShot(int shotIndex);

@@ -17,9 +17,10 @@ at::Tensor blockedAttention(const at::Tensor& q, const at::Tensor& k, const at::
   // Contiguous [H, Lq, d] with the scale folded in (a pass over Lq·d values, not Lq·Lk logits).
   const at::Tensor qh = q.transpose(0, 1).mul(scale);
   const at::Tensor kt = k.narrow(0, 0, keys).permute({1, 2, 0}).contiguous();  // [H, d, Lk]
-  const at::Tensor vh = v.narrow(0, 0, keys).transpose(0, 1).contiguous();      // [H, Lk, d]
+  const at::Tensor vh = v.narrow(0, 0, keys).transpose(0, 1).contiguous();     // [H, Lk, d]
   const std::int64_t bytesPerRow = heads * std::max<std::int64_t>(keys, 1) * 4;
-  const std::int64_t block = std::clamp<std::int64_t>(maxBlockBytes / bytesPerRow, 1, std::max<std::int64_t>(queries, 1));
+  const std::int64_t block =
+      std::clamp<std::int64_t>(maxBlockBytes / bytesPerRow, 1, std::max<std::int64_t>(queries, 1));
   at::Tensor result = at::empty({heads, queries, d}, q.options());  // [H, Lq, d], transposed once at the end
   for (std::int64_t start = 0; start < queries; start += block) {
     const std::int64_t n = std::min(block, queries - start);
@@ -44,7 +45,9 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   if (impl == AttentionImpl::Auto) impl = AttentionImpl::Sdpa;
   at::Tensor out = at::empty(q.sizes(), q.options());
   for (std::int64_t b = 0; b < batch; ++b) {
-    const std::int64_t keys = keyLengths.empty() ? k.size(1) : std::clamp<std::int64_t>(keyLengths[static_cast<std::size_t>(b)], 0, k.size(1));
+    const std::int64_t keys = keyLengths.empty()
+                                  ? k.size(1)
+                                  : std::clamp<std::int64_t>(keyLengths[static_cast<std::size_t>(b)], 0, k.size(1));
     if (impl == AttentionImpl::Blocked) {
       blockedAttention(q[b], k[b], v[b], keys, maxBlockBytes, out[b]);
       continue;

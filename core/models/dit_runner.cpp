@@ -12,7 +12,9 @@ DitRunner::DitRunner(const DitRunnerOptions& options, std::int64_t tokens, std::
   cache_ = cacheable ? options.blockCache : nullptr;
 }
 
-at::Tensor DitRunner::shard(const at::Tensor& x, double padValue) const { return split_ ? split_->shardTokens(x, padValue) : x; }
+at::Tensor DitRunner::shard(const at::Tensor& x, double padValue) const {
+  return split_ ? split_->shardTokens(x, padValue) : x;
+}
 
 at::Tensor DitRunner::rowsPerToken(const at::Tensor& rows, std::int64_t tokensPerFrame) const {
   return split_ ? split_->rowsPerToken(rows, tokensPerFrame) : rows;
@@ -29,15 +31,17 @@ void DitRunner::trace(const std::string& name, const at::Tensor& value) const {
   if (trace_) (*trace_)[name] = value;
 }
 
-at::Tensor DitRunner::blocks(const Blocks& run, std::size_t count, const at::Tensor& x, const std::vector<at::Tensor>& rowInputs,
-                             const at::Tensor& timeEmbedding, const at::Tensor& modulation) const {
+at::Tensor DitRunner::blocks(const Blocks& run, std::size_t count, const at::Tensor& x,
+                             const std::vector<at::Tensor>& rowInputs, const at::Tensor& timeEmbedding,
+                             const at::Tensor& modulation) const {
   if (!cache_) return run(x, 0, count, rowInputs);
   const std::int64_t batch = x.size(0);
   const auto probed = static_cast<std::size_t>(std::clamp<int>(cache_->probeBlocks(), 0, static_cast<int>(count)));
   const at::Tensor base = probed > 0 ? run(x, 0, probed, rowInputs) : x;
   const at::Tensor probeResidual = probed > 0 ? base - x : at::Tensor();
   const std::vector<bool> skip = cache_->skipRows({timeEmbedding, modulation, x, probeResidual});
-  if (static_cast<std::int64_t>(skip.size()) != batch) throw std::logic_error("BlockCache::skipRows: one entry per row");
+  if (static_cast<std::int64_t>(skip.size()) != batch)
+    throw std::logic_error("BlockCache::skipRows: one entry per row");
   std::vector<std::int64_t> rows;
   for (std::int64_t b = 0; b < batch; ++b)
     if (!skip[static_cast<std::size_t>(b)]) rows.push_back(b);

@@ -20,8 +20,8 @@ namespace shotchain::models {
 
 // What one forward runs under.
 struct DitRunnerOptions {
-  DitParallel* parallel = nullptr;                   // its group (null: one process)
-  BlockCache* blockCache = nullptr;                  // a step cache to consult (null: none)
+  DitParallel* parallel = nullptr;                     // its group (null: one process)
+  BlockCache* blockCache = nullptr;                    // a step cache to consult (null: none)
   std::map<std::string, at::Tensor>* trace = nullptr;  // activations recorded by name (null: none)
   bool streaming = false;  // a chunk over a KV cache: whole on every rank (its cache is per rank), no step cache
   bool ragged = false;     // samples of several lengths in one batch
@@ -49,7 +49,8 @@ class DitRunner {
   void trace(const std::string& name, const at::Tensor& value) const;
 
   // Blocks [from, to) over tokens `x` [B', L, dim], each row of it reading its row of every tensor of `rowInputs`.
-  using Blocks = std::function<at::Tensor(const at::Tensor& x, std::size_t from, std::size_t to, const std::vector<at::Tensor>& rowInputs)>;
+  using Blocks = std::function<at::Tensor(const at::Tensor& x, std::size_t from, std::size_t to,
+                                          const std::vector<at::Tensor>& rowInputs)>;
   // The whole block stack (`count` blocks) over the batch `x` [B, L, dim]. With a step cache, the rows it skips
   // add the residual they left the last time they ran, and the rest run as one smaller batch (their residual
   // kept); `timeEmbedding` and `modulation` are what the cache decides on.

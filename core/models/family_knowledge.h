@@ -40,12 +40,12 @@ struct LatentRgbTable {
 
 // ComfyUI's vocabulary for a family: what export-comfy writes and import-comfy reads.
 struct ComfyWords {
-  const char* file = "";                // the stock template's file name for this component
-  const char* clipType = "";            // text encoders: CLIPLoader's type
-  const char* latentNode = "";          // DiTs: the node its template samples from
-  bool latentTakesStartImage = false;   // … with vae and start_image inputs (an image latent)
-  const char* imageToVideoNode = "";    // two experts of an image-to-video pair: the node that conditions on the image
-  bool videoOutput = false;             // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
+  const char* file = "";               // the stock template's file name for this component
+  const char* clipType = "";           // text encoders: CLIPLoader's type
+  const char* latentNode = "";         // DiTs: the node its template samples from
+  bool latentTakesStartImage = false;  // … with vae and start_image inputs (an image latent)
+  const char* imageToVideoNode = "";   // two experts of an image-to-video pair: the node that conditions on the image
+  bool videoOutput = false;            // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
 };
 
 struct FamilyKnowledge {
@@ -55,7 +55,7 @@ struct FamilyKnowledge {
   double expertBoundary = 0;               // a pair of experts: the switch as a fraction of 1000 timesteps (0: none)
   std::span<const SizePreset> sizes = {};
   std::span<const LoraLayerAlias> loraLayerAliases = {};
-  const char* loraTarget = "";             // what a LoRA for it is called in the Models panel ("Wan DiT")
+  const char* loraTarget = "";  // what a LoRA for it is called in the Models panel ("Wan DiT")
   std::span<const PublishedCacheTable> cacheTables = {};
   // VAEs.
   const LatentRgbTable* preview = nullptr;

@@ -11,7 +11,11 @@ namespace shotchain::models {
 
 KvCache::KvCache(std::int64_t layers, std::int64_t branches, std::int64_t tokensPerFrame, StreamWindow window,
                  Reposition reposition)
-    : layers_(layers), branches_(branches), tokensPerFrame_(tokensPerFrame), window_(window), reposition_(std::move(reposition)) {
+    : layers_(layers),
+      branches_(branches),
+      tokensPerFrame_(tokensPerFrame),
+      window_(window),
+      reposition_(std::move(reposition)) {
   if (layers <= 0 || branches <= 0 || tokensPerFrame <= 0)
     throw std::invalid_argument("KvCache: layers, branches and tokens per frame must be positive");
   if (window.sinkFrames < 0 || window.windowFrames < 0)
@@ -93,9 +97,12 @@ void KvCache::finishCommit(std::int64_t b, std::int64_t frames) {
   if (held + frames > capacity_) throw std::logic_error("KvCache: a commit without its chunk");
   held += frames;
   committed_.at(static_cast<std::size_t>(b)) += frames;
-  const at::Tensor& first = keys_.front();  // every branch holds a committed chunk at once (batch 2, or one after the other)
-  peak_ = std::max(peak_, 2u * static_cast<std::uint64_t>(layers_ * branches_ * held * tokensPerFrame_ * first.size(2) * first.size(3)) *
-                              first.element_size());
+  const at::Tensor& first =
+      keys_.front();  // every branch holds a committed chunk at once (batch 2, or one after the other)
+  peak_ = std::max(
+      peak_,
+      2u * static_cast<std::uint64_t>(layers_ * branches_ * held * tokensPerFrame_ * first.size(2) * first.size(3)) *
+          first.element_size());
   if (!window_.bounded() || held <= window_.heldFrames()) return;
   const std::int64_t sink = std::min(window_.sinkFrames, held) * tokensPerFrame_;
   const std::int64_t recent = window_.windowFrames * tokensPerFrame_;
@@ -103,8 +110,9 @@ void KvCache::finishCommit(std::int64_t b, std::int64_t frames) {
   const std::int64_t shift = (total - recent - sink) / tokensPerFrame_;  // frames the window moves down
   for (std::size_t l = 0; l < keys_.size(); ++l) {
     at::Tensor k = keys_[l][b], v = values_[l][b];
-    const at::Tensor movedKeys = reposition_ ? reposition_(k.narrow(0, total - recent, recent), -shift).to(k.scalar_type())
-                                             : k.narrow(0, total - recent, recent).clone();
+    const at::Tensor movedKeys = reposition_
+                                     ? reposition_(k.narrow(0, total - recent, recent), -shift).to(k.scalar_type())
+                                     : k.narrow(0, total - recent, recent).clone();
     const at::Tensor movedValues = v.narrow(0, total - recent, recent).clone();
     k.narrow(0, sink, recent).copy_(movedKeys);
     v.narrow(0, sink, recent).copy_(movedValues);
@@ -115,8 +123,8 @@ void KvCache::finishCommit(std::int64_t b, std::int64_t frames) {
 std::uint64_t kvCacheBytes(std::int64_t layers, std::int64_t branches, std::int64_t frames, std::int64_t tokensPerFrame,
                            std::int64_t dim, std::int64_t elementBytes) {
   return static_cast<std::uint64_t>(layers) * static_cast<std::uint64_t>(branches) * 2u *
-         static_cast<std::uint64_t>(frames) * static_cast<std::uint64_t>(tokensPerFrame) * static_cast<std::uint64_t>(dim) *
-         static_cast<std::uint64_t>(elementBytes);
+         static_cast<std::uint64_t>(frames) * static_cast<std::uint64_t>(tokensPerFrame) *
+         static_cast<std::uint64_t>(dim) * static_cast<std::uint64_t>(elementBytes);
 }
 
 }  // namespace shotchain::models

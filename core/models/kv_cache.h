@@ -67,7 +67,7 @@ class KvCache {
   StreamWindow window_;
   Reposition reposition_;
   std::vector<at::Tensor> keys_, values_;  // per layer: [branches, capacity·tokensPerFrame, H, d]
-  std::int64_t capacity_ = 0;             // frames
+  std::int64_t capacity_ = 0;              // frames
   std::vector<std::int64_t> frames_, committed_;
   std::uint64_t peak_ = 0;
 };

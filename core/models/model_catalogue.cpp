@@ -24,8 +24,10 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
       if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
     if (m.id.role == ModelRole::None) m.lora = summariseLora(weights, ditFamilyKnowledge());
     m.problem = m.id.role != ModelRole::None ? m.id.problem
-                : m.lora ? (m.lora->target.empty() ? "a LoRA for a model ShotChain does not know (its layer names are no DiT's it reads)" : "")
-                         : "not a model of a family ShotChain knows";
+                : m.lora                     ? (m.lora->target.empty()
+                                                    ? "a LoRA for a model ShotChain does not know (its layer names are no DiT's it reads)"
+                                                    : "")
+                                             : "not a model of a family ShotChain knows";
   } catch (const std::exception& error) {
     m.problem = error.what();
     std::error_code ignored;  // what the file takes on disk, even when its header cannot be read
@@ -54,10 +56,14 @@ namespace {
 
 std::string* roleField(ModelSet& set, ModelRole role) {
   switch (role) {
-    case ModelRole::Dit: return &set.dit;
-    case ModelRole::Vae: return &set.vae;
-    case ModelRole::TextEncoder: return &set.textEncoder;
-    case ModelRole::None: break;
+    case ModelRole::Dit:
+      return &set.dit;
+    case ModelRole::Vae:
+      return &set.vae;
+    case ModelRole::TextEncoder:
+      return &set.textEncoder;
+    case ModelRole::None:
+      break;
   }
   return nullptr;
 }
@@ -129,7 +135,8 @@ ModelSet chooseHighNoiseExpert(const ModelSet& current, const std::filesystem::p
     return next;
   }
   const auto relative = next.folder.empty() ? std::nullopt : inside(file, next.folder);
-  next.ditHighNoise = relative ? relative->generic_string() : std::filesystem::absolute(file).lexically_normal().string();
+  next.ditHighNoise =
+      relative ? relative->generic_string() : std::filesystem::absolute(file).lexically_normal().string();
   return next;
 }
 

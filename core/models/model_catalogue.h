@@ -17,8 +17,8 @@ struct CataloguedModel {
   std::filesystem::path file;
   IdentifiedModel id;
   std::uint64_t bytes = 0;
-  std::string dtype;    // the dtype holding most of the bytes ("bfloat16", "float8_e4m3fn", …)
-  std::string problem;  // why it cannot be used (also an unreadable header); empty when it can
+  std::string dtype;                // the dtype holding most of the bytes ("bfloat16", "float8_e4m3fn", …)
+  std::string problem;              // why it cannot be used (also an unreadable header); empty when it can
   std::optional<LoraSummary> lora;  // a LoRA file (role None): what it patches
 };
 
@@ -29,14 +29,13 @@ std::string describeModelFile(const std::filesystem::path& file);
 // Every weights file under the folders (weightsFilesIn), in order; a folder that does not exist adds nothing.
 std::vector<CataloguedModel> catalogueModelFolders(const std::vector<std::filesystem::path>& folders);
 
-
 // What a sequence's model set resolves to: the files it will load, or why it cannot (the document
 // field and the reason, as resolveModelFiles throws it).
 struct ModelSetUse {
   std::filesystem::path dit, vae, textEncoder;
   std::filesystem::path ditHighNoise;  // two experts: the high-noise one (empty: one DiT)
   std::uint64_t ditParameters = 0;     // of the DiT, from its header (0 when it cannot be read)
-  std::string problem;  // empty when every component was found
+  std::string problem;                 // empty when every component was found
 };
 ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::path& sequenceDirectory);
 

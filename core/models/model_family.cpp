@@ -8,10 +8,14 @@ IdentifiedModel identifyModel(const io::WeightSet& weights) { return identifyFam
 
 const char* roleName(ModelRole role) {
   switch (role) {
-    case ModelRole::Dit: return "dit";
-    case ModelRole::Vae: return "vae";
-    case ModelRole::TextEncoder: return "text_encoder";
-    case ModelRole::None: break;
+    case ModelRole::Dit:
+      return "dit";
+    case ModelRole::Vae:
+      return "vae";
+    case ModelRole::TextEncoder:
+      return "text_encoder";
+    case ModelRole::None:
+      break;
   }
   return "";
 }

@@ -15,7 +15,7 @@ namespace shotchain::models {
 enum class ModelRole { None, Dit, Vae, TextEncoder };
 
 struct IdentifiedModel {
-  std::string family;       // the registry row's name ("wan_dit"); empty when no family recognised the file
+  std::string family;  // the registry row's name ("wan_dit"); empty when no family recognised the file
   ModelRole role = ModelRole::None;
   std::string description;  // "Wan 2.1 T2V, 1.3B", "SkyReels-V2 DF, custom", "Wan 2.1 VAE (wan2.1)"
   std::string problem;      // why a file of this family cannot be used; empty when it can

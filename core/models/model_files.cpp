@@ -131,8 +131,10 @@ fs::path detectIn(const fs::path& folder, const std::vector<const char*>& subfol
   for (const fs::path& file : weightsFilesUnder(folder, subfolders)) {
     const Identified id = identify(file);
     const std::string misfit = id.kind == kind && id.problem.empty() && mismatch ? mismatch(file) : std::string();
-    if (id.kind == kind && id.problem.empty() && misfit.empty()) found.push_back(file);
-    else if (id.kind == kind) rejected.push_back(file.filename().string() + " (" + (misfit.empty() ? id.problem : misfit) + ")");
+    if (id.kind == kind && id.problem.empty() && misfit.empty())
+      found.push_back(file);
+    else if (id.kind == kind)
+      rejected.push_back(file.filename().string() + " (" + (misfit.empty() ? id.problem : misfit) + ")");
   }
   std::string where;
   for (const char* sub : subfolders) where += (where.empty() ? "" : " or ") + (folder / sub).string();
@@ -191,7 +193,8 @@ std::vector<fs::path> weightsFilesIn(const fs::path& folder) { return weightsFil
 ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDirectory) {
   if (model.isBuiltin()) {
     if (model.builtin != "demo")
-      throw std::runtime_error("model: \"builtin:" + model.builtin + "\" is not a built-in model (the only one is builtin:demo)");
+      throw std::runtime_error("model: \"builtin:" + model.builtin +
+                               "\" is not a built-in model (the only one is builtin:demo)");
     return builtinFiles(model.builtin);
   }
   fs::path folder;
@@ -203,7 +206,8 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
                        const std::string& kind, const std::string& what,
                        const std::function<std::string(const fs::path&)>& mismatch = {}) -> fs::path {
     if (!path.empty()) return explicitFile(field, path, folder, sequenceDirectory);
-    if (folder.empty()) throw std::runtime_error(field + ": missing: give a \"folder\" or all of dit, vae and text_encoder");
+    if (folder.empty())
+      throw std::runtime_error(field + ": missing: give a \"folder\" or all of dit, vae and text_encoder");
     return detectIn(folder, subfolders, kind, what, field, mismatch);
   };
   ModelFiles files;
@@ -225,7 +229,8 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
   });
   files.textEncoder =
       component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "text encoder");
-  if (!model.tokenizer.empty()) files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);
+  if (!model.tokenizer.empty())
+    files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);
   files.description = folder.empty() ? "files named in the sequence" : "models folder " + folder.string();
   return files;
 }

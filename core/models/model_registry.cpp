@@ -12,7 +12,8 @@
 namespace shotchain::models {
 
 std::span<const ModelFamilyRow> modelFamilies() {
-  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(), wan22VaeFamily(), wanDitFamily(), wanVaeFamily(), umt5Family()};
+  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(), wan22VaeFamily(),
+                               wanDitFamily(),    wanVaeFamily(),   umt5Family()};
   return rows;
 }
 
@@ -25,8 +26,9 @@ std::pair<const ModelFamilyRow*, IdentifiedModel> identifyFamily(const io::Weigh
 const ModelFamilyRow& familyFor(const io::WeightSet& weights, ModelRole role, bool usable) {
   const auto [row, id] = identifyFamily(weights);
   if (row == nullptr || id.role != role)
-    throw std::runtime_error(weights.label() + ": not a " + roleName(role) + " of a model family ShotChain knows" +
-                             (id.role == ModelRole::None ? std::string() : std::string(" (it is a ") + roleName(id.role) + ")"));
+    throw std::runtime_error(
+        weights.label() + ": not a " + roleName(role) + " of a model family ShotChain knows" +
+        (id.role == ModelRole::None ? std::string() : std::string(" (it is a ") + roleName(id.role) + ")"));
   if (usable && !id.problem.empty()) throw std::runtime_error(weights.label() + ": " + id.problem);
   return *row;
 }

@@ -46,8 +46,9 @@ struct ModelFamilyRow {
   std::unique_ptr<VideoVae> (*loadVae)(const io::WeightSet& weights, c10::Device device) = nullptr;
   std::shared_ptr<const VaeMemoryModel> (*vaeMemory)(const io::WeightSet& weights) = nullptr;
   // `maxTokens`: the DiT's context length (tokens per prompt, EOS included).
-  std::unique_ptr<TextEncoder> (*loadTextEncoder)(const std::filesystem::path& file, const std::filesystem::path& tokenizer,
-                                                  c10::Device device, std::size_t maxTokens) = nullptr;
+  std::unique_ptr<TextEncoder> (*loadTextEncoder)(const std::filesystem::path& file,
+                                                  const std::filesystem::path& tokenizer, c10::Device device,
+                                                  std::size_t maxTokens) = nullptr;
   TextEncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
   FamilyInspection (*inspect)(const io::WeightSet& weights) = nullptr;
   // What the product knows of the family beyond its classes (family_knowledge.h).

@@ -36,24 +36,26 @@ ModelSetFacts readModelSetFacts(const ModelFiles& files) {
   };
   const auto dit = [&](const std::filesystem::path& file, const char* field) {
     DitFacts out;
-    read(file, ModelRole::Dit, field, [&](const ModelFamilyRow& row, const IdentifiedModel&, const io::WeightSet& weights) {
-      if (!row.ditFacts) throw std::logic_error(std::string(row.name) + ": a DiT row without ditFacts");
-      out = row.ditFacts(weights);
-      out.family = row.name;
-      out.knowledge = row.knowledge;
-    });
+    read(file, ModelRole::Dit, field,
+         [&](const ModelFamilyRow& row, const IdentifiedModel&, const io::WeightSet& weights) {
+           if (!row.ditFacts) throw std::logic_error(std::string(row.name) + ": a DiT row without ditFacts");
+           out = row.ditFacts(weights);
+           out.family = row.name;
+           out.knowledge = row.knowledge;
+         });
     out.file = file;
     return out;
   };
   facts.dit = dit(files.dit, "model.dit");
   if (!files.ditHighNoise.empty()) facts.ditHighNoise = dit(files.ditHighNoise, "model.dit_high_noise");
-  read(files.vae, ModelRole::Vae, "model.vae", [&](const ModelFamilyRow& row, const IdentifiedModel& id, const io::WeightSet& weights) {
-    if (!row.vaeFacts) throw std::logic_error(std::string(row.name) + ": a VAE row without vaeFacts");
-    facts.vae = row.vaeFacts(weights);
-    facts.vae.family = row.name;
-    facts.vae.description = id.description;
-    facts.vae.knowledge = row.knowledge;
-  });
+  read(files.vae, ModelRole::Vae, "model.vae",
+       [&](const ModelFamilyRow& row, const IdentifiedModel& id, const io::WeightSet& weights) {
+         if (!row.vaeFacts) throw std::logic_error(std::string(row.name) + ": a VAE row without vaeFacts");
+         facts.vae = row.vaeFacts(weights);
+         facts.vae.family = row.name;
+         facts.vae.description = id.description;
+         facts.vae.knowledge = row.knowledge;
+       });
   facts.vae.file = files.vae;
   read(files.textEncoder, ModelRole::TextEncoder, "model.text_encoder",
        [&](const ModelFamilyRow& row, const IdentifiedModel& id, const io::WeightSet& weights) {

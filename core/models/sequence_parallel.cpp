@@ -35,10 +35,10 @@ std::optional<UlyssesSplit> UlyssesSplit::make(DitParallel* group, std::int64_t 
   if (group == nullptr || group->sequenceSize() <= 1) return std::nullopt;
   const int n = group->sequenceSize();
   if (heads % n != 0)
-    throw std::invalid_argument("sequence parallelism (Ulysses) splits the attention heads over the ranks: " +
-                                std::to_string(heads) + " heads do not divide by " + std::to_string(n) +
-                                " ranks; use a rank count that divides " + std::to_string(heads) +
-                                " (or twice that with guidance in parallel)");
+    throw std::invalid_argument(
+        "sequence parallelism (Ulysses) splits the attention heads over the ranks: " + std::to_string(heads) +
+        " heads do not divide by " + std::to_string(n) + " ranks; use a rank count that divides " +
+        std::to_string(heads) + " (or twice that with guidance in parallel)");
   UlyssesSplit split;
   split.group_ = group;
   split.ranks_ = n;

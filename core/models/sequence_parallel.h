@@ -58,8 +58,9 @@ class UlyssesSplit {
   std::vector<std::int64_t> keyLengths(std::int64_t batch) const;
   // Self-attention around the two all-to-alls: q, k, v [B, shard, H, d] → heads split
   // [B, padded, H/N, d], `attend` (full sequence of those heads), back to [B, shard, H, d].
-  at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                       const std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>& attend) const;
+  at::Tensor attention(
+      const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+      const std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>& attend) const;
   // [B, shard, C] of every rank → [B, length, C] on every rank.
   at::Tensor gatherTokens(const at::Tensor& y) const;
 

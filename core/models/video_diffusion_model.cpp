@@ -10,7 +10,8 @@ void VideoDiffusionModel::setLayerAdapters(std::map<std::string, std::vector<Lay
   if (!adapters.empty()) throw std::invalid_argument(family() + " takes no layer adapters");
 }
 
-std::unique_ptr<KvCache> VideoDiffusionModel::newKvCache(std::int64_t, std::int64_t, std::int64_t, const StreamWindow&) const {
+std::unique_ptr<KvCache> VideoDiffusionModel::newKvCache(std::int64_t, std::int64_t, std::int64_t,
+                                                         const StreamWindow&) const {
   throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
 }
 
@@ -19,7 +20,9 @@ at::Tensor VideoDiffusionModel::forwardCached(const at::Tensor&, const at::Tenso
   throw std::invalid_argument(family() + " does not stream with a KV cache (it needs a block-causal model)");
 }
 
-std::string VideoDiffusionModel::blockCacheProblem() const { return family() + " has no block stack a step cache can skip"; }
+std::string VideoDiffusionModel::blockCacheProblem() const {
+  return family() + " has no block stack a step cache can skip";
+}
 
 void VideoDiffusionModel::setBlockCache(BlockCache* cache) const {
   if (cache) throw std::invalid_argument(blockCacheProblem());

@@ -62,8 +62,8 @@ class VideoDiffusionModel {
 
   // Streaming (capabilities().kvCache): an empty cache for `branches` guidance branches (1: conditional
   // only; 2: conditional and unconditional) of latents h × w.
-  virtual std::unique_ptr<KvCache> newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
-                                              const StreamWindow& window) const;
+  virtual std::unique_ptr<KvCache> newKvCache(std::int64_t branches, std::int64_t latentHeight,
+                                              std::int64_t latentWidth, const StreamWindow& window) const;
   // Velocity of one chunk x [B, C, c, h, w] (c = causalBlockSize frames) at t [B] (or [B, c]), batch row b
   // attending to the cached frames of branch firstBranch + b and to the chunk itself. `commit`: the
   // chunk's keys and values join the cache afterwards (called at timestep 0 on a finished chunk).

@@ -48,7 +48,8 @@ class VideoVae {
   // unless `normalise` is false).
   virtual at::Tensor encode(const at::Tensor& video, bool normalise = true) const = 0;
   // latent [z, T', h, w] → frames delivered to `sink` as they are decoded.
-  virtual void decode(const at::Tensor& latent, const VaeFrameSink& sink, const VaeDecodeOptions& options = {}) const = 0;
+  virtual void decode(const at::Tensor& latent, const VaeFrameSink& sink,
+                      const VaeDecodeOptions& options = {}) const = 0;
   // The same, collected: [3, T, H, W] float32.
   virtual at::Tensor decode(const at::Tensor& latent, const VaeDecodeOptions& options = {}) const = 0;
   virtual std::unique_ptr<VaeDecodeStream> openDecodeStream(const VaeDecodeOptions& options = {}) const = 0;

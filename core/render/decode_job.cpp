@@ -10,7 +10,8 @@
 
 namespace shotchain::render {
 
-void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames) {
+void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device,
+                    int shotFrames) {
   const auto start = util::Stopwatch::now();
   try {
     if (predecoded.defined()) {
@@ -40,13 +41,14 @@ void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan,
       events_.push_back(std::move(event));
     };
     const at::Tensor input = continuity::decodeInput(latent, conditioning);
-    const memory::DecodeOutcome decoded = memory::decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
-      if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
-        kept.clear();
-        framesWritten = 0;
-      }
-      sink(f, offset);
-    });
+    const memory::DecodeOutcome decoded =
+        memory::decodeWithFallback(vae, input, {}, plan, device, index, [&](const at::Tensor& f, std::int64_t offset) {
+          if (offset == 0 && framesWritten > 0) {  // a retry after out-of-memory delivers the clip again
+            kept.clear();
+            framesWritten = 0;
+          }
+          sink(f, offset);
+        });
     fallbacks.insert(fallbacks.end(), decoded.fallbacks.begin(), decoded.fallbacks.end());
     video = at::cat(kept, 1);
     stats = continuity::computeShotStats(shotId, latent, conditioning.heldFrames(), video);
@@ -57,7 +59,8 @@ void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan,
   decodeSeconds = util::secondsSince(start);
 }
 
-void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap) {
+void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device,
+                      int shotFrames, bool overlap) {
   if (!overlap) {
     run(vae, plan, device, shotFrames);
     std::promise<void> done;
@@ -72,7 +75,9 @@ void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& pla
 }
 
 std::optional<continuity::CutInputs> DecodeJob::cutInputs(const models::VideoVae& vae) const {
-  const PriorShot* from = neighbour && neighbour->stats ? neighbour.get() : previous && previous->stats ? previous.get() : nullptr;
+  const PriorShot* from = neighbour && neighbour->stats ? neighbour.get()
+                          : previous && previous->stats ? previous.get()
+                                                        : nullptr;
   if (from == nullptr) return std::nullopt;
   continuity::CutInputs inputs;
   inputs.fromIndex = from->index;

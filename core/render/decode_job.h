@@ -56,7 +56,8 @@ class DecodeJob {
   std::exception_ptr error;
 
   // `overlap`: on a worker thread with one intra-op thread, so that the render thread keeps sampling.
-  void start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames, bool overlap);
+  void start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames,
+             bool overlap);
   bool done() const;
   void wait();
   std::deque<FramesDecoded> takeEvents();

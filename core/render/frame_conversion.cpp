@@ -20,7 +20,8 @@ RgbFrame rgb8ToFrame(const at::Tensor& rgb) {
 }
 
 at::Tensor frameToTensor(const RgbFrame& frame) {
-  if (frame.width <= 0 || frame.height <= 0 || frame.rgb.size() != static_cast<std::size_t>(frame.width) * frame.height * 3)
+  if (frame.width <= 0 || frame.height <= 0 ||
+      frame.rgb.size() != static_cast<std::size_t>(frame.width) * frame.height * 3)
     throw std::invalid_argument("frameToTensor: the frame's pixels do not match its size");
   const at::Tensor bytes = at::empty({frame.height, frame.width, 3}, at::kByte);
   std::memcpy(bytes.data_ptr<std::uint8_t>(), frame.rgb.data(), frame.rgb.size());

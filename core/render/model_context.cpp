@@ -18,8 +18,8 @@ std::unique_ptr<ModelContext> loadModelContext(const models::ModelSetFacts& fact
       [files](c10::Device on) { return models::loadVideoDiffusionModel(files, on); }, device,
       withDit ? models::loadVideoDiffusionModel(files, device) : nullptr);
   if (!files.ditHighNoise.empty())
-    context->ditHighNoise =
-        std::make_unique<memory::ModelSlot>([files](c10::Device on) { return models::loadHighNoiseExpert(files, on); }, device);
+    context->ditHighNoise = std::make_unique<memory::ModelSlot>(
+        [files](c10::Device on) { return models::loadHighNoiseExpert(files, on); }, device);
   context->vae = models::loadVideoVae(files, device);
   if (!files.latentRgb.empty())
     context->preview = sampling::loadLatentRgbFactors(files.latentRgb);

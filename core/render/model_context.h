@@ -27,7 +27,7 @@ struct ModelContext {
   // memory, or absent while released); null for a one-DiT set.
   std::unique_ptr<memory::ModelSlot> ditHighNoise;
   std::unique_ptr<models::VideoVae> vae;
-  sampling::LatentRgbFactors preview;   // no channels: previews off
+  sampling::LatentRgbFactors preview;  // no channels: previews off
   double loadSeconds = 0;
 };
 

@@ -31,7 +31,9 @@ inline std::filesystem::path framePath(const std::filesystem::path& shotDir, int
   return shotDir / "frames" / name;
 }
 
-inline std::filesystem::path tailLatentPath(const std::filesystem::path& shotDir) { return shotDir / "tail_latent.safetensors"; }
+inline std::filesystem::path tailLatentPath(const std::filesystem::path& shotDir) {
+  return shotDir / "tail_latent.safetensors";
+}
 inline std::filesystem::path shotRecordPath(const std::filesystem::path& shotDir) { return shotDir / "shot.json"; }
 
 }  // namespace shotchain::render

@@ -37,14 +37,14 @@ struct ShotStarted {
   std::string name;
   std::string key;  // hash of everything that affects this shot's result
   int steps = 0;
-  int frames = 0;   // pixel frames this shot will write
+  int frames = 0;       // pixel frames this shot will write
   bool reused = false;  // its result on disk is current; nothing is sampled
   GapParts gap;         // since the previous rendered shot's last step (rendered shots only)
 };
 
 struct StepDone {
   int shotIndex = 0;
-  int step = 0;   // 1-based: steps completed
+  int step = 0;  // 1-based: steps completed
   int steps = 0;
   double sigma = 0;
   double seconds = 0;  // wall time of this step
@@ -63,24 +63,24 @@ struct StreamFigures {
   // "started" (first shot of a stream), "kept" (same prompt, or recache off), "recached" (rebuilt under
   // the new prompt); "rebuilt from N shots" first when the cache was not in memory (resume, re-render).
   std::string cache;
-  int framesHeld = 0;               // latent frames in the cache when the shot ended (sink + window)
-  std::uint64_t cacheBytes = 0;     // its bytes then
-  std::uint64_t peakCacheBytes = 0; // its largest (while a chunk is committed)
-  std::uint64_t bytesCopied = 0;    // bytes copied to hand the cache to this shot: 0, it is the same object
-  int framesCommitted = 0;          // latent frames the stream has taken in so far
-  double recacheSeconds = 0;        // rebuilding it at the cut (recache and/or replay)
+  int framesHeld = 0;                // latent frames in the cache when the shot ended (sink + window)
+  std::uint64_t cacheBytes = 0;      // its bytes then
+  std::uint64_t peakCacheBytes = 0;  // its largest (while a chunk is committed)
+  std::uint64_t bytesCopied = 0;     // bytes copied to hand the cache to this shot: 0, it is the same object
+  int framesCommitted = 0;           // latent frames the stream has taken in so far
+  double recacheSeconds = 0;         // rebuilding it at the cut (recache and/or replay)
 };
 
 // A shot whose step cache policy is not off (docs/step-cache.md): what the cache did.
 struct StepCacheFigures {
-  std::string policy;     // "teacache", "magcache", "easycache", "first_block"
+  std::string policy;  // "teacache", "magcache", "easycache", "first_block"
   double threshold = 0;
-  std::string source;     // where the rule's numbers came from ("published: Wan 2.1 T2V, 1.3B", a calibration file, …)
-  std::string off;        // why it was not applied (empty: it was)
+  std::string source;  // where the rule's numbers came from ("published: Wan 2.1 T2V, 1.3B", a calibration file, …)
+  std::string off;     // why it was not applied (empty: it was)
   int steps = 0;
-  int computedPasses = 0; // branch passes through the DiT (or its block stack), conditional and unconditional
+  int computedPasses = 0;  // branch passes through the DiT (or its block stack), conditional and unconditional
   int skippedPasses = 0;
-  std::string pattern;    // the conditional branch: 'C' computed, 's' skipped, one character a step
+  std::string pattern;  // the conditional branch: 'C' computed, 's' skipped, one character a step
 };
 
 // A shot whose DiT carried LoRAs (docs/lora.md).
@@ -95,25 +95,25 @@ struct LoraFigures {
 
 // A shot sampled on a few-step distilled schedule (docs/lora.md §3).
 struct FewStepFigures {
-  std::vector<int> steps;          // the document's denoising steps
-  std::string update;              // "euler" or "renoise"
-  std::vector<double> timesteps;   // what the DiT was given, step by step (warped through the shift)
+  std::vector<int> steps;         // the document's denoising steps
+  std::string update;             // "euler" or "renoise"
+  std::vector<double> timesteps;  // what the DiT was given, step by step (warped through the shift)
   double guidance = 1;
-  int ditPasses = 0;               // batch rows through the DiT (a chunk's commit pass included)
+  int ditPasses = 0;  // batch rows through the DiT (a chunk's commit pass included)
 };
 
 // A shot sampled by two experts (Wan 2.2 A14B): which ran each step, with its guidance.
 struct ExpertFigures {
-  double boundary = 0;             // model timesteps (boundary·1000)
-  std::vector<int> experts;        // per step: 1 high-noise expert, 0 low-noise expert
+  double boundary = 0;       // model timesteps (boundary·1000)
+  std::vector<int> experts;  // per step: 1 high-noise expert, 0 low-noise expert
   std::vector<std::int64_t> timesteps;
   std::vector<double> guidances;
-  int switchStep = -1;             // the first low-noise step (−1: none ran)
+  int switchStep = -1;  // the first low-noise step (−1: none ran)
   // image-to-video: "start_image", "handed_latent" or "previous_last_frame"; empty: text-to-video
   std::string imageCondition;
-  std::string residency;           // "resident", "swap", "reload" (memory.experts as planned)
-  std::uint64_t bytesMoved = 0;    // swap: host↔device; reload: read from the files
-  double moveSeconds = 0;          // spent moving or reading them during the shot
+  std::string residency;         // "resident", "swap", "reload" (memory.experts as planned)
+  std::uint64_t bytesMoved = 0;  // swap: host↔device; reload: read from the files
+  double moveSeconds = 0;        // spent moving or reading them during the shot
 };
 
 struct ShotFinished {
@@ -145,9 +145,9 @@ struct SequenceFinished {
 };
 
 struct RenderWarning {
-  int shotIndex = -1;  // −1: the whole sequence
-  std::string kind;    // "fallback", "plan", "output", …
-  std::string message; // one sentence a user can act on
+  int shotIndex = -1;   // −1: the whole sequence
+  std::string kind;     // "fallback", "plan", "output", …
+  std::string message;  // one sentence a user can act on
 };
 
 struct RenderFailure {

@@ -28,7 +28,8 @@ RenderFolderLock::RenderFolderLock(const std::filesystem::path& outputDirectory)
     fd_ = -1;
     if (code == EWOULDBLOCK)
       throw RenderError("output", outputDirectory.string() + ": another render is writing into this folder" +
-                                      (n > 0 ? " (process " + std::string(holder, static_cast<std::size_t>(n)) + ")" : std::string()) +
+                                      (n > 0 ? " (process " + std::string(holder, static_cast<std::size_t>(n)) + ")"
+                                             : std::string()) +
                                       "; wait for it to end or choose another output folder");
     throw RenderError("output", path.string() + ": cannot lock: " + std::strerror(code));
   }

@@ -36,10 +36,10 @@ struct RenderOptions {
   std::optional<ResidencyPolicy> policy;    // overrides the document's policy
   std::optional<std::uint64_t> budget;      // overrides the document's budget
   std::string device = "cpu";               // "cpu", "cuda", "cuda:N"
-  bool reuse = false;      // keep shots on disk whose key is unchanged (resume, re-render of dirty shots)
-  int firstShot = 0;       // 0-based, inclusive; shots before it must be on disk when they hand off
-  int lastShot = -1;       // −1: the last shot
-  bool previews = true;    // latent preview with every step event
+  bool reuse = false;         // keep shots on disk whose key is unchanged (resume, re-render of dirty shots)
+  int firstShot = 0;          // 0-based, inclusive; shots before it must be on disk when they hand off
+  int lastShot = -1;          // −1: the last shot
+  bool previews = true;       // latent preview with every step event
   bool overlapDecode = true;  // decode shot N while sampling N+1 when the plan allows
   ImageLoader loadImage;      // for blend-mode fallback images and to re-measure the cut into a re-used shot
   // The observers write frames/000001.png… (export's FrameFileWriter): a shot is re-used only when
@@ -70,19 +70,18 @@ struct RenderSummary {
   };
   std::vector<CalibrationRun> calibrationRuns;
   std::string calibratedFamily;  // VideoDiffusionModel::family() of the DiT they ran on
-  int ditLoads = 0;            // DiT loads by the residency manager during the render (reload policy)
+  int ditLoads = 0;              // DiT loads by the residency manager during the render (reload policy)
   double ditLoadSeconds = 0;
   int ditOffloads = 0;
   std::uint64_t reservedPeak = 0;  // the residency accounting's peak (what the budget was held to)
-  bool decodeOverlapped = false;  // shot N decoded beside the sampling of N+1
-  std::string allocatorTuning;    // what the allocator setting did, in words
+  bool decodeOverlapped = false;   // shot N decoded beside the sampling of N+1
+  std::string allocatorTuning;     // what the allocator setting did, in words
 };
 
 // A problem found before any work started; `field` names the document field or option at fault.
 class RenderError : public std::runtime_error {
  public:
-  RenderError(std::string field, const std::string& message)
-      : std::runtime_error(message), field_(std::move(field)) {}
+  RenderError(std::string field, const std::string& message) : std::runtime_error(message), field_(std::move(field)) {}
   const std::string& field() const { return field_; }
 
  private:

@@ -114,7 +114,8 @@ void addRows(std::string& csv, const std::string& section, const std::string& in
       addRows(csv, section, index, value, prefix + field + ".");
       continue;
     }
-    csv += csvField(section) + "," + csvField(index) + "," + csvField(prefix + field) + "," + csvField(csvValue(value)) + "\n";
+    csv += csvField(section) + "," + csvField(index) + "," + csvField(prefix + field) + "," +
+           csvField(csvValue(value)) + "\n";
   }
 }
 
@@ -127,13 +128,16 @@ std::string renderReportJson(const Sequence& sequence, const RenderSummary& summ
 std::string renderReportCsv(const Sequence& sequence, const RenderSummary& summary) {
   const Json json = reportJson(sequence, summary);
   std::string csv = "section,index,field,value\n";
-  for (const char* key : {"sequence", "fps", "completed", "cancelled", "shots_rendered", "shots_reused", "policy", "policy_reason"})
+  for (const char* key :
+       {"sequence", "fps", "completed", "cancelled", "shots_rendered", "shots_reused", "policy", "policy_reason"})
     addRows(csv, "summary", "", Json{{key, json[key]}});
   addRows(csv, "timings", "", json["timings"]);
   addRows(csv, "plan", "", json["plan"]);
   for (const Json& shot : json["shots"]) addRows(csv, "shot", std::to_string(shot["index"].get<int>() + 1), shot);
   for (const Json& cut : json["cuts"])
-    addRows(csv, "cut", std::to_string(cut["from_index"].get<int>() + 1) + "-" + std::to_string(cut["to_index"].get<int>() + 1), cut);
+    addRows(csv, "cut",
+            std::to_string(cut["from_index"].get<int>() + 1) + "-" + std::to_string(cut["to_index"].get<int>() + 1),
+            cut);
   int sampleIndex = 0;
   for (const Json& sample : json["memory"]) addRows(csv, "memory", std::to_string(sampleIndex++), sample);
   int warningIndex = 0;

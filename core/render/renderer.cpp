@@ -48,7 +48,8 @@ void requireWritableFolder(const std::filesystem::path& out) {
 bool overlapFits(const memory::MemoryPlan& plan) {
   if (plan.chosen != ResidencyPolicy::Pinned) return false;
   const std::uint64_t decode = plan.tiledDecode ? plan.vaeDecodeTiled : plan.vaeDecodeFull;
-  const std::uint64_t both = plan.ditWeights + plan.vaeWeights + plan.ditActivationPeak + decode + plan.ringBufferBytes + plan.margin;
+  const std::uint64_t both =
+      plan.ditWeights + plan.vaeWeights + plan.ditActivationPeak + decode + plan.ringBufferBytes + plan.margin;
   return plan.limit == 0 || both <= plan.limit;
 }
 
@@ -62,15 +63,16 @@ void requireShortEnoughPaths(const Sequence& sequence, const std::filesystem::pa
                   sequence.shots[i].frames);
     if (deepest.string().size() + kTemporarySuffix > kPathLimit)
       throw RenderError(shotPath(i, "id"), deepest.string() + ": the path of this shot's files is longer than the " +
-                                               std::to_string(kPathLimit) + "-byte limit (choose a shorter output folder)");
+                                               std::to_string(kPathLimit) +
+                                               "-byte limit (choose a shorter output folder)");
   }
 }
 
 // A shot in the range that hands off from (or anchors its colour to) a shot before the range needs
 // that shot on disk, rendered with its current key: otherwise it would be rendered without its
 // handoff and stored under a key that says it had one.
-void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const std::vector<std::string>& keys, int first, int last,
-                               const std::filesystem::path& out) {
+void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const std::vector<std::string>& keys,
+                               int first, int last, const std::filesystem::path& out) {
   auto onDisk = [&](int j) {
     const std::filesystem::path dir = shotDirectory(out, j, resolved.shots[static_cast<std::size_t>(j)].id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
@@ -79,24 +81,27 @@ void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const 
   auto require = [&](int j, int i, const std::string& why) {
     if (j < 0 || j >= first || onDisk(j)) return;
     throw RenderError("shots", "shot " + std::to_string(j + 1) + " (" + resolved.shots[static_cast<std::size_t>(j)].id +
-                                   ") is not rendered on disk with its current settings, and shot " + std::to_string(i + 1) + " " + why +
-                                   ": render from shot " + std::to_string(j + 1) + " (--shots " + std::to_string(j + 1) + "-" +
-                                   std::to_string(last + 1) + ") or render shot " + std::to_string(j + 1) + " first");
+                                   ") is not rendered on disk with its current settings, and shot " +
+                                   std::to_string(i + 1) + " " + why + ": render from shot " + std::to_string(j + 1) +
+                                   " (--shots " + std::to_string(j + 1) + "-" + std::to_string(last + 1) +
+                                   ") or render shot " + std::to_string(j + 1) + " first");
   };
   for (int i = first; i <= last; ++i) {
     const resolve::ResolvedShot& shot = resolved.shots[static_cast<std::size_t>(i)];
     if (!shot.enabled) continue;
-    require(shot.predecessor, i, "hands off from it (continuity " + std::string(toString(shot.settings.mode)) + ", tag \"" +
-                                     shot.settings.tag + "\")");
+    require(shot.predecessor, i,
+            "hands off from it (continuity " + std::string(toString(shot.settings.mode)) + ", tag \"" +
+                shot.settings.tag + "\")");
     require(shot.anchor, i, "anchors its colour to it");
     for (const int j : shot.streamChain) require(j, i, "streams on from it (its latents rebuild the KV cache)");
   }
 }
 
-memory::MemoryPlan planFor(const resolve::ResolvedSequence& resolved, const Sequence& sequence, c10::Device device, ResidencyPolicy policy,
-                   std::optional<std::uint64_t> budget) {
+memory::MemoryPlan planFor(const resolve::ResolvedSequence& resolved, const Sequence& sequence, c10::Device device,
+                           ResidencyPolicy policy, std::optional<std::uint64_t> budget) {
   try {
-    return memory::planMemory(resolve::planRequest(resolved, sequence.settings, {device.str(), std::nullopt, budget, policy}));
+    return memory::planMemory(
+        resolve::planRequest(resolved, sequence.settings, {device.str(), std::nullopt, budget, policy}));
   } catch (const std::exception& e) {
     throw RenderError("model", e.what());
   }
@@ -132,11 +137,13 @@ struct Renderer::Impl {
     Prepared prepared;
     const std::shared_ptr<models::DitParallel> parallel = models::defaultDitParallel();
     const int ranks = parallel ? parallel->sequenceSize() * parallel->guidanceSize() : 1;
-    prepared.resolved = resolve::resolveSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true, ranks});
+    prepared.resolved =
+        resolve::resolveSequence(sequence, {options.sequenceDirectory, /*missingFilesAreErrors=*/true, ranks});
     const Diagnostics& problems = prepared.resolved.problems;
     for (const Diagnostic& d : problems)
       if (d.isError())
-        throw RenderError(d.path, d.path.starts_with("model") ? d.message : "the sequence is not valid: " + formatAll(problems));
+        throw RenderError(
+            d.path, d.path.starts_with("model") ? d.message : "the sequence is not valid: " + formatAll(problems));
     prepared.device = chooseDevice(options.device);
     const int count = static_cast<int>(sequence.shots.size());
     prepared.first = options.firstShot;
@@ -226,18 +233,22 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
     const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
-    if (record && record->key == key && (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) && shotTailPresent(dir))
+    if (record && record->key == key && (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) &&
+        shotTailPresent(dir))
       reused.insert(i);
-    else if (!options.writesFiles)  // rank 0 moves a re-ordered shot to its number (adoptMovedShots); this rank may look first
-      if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key); moved && moved->key == key) reused.insert(i);
+    else if (
+        !options
+             .writesFiles)  // rank 0 moves a re-ordered shot to its number (adoptMovedShots); this rank may look first
+      if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key); moved && moved->key == key)
+        reused.insert(i);
   }
   return reused;
 }
 
 // Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded
 // first; the text encoder is released before the first DiT step.
-void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory::ResidencyManager& residency, RenderSummary& summary,
-                   ShotPass& pass) {
+void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory::ResidencyManager& residency,
+                   RenderSummary& summary, ShotPass& pass) {
   const auto start = util::Stopwatch::now();
   std::set<std::string> prompts;
   auto add = [&](const resolve::ResolvedShot& shot) {
@@ -268,8 +279,8 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory
 
 // Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
 // failure (which is reported and ends the loop). Returns whether a shot failed.
-bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::MemoryProbe& probe, const std::atomic<int>& stop,
-                 RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
+bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::MemoryProbe& probe,
+                 const std::atomic<int>& stop, RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
   const std::vector<resolve::ResolvedShot>& shots = prepared.resolved.shots;
   const int count = static_cast<int>(shots.size());
   int lastEnabled = prepared.last;
@@ -325,14 +336,15 @@ void warnStaleAfterRange(const Sequence& sequence, const RenderOptions& options,
   if (stale.empty()) return;
   std::string names;
   for (const int i : stale)
-    names += (names.empty() ? "" : ", ") + std::to_string(i + 1) + " (" + sequence.shots[static_cast<std::size_t>(i)].id + ")";
+    names += (names.empty() ? "" : ", ") + std::to_string(i + 1) + " (" +
+             sequence.shots[static_cast<std::size_t>(i)].id + ")";
   const bool several = stale.size() > 1;
   const RenderWarning warning{stale.front(), "stale",
-                              std::string(several ? "shots " : "shot ") + names + " on disk " + (several ? "are" : "is") +
-                                  " out of date (rendered before a change to " + (several ? "them" : "it") +
-                                  " or to a shot it continues from); sequence.mp4 shows " + (several ? "them" : "it") +
-                                  " as before: render " + std::to_string(stale.front() + 1) + "-" +
-                                  std::to_string(stale.back() + 1) +
+                              std::string(several ? "shots " : "shot ") + names + " on disk " +
+                                  (several ? "are" : "is") + " out of date (rendered before a change to " +
+                                  (several ? "them" : "it") + " or to a shot it continues from); sequence.mp4 shows " +
+                                  (several ? "them" : "it") + " as before: render " +
+                                  std::to_string(stale.front() + 1) + "-" + std::to_string(stale.back() + 1) +
                                   " (or the whole sequence with --resume) to bring the movie up to date"};
   // A range from stale.front() to stale.back() may include current shots; --resume re-uses those.
   summary.warnings.push_back(warning);
@@ -340,9 +352,9 @@ void warnStaleAfterRange(const Sequence& sequence, const RenderOptions& options,
 }
 
 // The last decode delivered, the residency figures, the last memory sample and the report.
-void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed, util::Stopwatch::time_point start,
-                  ShotPass& pass, memory::ResidencyManager& residency, memory::MemoryProbe& probe, RenderObserver& observer,
-                  RenderSummary& summary) {
+void finishRender(const Sequence& sequence, const RenderOptions& options, bool failed,
+                  util::Stopwatch::time_point start, ShotPass& pass, memory::ResidencyManager& residency,
+                  memory::MemoryProbe& probe, RenderObserver& observer, RenderSummary& summary) {
   try {
     pass.finishPending();
   } catch (const EarlierShotFailed& e) {
@@ -414,14 +426,16 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
     experts.emplace(summary.plan.expertsChosen, *probe, *impl.models->dit, *impl.models->ditHighNoise);
   }
   summary.decodeOverlapped = options.overlapDecode && overlapFits(summary.plan);
-  ShotPass pass(sequence, prepared.resolved, options, *impl.models, observer, impl.cancelNow, summary, *residency, summary.decodeOverlapped);
+  ShotPass pass(sequence, prepared.resolved, options, *impl.models, observer, impl.cancelNow, summary, *residency,
+                summary.decodeOverlapped);
   if (experts) pass.setExperts(&*experts);
 
   const std::set<int> reused = currentOnDisk(options, prepared);
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
   encodePrompts(prepared, reused, *residency, summary, pass);
   const bool failed = renderShots(prepared, reused, *probe, impl.stop, observer, summary, pass);
-  if (options.writesFiles && !failed && !summary.finished.cancelled) warnStaleAfterRange(sequence, options, prepared, observer, summary);
+  if (options.writesFiles && !failed && !summary.finished.cancelled)
+    warnStaleAfterRange(sequence, options, prepared, observer, summary);
   finishRender(sequence, options, failed, renderStart, pass, *residency, *probe, observer, summary);
   return summary;
 }

@@ -9,18 +9,24 @@ using Json = nlohmann::ordered_json;
 
 const char* samplingName(resolve::SamplingKind kind) {
   switch (kind) {
-    case resolve::SamplingKind::OneSchedule: return "one_schedule";
-    case resolve::SamplingKind::PerFrame: return "per_frame";
-    case resolve::SamplingKind::KvStream: return "kv_stream";
+    case resolve::SamplingKind::OneSchedule:
+      return "one_schedule";
+    case resolve::SamplingKind::PerFrame:
+      return "per_frame";
+    case resolve::SamplingKind::KvStream:
+      return "kv_stream";
   }
   return "";
 }
 
 const char* expertName(resolve::LoraExpert expert) {
   switch (expert) {
-    case resolve::LoraExpert::Both: return "both";
-    case resolve::LoraExpert::High: return "high_noise";
-    case resolve::LoraExpert::Low: return "low_noise";
+    case resolve::LoraExpert::Both:
+      return "both";
+    case resolve::LoraExpert::High:
+      return "high_noise";
+    case resolve::LoraExpert::Low:
+      return "low_noise";
   }
   return "";
 }
@@ -90,7 +96,8 @@ Json resolvedShotToJson(const resolve::ResolvedShot& shot) {
   json["shift"] = shot.shift;
   json["solver"] = toString(shot.solver);
   json["guidance_branches"] = shot.branches;
-  json["few_step"] = shot.fewStep ? Json{{"timesteps", shot.fewStep->steps}, {"update", toString(shot.fewStep->update)}} : Json(nullptr);
+  json["few_step"] = shot.fewStep ? Json{{"timesteps", shot.fewStep->steps}, {"update", toString(shot.fewStep->update)}}
+                                  : Json(nullptr);
   json["experts"] = shot.experts ? expertsJson(*shot.experts) : Json(nullptr);
   json["cache"] = cacheJson(shot.cache);
   json["loras"] = lorasJson(shot);

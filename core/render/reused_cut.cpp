@@ -17,8 +17,10 @@ std::optional<continuity::CutMetrics> remeasureReusedCut(const std::optional<con
                                                          const PriorShot& before, const PriorShot* first,
                                                          const PriorShot& self, const at::Tensor& latent,
                                                          ContinuityMode mode, int framesWritten,
-                                                         const std::filesystem::path& shotDir, const ImageLoader& loadImage) {
-  if (!loadImage || !before.stats || !self.stats || !before.lastFrame.defined() || framesWritten < 1) return std::nullopt;
+                                                         const std::filesystem::path& shotDir,
+                                                         const ImageLoader& loadImage) {
+  if (!loadImage || !before.stats || !self.stats || !before.lastFrame.defined() || framesWritten < 1)
+    return std::nullopt;
   // Frame 0 for the cut, then the after-cut frames and the in-shot pairs after them.
   const int needed = std::min(framesWritten, continuity::kAfterCutFrames + continuity::kWithinShotWindow + 1);
   std::vector<at::Tensor> frames;

@@ -6,8 +6,8 @@
 #include <ATen/core/Tensor.h>
 
 #include "continuity/cut_metrics.h"
-#include "render/render_options.h"
 #include "render/prior_shot.h"
+#include "render/render_options.h"
 
 namespace shotchain::render {
 
@@ -21,6 +21,7 @@ std::optional<continuity::CutMetrics> remeasureReusedCut(const std::optional<con
                                                          const PriorShot& before, const PriorShot* first,
                                                          const PriorShot& self, const at::Tensor& latent,
                                                          ContinuityMode mode, int framesWritten,
-                                                         const std::filesystem::path& shotDir, const ImageLoader& loadImage);
+                                                         const std::filesystem::path& shotDir,
+                                                         const ImageLoader& loadImage);
 
 }  // namespace shotchain::render

@@ -22,8 +22,9 @@ void addSamplingFigures(ShotRecord& record, const PreparedShot& prepared, const 
     figures.boundary = prepared.sampler.experts->boundary;
     figures.experts = sampled.result.experts;
     figures.guidances = sampled.result.guidances;
-    figures.timesteps.assign(sampled.result.schedule.timesteps.begin(),
-                             sampled.result.schedule.timesteps.begin() + static_cast<std::ptrdiff_t>(sampled.result.experts.size()));
+    figures.timesteps.assign(
+        sampled.result.schedule.timesteps.begin(),
+        sampled.result.schedule.timesteps.begin() + static_cast<std::ptrdiff_t>(sampled.result.experts.size()));
     const auto low = std::find(figures.experts.begin(), figures.experts.end(), 0);
     figures.switchStep = low == figures.experts.end() ? -1 : static_cast<int>(low - figures.experts.begin());
     figures.imageCondition = prepared.imageConditionSource;

@@ -33,8 +33,8 @@ class ShotChain {
   // A shot sampled now: its latent joins the ring under its tag; its frame and statistics follow its decode.
   std::shared_ptr<PriorShot> rendered(int index, const std::string& key, const at::Tensor& latent);
   // A finished shot read back from disk (re-used, or before the range).
-  void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame, const std::string& statsJson,
-             const std::string& source);
+  void adopt(int index, const std::string& key, const at::Tensor& latent, const at::Tensor& lastFrame,
+             const std::string& statsJson, const std::string& source);
 
  private:
   std::shared_ptr<PriorShot> take(int index, const std::string& key, const at::Tensor& latent);

@@ -34,7 +34,7 @@ std::optional<FinishedShotFolder> findFinishedShot(const std::filesystem::path& 
 // the shot has now, to its current number, replacing whatever that number held (a result of another
 // key). After this, shotDirectory(out, i, id) is where a re-usable shot is.
 void adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequence& sequence,
-                    const std::vector<std::string>& keys);
+                     const std::vector<std::string>& keys);
 
 // The key every shot would render under now (shotKeys with the model files fingerprinted), for a caller
 // outside a render. Fingerprints are kept per file path, size and modification time, so an edit costs no

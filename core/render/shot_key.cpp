@@ -16,7 +16,8 @@ using Json = nlohmann::ordered_json;
 // A file a shot reads (a picture, a calibration): its bytes' digest, or "missing:<name>".
 std::string fileDigest(const std::filesystem::path& path, const std::string& name, std::uint64_t maxBytes) {
   std::error_code error;
-  return std::filesystem::exists(path, error) ? util::digestHex(util::readRegularFile(path, maxBytes)) : "missing:" + name;
+  return std::filesystem::exists(path, error) ? util::digestHex(util::readRegularFile(path, maxBytes))
+                                              : "missing:" + name;
 }
 
 Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence& resolved, const std::string& model) {
@@ -28,11 +29,14 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   j["negative"] = shot.negativePrompt;
   j["size"] = {shot.width, shot.height, shot.frames};
   j["seed"] = shot.seed;
-  if (shot.fewStep) j["few_step"] = {shot.fewStep->steps, toString(shot.fewStep->update)};
-  else j["steps"] = shot.steps;
+  if (shot.fewStep)
+    j["few_step"] = {shot.fewStep->steps, toString(shot.fewStep->update)};
+  else
+    j["steps"] = shot.steps;
   j["guidance"] = shot.guidance;
   if (shot.experts)
-    j["experts"] = {shot.experts->familyBoundary ? Json("default") : Json(shot.experts->fraction), shot.experts->highGuidance,
+    j["experts"] = {shot.experts->familyBoundary ? Json("default") : Json(shot.experts->fraction),
+                    shot.experts->highGuidance,
                     shot.experts->switchStep >= 0 ? Json(shot.experts->switchStep) : Json(nullptr)};
   j["shift"] = shot.shift;
   if (!shot.fewStep) j["solver"] = toString(shot.solver);
@@ -49,9 +53,11 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   }
   if (mode.readsBlend) {
     j["blend"] = c.blendRatio;
-    if (!shot.fallbackImage.empty()) j["fallback"] = fileDigest(shot.fallbackImage, c.fallbackImage, util::kMaxImageFileBytes);
+    if (!shot.fallbackImage.empty())
+      j["fallback"] = fileDigest(shot.fallbackImage, c.fallbackImage, util::kMaxImageFileBytes);
   }
-  if (!shot.startImage.empty()) j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
+  if (!shot.startImage.empty())
+    j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
   if (!shot.loras.empty()) {
     Json& list = j["loras"] = Json::array();
     for (const resolve::ResolvedLora& lora : shot.loras) list.push_back({lora.fingerprint, lora.strength});
@@ -59,7 +65,8 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   if (shot.cache.applies) {
     j["cache"] = {toString(shot.cache.policy), shot.cache.threshold};
     if (!shot.cache.calibration.empty())
-      j["cache"].push_back(fileDigest(shot.cache.calibration, shot.cache.calibration.string(), sampling::kMaxCalibrationFileBytes));
+      j["cache"].push_back(
+          fileDigest(shot.cache.calibration, shot.cache.calibration.string(), sampling::kMaxCalibrationFileBytes));
   }
   return j;
 }

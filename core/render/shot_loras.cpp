@@ -6,8 +6,8 @@
 
 namespace shotchain::render {
 
-LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, memory::ModelSlot& ditSlot, memory::ModelSlot* highNoise,
-                             std::span<const models::LoraLayerAlias> aliases) {
+LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, memory::ModelSlot& ditSlot,
+                             memory::ModelSlot* highNoise, std::span<const models::LoraLayerAlias> aliases) {
   const models::VideoDiffusionModel& dit = ditSlot.onDevice();
   const bool twoExperts = shot.experts.has_value();
   std::vector<models::LoraUse> low, high;
@@ -21,11 +21,15 @@ LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, memory::ModelSlo
     }
     if (!twoExperts || lora.expert != resolve::LoraExpert::High) low.push_back({file, lora.strength});
     if (twoExperts && lora.expert != resolve::LoraExpert::Low) high.push_back({file, lora.strength});
-    const char* expert = lora.expert == resolve::LoraExpert::High ? " (high noise)" : lora.expert == resolve::LoraExpert::Low ? " (low noise)" : "";
+    const char* expert = lora.expert == resolve::LoraExpert::High  ? " (high noise)"
+                         : lora.expert == resolve::LoraExpert::Low ? " (low noise)"
+                                                                   : "";
     figures.files.push_back(lora.file + (twoExperts ? expert : ""));
     figures.strengths.push_back(lora.strength);
   }
-  if (!high.empty() && !highNoise) throw std::logic_error("shot " + std::to_string(shot.index + 1) + ": LoRAs on a high-noise expert that is not there");
+  if (!high.empty() && !highNoise)
+    throw std::logic_error("shot " + std::to_string(shot.index + 1) +
+                           ": LoRAs on a high-noise expert that is not there");
   const auto add = [&figures](const models::LoraPatchFigures& patched) {
     figures.weightsPatched += patched.weightsPatched;
     figures.bytesWritten += patched.bytesWritten;

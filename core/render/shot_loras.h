@@ -18,7 +18,8 @@ class ShotLoras {
  public:
   // `highNoise`: the high-noise expert of a pair, wherever it is (null: one DiT); its LoRAs go on when it is on the
   // device. `aliases`: the DiT family's other spellings of its layers.
-  LoraFigures apply(const resolve::ResolvedShot& shot, memory::ModelSlot& dit, memory::ModelSlot* highNoise, std::span<const models::LoraLayerAlias> aliases);
+  LoraFigures apply(const resolve::ResolvedShot& shot, memory::ModelSlot& dit, memory::ModelSlot* highNoise,
+                    std::span<const models::LoraLayerAlias> aliases);
   // Both back to their base weights, and nothing asked of them (the end of a render).
   static void restore(memory::ModelSlot& dit, memory::ModelSlot* highNoise);
 

@@ -1,6 +1,7 @@
 #include "render/shot_pass.h"
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "continuity/image_condition.h"
 #include "continuity/latent_ops.h"
@@ -8,8 +9,8 @@
 #include "render/decode_job.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
-#include "render/reused_cut.h"
 #include "render/resolved_shot_json.h"
+#include "render/reused_cut.h"
 #include "render/shot_record.h"
 #include "render/start_image.h"
 #include "sampling/latent_preview.h"
@@ -40,7 +41,8 @@ memory::MemoryFallback guidanceFallback(int shotIndex, const sampling::SampleRes
   fallback.message = "shot " + std::to_string(shotIndex + 1) + ": out of memory at sampling step " +
                      std::to_string(result.guidanceSplitAtStep + 1) +
                      "; the cache was emptied and guidance now runs as two batch-1 calls (about half the "
-                     "activation peak) from that step on (" + result.outOfMemoryError + ")";
+                     "activation peak) from that step on (" +
+                     result.outOfMemoryError + ")";
   return fallback;
 }
 
@@ -56,8 +58,9 @@ sampling::SamplerOptions samplerOptions(const resolve::ResolvedShot& shot, const
   sampler.seed = shot.seed;
   sampler.device = device;
   if (shot.fewStep)
-    sampler.fewStep = sampling::FewStepSampling{
-        shot.fewStep->steps, shot.fewStep->update == DistilledUpdate::Renoise ? sampling::FewStepUpdate::Renoise : sampling::FewStepUpdate::Euler};
+    sampler.fewStep = sampling::FewStepSampling{shot.fewStep->steps, shot.fewStep->update == DistilledUpdate::Renoise
+                                                                         ? sampling::FewStepUpdate::Renoise
+                                                                         : sampling::FewStepUpdate::Euler};
   if (shot.cleanPrefix && conditioning.held.defined()) sampler.cleanPrefix = conditioning.held;
   if (shot.sampling == resolve::SamplingKind::PerFrame) {
     sampling::PerFrameSampling diffusionForcing;
@@ -158,13 +161,15 @@ void ShotPass::restoreLoras() { ShotLoras::restore(*models_.dit, models_.ditHigh
 at::Tensor ShotPass::fallbackImage(const resolve::ResolvedShot& shot) const {
   if (shot.fallbackImage.empty()) return {};
   if (!options_.loadImage)
-    throw std::runtime_error(shot.fallbackImage.string() + ": fallback images need an image reader (continuity.fallback_image)");
+    throw std::runtime_error(shot.fallbackImage.string() +
+                             ": fallback images need an image reader (continuity.fallback_image)");
   return frameToTensor(options_.loadImage(shot.fallbackImage));
 }
 
 at::Tensor ShotPass::startImage(const resolve::ResolvedShot& shot) const {
   if (shot.startImage.empty()) return {};
-  if (!options_.loadImage) throw std::runtime_error(shot.startImage.string() + ": start images need an image reader (start_image)");
+  if (!options_.loadImage)
+    throw std::runtime_error(shot.startImage.string() + ": start images need an image reader (start_image)");
   return startImageTensor(options_.loadImage(shot.startImage), shot.width, shot.height);
 }
 
@@ -185,7 +190,8 @@ void ShotPass::finalize(DecodeJob& job) {
     try {
       std::rethrow_exception(job.error);
     } catch (const std::exception& e) {
-      throw EarlierShotFailed(job.index, "shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): decoding: " + e.what());
+      throw EarlierShotFailed(job.index,
+                              "shot " + std::to_string(job.index + 1) + " (" + job.shotId + "): decoding: " + e.what());
     }
   }
   for (const memory::MemoryFallback& fallback : job.fallbacks) {
@@ -285,8 +291,9 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   conditioningOptions.freshClipDecode = residency_.dit().capabilities().freshClipContinuation;
   conditioningOptions.encodeLastFrameLater = true;
   if (!imageToVideo) conditioningOptions.startImage = startImage(shot);
-  out.conditioning = continuity::prepareConditioning(shot.settings, out.previous && !imageToVideo ? &handed : nullptr, vae, fallbackImage(shot),
-                                                     shape, shot.seed, models_.device, conditioningOptions);
+  out.conditioning =
+      continuity::prepareConditioning(shot.settings, out.previous && !imageToVideo ? &handed : nullptr, vae,
+                                      fallbackImage(shot), shape, shot.seed, models_.device, conditioningOptions);
   if (imageToVideo) timed(gap_.encodingFrames, [&] { prepareImageCondition(out, vae); });
   if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
 
@@ -307,14 +314,16 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.sampler.onOutOfMemory = [this] { memory::emptyDeviceCache(models_.device.str()); };
   out.stepCache = shotStepCache(shot, options_.calibrateCache);
   if (!shot.cache.off.empty() && !stream && !options_.calibrateCache) {
-    const RenderWarning warning{index, "cache", "step cache " + std::string(toString(shot.cache.policy)) + " is off: " + shot.cache.off};
+    const RenderWarning warning{
+        index, "cache", "step cache " + std::string(toString(shot.cache.policy)) + " is off: " + shot.cache.off};
     summary_.warnings.push_back(warning);
     observer_.warning(warning);
   }
   out.sampler.stepCache = out.stepCache.cache.get();
   const models::FamilyKnowledge* family = resolved_.models.dit.knowledge;
   const LoraFigures loras = timed(gap_.movingWeights, [&] {
-    return loras_.apply(shot, *models_.dit, models_.ditHighNoise.get(), family ? family->loraLayerAliases : std::span<const models::LoraLayerAlias>{});
+    return loras_.apply(shot, *models_.dit, models_.ditHighNoise.get(),
+                        family ? family->loraLayerAliases : std::span<const models::LoraLayerAlias>{});
   });
   if (!loras.files.empty()) out.loras = loras;
   return out;
@@ -340,7 +349,8 @@ void ShotPass::prepareImageCondition(PreparedShot& out, const models::VideoVae& 
     out.imageConditionSource = "previous_last_frame";
   }
   if (!image.defined())
-    throw std::runtime_error("shot " + std::to_string(shot.index + 1) + " (" + shot.id + "): the shot before it left no frame to start from");
+    throw std::runtime_error("shot " + std::to_string(shot.index + 1) + " (" + shot.id +
+                             "): the shot before it left no frame to start from");
   out.imageCondition = continuity::imageToVideoCondition(vae, image, frames).to(models_.device);
   out.conditioning.source = out.imageConditionSource;
   out.conditioning.framesEncoded += 1;
@@ -368,8 +378,9 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
   const models::VideoDiffusionModel& dit = residency_.dit();
   if (shot.sampling == resolve::SamplingKind::KvStream) {
     const at::Tensor previousLatent = prepared.previous ? chain_.handoff(shot.settings.tag) : at::Tensor();
-    out.streamed = stream_.sample(shot, prepared.previous, previousLatent, prepared.conditioning, prepared.sampler, onStep,
-                                  prepared.frames, summary_.plan.tiledDecode, {dit, *models_.vae, models_.device, promptContexts_});
+    out.streamed = stream_.sample(shot, prepared.previous, previousLatent, prepared.conditioning, prepared.sampler,
+                                  onStep, prepared.frames, summary_.plan.tiledDecode,
+                                  {dit, *models_.vae, models_.device, promptContexts_});
     out.result = std::move(out.streamed->result);
     out.ditPasses = out.streamed->ditPasses;
   } else {
@@ -377,7 +388,8 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     // Each call counted; an image-to-video model gets y after the latent it denoises. The model is looked up in
     // its slot at every call: an expert read again from its file at the boundary is a new object.
     const auto counted = [&](const memory::ModelSlot& slot) -> sampling::Denoiser {
-      return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+      return [&, fpsIndex = fps, y = prepared.imageCondition](const at::Tensor& x, const at::Tensor& t,
+                                                              const at::Tensor& context) {
         out.ditPasses += static_cast<int>(x.size(0));
         const at::Tensor input = y.defined() ? at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1) : x;
         return slot.onDevice().forwardBatch(input, t, context, fpsIndex);
@@ -393,9 +405,9 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     const at::Tensor& uncond = promptContexts_.at(shot.uncondPrompt);
     std::optional<models::BlockCacheScope> blockCache;
     if (prepared.stepCache.cache) blockCache.emplace(dit, prepared.stepCache.cache.get());
-    out.result = sampling::sampleFlow(denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
-                                      heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning),
-                                      &cancel_);
+    out.result = sampling::sampleFlow(
+        denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
+        heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning), &cancel_);
   }
   if (prepared.sampler.experts) {
     experts_->endShot();  // the low-noise expert back where the residency policy keeps the DiT
@@ -444,7 +456,8 @@ void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
   if (overlap) {
     pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, true);
   } else {
-    timed(gap_.waitingForDecode, [&] { pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, false); });
+    timed(gap_.waitingForDecode,
+          [&] { pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, false); });
     pump(true);
   }
 }
@@ -487,10 +500,11 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
       updated.cutIn = cut;
       if (options_.writesFiles) writeShotRecord(dir, updated);
     } else if (record->cutIn) {
-      const RenderWarning warning{index, "cut", "cut " + std::to_string(neighbour->index + 1) + "→" + std::to_string(index + 1) +
-                                                    ": shot " + std::to_string(index + 1) + " was re-used after shot " +
-                                                    std::to_string(neighbour->index + 1) +
-                                                    " changed, and its frames could not be read back to measure the cut again"};
+      const RenderWarning warning{index, "cut",
+                                  "cut " + std::to_string(neighbour->index + 1) + "→" + std::to_string(index + 1) +
+                                      ": shot " + std::to_string(index + 1) + " was re-used after shot " +
+                                      std::to_string(neighbour->index + 1) +
+                                      " changed, and its frames could not be read back to measure the cut again"};
       summary_.warnings.push_back(warning);
       observer_.warning(warning);
     }

@@ -71,7 +71,7 @@ struct SampledShot {
   at::Tensor latent;                     // held slots restored, colour anchored
   std::optional<StreamedShot> streamed;  // set for a shot sampled over a KV stream
   double seconds = 0;
-  int ditPasses = 0;  // batch rows through the DiT (each guidance branch of a step counts)
+  int ditPasses = 0;              // batch rows through the DiT (each guidance branch of a step counts)
   std::uint64_t expertBytes = 0;  // two experts: bytes moved or read for them during this shot
   std::string expertResidency;    // … and where they lived ("resident", "swap", "reload")
   double expertSeconds = 0;       // … and the time it took
@@ -89,9 +89,9 @@ void addSamplingFigures(ShotRecord& record, const PreparedShot& prepared, const 
 // cache a stream carries the stream session's. Every event is delivered on the render thread.
 class ShotPass {
  public:
-  ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options, ModelContext& models,
-           RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary, memory::ResidencyManager& residency,
-           bool overlapDecode);
+  ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& resolved, const RenderOptions& options,
+           ModelContext& models, RenderObserver& observer, std::atomic<bool>& cancel, RenderSummary& summary,
+           memory::ResidencyManager& residency, bool overlapDecode);
   ~ShotPass();
 
   std::map<std::string, at::Tensor>& promptContexts() { return promptContexts_; }  // prompt → [L, D]

@@ -10,8 +10,8 @@
 #include "io/strict_json.h"
 #include "io/weight_set.h"
 #include "render/cut_metrics_json.h"
-#include "render/stream_figures_json.h"
 #include "render/output_layout.h"
+#include "render/stream_figures_json.h"
 #include "util/atomic_file.h"
 #include "util/bounded_file.h"
 
@@ -83,8 +83,10 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     if (json.contains("stream") && json["stream"].is_object()) record.stream = streamFiguresFromJson(json["stream"]);
     if (json.contains("cache") && json["cache"].is_object()) record.cache = stepCacheFiguresFromJson(json["cache"]);
     if (json.contains("loras") && json["loras"].is_object()) record.loras = loraFiguresFromJson(json["loras"]);
-    if (json.contains("few_step") && json["few_step"].is_object()) record.fewStep = fewStepFiguresFromJson(json["few_step"]);
-    if (json.contains("experts") && json["experts"].is_object()) record.experts = expertFiguresFromJson(json["experts"]);
+    if (json.contains("few_step") && json["few_step"].is_object())
+      record.fewStep = fewStepFiguresFromJson(json["few_step"]);
+    if (json.contains("experts") && json["experts"].is_object())
+      record.experts = expertFiguresFromJson(json["experts"]);
     if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
     if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());
@@ -130,8 +132,8 @@ bool shotTailPresent(const std::filesystem::path& shotDir) {
   try {
     const io::WeightSet weights = io::WeightSet::open(tailLatentPath(shotDir));
     const auto format = weights.metadata().find("format");
-    return format != weights.metadata().end() && format->second == kTailFormat && weights.find("tail_latent") != nullptr &&
-           weights.find("last_frame") != nullptr;
+    return format != weights.metadata().end() && format->second == kTailFormat &&
+           weights.find("tail_latent") != nullptr && weights.find("last_frame") != nullptr;
   } catch (const std::exception&) {
     return false;
   }

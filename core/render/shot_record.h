@@ -23,7 +23,7 @@ struct ShotRecord {
   std::string settingsJson;  // the shot as the document writes it
   std::string resolvedJson;  // the settings it was rendered with, as the resolver decided them
   int framesWritten = 0;
-  int framesDropped = 0;     // leading decoded frames left out (latent_overlap repeats, latent priming)
+  int framesDropped = 0;  // leading decoded frames left out (latent_overlap repeats, latent priming)
   // What the shot started from (continuity::Conditioning::source): "noise", "start_image", "handoff", …
   std::string conditionedOn;
   double sampleSeconds = 0;
@@ -37,8 +37,8 @@ struct ShotRecord {
   std::optional<ExpertFigures> experts;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
-  std::string statsJson;     // per-shot statistics the next cut is measured against (JSON text)
-  std::vector<std::string> fallbacks;  // what the memory manager fell back to, in words
+  std::string statsJson;                        // per-shot statistics the next cut is measured against (JSON text)
+  std::vector<std::string> fallbacks;           // what the memory manager fell back to, in words
 };
 
 // Atomic writes. Throws FileWriteError naming the file.

@@ -48,8 +48,12 @@ StepCacheFigures stepCacheFiguresFromJson(const nlohmann::ordered_json& json) {
 }
 
 nlohmann::ordered_json loraFiguresToJson(const LoraFigures& l) {
-  return {{"files", l.files},           {"strengths", l.strengths},    {"weights_patched", l.weightsPatched},
-          {"bytes_written", l.bytesWritten}, {"bytes_kept", l.bytesKept}, {"seconds", l.seconds}};
+  return {{"files", l.files},
+          {"strengths", l.strengths},
+          {"weights_patched", l.weightsPatched},
+          {"bytes_written", l.bytesWritten},
+          {"bytes_kept", l.bytesKept},
+          {"seconds", l.seconds}};
 }
 
 LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json) {
@@ -64,7 +68,11 @@ LoraFigures loraFiguresFromJson(const nlohmann::ordered_json& json) {
 }
 
 nlohmann::ordered_json fewStepFiguresToJson(const FewStepFigures& f) {
-  return {{"steps", f.steps}, {"update", f.update}, {"timesteps", f.timesteps}, {"guidance", f.guidance}, {"dit_passes", f.ditPasses}};
+  return {{"steps", f.steps},
+          {"update", f.update},
+          {"timesteps", f.timesteps},
+          {"guidance", f.guidance},
+          {"dit_passes", f.ditPasses}};
 }
 
 FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json) {
@@ -78,8 +86,11 @@ FewStepFigures fewStepFiguresFromJson(const nlohmann::ordered_json& json) {
 }
 
 nlohmann::ordered_json expertFiguresToJson(const ExpertFigures& f) {
-  nlohmann::ordered_json json = {{"boundary", f.boundary}, {"switch_step", f.switchStep}, {"experts", f.experts},
-                                 {"timesteps", f.timesteps}, {"guidances", f.guidances}};
+  nlohmann::ordered_json json = {{"boundary", f.boundary},
+                                 {"switch_step", f.switchStep},
+                                 {"experts", f.experts},
+                                 {"timesteps", f.timesteps},
+                                 {"guidances", f.guidances}};
   if (!f.imageCondition.empty()) json["image_condition"] = f.imageCondition;
   if (!f.residency.empty()) {
     json["residency"] = f.residency;

@@ -33,16 +33,17 @@ const at::Tensor& StreamSession::uncond(const resolve::ResolvedShot& shot, const
 void StreamSession::replay(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent,
                            const Models& models) {
   const resolve::ResolvedShot& root = resolved_.shots[static_cast<std::size_t>(chain.front())];
-  stream_ = std::make_unique<continuity::KvStream>(models.dit, branches, root.latentHeight, root.latentWidth, resolved_.streamWindow,
-                                                   models.dit.fpsConditioning(resolved_.fps));
+  stream_ = std::make_unique<continuity::KvStream>(models.dit, branches, root.latentHeight, root.latentWidth,
+                                                   resolved_.streamWindow, models.dit.fpsConditioning(resolved_.fps));
   for (std::size_t n = 0; n < chain.size(); ++n) {
     const resolve::ResolvedShot& shot = resolved_.shots[static_cast<std::size_t>(chain[n])];
     at::Tensor latent = n + 1 == chain.size() ? previousLatent : at::Tensor();
     if (!latent.defined()) {
       const std::filesystem::path dir = shotDirectory(outputDirectory_, chain[n], shot.id);
       const std::optional<ShotTail> tail = readShotTail(dir, models.device);
-      if (!tail) throw std::runtime_error(dir.string() + ": the latents of shot " + std::to_string(chain[n] + 1) +
-                                          " are needed to rebuild the stream's cache and could not be read");
+      if (!tail)
+        throw std::runtime_error(dir.string() + ": the latents of shot " + std::to_string(chain[n] + 1) +
+                                 " are needed to rebuild the stream's cache and could not be read");
       latent = tail->latent;
     }
     const at::Tensor& cond = models.prompts.at(shot.prompt);
@@ -55,8 +56,8 @@ void StreamSession::replay(const std::vector<int>& chain, int branches, bool spl
 std::string StreamSession::prepare(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous,
                                    const at::Tensor& previousLatent, int branches, bool split, const Models& models) {
   if (!previous) {
-    stream_ = std::make_unique<continuity::KvStream>(models.dit, branches, shot.latentHeight, shot.latentWidth, resolved_.streamWindow,
-                                                     models.dit.fpsConditioning(resolved_.fps));
+    stream_ = std::make_unique<continuity::KvStream>(models.dit, branches, shot.latentHeight, shot.latentWidth,
+                                                     resolved_.streamWindow, models.dit.fpsConditioning(resolved_.fps));
     return "started";
   }
   std::string action;
@@ -64,7 +65,8 @@ std::string StreamSession::prepare(const resolve::ResolvedShot& shot, const std:
     if (shot.streamChain.empty() || shot.streamChain.back() != previous->index)
       throw std::logic_error("stream: the shot handed off from is not the one before in the sequence");
     replay(shot.streamChain, branches, split, previousLatent, models);
-    action = "rebuilt from " + std::to_string(shot.streamChain.size()) + (shot.streamChain.size() == 1 ? " shot, " : " shots, ");
+    action = "rebuilt from " + std::to_string(shot.streamChain.size()) +
+             (shot.streamChain.size() == 1 ? " shot, " : " shots, ");
   }
   stream_->bind(models.dit);
   const resolve::ResolvedShot& before = resolved_.shots[static_cast<std::size_t>(previous->index)];
@@ -77,8 +79,8 @@ std::string StreamSession::prepare(const resolve::ResolvedShot& shot, const std:
 
 StreamedShot StreamSession::sample(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous,
                                    const at::Tensor& previousLatent, const continuity::Conditioning& conditioning,
-                                   const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames,
-                                   bool tiledDecode, const Models& models) {
+                                   const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep,
+                                   int frames, bool tiledDecode, const Models& models) {
   const int index = static_cast<int>(shot.index);
   const auto start = util::Stopwatch::now();
   StreamedShot out;
@@ -88,9 +90,9 @@ StreamedShot StreamSession::sample(const resolve::ResolvedShot& shot, const std:
   continuity::KvStream& stream = *stream_;
   const std::int64_t chunk = stream.chunkFrames();
   if (conditioning.sampleShape[1] % chunk != 0)
-    throw std::invalid_argument("shot " + std::to_string(index + 1) + " (" + shot.id + "): " +
-                                std::to_string(conditioning.sampleShape[1]) + " latent frames to stream are not whole chunks of " +
-                                std::to_string(chunk) + " (shots.frames)");
+    throw std::invalid_argument(
+        "shot " + std::to_string(index + 1) + " (" + shot.id + "): " + std::to_string(conditioning.sampleShape[1]) +
+        " latent frames to stream are not whole chunks of " + std::to_string(chunk) + " (shots.frames)");
 
   // Frames are decoded chunk by chunk unless the plan decodes in tiles (a tile runs through every frame).
   std::unique_ptr<models::VaeDecodeStream> decoder = tiledDecode ? nullptr : models.vae.openDecodeStream();
@@ -129,8 +131,8 @@ StreamedShot StreamSession::sample(const resolve::ResolvedShot& shot, const std:
     out.ditPasses += static_cast<int>(x.size(0));
     return inner(x, t, context, firstBranch, commit);
   };
-  out.result = sampling::sampleStream(counted, conditioning.sampleShape, chunk, models.prompts.at(shot.prompt), uncond(shot, models),
-                                      sampler, onStep, onChunk, &cancel_);
+  out.result = sampling::sampleStream(counted, conditioning.sampleShape, chunk, models.prompts.at(shot.prompt),
+                                      uncond(shot, models), sampler, onStep, onChunk, &cancel_);
   if (!kept.empty()) out.video = at::cat(kept, 1);
   out.figures.framesHeld = static_cast<int>(stream.cache().frames());
   out.figures.cacheBytes = stream.cache().bytes();

@@ -21,7 +21,7 @@ class KvStream;
 namespace shotchain::models {
 class VideoDiffusionModel;
 class VideoVae;
-}
+}  // namespace shotchain::models
 
 namespace shotchain::render {
 
@@ -48,24 +48,26 @@ class StreamSession {
     const std::map<std::string, at::Tensor>& prompts;  // prompt → [L, D]
   };
 
-  StreamSession(const resolve::ResolvedSequence& resolved, std::filesystem::path outputDirectory, RenderObserver& observer,
-                const std::atomic<bool>& cancel);
+  StreamSession(const resolve::ResolvedSequence& resolved, std::filesystem::path outputDirectory,
+                RenderObserver& observer, const std::atomic<bool>& cancel);
   ~StreamSession();
 
   // `previousLatent`: the latent of the shot it continues, from the chain (the older ones of the stream are read
   // from disk when the cache must be rebuilt). Frames are decoded chunk by chunk unless `tiledDecode`.
-  StreamedShot sample(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous, const at::Tensor& previousLatent,
-                      const continuity::Conditioning& conditioning, const sampling::SamplerOptions& sampler,
-                      const sampling::StepCallback& onStep, int frames, bool tiledDecode, const Models& models);
+  StreamedShot sample(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous,
+                      const at::Tensor& previousLatent, const continuity::Conditioning& conditioning,
+                      const sampling::SamplerOptions& sampler, const sampling::StepCallback& onStep, int frames,
+                      bool tiledDecode, const Models& models);
   // The stream now ends with this shot.
   void ended(int index, const std::string& key);
   // A shot stopped while it sampled: its chunks are in the cache, so the cache is dropped.
   void drop();
 
  private:
-  std::string prepare(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous, const at::Tensor& previousLatent,
-                      int branches, bool split, const Models& models);
-  void replay(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent, const Models& models);
+  std::string prepare(const resolve::ResolvedShot& shot, const std::shared_ptr<PriorShot>& previous,
+                      const at::Tensor& previousLatent, int branches, bool split, const Models& models);
+  void replay(const std::vector<int>& chain, int branches, bool split, const at::Tensor& previousLatent,
+              const Models& models);
   const at::Tensor& uncond(const resolve::ResolvedShot& shot, const Models& models) const;
 
   const resolve::ResolvedSequence& resolved_;

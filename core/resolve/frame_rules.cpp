@@ -33,9 +33,9 @@ std::string sideProblem(int pixels, const FrameGeometry& g) {
   if (pixels % multiple == 0 && pixels >= multiple) return {};
   const int lower = std::max(multiple, pixels / multiple * multiple);
   const int upper = pixels < multiple ? 2 * multiple : lower + multiple;
-  return std::to_string(pixels) + " is not a multiple of " + std::to_string(multiple) + " for " + g.family + " (VAE stride " +
-         std::to_string(g.spatialFactor) + " × patch " + std::to_string(g.patchSide) + "); try " + std::to_string(lower) +
-         " or " + std::to_string(upper);
+  return std::to_string(pixels) + " is not a multiple of " + std::to_string(multiple) + " for " + g.family +
+         " (VAE stride " + std::to_string(g.spatialFactor) + " × patch " + std::to_string(g.patchSide) + "); try " +
+         std::to_string(lower) + " or " + std::to_string(upper);
 }
 
 Diagnostics shotGeometryProblems(const Shot& shot, std::size_t index, const FrameGeometry& geometry) {

@@ -29,13 +29,17 @@ Stamp stampOf(const fs::path& path) {
 }
 
 // The files a set reads, and the folders a models folder's components were found in.
-std::vector<fs::path> watched(const models::ModelFiles& files, const ModelSet& model, const fs::path& sequenceDirectory) {
+std::vector<fs::path> watched(const models::ModelFiles& files, const ModelSet& model,
+                              const fs::path& sequenceDirectory) {
   std::vector<fs::path> paths;
-  for (const fs::path* file : {&files.dit, &files.ditHighNoise, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
+  for (const fs::path* file :
+       {&files.dit, &files.ditHighNoise, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
     if (!file->empty()) paths.push_back(*file);
   if (!model.folder.empty()) {
-    const fs::path folder = fs::path(model.folder).is_absolute() ? fs::path(model.folder) : sequenceDirectory / model.folder;
-    for (const char* sub : {"", "diffusion_models", "unet", "vae", "text_encoders", "clip"}) paths.push_back(folder / sub);
+    const fs::path folder =
+        fs::path(model.folder).is_absolute() ? fs::path(model.folder) : sequenceDirectory / model.folder;
+    for (const char* sub : {"", "diffusion_models", "unet", "vae", "text_encoders", "clip"})
+      paths.push_back(folder / sub);
   }
   return paths;
 }
@@ -49,7 +53,8 @@ std::mutex cacheMutex;
 std::map<std::pair<std::string, std::string>, Entry> cache;
 
 std::string keyOf(const ModelSet& m) {
-  return m.builtin + '\n' + m.folder + '\n' + m.dit + '\n' + m.ditHighNoise + '\n' + m.vae + '\n' + m.textEncoder + '\n' + m.tokenizer;
+  return m.builtin + '\n' + m.folder + '\n' + m.dit + '\n' + m.ditHighNoise + '\n' + m.vae + '\n' + m.textEncoder +
+         '\n' + m.tokenizer;
 }
 
 ModelSetLookup failure(const std::string& message) {
@@ -58,7 +63,8 @@ ModelSetLookup failure(const std::string& message) {
   const bool named = colon != std::string::npos && message.starts_with("model");
   lookup.field = named ? message.substr(0, colon) : "model";
   lookup.problem = named ? message.substr(colon + 2) : message;
-  lookup.missing = message.find(" does not exist") != std::string::npos || message.find(" is not a folder") != std::string::npos ||
+  lookup.missing = message.find(" does not exist") != std::string::npos ||
+                   message.find(" is not a folder") != std::string::npos ||
                    (message.find("no usable") != std::string::npos && message.find("; ") == std::string::npos);
   return lookup;
 }

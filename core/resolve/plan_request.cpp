@@ -8,7 +8,8 @@
 
 namespace shotchain::resolve {
 
-memory::PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target) {
+memory::PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings,
+                                const PlanTarget& target) {
   const models::ModelFiles& files = resolved.models.files;
   memory::PlanRequest r;
   r.dit = models::ditMemoryModel(files.dit);
@@ -46,7 +47,8 @@ memory::PlanRequest planRequest(const ResolvedSequence& resolved, const Sequence
     if (shot.sampling != SamplingKind::KvStream) continue;
     r.streamBranches = std::max(r.streamBranches, shot.branches);
     r.kvCacheBytesPerFrame =
-        std::max(r.kvCacheBytesPerFrame, r.dit->kvCacheBytesPerFrame(r.ditDtype, shot.branches, shot.latentHeight, shot.latentWidth));
+        std::max(r.kvCacheBytesPerFrame,
+                 r.dit->kvCacheBytesPerFrame(r.ditDtype, shot.branches, shot.latentHeight, shot.latentWidth));
   }
   for (const auto& [tag, bytes] : ringSlots) r.ringBufferBytes += bytes;
 

@@ -19,6 +19,7 @@ struct PlanTarget {
 };
 
 // Throws std::runtime_error naming the file when a model file cannot be read.
-memory::PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings, const PlanTarget& target);
+memory::PlanRequest planRequest(const ResolvedSequence& resolved, const SequenceSettings& settings,
+                                const PlanTarget& target);
 
 }  // namespace shotchain::resolve

@@ -24,15 +24,17 @@ bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n\f\v
 void checkModelSet(const models::ModelSetFacts& m, Problems& problems) {
   if (m.vae.latentChannels != m.dit.latentChannels)
     problems.error("model.vae", m.vae.file.string() + ": its latents have " + std::to_string(m.vae.latentChannels) +
-                                    " channels; the DiT (" + m.dit.description + ") needs " + std::to_string(m.dit.latentChannels));
+                                    " channels; the DiT (" + m.dit.description + ") needs " +
+                                    std::to_string(m.dit.latentChannels));
   if (m.ditHighNoise && (m.ditHighNoise->family != m.dit.family || m.ditHighNoise->parameters != m.dit.parameters ||
                          m.ditHighNoise->latentChannels != m.dit.latentChannels))
     problems.error("model.dit_high_noise", m.ditHighNoise->file.string() + " (" + m.ditHighNoise->description +
-                                               ") is not the other expert of " + m.dit.file.string() + " (" + m.dit.description +
+                                               ") is not the other expert of " + m.dit.file.string() + " (" +
+                                               m.dit.description +
                                                "): the two experts of a pair have the same family and shapes");
   if (!m.textEncoder.embeddedTokenizer && m.textEncoder.tokenizer.empty())
-    problems.error("model.tokenizer", m.textEncoder.file.string() + " carries no tokenizer (" + m.textEncoder.description +
-                                          "): give model.tokenizer a spiece.model file");
+    problems.error("model.tokenizer", m.textEncoder.file.string() + " carries no tokenizer (" +
+                                          m.textEncoder.description + "): give model.tokenizer a spiece.model file");
 }
 
 // What a shot of this model set and mode samples.
@@ -65,22 +67,27 @@ void resolveSampling(const Sequence& sequence, const Shot& shot, ResolvedShot& r
 // Frames, sizes and the continuity lengths against the family's geometry.
 void checkGeometry(const Shot& shot, const ResolvedShot& r, const ResolvedSequence& resolved, Problems& problems) {
   const std::size_t i = r.index;
-  for (Diagnostic& d : shotGeometryProblems(shot, i, resolved.geometry)) problems.error(std::move(d.path), std::move(d.message));
+  for (Diagnostic& d : shotGeometryProblems(shot, i, resolved.geometry))
+    problems.error(std::move(d.path), std::move(d.message));
   const Continuity& c = shot.continuity;
   const ContinuityModeTraits& mode = traitsOf(c.mode);
   if (mode.readsOverlap && c.overlapLatents >= 1 && c.overlapLatents >= r.latentFrames)
-    problems.error(shotPath(i, "continuity.overlap_latents"), std::to_string(c.overlapLatents) + " must be less than the shot's " +
+    problems.error(shotPath(i, "continuity.overlap_latents"), std::to_string(c.overlapLatents) +
+                                                                  " must be less than the shot's " +
                                                                   std::to_string(r.latentFrames) + " latent frames");
   if (c.prefixFrames && *c.prefixFrames >= 1 && *c.prefixFrames >= r.latentFrames)
-    problems.error(shotPath(i, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) + " must be less than the shot's " +
+    problems.error(shotPath(i, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) +
+                                                                " must be less than the shot's " +
                                                                 std::to_string(r.latentFrames) + " latent frames");
   if (r.neighbour < 0 || !shot.enabled) return;
   const ResolvedShot& before = resolved.shots[static_cast<std::size_t>(r.neighbour)];
   if (mode.readsOverlap && c.overlapLatents > before.latentFrames)
-    problems.error(shotPath(i, "continuity.overlap_latents"), std::to_string(c.overlapLatents) + " is more than the previous shot's " +
-                                                                  std::to_string(before.latentFrames) + " latent frames");
+    problems.error(shotPath(i, "continuity.overlap_latents"),
+                   std::to_string(c.overlapLatents) + " is more than the previous shot's " +
+                       std::to_string(before.latentFrames) + " latent frames");
   else if (mode.readsPrefix && c.prefixFrames && *c.prefixFrames > before.latentFrames)
-    problems.error(shotPath(i, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) + " is more than the previous shot's " +
+    problems.error(shotPath(i, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) +
+                                                                " is more than the previous shot's " +
                                                                 std::to_string(before.latentFrames) + " latent frames");
 }
 
@@ -90,16 +97,19 @@ void checkStream(const Shot& shot, const ResolvedShot& r, const ResolvedSequence
   const models::DitFacts& dit = resolved.models.dit;
   const std::size_t i = r.index;
   if (resolved.twoExperts)
-    return problems.error(shotPath(i, "continuity.mode"), "a stream shot samples chunk by chunk over one DiT's KV cache, and this "
-                                                          "model set has two experts (model.dit_high_noise): choose latent or vae_roundtrip");
+    return problems.error(shotPath(i, "continuity.mode"),
+                          "a stream shot samples chunk by chunk over one DiT's KV cache, and this "
+                          "model set has two experts (model.dit_high_noise): choose latent or vae_roundtrip");
   if (dit.causalBlockSize <= 0 || !dit.perFrameTimesteps)
-    return problems.error(shotPath(i, "continuity.mode"), "stream needs a block-causal DiT that keeps a KV cache; " + dit.description +
+    return problems.error(shotPath(i, "continuity.mode"), "stream needs a block-causal DiT that keeps a KV cache; " +
+                                                              dit.description +
                                                               " attends to the whole clip: choose latent");
   if (r.predecessor >= 0) {
     const ResolvedShot& source = resolved.shots[static_cast<std::size_t>(r.predecessor)];
     if (source.width != r.width || source.height != r.height)
-      problems.error(shotPath(i, "continuity.mode"), "stream continues the frames of shot \"" + source.id + "\" and needs its size (" +
-                                                         std::to_string(source.width) + "x" + std::to_string(source.height) +
+      problems.error(shotPath(i, "continuity.mode"), "stream continues the frames of shot \"" + source.id +
+                                                         "\" and needs its size (" + std::to_string(source.width) +
+                                                         "x" + std::to_string(source.height) +
                                                          "); choose latent to change the size at this cut");
   }
   const std::int64_t chunk = dit.causalBlockSize;
@@ -108,7 +118,8 @@ void checkStream(const Shot& shot, const ResolvedShot& r, const ResolvedSequence
   if (generated >= 1 && generated % chunk == 0) return;
   const std::int64_t low = std::max<std::int64_t>(1, generated / chunk) * chunk + (continues ? 1 : 0);
   const FrameGeometry& g = resolved.geometry;
-  problems.error(shotPath(i, "frames"), std::to_string(shot.frames) + " frames give " + std::to_string(generated) + " new latent frames" +
+  problems.error(shotPath(i, "frames"), std::to_string(shot.frames) + " frames give " + std::to_string(generated) +
+                                            " new latent frames" +
                                             (continues ? " (the first frame repeats the previous shot's last)" : "") +
                                             ", not whole chunks of " + std::to_string(chunk) + ": try " +
                                             std::to_string(g.pixelFrames(static_cast<int>(low))) + " or " +
@@ -121,12 +132,14 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
   const ContinuityModeTraits& mode = traitsOf(shot.continuity.mode);
   const bool handedOff = mode.handoff && r.predecessor >= 0;
   const bool imageToVideo = resolved.models.dit.imageConditionChannels > 0;
-  if (mode.readsBlend && !shot.continuity.fallbackImage.empty()) r.fallbackImage = documentFile(context, shot.continuity.fallbackImage);
+  if (mode.readsBlend && !shot.continuity.fallbackImage.empty())
+    r.fallbackImage = documentFile(context, shot.continuity.fallbackImage);
   if (!shot.startImage.empty() && (imageToVideo || !handedOff)) r.startImage = documentFile(context, shot.startImage);
   if (!shot.startImage.empty() && handedOff && !imageToVideo)
     problems.warning(shotPath(r.index, "start_image"), "is not used: the shot continues shot \"" +
-                                                           resolved.shots[static_cast<std::size_t>(r.predecessor)].id + "\" (continuity " +
-                                                           toString(shot.continuity.mode) + "); set continuity to none to start from the picture");
+                                                           resolved.shots[static_cast<std::size_t>(r.predecessor)].id +
+                                                           "\" (continuity " + toString(shot.continuity.mode) +
+                                                           "); set continuity to none to start from the picture");
   if (!imageToVideo) return;
   if (!r.startImage.empty()) {
     r.imageCondition = "start_image";
@@ -137,9 +150,10 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
                            ? "handed_latent"
                            : "previous_last_frame";
   } else if (shot.enabled) {
-    problems.error(shotPath(r.index, "start_image"), resolved.models.dit.description +
-                                                         " is an image-to-video model: give the shot a start image or continue it "
-                                                         "from the shot before");
+    problems.error(shotPath(r.index, "start_image"),
+                   resolved.models.dit.description +
+                       " is an image-to-video model: give the shot a start image or continue it "
+                       "from the shot before");
   }
 }
 
@@ -148,11 +162,13 @@ void checkFewStepUse(const Shot& shot, const ResolvedShot& r, Problems& problems
   if (!r.fewStep || !shot.enabled) return;
   const std::string from = shot.fewStep ? shotPath(r.index, "few_step") : std::string("sampler.few_step");
   const std::string count = std::to_string(r.steps);
-  if (shot.steps) problems.warning(shotPath(r.index, "steps"), "is not used: " + from + " gives the shot " + count + " steps");
+  if (shot.steps)
+    problems.warning(shotPath(r.index, "steps"), "is not used: " + from + " gives the shot " + count + " steps");
   if (r.guidance != 1.0)
     problems.warning(shot.guidance ? shotPath(r.index, "guidance") : std::string("sampler.guidance"),
-                     number(r.guidance) + " with " + from + ": distilled models are sampled at guidance 1 (no unconditional pass); "
-                     "this one runs both passes every step");
+                     number(r.guidance) + " with " + from +
+                         ": distilled models are sampled at guidance 1 (no unconditional pass); "
+                         "this one runs both passes every step");
 }
 
 }  // namespace
@@ -162,7 +178,8 @@ std::filesystem::path documentFile(const ResolveContext& context, const std::str
   return path.is_absolute() || context.sequenceDirectory.empty() ? path : context.sequenceDirectory / path;
 }
 
-ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSetFacts& models, const ResolveContext& context) {
+ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSetFacts& models,
+                                 const ResolveContext& context) {
   ResolvedSequence resolved;
   resolved.models = models;
   resolved.geometry = geometryOf(models);
@@ -196,17 +213,20 @@ ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSe
     r.latentChannels = static_cast<int>(models.dit.latentChannels);
     r.settings = shot.continuity;
     const ContinuityModeTraits& mode = traitsOf(shot.continuity.mode);
-    if (const auto source = lastByTag.find(shot.continuity.tag); mode.handoff && source != lastByTag.end()) r.predecessor = source->second;
+    if (const auto source = lastByTag.find(shot.continuity.tag); mode.handoff && source != lastByTag.end())
+      r.predecessor = source->second;
     r.neighbour = lastEnabled;
     if (shot.continuity.anchorColour) r.anchor = firstEnabled;
     if (r.predecessor >= 0) r.continuity = continuityGeometry(shot.continuity);
     r.sampledLatentFrames = r.latentFrames + r.continuity.extraLatents;
-    r.outputFrames = shot.frames - (shot.continuity.mode == ContinuityMode::LatentOverlap && r.predecessor >= 0 ? 1 : 0);
+    r.outputFrames =
+        shot.frames - (shot.continuity.mode == ContinuityMode::LatentOverlap && r.predecessor >= 0 ? 1 : 0);
     resolveSampling(sequence, shot, r, resolved);
     if (r.sampling == SamplingKind::KvStream)
-      for (int j = r.predecessor; j >= 0; j = resolved.shots[static_cast<std::size_t>(j)].sampling == SamplingKind::KvStream
-                                                  ? resolved.shots[static_cast<std::size_t>(j)].predecessor
-                                                  : -1)
+      for (int j = r.predecessor; j >= 0;
+           j = resolved.shots[static_cast<std::size_t>(j)].sampling == SamplingKind::KvStream
+                   ? resolved.shots[static_cast<std::size_t>(j)].predecessor
+                   : -1)
         r.streamChain.insert(r.streamChain.begin(), j);
     if (resolved.twoExperts) r.experts = resolveExperts(sequence, r, resolved);
     r.cache = resolveStepCache(sequence, r, resolved, context, problems);
@@ -238,12 +258,15 @@ ResolvedSequence resolveSequence(const Sequence& sequence, const ResolveContext&
   const bool named = std::any_of(resolved.problems.begin(), resolved.problems.end(),
                                  [](const Diagnostic& d) { return d.isError() && d.path.starts_with("model"); });
   if (!named) {
-    const auto severity = lookup.missing && !context.missingFilesAreErrors ? Diagnostic::Severity::Warning : Diagnostic::Severity::Error;
+    const auto severity =
+        lookup.missing && !context.missingFilesAreErrors ? Diagnostic::Severity::Warning : Diagnostic::Severity::Error;
     resolved.problems.insert(resolved.problems.begin(), {severity, lookup.field, lookup.problem});
   }
   return resolved;
 }
 
-Diagnostics validate(const Sequence& sequence, const ResolveContext& context) { return resolveSequence(sequence, context).problems; }
+Diagnostics validate(const Sequence& sequence, const ResolveContext& context) {
+  return resolveSequence(sequence, context).problems;
+}
 
 }  // namespace shotchain::resolve

@@ -20,7 +20,8 @@ struct ResolveContext {
 // problem names the field and the shots are checked against the registry's default family.
 ResolvedSequence resolveSequence(const Sequence& sequence, const ResolveContext& context);
 // The same with the model set's facts at hand.
-ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSetFacts& models, const ResolveContext& context);
+ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSetFacts& models,
+                                 const ResolveContext& context);
 
 // Every problem of the document with its model set: resolveSequence(…).problems.
 Diagnostics validate(const Sequence& sequence, const ResolveContext& context);

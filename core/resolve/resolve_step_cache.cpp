@@ -9,11 +9,13 @@ namespace shotchain::resolve {
 namespace {
 
 // Why a policy with `limits` does not run for this shot, or "" when it does.
-std::string offReason(unsigned limits, const ResolvedShot& shot, const ResolvedSequence& resolved, const ResolveContext& context) {
+std::string offReason(unsigned limits, const ResolvedShot& shot, const ResolvedSequence& resolved,
+                      const ResolveContext& context) {
   if ((limits & kCacheNotWithStream) && shot.sampling == SamplingKind::KvStream)
     return "stream shots sample a few steps per chunk over a KV cache; not applied";
   if ((limits & kCacheNotWithTwoExperts) && resolved.twoExperts)
-    return "two experts (model.dit_high_noise) switch within the shot, and one expert's residual says nothing of the other's; not applied";
+    return "two experts (model.dit_high_noise) switch within the shot, and one expert's residual says nothing of the "
+           "other's; not applied";
   if ((limits & kCacheNotWithFewStep) && shot.fewStep)
     return "a few-step schedule computes every one of its " + std::to_string(shot.steps) + " steps; not applied";
   if ((limits & kCacheNotWithStagger) && shot.sampling == SamplingKind::PerFrame && shot.arStep != 0)
@@ -33,7 +35,8 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
   ResolvedStepCache cache;
   cache.policy = settings.policy;
   cache.field = document.cache ? shotPath(shot.index, "cache") : std::string("sampler.cache");
-  constexpr unsigned kEveryLimit = kCacheNotWithStream | kCacheNotWithFewStep | kCacheNotWithTwoExperts | kCacheNotWithStagger | kCacheNotOverRanks;
+  constexpr unsigned kEveryLimit =
+      kCacheNotWithStream | kCacheNotWithFewStep | kCacheNotWithTwoExperts | kCacheNotWithStagger | kCacheNotOverRanks;
   cache.limit = offReason(kEveryLimit, shot, resolved, context);
   if (settings.policy == StepCachePolicy::Off) return cache;
   cache.threshold = settings.threshold.value_or(traits.defaultThreshold);
@@ -41,7 +44,8 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
   const auto off = [&](std::string why) {
     cache.off = std::move(why);
     if (document.enabled)
-      problems.warning(cache.field + ".policy", std::string("step cache ") + traits.name + " is off for this shot: " + cache.off);
+      problems.warning(cache.field + ".policy",
+                       std::string("step cache ") + traits.name + " is off for this shot: " + cache.off);
     return cache;
   };
   if (std::string why = offReason(traits.cannotRunWith, shot, resolved, context); !why.empty()) return off(why);
@@ -58,9 +62,12 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
       const sampling::CacheCalibration calibration = sampling::readCacheCalibration(cache.calibration);
       cache.magCacheRatios = calibration.magCacheRatios;
       cache.teaCacheCoefficients = calibration.teaCacheCoefficients;
-      cache.source = "calibration " + cache.calibration.filename().string() + " (" + std::to_string(calibration.steps) + " steps)";
-      if (!calibration.model.empty() && !resolved.models.assumed && calibration.model != dit.description && document.enabled)
-        problems.warning(cache.field + ".calibration", "was measured on " + calibration.model + ", not on this model (" + dit.description + ")");
+      cache.source =
+          "calibration " + cache.calibration.filename().string() + " (" + std::to_string(calibration.steps) + " steps)";
+      if (!calibration.model.empty() && !resolved.models.assumed && calibration.model != dit.description &&
+          document.enabled)
+        problems.warning(cache.field + ".calibration",
+                         "was measured on " + calibration.model + ", not on this model (" + dit.description + ")");
     } catch (const std::exception& e) {
       problems.error(cache.field + ".calibration", e.what());
       return off(settings.calibration + " cannot be read");
@@ -68,7 +75,8 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
     if (traits.calibration == CalibrationNeed::Required && cache.magCacheRatios.empty())
       return off(settings.calibration + " holds no magcache_ratios");
   } else if (traits.calibration != CalibrationNeed::Online) {
-    const models::PublishedCacheTable* table = dit.knowledge ? models::publishedCacheTable(*dit.knowledge, dit.variant) : nullptr;
+    const models::PublishedCacheTable* table =
+        dit.knowledge ? models::publishedCacheTable(*dit.knowledge, dit.variant) : nullptr;
     if (table) {
       cache.magCacheRatios.assign(table->magCacheRatios.begin(), table->magCacheRatios.end());
       cache.teaCacheCoefficients.assign(table->teaCacheCoefficients.begin(), table->teaCacheCoefficients.end());
@@ -82,7 +90,8 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
   } else {
     cache.source = traits.onlineSource;
     if (!settings.calibration.empty() && document.enabled)
-      problems.warning(cache.field + ".calibration", std::string("is not read by ") + traits.name + " (it measures its numbers online)");
+      problems.warning(cache.field + ".calibration",
+                       std::string("is not read by ") + traits.name + " (it measures its numbers online)");
   }
   cache.applies = true;
   cache.residualTensors = traits.residualTensors;

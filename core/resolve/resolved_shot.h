@@ -47,9 +47,9 @@ struct ResolvedLora {
   std::filesystem::path path;  // resolved against the sequence's folder
   double strength = 1.0;
   LoraExpert expert = LoraExpert::Both;
-  bool present = false;                // a regular file is there
-  std::string fingerprint;             // its header's digest (what the shot key holds); "missing:<file>" when not there
-  std::uint64_t patchedElements = 0;   // elements of the weights it patches, from its header (0: unreadable)
+  bool present = false;               // a regular file is there
+  std::string fingerprint;            // its header's digest (what the shot key holds); "missing:<file>" when not there
+  std::uint64_t patchedElements = 0;  // elements of the weights it patches, from its header (0: unreadable)
 };
 
 // A shot's step cache: what the document asks and whether it runs.
@@ -61,22 +61,22 @@ struct ResolvedStepCache {
   std::filesystem::path calibration;              // a calibrate-cache file (resolved), empty: none
   bool applies = false;                           // it runs for this shot
   std::string off;                                // why it does not, when a policy was asked
-  std::string limit;                              // why no step cache could run for this shot, whatever the policy ("" none)
-  std::string source;                             // where its numbers come from ("published: wan2.1-t2v-1.3b", a file, "online: …")
-  std::vector<double> teaCacheCoefficients;       // published for the DiT's variant (empty: none)
+  std::string limit;   // why no step cache could run for this shot, whatever the policy ("" none)
+  std::string source;  // where its numbers come from ("published: wan2.1-t2v-1.3b", a file, "online: …")
+  std::vector<double> teaCacheCoefficients;  // published for the DiT's variant (empty: none)
   std::vector<double> magCacheRatios;
   int residualTensors = 0;  // float32 [tokens, hidden] tensors kept per guidance branch while it runs (the plan's)
 };
 
 // Two experts (model.dit_high_noise): where the shot switches and what each runs at.
 struct ResolvedExperts {
-  double fraction = 0;           // the switch as a fraction of the 1000 training timesteps: the document's, else the family's
-  double boundary = 0;           // … in model timesteps (1000 · fraction)
-  bool familyBoundary = true;    // the fraction is the family's (the document gives none)
-  double highGuidance = 5.0;     // the high-noise expert's guidance
-  int switchStep = -1;           // the shot's switch_step (−1: the boundary decides)
-  std::vector<int> runs;         // the experts over the steps in order, 1 high noise, 0 low noise ({1, 0})
-  int highSteps = 0;             // steps the high-noise expert runs (export's split)
+  double fraction = 0;  // the switch as a fraction of the 1000 training timesteps: the document's, else the family's
+  double boundary = 0;  // … in model timesteps (1000 · fraction)
+  bool familyBoundary = true;  // the fraction is the family's (the document gives none)
+  double highGuidance = 5.0;   // the high-noise expert's guidance
+  int switchStep = -1;         // the shot's switch_step (−1: the boundary decides)
+  std::vector<int> runs;       // the experts over the steps in order, 1 high noise, 0 low noise ({1, 0})
+  int highSteps = 0;           // steps the high-noise expert runs (export's split)
 };
 
 struct ResolvedShot {
@@ -93,7 +93,7 @@ struct ResolvedShot {
   int frames = 17, width = 832, height = 480;
 
   // Latent geometry (the family's factors).
-  int latentFrames = 0;      // of its own frames
+  int latentFrames = 0;  // of its own frames
   int latentWidth = 0, latentHeight = 0;
   int latentChannels = 16;
   ContinuityGeometry continuity;  // of its mode, with a predecessor (all zero without one)
@@ -109,24 +109,26 @@ struct ResolvedShot {
   int branches = 2;  // guidance branches per step (1 at guidance 1)
   std::optional<FewStepSettings> fewStep;
   std::optional<ResolvedExperts> experts;
-  bool cleanPrefix = false;  // handed or start-image latents held clean at timestep 0 (one schedule, a model trained for it)
-  int conditionNoise = 0;    // PerFrame: the handed latents' timestep (SkyReels' addnoise_condition)
-  int arStep = 0;            // PerFrame: frames staggered by this many iterations
-  int causalBlockSize = 1;   // PerFrame: frames sharing one timestep
+  bool cleanPrefix =
+      false;  // handed or start-image latents held clean at timestep 0 (one schedule, a model trained for it)
+  int conditionNoise = 0;   // PerFrame: the handed latents' timestep (SkyReels' addnoise_condition)
+  int arStep = 0;           // PerFrame: frames staggered by this many iterations
+  int causalBlockSize = 1;  // PerFrame: frames sharing one timestep
   ResolvedStepCache cache;
   std::vector<ResolvedLora> loras;  // the shot's, else the sequence's
   bool ownLoras = false;            // the list is the shot's own
 
   // Continuity.
-  Continuity settings;        // as the shot writes them (mode, tag, k, ratio, …)
-  int predecessor = -1;       // the enabled shot before it that writes its tag and that it hands off from (−1: none)
-  int neighbour = -1;         // the enabled shot just before it (−1: none)
-  int anchor = -1;            // anchor_colour: the first enabled shot (−1: none)
+  Continuity settings;   // as the shot writes them (mode, tag, k, ratio, …)
+  int predecessor = -1;  // the enabled shot before it that writes its tag and that it hands off from (−1: none)
+  int neighbour = -1;    // the enabled shot just before it (−1: none)
+  int anchor = -1;       // anchor_colour: the first enabled shot (−1: none)
   std::vector<int> streamChain;  // KvStream: the shots whose latents its cache holds, oldest first
   bool recache = true;
 
   // Pictures.
-  std::filesystem::path startImage;     // held as its first latent (or y of an image-to-video model); empty: none or unused
+  std::filesystem::path
+      startImage;  // held as its first latent (or y of an image-to-video model); empty: none or unused
   std::filesystem::path fallbackImage;  // blend's (resolved); empty: none
   // Image-to-video: where its image will come from ("start_image", "handed_latent", "previous_last_frame"; "" not I2V).
   std::string imageCondition;
@@ -138,8 +140,8 @@ struct ResolvedSequence {
   bool twoExperts = false;
   double fps = 16.0;
   int streamWindow = kDefaultStreamWindow;  // latent frames a stream chunk attends to besides its sink
-  std::vector<ResolvedShot> shots;  // one per shot of the document, disabled ones included
-  Diagnostics problems;             // what the document and its model set break; an error refuses a render
+  std::vector<ResolvedShot> shots;          // one per shot of the document, disabled ones included
+  Diagnostics problems;                     // what the document and its model set break; an error refuses a render
   bool ok() const { return !hasErrors(problems); }
 };
 

@@ -19,8 +19,10 @@ class Problems {
   }
   // A file that is not there: an error for a render, a warning while editing.
   void missing(const ResolveContext& context, std::string path, std::string message) {
-    if (context.missingFilesAreErrors) error(std::move(path), std::move(message));
-    else warning(std::move(path), std::move(message));
+    if (context.missingFilesAreErrors)
+      error(std::move(path), std::move(message));
+    else
+      warning(std::move(path), std::move(message));
   }
 
  private:
@@ -36,7 +38,7 @@ ResolvedStepCache resolveStepCache(const Sequence& sequence, const ResolvedShot&
 // Two experts: the switch and the expert runs over the shot's schedule.
 ResolvedExperts resolveExperts(const Sequence& sequence, const ResolvedShot& shot, const ResolvedSequence& resolved);
 // The shot's LoRAs (its own list, else the sequence's) with their files' headers read.
-void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSequence& resolved, const ResolveContext& context,
-                  Problems& problems);
+void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSequence& resolved,
+                  const ResolveContext& context, Problems& problems);
 
 }  // namespace shotchain::resolve

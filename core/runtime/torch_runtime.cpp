@@ -19,7 +19,6 @@ void relaunchWithPassiveOpenMp(char** argv) {
   ::execv("/proc/self/exe", argv);  // returns only on failure: then run on with the default policy
 }
 
-
 RuntimeInfo initTorchRuntime() {
   RuntimeInfo info;
   // Ranks that share a machine (LOCAL_WORLD_SIZE, as torchrun and `--ranks` set it) share its cores.
@@ -32,8 +31,7 @@ RuntimeInfo initTorchRuntime() {
   info.cudaBuild = cudaBuild();
   const CudaDeviceInfo cuda = describeCudaDevice();
   info.cudaAvailable = cuda.available;
-  info.device = cuda.available ? cuda.description
-                               : "CPU (" + std::to_string(info.intraOpThreads) + " threads)";
+  info.device = cuda.available ? cuda.description : "CPU (" + std::to_string(info.intraOpThreads) + " threads)";
   return info;
 }
 

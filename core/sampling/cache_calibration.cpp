@@ -51,7 +51,8 @@ std::vector<double> numbers(const std::filesystem::path& path, const nlohmann::j
   const auto it = root.find(key);
   if (it == root.end()) return {};
   if (!it->is_array()) refuse(path, key, "must be an array of numbers");
-  if (it->size() > maxEntries) refuse(path, key, std::to_string(it->size()) + " entries; at most " + std::to_string(maxEntries));
+  if (it->size() > maxEntries)
+    refuse(path, key, std::to_string(it->size()) + " entries; at most " + std::to_string(maxEntries));
   std::vector<double> out;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const nlohmann::json& v = (*it)[i];
@@ -64,7 +65,8 @@ std::vector<double> numbers(const std::filesystem::path& path, const nlohmann::j
 
 }  // namespace
 
-CacheCalibration fitCacheCalibration(const std::vector<const StepCache*>& runs, const std::string& model, double shift) {
+CacheCalibration fitCacheCalibration(const std::vector<const StepCache*>& runs, const std::string& model,
+                                     double shift) {
   if (runs.empty()) throw std::invalid_argument("calibrate-cache: no shot was sampled");
   CacheCalibration out;
   out.model = model;
@@ -75,7 +77,8 @@ CacheCalibration fitCacheCalibration(const std::vector<const StepCache*>& runs, 
   std::vector<int> counts(sums.size(), 0);
   std::vector<double> xs, ys;
   for (const StepCache* run : runs) {
-    if (run->config().steps != out.steps) throw std::invalid_argument("calibrate-cache: every shot needs the same number of steps");
+    if (run->config().steps != out.steps)
+      throw std::invalid_argument("calibrate-cache: every shot needs the same number of steps");
     for (int b = 0; b < 2; ++b) {
       // A branch that never ran (guidance 1) takes the conditional branch's figures.
       const CalibrationTrace& trace = run->trace(run->trace(b).magnitudeRatio.empty() ? 0 : b);
@@ -114,14 +117,16 @@ CacheCalibration readCacheCalibration(const std::filesystem::path& path) {
   } catch (const io::JsonRefused& refused) {
     refuse(path, refused.problem().path, refused.problem().message);
   }
-  if (!root.is_object()) refuse(path, "", "not a calibration file (a JSON object with \"format\": \"" +
-                                              std::string(kCacheCalibrationFormat) + "\")");
+  if (!root.is_object())
+    refuse(path, "",
+           "not a calibration file (a JSON object with \"format\": \"" + std::string(kCacheCalibrationFormat) + "\")");
   const auto format = root.find("format");
   if (format == root.end() || !format->is_string() || format->get<std::string>() != kCacheCalibrationFormat)
-    refuse(path, "format", std::string("must be \"") + kCacheCalibrationFormat + "\" (write it with shotchain calibrate-cache)");
+    refuse(path, "format",
+           std::string("must be \"") + kCacheCalibrationFormat + "\" (write it with shotchain calibrate-cache)");
   for (auto it = root.begin(); it != root.end(); ++it)
-    if (it.key() != "format" && it.key() != "model" && it.key() != "steps" && it.key() != "shift" && it.key() != "shots" &&
-        it.key() != "magcache_ratios" && it.key() != "teacache_coefficients")
+    if (it.key() != "format" && it.key() != "model" && it.key() != "steps" && it.key() != "shift" &&
+        it.key() != "shots" && it.key() != "magcache_ratios" && it.key() != "teacache_coefficients")
       refuse(path, it.key(), "is not a field of a calibration file");
   CacheCalibration c;
   if (const auto m = root.find("model"); m != root.end()) {
@@ -143,8 +148,9 @@ CacheCalibration readCacheCalibration(const std::filesystem::path& path) {
   }
   c.magCacheRatios = numbers(path, root, "magcache_ratios", 2 * kMaxCalibrationSteps);
   if (!c.magCacheRatios.empty() && c.magCacheRatios.size() != static_cast<std::size_t>(2 * c.steps))
-    refuse(path, "magcache_ratios", std::to_string(c.magCacheRatios.size()) + " entries; " + std::to_string(2 * c.steps) +
-                                        " expected (conditional and unconditional for each of " + std::to_string(c.steps) + " steps)");
+    refuse(path, "magcache_ratios",
+           std::to_string(c.magCacheRatios.size()) + " entries; " + std::to_string(2 * c.steps) +
+               " expected (conditional and unconditional for each of " + std::to_string(c.steps) + " steps)");
   for (std::size_t i = 0; i < c.magCacheRatios.size(); ++i)
     if (c.magCacheRatios[i] <= 0)
       refuse(path, "magcache_ratios[" + std::to_string(i) + "]", "must be greater than 0 (a ratio of magnitudes)");

@@ -15,9 +15,9 @@ struct CacheCalibration {
   std::string model;  // VideoDiffusionModel::family() of the model it was measured on
   int steps = 0;
   double shift = 0;
-  int shots = 0;                              // shots it was averaged over
-  std::vector<double> magCacheRatios;         // interleaved (conditional, unconditional), 2·steps entries
-  std::vector<double> teaCacheCoefficients;   // highest power first
+  int shots = 0;                             // shots it was averaged over
+  std::vector<double> magCacheRatios;        // interleaved (conditional, unconditional), 2·steps entries
+  std::vector<double> teaCacheCoefficients;  // highest power first
 };
 
 inline constexpr const char* kCacheCalibrationFormat = "shotchain.cache-calibration/1";

@@ -40,19 +40,22 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
   request.readyFrames = ready;
   request.causalBlockSize = df.causalBlockSize;
   if (frames % request.causalBlockSize != 0)
-    throw std::invalid_argument("diffusion forcing: " + std::to_string(frames) + " latent frames are not whole causal blocks of " +
+    throw std::invalid_argument("diffusion forcing: " + std::to_string(frames) +
+                                " latent frames are not whole causal blocks of " +
                                 std::to_string(request.causalBlockSize));
   const TimestepMatrix matrix = diffusionForcingMatrix(schedule.timesteps, request);
   StepCache* const cache = options.stepCache;
   if (cache) {
     bool oneSchedule = matrix.rows() == schedule.steps();
-    for (const auto& interval : matrix.validInterval) oneSchedule = oneSchedule && interval == matrix.validInterval.front();
+    for (const auto& interval : matrix.validInterval)
+      oneSchedule = oneSchedule && interval == matrix.validInterval.front();
     if (!oneSchedule) throw std::invalid_argument("a step cache needs the frames on one schedule (ar_step 0)");
   }
 
   at::Tensor x = startingSample(latentShape, options, initialLatent);
   if (ready > 0) {
-    if (df.prefix.size(0) != latentShape[0] || df.prefix.size(2) != latentShape[2] || df.prefix.size(3) != latentShape[3])
+    if (df.prefix.size(0) != latentShape[0] || df.prefix.size(2) != latentShape[2] ||
+        df.prefix.size(3) != latentShape[3])
       throw std::invalid_argument("diffusion forcing: the prefix does not have the latent's channels and size");
     x.narrow(1, 0, ready).copy_(df.prefix);
   }
@@ -84,7 +87,8 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
       const double factor = 0.001 * df.conditionNoise;
       input = input.clone();
       at::Tensor held = input.narrow(1, 0, ready - first);
-      const at::Tensor eps = at::randn(held.sizes(), conditionGenerator, at::TensorOptions().dtype(at::kFloat)).to(held.device());
+      const at::Tensor eps =
+          at::randn(held.sizes(), conditionGenerator, at::TensorOptions().dtype(at::kFloat)).to(held.device());
       held.copy_(held * (1.0 - factor) + eps * factor);
       std::fill(steps.begin(), steps.begin() + (ready - first), df.conditionNoise);
     }
@@ -113,7 +117,8 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
       std::int64_t leastAdvanced = schedule.steps();
       for (std::int64_t f = ready; f < frames; ++f)
         leastAdvanced = std::min(leastAdvanced, matrix.at(matrix.stepIndex, i, f));
-      const float sigma = schedule.sigmas[static_cast<std::size_t>(std::clamp<std::int64_t>(leastAdvanced, 0, schedule.steps()))];
+      const float sigma =
+          schedule.sigmas[static_cast<std::size_t>(std::clamp<std::int64_t>(leastAdvanced, 0, schedule.steps()))];
       const StepEvent event{i, rows, sigma, largestTimestep, x, denoised, seconds};
       if (!onStep(event)) {
         result.cancelled = i + 1 < rows;

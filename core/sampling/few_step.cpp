@@ -15,8 +15,8 @@ FewStepSchedule warpedDenoisingSteps(const std::vector<int>& steps, double shift
     if (steps[i] < 1 || steps[i] > 1000)
       throw std::invalid_argument("few-step sampling: step " + std::to_string(steps[i]) + " is outside 1..1000");
     if (i > 0 && steps[i] >= steps[i - 1])
-      throw std::invalid_argument("few-step sampling: the steps must descend (" + std::to_string(steps[i - 1]) + " then " +
-                                  std::to_string(steps[i]) + ")");
+      throw std::invalid_argument("few-step sampling: the steps must descend (" + std::to_string(steps[i - 1]) +
+                                  " then " + std::to_string(steps[i]) + ")");
   }
   const at::Tensor s = at::linspace(1.0, 0.0, 1001, at::TensorOptions().dtype(at::kFloat)).narrow(0, 0, 1000);
   const at::Tensor sigmas = s * static_cast<float>(shift) / (1 + (static_cast<float>(shift) - 1) * s);
@@ -48,7 +48,10 @@ namespace {
 class FewStepSolver final : public FlowSolver {
  public:
   FewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed)
-      : FlowSolver(widenSigmas(sigmas)), kind_(kind), sigmas32_(sigmas), noise_(at::make_generator<at::CPUGeneratorImpl>(noiseSeed)) {}
+      : FlowSolver(widenSigmas(sigmas)),
+        kind_(kind),
+        sigmas32_(sigmas),
+        noise_(at::make_generator<at::CPUGeneratorImpl>(noiseSeed)) {}
 
   at::Tensor step(int i, const at::Tensor& sample, const at::Tensor& velocity) override {
     checkStep(i);
@@ -69,12 +72,14 @@ class FewStepSolver final : public FlowSolver {
 
 }  // namespace
 
-std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed) {
+std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas,
+                                              std::uint64_t noiseSeed) {
   return std::make_unique<FewStepSolver>(kind, sigmas, noiseSeed);
 }
 
-SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape, const at::Tensor& context,
-                           const FewStepOptions& options, const StepCallback& onStep, const std::atomic<bool>* cancel) {
+SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
+                           const at::Tensor& context, const FewStepOptions& options, const StepCallback& onStep,
+                           const std::atomic<bool>* cancel) {
   SamplerOptions sampler;
   sampler.fewStep = FewStepSampling{options.steps, options.update};
   sampler.shift = options.shift;

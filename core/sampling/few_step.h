@@ -6,8 +6,8 @@
 // utils/scheduler.py FlowMatchScheduler with sigma_min 0 and extra_one_step, model/base.py's
 // warp_denoising_step), and sampled without guidance with the update it was distilled for.
 #include <atomic>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -29,7 +29,8 @@ struct FewStepOptions {
   std::vector<int> steps{1000, 750, 500, 250};
   double shift = 5.0;
   FewStepUpdate update = FewStepUpdate::Euler;
-  std::uint64_t seed = 0;  // the starting noise (sampling/sampler.h seededNoise) and, for Renoise, the fresh noise after it
+  std::uint64_t seed =
+      0;  // the starting noise (sampling/sampler.h seededNoise) and, for Renoise, the fresh noise after it
   c10::Device device = c10::kCPU;
 };
 
@@ -39,11 +40,12 @@ FlowSchedule fewStepFlowSchedule(const FewStepSampling& fewStep, double shift);
 // The update of `kind` over that schedule's sigmas (float32, as the official code computes them). Step i
 // returns x0 = x − σ_i·v on the last step; before it, x0 + σ_{i+1}·v (Euler) or (1 − σ_{i+1})·x0 +
 // σ_{i+1}·ε with ε standard normal from a CPU generator seeded `noiseSeed` (Renoise).
-std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas, std::uint64_t noiseSeed);
+std::unique_ptr<FlowSolver> makeFewStepSolver(FewStepUpdate kind, const std::vector<float>& sigmas,
+                                              std::uint64_t noiseSeed);
 
 // sampleFlow over SamplerOptions::fewStep at guidance 1: one conditional model call per step (guidance 1: no unconditional pass). onStep as sampleFlow's.
-SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape, const at::Tensor& context,
-                           const FewStepOptions& options, const StepCallback& onStep = {},
+SampleResult sampleFewStep(const Denoiser& denoiser, const std::vector<std::int64_t>& latentShape,
+                           const at::Tensor& context, const FewStepOptions& options, const StepCallback& onStep = {},
                            const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace shotchain::sampling

@@ -18,10 +18,10 @@ enum class ScheduleKind {
 
 // A flow-matching schedule for `steps` model evaluations.
 struct FlowSchedule {
-  std::vector<double> sigmasF64;          // [steps]   σ'_i in float64, before the cast
-  std::vector<float> sigmas;              // [steps+1] float32(σ'_i), then 0 (what solvers use)
-  std::vector<double> timestepsF64;       // [steps]   1000·σ'_i in float64
-  std::vector<std::int64_t> timesteps;    // [steps]   trunc(1000·σ'_i): what the DiT receives
+  std::vector<double> sigmasF64;        // [steps]   σ'_i in float64, before the cast
+  std::vector<float> sigmas;            // [steps+1] float32(σ'_i), then 0 (what solvers use)
+  std::vector<double> timestepsF64;     // [steps]   1000·σ'_i in float64
+  std::vector<std::int64_t> timesteps;  // [steps]   trunc(1000·σ'_i): what the DiT receives
   // A few-step schedule's timesteps as the official code gives them to the model (float32: 937.5);
   // empty: `timesteps`.
   std::vector<float> fractionalTimesteps;

@@ -116,7 +116,7 @@ class UniPCSolver final : public FlowSolver {
     const T h = lambda<T>(i) - lambda<T>(i - 1);
     const T hh = -h;
     const T hPhi1 = std::expm1(hh);
-    const T bH = std::expm1(hh);  // bh2
+    const T bH = std::expm1(hh);   // bh2
     const at::Tensor& m0 = mCur_;  // m_{i−1}
 
     at::Tensor corrRes;

@@ -27,12 +27,15 @@ at::Tensor weightTensor(const LatentRgbFactors& f) {
   return w;
 }
 
-at::Tensor biasTensor(const LatentRgbFactors& f) { return at::tensor(std::vector<float>(f.bias.begin(), f.bias.end())); }
+at::Tensor biasTensor(const LatentRgbFactors& f) {
+  return at::tensor(std::vector<float>(f.bias.begin(), f.bias.end()));
+}
 
 }  // namespace
 
 at::Tensor latentToRgb(const at::Tensor& latent, const LatentRgbFactors& factors) {
-  if (latent.dim() != 4 && latent.dim() != 5) throw std::invalid_argument("latent must be [C, F, H, W] or [B, C, F, H, W]");
+  if (latent.dim() != 4 && latent.dim() != 5)
+    throw std::invalid_argument("latent must be [C, F, H, W] or [B, C, F, H, W]");
   const std::int64_t channelDim = latent.dim() - 4;
   if (latent.size(channelDim) != factors.channels())
     throw std::invalid_argument("latent has " + std::to_string(latent.size(channelDim)) + " channels, factors have " +
@@ -60,12 +63,13 @@ at::Tensor poolVideoToLatentGrid(const at::Tensor& video, int temporalFactor, in
   std::vector<at::Tensor> parts{v.narrow(2, 0, 1)};
   if (frames > 1) {
     const at::Tensor rest = v.narrow(2, 1, frames - 1);
-    parts.push_back(rest.reshape({v.size(0), v.size(1), (frames - 1) / temporalFactor, temporalFactor, height, width})
-                        .mean(3));
+    parts.push_back(
+        rest.reshape({v.size(0), v.size(1), (frames - 1) / temporalFactor, temporalFactor, height, width}).mean(3));
   }
   const at::Tensor temporal = at::cat(parts, 2).to(at::kFloat);
-  const at::Tensor pooled = temporal.reshape({v.size(0), v.size(1), temporal.size(2), height / spatialFactor,
-                                              spatialFactor, width / spatialFactor, spatialFactor})
+  const at::Tensor pooled = temporal
+                                .reshape({v.size(0), v.size(1), temporal.size(2), height / spatialFactor, spatialFactor,
+                                          width / spatialFactor, spatialFactor})
                                 .mean({4, 6});
   return batched ? pooled : pooled.squeeze(0);
 }
@@ -88,12 +92,13 @@ LatentRgbFactors fitLatentRgbFactors(const at::Tensor& latents, const at::Tensor
   const at::Tensor xc = x - xMean, yc = y - yMean;
   const at::Tensor gram = xc.t().mm(xc) + 1e-12 * at::eye(channels, at::kDouble);
   const at::Tensor w = at::linalg_solve(gram, xc.t().mm(yc));  // [C, 3]
-  const at::Tensor b = (yMean - xMean.mm(w)).squeeze(0);      // [3]
+  const at::Tensor b = (yMean - xMean.mm(w)).squeeze(0);       // [3]
   LatentRgbFactors f;
   f.weights.resize(static_cast<std::size_t>(channels));
   auto wa = w.accessor<double, 2>();
   for (std::int64_t c = 0; c < channels; ++c)
-    for (int k = 0; k < 3; ++k) f.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] = static_cast<float>(wa[c][k]);
+    for (int k = 0; k < 3; ++k)
+      f.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] = static_cast<float>(wa[c][k]);
   for (int k = 0; k < 3; ++k) f.bias[static_cast<std::size_t>(k)] = static_cast<float>(b[k].item<double>());
   f.source = "least-squares fit";
   return f;

@@ -17,7 +17,7 @@ namespace shotchain::sampling {
 struct LatentRgbFactors {
   std::vector<std::array<float, 3>> weights;  // [channels][R, G, B]
   std::array<float, 3> bias{0.0f, 0.0f, 0.0f};
-  std::string source;                          // where the numbers come from
+  std::string source;  // where the numbers come from
 
   int channels() const { return static_cast<int>(weights.size()); }
 };

@@ -41,10 +41,13 @@ at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tenso
                   StepCache* cache) {
   const at::Tensor steps = timesteps.to(x.device(), timesteps.is_floating_point() ? at::kFloat : at::kLong);
   const auto rows = [&](std::int64_t n) {
-    return steps.dim() == 0 ? steps.reshape({1}).expand({n}).contiguous() : steps.unsqueeze(0).expand({n, steps.size(0)}).contiguous();
+    return steps.dim() == 0 ? steps.reshape({1}).expand({n}).contiguous()
+                            : steps.unsqueeze(0).expand({n, steps.size(0)}).contiguous();
   };
   // Reference: noise_pred_uncond + guide_scale * (noise_pred_cond - noise_pred_uncond).
-  const auto combine = [&](const at::Tensor& vCond, const at::Tensor& vUncond) { return vUncond + guidance * (vCond - vUncond); };
+  const auto combine = [&](const at::Tensor& vCond, const at::Tensor& vUncond) {
+    return vUncond + guidance * (vCond - vUncond);
+  };
   if (cache && cache->skipsWholeCalls()) {
     cache->beginCall(guidance == 1.0 ? std::vector<int>{0} : std::vector<int>{0, 1});
     if (cache->reuseOutputs(x)) {
@@ -80,9 +83,10 @@ at::Tensor guided(const Denoiser& denoiser, const at::Tensor& x, const at::Tenso
 }  // namespace
 
 at::Tensor guidedVelocity(const Denoiser& denoiser, const at::Tensor& x, std::int64_t timestep,
-                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance,
-                          bool split, StepCache* cache) {
-  return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split, cache);
+                          const at::Tensor& condContext, const at::Tensor& uncondContext, double guidance, bool split,
+                          StepCache* cache) {
+  return guided(denoiser, x, at::scalar_tensor(timestep, at::kLong), condContext, uncondContext, guidance, split,
+                cache);
 }
 
 at::Tensor guidedVelocityAt(const Denoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep,
@@ -136,7 +140,8 @@ FlowSchedule samplingSchedule(const SamplerOptions& options) {
   return flowMatchingSchedule(options.steps, options.shift, options.schedule);
 }
 
-std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule, std::uint64_t noiseSeed) {
+std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule,
+                                           std::uint64_t noiseSeed) {
   if (options.fewStep) return makeFewStepSolver(options.fewStep->update, schedule.sigmas, noiseSeed);
   return makeSolver(options.solver, widenSigmas(schedule.sigmas));
 }
@@ -179,13 +184,15 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
                         const at::Tensor& initialLatent) {
   if (latentShape.size() != 4) throw std::invalid_argument("latent shape must be [C, F, H, W]");
   if (options.perFrame && options.cleanPrefix.defined())
-    throw std::invalid_argument("a clean prefix is for one-schedule sampling, not diffusion forcing (give it as perFrame.prefix)");
+    throw std::invalid_argument(
+        "a clean prefix is for one-schedule sampling, not diffusion forcing (give it as perFrame.prefix)");
   if (options.perFrame && options.fewStep)
     throw std::invalid_argument("a few-step schedule is one schedule for the clip, not diffusion forcing");
   if (options.experts && (options.perFrame || options.stepCache))
     throw std::invalid_argument("two experts are sampled on one schedule for the clip, without a step cache");
   if (options.perFrame)
-    return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel, initialLatent);
+    return sampleDiffusionForcing(denoiser, latentShape, condContext, uncondContext, options, onStep, cancel,
+                                  initialLatent);
   SampleResult result;
   result.schedule = samplingSchedule(options);
   const FlowSchedule& schedule = result.schedule;
@@ -235,8 +242,8 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
     result.stepSeconds.push_back(seconds);
     result.stepsDone = i + 1;
     if (onStep) {
-      const StepEvent event{i, schedule.steps(), schedule.sigmas[k + 1], schedule.timesteps[k], x, solver->denoised(),
-                            seconds};
+      const StepEvent event{
+          i, schedule.steps(), schedule.sigmas[k + 1], schedule.timesteps[k], x, solver->denoised(), seconds};
       if (!onStep(event)) {
         result.cancelled = i + 1 < schedule.steps();
         break;

@@ -59,13 +59,13 @@ at::Tensor guidedVelocityPerFrame(const Denoiser& denoiser, const at::Tensor& x,
                                   bool split = false, StepCache* cache = nullptr);
 
 struct StepEvent {
-  int step = 0;            // 0-based index of the step just taken (an iteration of the matrix, per frame)
-  int steps = 0;           // total steps
-  float sigma = 0;         // sigma of `latent` (σ_{step+1}; 0 after the last step; per frame: the noisiest frame's)
+  int step = 0;               // 0-based index of the step just taken (an iteration of the matrix, per frame)
+  int steps = 0;              // total steps
+  float sigma = 0;            // sigma of `latent` (σ_{step+1}; 0 after the last step; per frame: the noisiest frame's)
   std::int64_t timestep = 0;  // model timestep used by this step (per frame: the largest one updated)
   const at::Tensor& latent;   // the sample after the step [C, F, H, W]
-  const at::Tensor& denoised; // the solver's x₀ prediction at this step (for previews)
-  double seconds = 0;         // wall time of this step (model + solver)
+  const at::Tensor& denoised;  // the solver's x₀ prediction at this step (for previews)
+  double seconds = 0;          // wall time of this step (model + solver)
 };
 // Called after every step; return false to cancel (sampling stops before the next model call).
 using StepCallback = std::function<bool(const StepEvent&)>;
@@ -123,7 +123,7 @@ inline int expertAt(const ExpertSwitch& experts, std::int64_t timestep, int step
 
 struct SamplerOptions {
   int steps = 50;
-  double shift = 5.0;                       // wan21.md §4.4 (reference default)
+  double shift = 5.0;  // wan21.md §4.4 (reference default)
   double guidance = 5.0;
   SolverKind solver = SolverKind::UniPC;
   ScheduleKind schedule = ScheduleKind::UniPC;
@@ -153,7 +153,7 @@ struct SamplerOptions {
 };
 
 struct SampleResult {
-  at::Tensor latent;        // [C, F, H, W] float32 on the device (the last sample reached)
+  at::Tensor latent;  // [C, F, H, W] float32 on the device (the last sample reached)
   bool cancelled = false;
   int stepsDone = 0;
   FlowSchedule schedule;
@@ -178,7 +178,8 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
 // The schedule options ask for: the flow-matching one, or the warped few-step one.
 FlowSchedule samplingSchedule(const SamplerOptions& options);
 // Its solver; `noiseSeed` feeds a few-step re-noise update.
-std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule, std::uint64_t noiseSeed);
+std::unique_ptr<FlowSolver> samplingSolver(const SamplerOptions& options, const FlowSchedule& schedule,
+                                           std::uint64_t noiseSeed);
 // The model's timestep of step i as a 0-d tensor: int64, or float on a few-step schedule.
 at::Tensor modelTimestep(const FlowSchedule& schedule, int i);
 

@@ -19,7 +19,8 @@ double relativeL1(const at::Tensor& a, const at::Tensor& b) {
 
 StepCache::StepCache(StepCacheConfig config) : config_(std::move(config)), branches_(2) {
   if (config_.steps < 1) throw std::invalid_argument("StepCache: a shot of at least one step");
-  if (config_.policy == StepCachePolicy::Off && !config_.record) throw std::invalid_argument("StepCache: a policy, or a calibration run");
+  if (config_.policy == StepCachePolicy::Off && !config_.record)
+    throw std::invalid_argument("StepCache: a policy, or a calibration run");
   if (config_.record) return;
   for (int b = 0; b < 2; ++b) {
     Branch& own = branch(b);
@@ -34,11 +35,13 @@ StepCache::StepCache(StepCacheConfig config) : config_(std::move(config)), branc
         break;
       case StepCachePolicy::EasyCache:
       case StepCachePolicy::FirstBlock:
-      case StepCachePolicy::Off: break;
+      case StepCachePolicy::Off:
+        break;
     }
   }
   if (config_.policy == StepCachePolicy::EasyCache) easy_.emplace(config_.threshold, config_.warmup, config_.steps);
-  if (config_.policy == StepCachePolicy::FirstBlock) firstBlock_.emplace(config_.threshold, config_.warmup, config_.steps);
+  if (config_.policy == StepCachePolicy::FirstBlock)
+    firstBlock_.emplace(config_.threshold, config_.warmup, config_.steps);
 }
 
 void StepCache::beginStep(int step) { step_ = step; }
@@ -90,7 +93,8 @@ bool StepCache::decide(Branch& b, int row, const models::BlockStackProbe& probe)
   if (config_.record) {
     const at::Tensor modulation = probe.modulation[row];
     if (static_cast<int>(b.trace.modulationChange.size()) == step_)
-      b.trace.modulationChange.push_back(b.previousModulation.defined() ? relativeL1(modulation, b.previousModulation) : 0.0);
+      b.trace.modulationChange.push_back(b.previousModulation.defined() ? relativeL1(modulation, b.previousModulation)
+                                                                        : 0.0);
     b.previousModulation = modulation.clone();
     b.pendingInput = probe.input[row];
     return true;
@@ -103,15 +107,18 @@ bool StepCache::decide(Branch& b, int row, const models::BlockStackProbe& probe)
       b.previousModulation = modulation.clone();
       return b.tea->compute(step_, change) || noResidual;
     }
-    case StepCachePolicy::MagCache: return b.mag->compute(step_) || noResidual;
+    case StepCachePolicy::MagCache:
+      return b.mag->compute(step_) || noResidual;
     case StepCachePolicy::FirstBlock: {
       const at::Tensor first = probe.probeResidual[row];
-      const bool compute = !b.lastProbe.defined() || noResidual || firstBlock_->compute(step_, relativeL1(first, b.lastProbe));
+      const bool compute =
+          !b.lastProbe.defined() || noResidual || firstBlock_->compute(step_, relativeL1(first, b.lastProbe));
       if (compute) b.lastProbe = first.clone();
       return compute;
     }
     case StepCachePolicy::EasyCache:  // decided per call in the sampler
-    case StepCachePolicy::Off: return true;
+    case StepCachePolicy::Off:
+      return true;
   }
   return true;
 }

@@ -13,8 +13,8 @@
 #include <ATen/core/Tensor.h>
 
 #include "models/block_cache.h"
-#include "sequence/step_cache_policies.h"
 #include "sampling/step_cache_rules.h"
+#include "sequence/step_cache_policies.h"
 
 namespace shotchain::sampling {
 
@@ -22,7 +22,7 @@ struct StepCacheConfig {
   StepCachePolicy policy = StepCachePolicy::TeaCache;
   double threshold = 0;
   int steps = 0;
-  int warmup = 1;  // first steps always computed (the last one always is)
+  int warmup = 1;                            // first steps always computed (the last one always is)
   std::vector<double> teaCacheCoefficients;  // highest power first; empty: the raw relative L1
   std::vector<double> magCacheRatios;        // interleaved (conditional, unconditional), any length
   // Calibration: every step computed, the figures `calibrate-cache` fits recorded (rule ignored).
@@ -31,9 +31,9 @@ struct StepCacheConfig {
 
 // What a calibration run saw of one branch, step by step (entry 0: step 0, with no step before it).
 struct CalibrationTrace {
-  std::vector<double> magnitudeRatio;      // mean over tokens of |r_s| / |r_{s−1}| (r: the block stack's residual)
-  std::vector<double> modulationChange;    // mean|e0_s − e0_{s−1}| / mean|e0_{s−1}|
-  std::vector<double> outputChange;        // mean|y_s − y_{s−1}| / mean|y_{s−1}| (y: the block stack's output)
+  std::vector<double> magnitudeRatio;    // mean over tokens of |r_s| / |r_{s−1}| (r: the block stack's residual)
+  std::vector<double> modulationChange;  // mean|e0_s − e0_{s−1}| / mean|e0_{s−1}|
+  std::vector<double> outputChange;      // mean|y_s − y_{s−1}| / mean|y_{s−1}| (y: the block stack's output)
 };
 
 class StepCache final : public models::BlockCache {

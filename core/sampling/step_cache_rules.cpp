@@ -22,7 +22,8 @@ std::vector<double> nearestInterpolation(const std::vector<double>& source, int 
   if (length == 1) return {source.back()};
   const double scale = static_cast<double>(source.size() - 1) / (length - 1);
   std::vector<double> out;
-  for (int i = 0; i < length; ++i) out.push_back(source[static_cast<std::size_t>(std::nearbyint(i * scale))]);  // numpy rounds half to even
+  for (int i = 0; i < length; ++i)
+    out.push_back(source[static_cast<std::size_t>(std::nearbyint(i * scale))]);  // numpy rounds half to even
   return out;
 }
 
@@ -65,7 +66,8 @@ bool MagCacheRule::compute(int step) {
   return true;
 }
 
-EasyCacheRule::EasyCacheRule(double threshold, int warmup, int steps) : threshold_(threshold), warmup_(warmup), steps_(steps) {}
+EasyCacheRule::EasyCacheRule(double threshold, int warmup, int steps)
+    : threshold_(threshold), warmup_(warmup), steps_(steps) {}
 
 bool EasyCacheRule::compute(int step, double inputChange, double outputMagnitude) {
   if (alwaysComputed(step, warmup_, steps_)) {
@@ -83,7 +85,8 @@ void EasyCacheRule::computed(std::optional<double> outputChange, std::optional<d
   if (outputChange && inputChange && *inputChange > 0) rate_ = *outputChange / *inputChange;
 }
 
-FirstBlockRule::FirstBlockRule(double threshold, int warmup, int steps) : threshold_(threshold), warmup_(warmup), steps_(steps) {}
+FirstBlockRule::FirstBlockRule(double threshold, int warmup, int steps)
+    : threshold_(threshold), warmup_(warmup), steps_(steps) {}
 
 bool FirstBlockRule::compute(int step, double relativeChange) const {
   return alwaysComputed(step, warmup_, steps_) || !(relativeChange < threshold_);

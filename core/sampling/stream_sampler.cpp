@@ -16,11 +16,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // timestep: 0-d, int64 or (a few-step schedule's) float.
-at::Tensor timestepRows(const at::Tensor& timestep, std::int64_t rows) { return timestep.reshape({1}).expand({rows}).contiguous(); }
+at::Tensor timestepRows(const at::Tensor& timestep, std::int64_t rows) {
+  return timestep.reshape({1}).expand({rows}).contiguous();
+}
 
 // v_uncond + g·(v_cond − v_uncond) of one chunk x [C, c, h, w]; `commit` passes on to every call.
-at::Tensor guidedChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep, const at::Tensor& cond,
-                       const at::Tensor& uncond, double guidance, bool split, bool commit) {
+at::Tensor guidedChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, const at::Tensor& timestep,
+                       const at::Tensor& cond, const at::Tensor& uncond, double guidance, bool split, bool commit) {
   auto single = [&](const at::Tensor& context, std::int64_t branch) {
     return denoiser(x.unsqueeze(0), timestepRows(timestep, 1), context.unsqueeze(0), branch, commit)[0];
   };
@@ -44,7 +46,8 @@ void commitChunk(const ChunkDenoiser& denoiser, const at::Tensor& x, const at::T
 
 }  // namespace
 
-ChunkDenoiser cachedChunkDenoiser(const models::VideoDiffusionModel& model, models::KvCache& cache, std::int64_t fpsIndex) {
+ChunkDenoiser cachedChunkDenoiser(const models::VideoDiffusionModel& model, models::KvCache& cache,
+                                  std::int64_t fpsIndex) {
   return [&model, &cache, fpsIndex](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context,
                                     std::int64_t firstBranch, bool commit) {
     return model.forwardCached(x, t, context, cache, firstBranch, commit, fpsIndex);
@@ -70,7 +73,8 @@ ChunkDenoiser rerunChunkDenoiser(const models::VideoDiffusionModel& model, std::
     const at::Tensor steps = at::cat({at::zeros({batch, held}, rows.options()), rows}, 1);
     const at::Tensor v = model.forwardBatch(clip, steps, context, fpsIndex).narrow(2, held, chunk);
     if (commit)
-      for (std::int64_t b = 0; b < batch; ++b) (*finished)[static_cast<std::size_t>(firstBranch + b)] = clips[static_cast<std::size_t>(b)];
+      for (std::int64_t b = 0; b < batch; ++b)
+        (*finished)[static_cast<std::size_t>(firstBranch + b)] = clips[static_cast<std::size_t>(b)];
     return v;
   };
 }
@@ -102,7 +106,8 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
   const FlowSchedule& schedule = result.schedule;
   const at::Tensor cond = condContext.to(options.device, at::kFloat);
   const at::Tensor uncond = uncondContext.defined() ? uncondContext.to(options.device, at::kFloat) : at::Tensor();
-  if (!uncond.defined() && options.guidance != 1.0) throw std::invalid_argument("guidance needs the negative prompt's context");
+  if (!uncond.defined() && options.guidance != 1.0)
+    throw std::invalid_argument("guidance needs the negative prompt's context");
 
   at::Tensor x = startingSample(latentShape, options, {});
   at::Tensor denoised = x.clone();
@@ -113,7 +118,8 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
     const auto chunkStart = Clock::now();
     const std::int64_t first = chunk * chunkFrames;
     at::Tensor part = x.narrow(1, first, chunkFrames).clone();
-    std::unique_ptr<FlowSolver> solver = samplingSolver(options, schedule, options.seed + 1 + static_cast<std::uint64_t>(chunk));
+    std::unique_ptr<FlowSolver> solver =
+        samplingSolver(options, schedule, options.seed + 1 + static_cast<std::uint64_t>(chunk));
     for (int i = 0; i < steps; ++i) {
       if (cancel != nullptr && cancel->load()) {
         result.cancelled = true;
@@ -124,7 +130,8 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
       const int step = chunk * steps + i;
       const at::Tensor v = velocityWithFallback(
           [&](bool splitCall) {
-            return guidedChunk(denoiser, part, modelTimestep(schedule, i), cond, uncond, options.guidance, splitCall, false);
+            return guidedChunk(denoiser, part, modelTimestep(schedule, i), cond, uncond, options.guidance, splitCall,
+                               false);
           },
           options, step, split, result);
       part = solver->step(i, part, v);
@@ -134,7 +141,8 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
       result.stepSeconds.push_back(seconds);
       result.stepsDone = step + 1;
       if (onStep) {
-        const StepEvent event{step, chunks * steps, schedule.sigmas[k + 1], schedule.timesteps[k], x, denoised, seconds};
+        const StepEvent event{step,     chunks * steps, schedule.sigmas[k + 1], schedule.timesteps[k], x,
+                              denoised, seconds};
         if (!onStep(event)) {
           result.cancelled = step + 1 < chunks * steps;
           break;

@@ -23,7 +23,8 @@ using ChunkDenoiser = std::function<at::Tensor(const at::Tensor& x, const at::Te
                                                std::int64_t firstBranch, bool commit)>;
 
 // The model's forwardCached over `cache` (both must outlive the function).
-ChunkDenoiser cachedChunkDenoiser(const models::VideoDiffusionModel& model, models::KvCache& cache, std::int64_t fpsIndex = 0);
+ChunkDenoiser cachedChunkDenoiser(const models::VideoDiffusionModel& model, models::KvCache& cache,
+                                  std::int64_t fpsIndex = 0);
 // The same chunks without a cache: every call runs the whole block-causal clip so far, the finished
 // frames (kept here) at timestep 0 and the chunk at t, and returns the chunk's part. What streaming
 // replaces, and its reference: equal outputs (up to rounding) at many times the cost.
@@ -38,7 +39,7 @@ void commitLatents(const ChunkDenoiser& denoiser, const at::Tensor& latents, std
                    const at::Tensor& condContext, const at::Tensor& uncondContext, int branches, bool split);
 
 struct ChunkDone {
-  int chunk = 0;   // 0-based
+  int chunk = 0;  // 0-based
   int chunks = 0;
   std::int64_t firstFrame = 0;  // its first latent frame in the shot
   const at::Tensor& latent;     // its final latents [C, c, h, w]
@@ -53,7 +54,7 @@ using ChunkCallback = std::function<bool(const ChunkDone&)>;
 // StepEvent.step counts over all chunks (chunks × steps in all).
 SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::int64_t>& latentShape,
                           std::int64_t chunkFrames, const at::Tensor& condContext, const at::Tensor& uncondContext,
-                          const SamplerOptions& options, const StepCallback& onStep = {}, const ChunkCallback& onChunk = {},
-                          const std::atomic<bool>* cancel = nullptr);
+                          const SamplerOptions& options, const StepCallback& onStep = {},
+                          const ChunkCallback& onChunk = {}, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace shotchain::sampling

@@ -10,8 +10,9 @@ TimestepMatrix diffusionForcingMatrix(const std::vector<std::int64_t>& stepTempl
   if (stepTemplate.empty()) throw std::invalid_argument("diffusion forcing: the schedule has no steps");
   if (r.causalBlockSize < 1) throw std::invalid_argument("diffusion forcing: causal_block_size must be at least 1");
   if (r.frames < 1 || r.baseFrames < 1 || r.arStep < 0 || r.readyFrames < 0 || r.readyFrames > r.frames)
-    throw std::invalid_argument("diffusion forcing: need frames ≥ 1, base_num_frames ≥ 1, ar_step ≥ 0 and "
-                                "0 ≤ ready frames ≤ frames");
+    throw std::invalid_argument(
+        "diffusion forcing: need frames ≥ 1, base_num_frames ≥ 1, ar_step ≥ 0 and "
+        "0 ≤ ready frames ≤ frames");
   const auto steps = static_cast<std::int64_t>(stepTemplate.size());
   const std::int64_t iterations = steps + 1;
   const std::int64_t blocks = r.frames / r.causalBlockSize;

@@ -26,15 +26,16 @@ struct TimestepMatrix {
 };
 
 struct TimestepMatrixRequest {
-  std::int64_t frames = 1;          // latent frames in all, ready prefix included
-  std::int64_t baseFrames = 1;      // the model's window: frames fed at once (a long shot slides through it)
-  std::int64_t arStep = 0;          // 0: synchronous; k: each frame block starts k iterations after the one before
-  std::int64_t readyFrames = 0;     // clean prefix frames (timestep 0, never updated)
-  std::int64_t causalBlockSize = 1; // frames that share one timestep
+  std::int64_t frames = 1;           // latent frames in all, ready prefix included
+  std::int64_t baseFrames = 1;       // the model's window: frames fed at once (a long shot slides through it)
+  std::int64_t arStep = 0;           // 0: synchronous; k: each frame block starts k iterations after the one before
+  std::int64_t readyFrames = 0;      // clean prefix frames (timestep 0, never updated)
+  std::int64_t causalBlockSize = 1;  // frames that share one timestep
 };
 
 // `stepTemplate`: the solver's timesteps, first to last (the schedule's). Throws std::invalid_argument
 // for impossible requests (naming the field), among them an ar_step too small for a long shot's window.
-TimestepMatrix diffusionForcingMatrix(const std::vector<std::int64_t>& stepTemplate, const TimestepMatrixRequest& request);
+TimestepMatrix diffusionForcingMatrix(const std::vector<std::int64_t>& stepTemplate,
+                                      const TimestepMatrixRequest& request);
 
 }  // namespace shotchain::sampling

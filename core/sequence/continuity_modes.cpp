@@ -47,18 +47,18 @@ ContinuityGeometry oneSlot(const Continuity&) {
 //                      handoff lastFrame afterPred overlap prefix blend recache sampling geometry
 constexpr auto kClip = ShotSampling::WholeClip;
 constexpr std::array<ContinuityModeTraits, 6> kModes{{
-    {ContinuityMode::None, "none", "none — a fresh start",
-     false, false, false, false, false, false, false, kClip, none},
-    {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame",
-     true, false, true, false, true, false, false, kClip, latent},
-    {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents",
-     true, true, false, true, false, false, false, kClip, latentOverlap},
-    {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image",
-     true, false, false, false, false, true, false, kClip, oneSlot},
-    {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)",
-     true, true, false, false, false, false, false, kClip, oneSlot},
-    {ContinuityMode::Stream, "stream", "stream — the model's KV cache carries on (block-causal models)",
-     true, false, true, false, false, false, true, ShotSampling::KvStream, stream},
+    {ContinuityMode::None, "none", "none — a fresh start", false, false, false, false, false, false, false, kClip,
+     none},
+    {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame", true, false, true, false, true,
+     false, false, kClip, latent},
+    {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents", true, true, false,
+     true, false, false, false, kClip, latentOverlap},
+    {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image", true, false, false, false, false,
+     true, false, kClip, oneSlot},
+    {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)", true, true, false,
+     false, false, false, false, kClip, oneSlot},
+    {ContinuityMode::Stream, "stream", "stream — the model's KV cache carries on (block-causal models)", true, false,
+     true, false, false, false, true, ShotSampling::KvStream, stream},
 }};
 
 }  // namespace

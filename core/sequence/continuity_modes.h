@@ -25,15 +25,15 @@ enum class ShotSampling { WholeClip, KvStream };
 // here. A new mode is a new row (and its case in continuity/handoff.cpp, which builds it).
 struct ContinuityModeTraits {
   ContinuityMode mode;
-  const char* name;         // the document's spelling
-  const char* description;  // the inspector's line for it
-  bool handoff;             // takes the previous shot's tail through the ring buffer (continuity.tag)
-  bool needsLastFrame;      // its conditioning encodes the previous shot's decoded last frame
+  const char* name;              // the document's spelling
+  const char* description;       // the inspector's line for it
+  bool handoff;                  // takes the previous shot's tail through the ring buffer (continuity.tag)
+  bool needsLastFrame;           // its conditioning encodes the previous shot's decoded last frame
   bool decodesAfterPredecessor;  // its first frames are decoded behind the predecessor's tail latent
-  bool readsOverlap;        // continuity.overlap_latents (k)
-  bool readsPrefix;         // continuity.prefix_frames
-  bool readsBlend;          // continuity.blend_ratio and continuity.fallback_image
-  bool readsRecache;        // continuity.recache (and the sequence's sampler.stream_window)
+  bool readsOverlap;             // continuity.overlap_latents (k)
+  bool readsPrefix;              // continuity.prefix_frames
+  bool readsBlend;               // continuity.blend_ratio and continuity.fallback_image
+  bool readsRecache;             // continuity.recache (and the sequence's sampler.stream_window)
   ShotSampling sampling;
   ContinuityGeometry (*geometry)(const Continuity& continuity);
 };

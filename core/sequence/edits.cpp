@@ -23,8 +23,7 @@ EditResult accepted(Edit inverse) {
 
 std::optional<EditResult> checkIndex(const Sequence& sequence, std::size_t index, std::size_t limit) {
   if (index < limit) return std::nullopt;
-  return refuse(shotPath(index),
-                "no such shot (the sequence has " + std::to_string(sequence.shots.size()) + " shots)");
+  return refuse(shotPath(index), "no such shot (the sequence has " + std::to_string(sequence.shots.size()) + " shots)");
 }
 
 // Errors of `shot` if it were placed at `index`; warnings do not refuse an edit.
@@ -68,8 +67,10 @@ struct Applier {
     auto& shots = sequence.shots;
     const auto from = shots.begin() + static_cast<std::ptrdiff_t>(edit.from);
     const auto to = shots.begin() + static_cast<std::ptrdiff_t>(edit.to);
-    if (edit.from < edit.to) std::rotate(from, from + 1, to + 1);
-    else if (edit.to < edit.from) std::rotate(to, from, from + 1);
+    if (edit.from < edit.to)
+      std::rotate(from, from + 1, to + 1);
+    else if (edit.to < edit.from)
+      std::rotate(to, from, from + 1);
     return accepted(MoveShot{edit.to, edit.from});
   }
 
@@ -163,9 +164,7 @@ std::string describeEdit(const Sequence& sequence, const Edit& edit) {
     std::string operator()(const RemoveShot& e) const { return "Delete " + shotLabel(sequence, e.index); }
     std::string operator()(const MoveShot& e) const { return "Move " + shotLabel(sequence, e.from); }
     std::string operator()(const DuplicateShot& e) const { return "Duplicate " + shotLabel(sequence, e.index); }
-    std::string operator()(const SetShotLength& e) const {
-      return "Change length of " + shotLabel(sequence, e.index);
-    }
+    std::string operator()(const SetShotLength& e) const { return "Change length of " + shotLabel(sequence, e.index); }
     std::string operator()(const SetShot& e) const { return "Edit " + shotLabel(sequence, e.index); }
     std::string operator()(const SetSettings&) const { return "Change sequence settings"; }
     std::string operator()(const SplitShot& e) const { return "Split " + shotLabel(sequence, e.index); }

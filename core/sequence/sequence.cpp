@@ -54,16 +54,16 @@ const char* toString(ResidencyPolicy policy) { return nameOf(policy, kPolicies);
 const char* toString(StepCachePolicy policy) { return traitsOf(policy).name; }
 const char* toString(DistilledUpdate update) { return nameOf(update, kDistilledUpdates); }
 const char* toString(ExpertResidency residency) { return nameOf(residency, kExpertResidencies); }
-std::optional<ExpertResidency> expertResidencyFromString(const std::string& text) { return valueOf(text, kExpertResidencies); }
+std::optional<ExpertResidency> expertResidencyFromString(const std::string& text) {
+  return valueOf(text, kExpertResidencies);
+}
 std::optional<ContinuityMode> continuityModeFromString(const std::string& text) {
   for (const ContinuityModeTraits& traits : continuityModes())
     if (text == traits.name) return traits.mode;
   return std::nullopt;
 }
 std::optional<Solver> solverFromString(const std::string& text) { return valueOf(text, kSolvers); }
-std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text) {
-  return valueOf(text, kPolicies);
-}
+std::optional<ResidencyPolicy> residencyPolicyFromString(const std::string& text) { return valueOf(text, kPolicies); }
 std::optional<StepCachePolicy> stepCachePolicyFromString(const std::string& text) {
   for (const StepCachePolicyTraits& traits : stepCachePolicies())
     if (text == traits.name) return traits.policy;

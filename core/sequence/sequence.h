@@ -113,10 +113,10 @@ struct SamplerDefaults {
 
 struct Continuity {
   ContinuityMode mode = ContinuityMode::None;
-  std::string tag = "main";  // ring-buffer slot this shot reads its handoff from and writes its tail to
-  int overlapLatents = 1;    // k, for latent_overlap
-  double blendRatio = 0.5;   // weight of the handoff against the fallback image, for blend
-  std::string fallbackImage; // relative to the sequence file
+  std::string tag = "main";   // ring-buffer slot this shot reads its handoff from and writes its tail to
+  int overlapLatents = 1;     // k, for latent_overlap
+  double blendRatio = 0.5;    // weight of the handoff against the fallback image, for blend
+  std::string fallbackImage;  // relative to the sequence file
   bool anchorColour = false;  // AdaIN of the shot's latent channel statistics toward shot 1's
   // `latent`: how many tail latents of the previous shot start this one (unset: 1).
   std::optional<int> prefixFrames;
@@ -149,8 +149,8 @@ struct Shot {
   // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
   std::string startImage;
-  std::optional<StepCacheSettings> cache;  // unset: the sequence's sampler.cache
-  std::optional<FewStepSettings> fewStep;  // unset: the sequence's sampler.few_step
+  std::optional<StepCacheSettings> cache;     // unset: the sequence's sampler.cache
+  std::optional<FewStepSettings> fewStep;     // unset: the sequence's sampler.few_step
   std::optional<std::vector<LoraRef>> loras;  // replaces the sequence's `loras` for this shot ([]: none)
   Continuity continuity;
   bool enabled = true;

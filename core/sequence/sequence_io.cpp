@@ -22,15 +22,23 @@ using Json = nlohmann::ordered_json;
 
 const char* typeName(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::number_float: return "a number with a fraction";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::number_float:
+      return "a number with a fraction";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "a whole number";
-    default: return "an unsupported value";
+    case Json::value_t::number_unsigned:
+      return "a whole number";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -52,22 +60,28 @@ class ObjectReader {
 
   void string(const std::string& key, std::string& target, bool required = false) {
     if (const Json* v = find(key, required)) {
-      if (v->is_string()) target = v->get<std::string>();
-      else typeError(key, "a string", *v);
+      if (v->is_string())
+        target = v->get<std::string>();
+      else
+        typeError(key, "a string", *v);
     }
   }
 
   void boolean(const std::string& key, bool& target) {
     if (const Json* v = find(key, false)) {
-      if (v->is_boolean()) target = v->get<bool>();
-      else typeError(key, "true or false", *v);
+      if (v->is_boolean())
+        target = v->get<bool>();
+      else
+        typeError(key, "true or false", *v);
     }
   }
 
   void real(const std::string& key, double& target, bool required = false) {
     if (const Json* v = find(key, required)) {
-      if (v->is_number()) target = v->get<double>();
-      else typeError(key, "a number", *v);
+      if (v->is_number())
+        target = v->get<double>();
+      else
+        typeError(key, "a number", *v);
     }
   }
 
@@ -99,8 +113,10 @@ class ObjectReader {
 
   void optionalBoolean(const std::string& key, std::optional<bool>& target) {
     if (const Json* v = find(key, false)) {
-      if (v->is_boolean()) target = v->get<bool>();
-      else typeError(key, "true or false", *v);
+      if (v->is_boolean())
+        target = v->get<bool>();
+      else
+        typeError(key, "true or false", *v);
     }
   }
 
@@ -115,12 +131,16 @@ class ObjectReader {
 
   void seed(const std::string& key, std::uint64_t& target, bool required) {
     if (const Json* v = find(key, required)) {
-      if (v->is_number_unsigned()) target = v->get<std::uint64_t>();
-      else if (v->is_number_integer()) error(key, v->dump() + " is negative; seeds are 0..18446744073709551615");
+      if (v->is_number_unsigned())
+        target = v->get<std::uint64_t>();
+      else if (v->is_number_integer())
+        error(key, v->dump() + " is negative; seeds are 0..18446744073709551615");
       else if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>())
         error(key, v->dump() + " does not fit in 64 bits (0..18446744073709551615)");
-      else if (v->is_number_float()) error(key, v->dump() + " must be a whole number");
-      else typeError(key, "a whole number", *v);
+      else if (v->is_number_float())
+        error(key, v->dump() + " must be a whole number");
+      else
+        typeError(key, "a whole number", *v);
     }
   }
 
@@ -185,8 +205,10 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
   if (v->is_string()) {
     const std::string text = v->get<std::string>();
     const std::string prefix = "builtin:";
-    if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) model.builtin = text.substr(prefix.size());
-    else root.error("model", "\"" + text + "\" is not a model; use \"builtin:demo\" or an object with folder or files");
+    if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size())
+      model.builtin = text.substr(prefix.size());
+    else
+      root.error("model", "\"" + text + "\" is not a model; use \"builtin:demo\" or an object with folder or files");
     return;
   }
   if (!v->is_object()) {
@@ -207,7 +229,8 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
 std::vector<LoraRef> readLoras(const Json& value, const std::string& path, Diagnostics& out) {
   std::vector<LoraRef> loras;
   if (!value.is_array()) {
-    out.push_back({Diagnostic::Severity::Error, path, std::string("must be a list of {\"file\", \"strength\"}, not ") + typeName(value)});
+    out.push_back({Diagnostic::Severity::Error, path,
+                   std::string("must be a list of {\"file\", \"strength\"}, not ") + typeName(value)});
     return loras;
   }
   for (std::size_t i = 0; i < value.size(); ++i) {
@@ -242,7 +265,8 @@ FewStepSettings readFewStep(const Json& value, const std::string& path, Diagnost
   ObjectReader reader(value, path, out);
   if (const Json* steps = reader.any("steps")) {
     if (!steps->is_array())
-      reader.error("steps", std::string("must be a list of whole numbers such as [1000, 750, 500, 250], not ") + typeName(*steps));
+      reader.error("steps", std::string("must be a list of whole numbers such as [1000, 750, 500, 250], not ") +
+                                typeName(*steps));
     else
       for (std::size_t i = 0; i < steps->size(); ++i) {
         const Json& step = (*steps)[i];
@@ -272,7 +296,8 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.optionalInteger("ar_step", settings.sampler.arStep);
     reader.optionalInteger("stream_window", settings.sampler.streamWindow);
     if (const Json* cache = reader.object("cache")) settings.sampler.cache = readCache(*cache, "sampler.cache", out);
-    if (const Json* fewStep = reader.object("few_step")) settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out);
+    if (const Json* fewStep = reader.object("few_step"))
+      settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out);
     reader.optionalReal("boundary", settings.sampler.boundary);
     reader.optionalReal("guidance_high_noise", settings.sampler.guidanceHighNoise);
     settings.sampler.unknown = reader.unknownFields();
@@ -282,11 +307,14 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.enumeration("policy", settings.policy, &residencyPolicyFromString, "pinned, offload, reload, auto");
     reader.enumeration("experts", settings.experts, &expertResidencyFromString, "auto, resident, swap, reload");
     if (const Json* budget = reader.find("budget", false); budget && !budget->is_null()) {
-      if (budget->is_number_unsigned()) settings.memoryBudgetBytes = budget->get<std::uint64_t>();
+      if (budget->is_number_unsigned())
+        settings.memoryBudgetBytes = budget->get<std::uint64_t>();
       else if (!budget->is_string())
         reader.error("budget", std::string("must be a size such as \"16GiB\" or null, not ") + typeName(*budget));
-      else if (auto bytes = util::parseByteSize(budget->get<std::string>())) settings.memoryBudgetBytes = *bytes;
-      else reader.error("budget", "\"" + budget->get<std::string>() + "\" is not a size (write e.g. \"16GiB\")");
+      else if (auto bytes = util::parseByteSize(budget->get<std::string>()))
+        settings.memoryBudgetBytes = *bytes;
+      else
+        reader.error("budget", "\"" + budget->get<std::string>() + "\" is not a size (write e.g. \"16GiB\")");
     }
     reader.boolean("allocator_tuning", settings.allocatorTuning);
     settings.memoryUnknown = reader.unknownFields();
@@ -311,7 +339,8 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
-  if (const Json* fewStep = reader.object("few_step")) shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out);
+  if (const Json* fewStep = reader.object("few_step"))
+    shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out);
   if (const Json* loras = reader.any("loras")) shot.loras = readLoras(*loras, shotPath(index, "loras"), out);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {
@@ -332,7 +361,8 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
 }
 
 bool looksBinary(std::string_view text) {
-  if (text.size() >= 2 && (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF")) return false;  // UTF-16: said so by the parser
+  if (text.size() >= 2 && (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF"))
+    return false;  // UTF-16: said so by the parser
   const std::size_t probe = std::min<std::size_t>(text.size(), 512);
   for (std::size_t i = 0; i < probe; ++i)
     if (text[i] == '\0') return true;
@@ -466,7 +496,8 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
       for (std::size_t i = 0; i < shots->size(); ++i) {
         const Json& value = (*shots)[i];
         if (!value.is_object()) {
-          out.push_back({Diagnostic::Severity::Error, shotPath(i), std::string("must be an object, not ") + typeName(value)});
+          out.push_back(
+              {Diagnostic::Severity::Error, shotPath(i), std::string("must be an object, not ") + typeName(value)});
           continue;
         }
         sequence.shots.push_back(readShot(value, i, out));
@@ -487,9 +518,11 @@ LoadResult parseSequence(std::string_view text, const ValidationContext& context
 
 LoadResult loadSequenceFile(const std::filesystem::path& path) {
   std::string text;
-  if (std::string problem = util::regularFileProblem(path, kMaxDocumentBytes); !problem.empty() && problem != "is empty") {
+  if (std::string problem = util::regularFileProblem(path, kMaxDocumentBytes);
+      !problem.empty() && problem != "is empty") {
     LoadResult result;
-    result.diagnostics.push_back({Diagnostic::Severity::Error, "", problem == "does not exist" ? "no such file" : problem});
+    result.diagnostics.push_back(
+        {Diagnostic::Severity::Error, "", problem == "does not exist" ? "no such file" : problem});
     return result;
   }
   try {

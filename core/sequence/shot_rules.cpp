@@ -75,12 +75,14 @@ std::string documentPath(const std::filesystem::path& baseFolder, const std::fil
 int splitFrameNear(const Shot& shot, int offset, int frameStep) {
   const int blocks = (shot.frames - 1) / frameStep;
   const int lastHead = std::max(1, blocks - 1);
-  const int headBlocks =
-      offset > 0 && offset < shot.frames ? std::clamp((offset + frameStep / 2) / frameStep, 1, lastHead) : std::max(1, blocks / 2);
+  const int headBlocks = offset > 0 && offset < shot.frames
+                             ? std::clamp((offset + frameStep / 2) / frameStep, 1, lastHead)
+                             : std::max(1, blocks / 2);
   return frameStep * headBlocks;
 }
 
-SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep, const std::string& newId) {
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep,
+                      const std::string& newId) {
   SplitResult result;
   const auto refuse = [&result](std::string path, std::string message) {
     result.errors.push_back({Diagnostic::Severity::Error, std::move(path), std::move(message)});
@@ -95,7 +97,8 @@ SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int f
   if (frameStep < 1) return refuse(shotPath(*index), what + ": a frame step of at least 1");
   const int minPart = frameStep + 1;  // two latents: the shared one and a new one
   if (shot.frames < 2 * minPart - 1)
-    return refuse(shotPath(*index, "frames"), what + ": " + std::to_string(shot.frames) + " frames is too short (a split needs at least " +
+    return refuse(shotPath(*index, "frames"), what + ": " + std::to_string(shot.frames) +
+                                                  " frames is too short (a split needs at least " +
                                                   std::to_string(2 * minPart - 1) + ")");
   const int firstCut = minPart - 1;
   const int lastCut = shot.frames - minPart;
@@ -104,8 +107,9 @@ SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int f
                                         std::to_string(firstCut) + ".." + std::to_string(lastCut) + ")");
   if (frame % frameStep != 0) {
     const int lower = frame / frameStep * frameStep;
-    return refuse(shotPath(*index), at + ": the cut must be on a latent boundary, a multiple of " + std::to_string(frameStep) + " (try " +
-                                        std::to_string(lower) + " or " + std::to_string(lower + frameStep) + ")");
+    return refuse(shotPath(*index), at + ": the cut must be on a latent boundary, a multiple of " +
+                                        std::to_string(frameStep) + " (try " + std::to_string(lower) + " or " +
+                                        std::to_string(lower + frameStep) + ")");
   }
 
   Shot head = shot;
@@ -113,7 +117,8 @@ SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int f
   Shot tail = shot;
   tail.id = newId.empty() ? sequence.unusedShotId() : newId;
   if (sequence.indexOf(tail.id))
-    return refuse(shotPath(*index + 1, "id"), what + ": the id \"" + tail.id + "\" for the second part is already used");
+    return refuse(shotPath(*index + 1, "id"),
+                  what + ": the id \"" + tail.id + "\" for the second part is already used");
   tail.name = shot.displayName() + " (2)";
   tail.frames = shot.frames - frame;
   tail.continuity.mode = ContinuityMode::Latent;

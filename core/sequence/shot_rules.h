@@ -52,7 +52,8 @@ struct SplitResult {
 // prefix or condition noise. The shared frame makes the lengths add up to the original plus one, each
 // part whole latents: `frame` is a multiple of `frameStep` that leaves each part at least two latents.
 // A disabled shot is not split.
-SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep, const std::string& newId = {});
+SplitResult splitShot(const Sequence& sequence, const std::string& shotId, int frame, int frameStep,
+                      const std::string& newId = {});
 
 }  // namespace shotchain
 

@@ -13,9 +13,9 @@ namespace shotchain {
 
 // Where a policy's numbers come from.
 enum class CalibrationNeed {
-  Online,     // measured while it samples (nothing to calibrate)
-  Optional,   // a calibrate-cache file, else the DiT variant's published table, else an uncalibrated signal
-  Required,   // a calibrate-cache file or the DiT variant's published table; without either it is off
+  Online,    // measured while it samples (nothing to calibrate)
+  Optional,  // a calibrate-cache file, else the DiT variant's published table, else an uncalibrated signal
+  Required,  // a calibrate-cache file or the DiT variant's published table; without either it is off
 };
 
 // What a cached step cannot run with (every policy alike today; a row may differ).
@@ -37,8 +37,8 @@ struct StepCachePolicyTraits {
   int probeBlocks;          // blocks that always run before it decides
   int residualTensors;      // float32 [tokens, hidden] tensors kept per guidance branch (the memory plan's)
   CalibrationNeed calibration;
-  const char* onlineSource;  // where its numbers come from when nothing is calibrated or published
-  unsigned cannotRunWith;    // CacheLimit flags
+  const char* onlineSource;               // where its numbers come from when nothing is calibrated or published
+  unsigned cannotRunWith;                 // CacheLimit flags
   std::array<double, 3> benchThresholds;  // `bench cache`: three thresholds around the default
 };
 

@@ -1,5 +1,5 @@
-#include "sequence/continuity_modes.h"
 #include "sequence/validation.h"
+#include "sequence/continuity_modes.h"
 
 #include <cmath>
 #include <iomanip>
@@ -75,9 +75,12 @@ void checkFallbackImage(Collector& report, const std::string& path, const std::s
   const std::string problem = util::imageFileProblem(image.is_absolute() ? image : context.baseFolder / image);
   if (problem.empty()) return;
   const std::string message = "\"" + file + "\" " + problem;
-  if (problem != "does not exist") report.error(path, message + " (a render reads it as an image)");
-  else if (context.missingFilesAreErrors) report.error(path, message);
-  else report.warning(path, message + " (a render will refuse this shot)");
+  if (problem != "does not exist")
+    report.error(path, message + " (a render reads it as an image)");
+  else if (context.missingFilesAreErrors)
+    report.error(path, message);
+  else
+    report.warning(path, message + " (a render will refuse this shot)");
 }
 
 void checkLoras(Collector& report, const std::string& path, const std::vector<LoraRef>& loras) {
@@ -87,24 +90,27 @@ void checkLoras(Collector& report, const std::string& path, const std::vector<Lo
     if (!loras[i].expert.empty() && loras[i].expert != "high" && loras[i].expert != "low")
       report.error(at + ".expert", "\"" + loras[i].expert + "\" is not an expert: high or low (leave it out for both)");
     if (!std::isfinite(loras[i].strength) || std::abs(loras[i].strength) > limits::kMaxLoraStrength)
-      report.error(at + ".strength", number(loras[i].strength) + " is outside -" + number(limits::kMaxLoraStrength) + ".." +
-                                         number(limits::kMaxLoraStrength));
+      report.error(at + ".strength", number(loras[i].strength) + " is outside -" + number(limits::kMaxLoraStrength) +
+                                         ".." + number(limits::kMaxLoraStrength));
   }
 }
 
 void checkCache(Collector& report, const std::string& path, const StepCacheSettings& cache) {
-  if (cache.threshold && (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
+  if (cache.threshold &&
+      (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
     report.error(path + ".threshold", number(*cache.threshold) + " must be greater than 0 and at most " +
-                                         number(limits::kMaxCacheThreshold));
+                                          number(limits::kMaxCacheThreshold));
 }
 
 void checkFewStep(Collector& report, const std::string& path, const FewStepSettings& fewStep) {
   for (std::size_t i = 0; i < fewStep.steps.size(); ++i) {
     const int step = fewStep.steps[i];
     const std::string at = path + ".steps[" + std::to_string(i) + "]";
-    if (step < 1 || step > 1000) report.error(at, std::to_string(step) + " is outside 1..1000");
+    if (step < 1 || step > 1000)
+      report.error(at, std::to_string(step) + " is outside 1..1000");
     else if (i > 0 && step >= fewStep.steps[i - 1])
-      report.error(at, std::to_string(step) + " does not come below the step before it (" + std::to_string(fewStep.steps[i - 1]) +
+      report.error(at, std::to_string(step) + " does not come below the step before it (" +
+                           std::to_string(fewStep.steps[i - 1]) +
                            "): the steps go from noise to clean, e.g. [1000, 750, 500, 250]");
   }
 }
@@ -113,14 +119,17 @@ void checkFewStep(Collector& report, const std::string& path, const FewStepSetti
 void checkExperts(Collector& report, const SequenceSettings& settings) {
   const SamplerDefaults& sampler = settings.sampler;
   if (sampler.boundary && (!std::isfinite(*sampler.boundary) || *sampler.boundary <= 0.0 || *sampler.boundary > 1.0))
-    report.error("sampler.boundary", number(*sampler.boundary) + " is outside 0..1 (a fraction of the 1000 training timesteps; "
-                                                                 "leave it out for the family's)");
+    report.error("sampler.boundary", number(*sampler.boundary) +
+                                         " is outside 0..1 (a fraction of the 1000 training timesteps; "
+                                         "leave it out for the family's)");
   if (sampler.guidanceHighNoise) checkGuidance(report, "sampler.guidance_high_noise", *sampler.guidanceHighNoise);
   if (settings.model.ditHighNoise.empty()) {
     for (std::size_t i = 0; i < settings.loras.size(); ++i)
       if (!settings.loras[i].expert.empty())
-        report.warning("loras[" + std::to_string(i) + "].expert", "is not used: the model set has one DiT (no model.dit_high_noise)");
-    if (sampler.boundary) report.warning("sampler.boundary", "is not used: the model set has one DiT (no model.dit_high_noise)");
+        report.warning("loras[" + std::to_string(i) + "].expert",
+                       "is not used: the model set has one DiT (no model.dit_high_noise)");
+    if (sampler.boundary)
+      report.warning("sampler.boundary", "is not used: the model set has one DiT (no model.dit_high_noise)");
     if (sampler.guidanceHighNoise)
       report.warning("sampler.guidance_high_noise", "is not used: the model set has one DiT (no model.dit_high_noise)");
   } else if (settings.model.isBuiltin()) {
@@ -159,9 +168,10 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   checkGuidance(report, "sampler.guidance", settings.sampler.guidance);
   checkShift(report, "sampler.shift", settings.sampler.shift);
   if (settings.sampler.arStep && (*settings.sampler.arStep < 0 || *settings.sampler.arStep > limits::kMaxSteps))
-    report.error("sampler.ar_step", std::to_string(*settings.sampler.arStep) + " is outside 0.." +
-                                        std::to_string(limits::kMaxSteps));
-  if (settings.sampler.streamWindow && (*settings.sampler.streamWindow < 1 || *settings.sampler.streamWindow > limits::kMaxStreamWindow))
+    report.error("sampler.ar_step",
+                 std::to_string(*settings.sampler.arStep) + " is outside 0.." + std::to_string(limits::kMaxSteps));
+  if (settings.sampler.streamWindow &&
+      (*settings.sampler.streamWindow < 1 || *settings.sampler.streamWindow > limits::kMaxStreamWindow))
     report.error("sampler.stream_window", std::to_string(*settings.sampler.streamWindow) + " is outside 1.." +
                                               std::to_string(limits::kMaxStreamWindow) + " (latent frames)");
   checkCache(report, "sampler.cache", settings.sampler.cache);
@@ -169,7 +179,8 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   checkExperts(report, settings);
   checkLoras(report, "loras", settings.loras);
   if (settings.memoryBudgetBytes && *settings.memoryBudgetBytes < limits::kMinMemoryBudget)
-    report.error("memory.budget", util::formatByteSize(*settings.memoryBudgetBytes) + " is below the smallest budget of " +
+    report.error("memory.budget", util::formatByteSize(*settings.memoryBudgetBytes) +
+                                      " is below the smallest budget of " +
                                       util::formatByteSize(limits::kMinMemoryBudget));
   return out;
 }
@@ -192,14 +203,16 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
     }
   }
   if (shot.frames < 1 || shot.frames > limits::kMaxFrames)
-    report.error(shotPath(index, "frames"), std::to_string(shot.frames) + " is outside 1.." + std::to_string(limits::kMaxFrames));
+    report.error(shotPath(index, "frames"),
+                 std::to_string(shot.frames) + " is outside 1.." + std::to_string(limits::kMaxFrames));
   checkSide(report, shotPath(index, "width"), shot.width);
   checkSide(report, shotPath(index, "height"), shot.height);
   if (shot.steps) checkSteps(report, shotPath(index, "steps"), *shot.steps);
   if (shot.guidance) checkGuidance(report, shotPath(index, "guidance"), *shot.guidance);
   if (shot.guidanceHighNoise) checkGuidance(report, shotPath(index, "guidance_high_noise"), *shot.guidanceHighNoise);
   if (shot.switchStep && (*shot.switchStep < 0 || *shot.switchStep > limits::kMaxSteps))
-    report.error(shotPath(index, "switch_step"), std::to_string(*shot.switchStep) + " is outside 0.." + std::to_string(limits::kMaxSteps));
+    report.error(shotPath(index, "switch_step"),
+                 std::to_string(*shot.switchStep) + " is outside 0.." + std::to_string(limits::kMaxSteps));
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
@@ -213,7 +226,8 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
     report.error(shotPath(index, "continuity.tag"),
                  std::string("must not be empty when the mode is ") + toString(c.mode));
   if (mode.readsOverlap && c.overlapLatents < 1)
-    report.error(shotPath(index, "continuity.overlap_latents"), std::to_string(c.overlapLatents) + " must be at least 1");
+    report.error(shotPath(index, "continuity.overlap_latents"),
+                 std::to_string(c.overlapLatents) + " must be at least 1");
   if (c.prefixFrames && *c.prefixFrames < 1)
     report.error(shotPath(index, "continuity.prefix_frames"), std::to_string(*c.prefixFrames) + " must be at least 1");
   else if (c.prefixFrames && *c.prefixFrames != 1 && !mode.readsPrefix)
@@ -263,17 +277,20 @@ Diagnostics validateSequence(const Sequence& sequence, const ValidationContext& 
     const Continuity& c = shot.continuity;
     const ContinuityModeTraits& mode = traitsOf(c.mode);
     if (mode.handoff && mode.sampling == ShotSampling::WholeClip && !c.tag.empty() && !tagsWritten.count(c.tag))
-      report.warning(shotPath(i, "continuity.mode"),
-                     std::string(toString(c.mode)) + " but no earlier shot writes tag \"" + c.tag + "\": this shot starts from noise");
+      report.warning(shotPath(i, "continuity.mode"), std::string(toString(c.mode)) +
+                                                         " but no earlier shot writes tag \"" + c.tag +
+                                                         "\": this shot starts from noise");
     if (mode.sampling == ShotSampling::KvStream) streamShots.push_back(i);
     if (!c.tag.empty()) tagsWritten.insert(c.tag);
   }
   if (sequence.settings.sampler.arStep.value_or(0) != 0 && !streamShots.empty()) {
     std::string which;
-    for (std::size_t i = 0; i < streamShots.size() && i < 8; ++i) which += (i ? ", " : "") + std::to_string(streamShots[i] + 1);
+    for (std::size_t i = 0; i < streamShots.size() && i < 8; ++i)
+      which += (i ? ", " : "") + std::to_string(streamShots[i] + 1);
     if (streamShots.size() > 8) which += ", …";
-    report.warning("sampler.ar_step", "is not applied to stream shots (shot" + std::string(streamShots.size() > 1 ? "s " : " ") +
-                                          which + "); it staggers the timesteps of whole-clip shots on a per-frame-timestep model");
+    report.warning("sampler.ar_step",
+                   "is not applied to stream shots (shot" + std::string(streamShots.size() > 1 ? "s " : " ") + which +
+                       "); it staggers the timesteps of whole-clip shots on a per-frame-timestep model");
   }
   return out;
 }

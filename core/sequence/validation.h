@@ -16,11 +16,11 @@ constexpr int kMaxFrames = 1025;
 constexpr int kMaxSteps = 1000;
 constexpr double kMaxLoraStrength = 10.0;
 constexpr double kMaxCacheThreshold = 10.0;  // sampler.cache.threshold (the published ones are 0.02…0.5)
-constexpr int kMaxStreamWindow = 1024;  // latent frames (the RoPE table of Wan has 1024 positions)
+constexpr int kMaxStreamWindow = 1024;       // latent frames (the RoPE table of Wan has 1024 positions)
 constexpr double kMaxGuidance = 50.0;
 constexpr double kMinShift = 0.1;
 constexpr double kMaxShift = 100.0;
-constexpr double kMinFps = 1.0;   // the MP4's frame rate is a fraction n/65536 of at least one frame a second
+constexpr double kMinFps = 1.0;  // the MP4's frame rate is a fraction n/65536 of at least one frame a second
 constexpr double kMaxFps = 240.0;
 // A shot's folder is shots/<NN>-<id>: the id must leave the name well inside the 255-byte limit.
 constexpr std::size_t kMaxIdLength = 128;

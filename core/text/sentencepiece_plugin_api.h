@@ -26,7 +26,8 @@ SHOTCHAIN_SPM_API int shotchain_spm_unk_id(const shotchain_spm* model);
 // Writes up to `capacity` ids and returns how many the text needs (call again when larger).
 SHOTCHAIN_SPM_API int shotchain_spm_encode(const shotchain_spm* model, const char* text, int* ids, int capacity);
 // Writes up to `capacity` bytes (NUL-terminated) and returns the decoded length.
-SHOTCHAIN_SPM_API int shotchain_spm_decode(const shotchain_spm* model, const int* ids, int count, char* text, int capacity);
+SHOTCHAIN_SPM_API int shotchain_spm_decode(const shotchain_spm* model, const int* ids, int count, char* text,
+                                           int capacity);
 
 #ifdef __cplusplus
 }

@@ -26,7 +26,8 @@ struct Plugin {
 
 std::vector<std::filesystem::path> pluginCandidates() {
   std::vector<std::filesystem::path> candidates;
-  if (const char* dir = std::getenv("SHOTCHAIN_PLUGIN_DIR")) candidates.emplace_back(std::filesystem::path(dir) / kPluginName);
+  if (const char* dir = std::getenv("SHOTCHAIN_PLUGIN_DIR"))
+    candidates.emplace_back(std::filesystem::path(dir) / kPluginName);
   std::error_code error;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
   if (!error) {

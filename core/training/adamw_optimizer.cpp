@@ -3,20 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
-#include <torch/types.h>  // clip_grad.h names torch::Tensor without including it
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
+#include <torch/types.h>  // clip_grad.h names torch::Tensor without including it
 
 namespace shotchain::training {
 
 struct AdamWOptimizer::Impl {
   std::vector<at::Tensor> parameters;
   torch::optim::AdamW optimizer;
-  Impl(std::vector<at::Tensor> p, const torch::optim::AdamWOptions& options) : parameters(std::move(p)), optimizer(parameters, options) {}
+  Impl(std::vector<at::Tensor> p, const torch::optim::AdamWOptions& options)
+      : parameters(std::move(p)), optimizer(parameters, options) {}
 };
 
-AdamWOptimizer::AdamWOptimizer(std::vector<at::Tensor> parameters, double learningRate, double weightDecay, double beta1,
-                               double beta2) {
+AdamWOptimizer::AdamWOptimizer(std::vector<at::Tensor> parameters, double learningRate, double weightDecay,
+                               double beta1, double beta2) {
   torch::optim::AdamWOptions options(learningRate);
   options.betas(std::make_tuple(beta1, beta2)).weight_decay(weightDecay);
   impl_ = std::make_unique<Impl>(std::move(parameters), options);
@@ -40,7 +41,8 @@ void AdamWOptimizer::step(double learningRate) {
 
 double warmupCosine(long step, long warmup, long total, double peak, double floor) {
   if (step < warmup) return peak * static_cast<double>(step + 1) / static_cast<double>(warmup);
-  const double progress = std::clamp(static_cast<double>(step - warmup) / static_cast<double>(std::max(1L, total - warmup)), 0.0, 1.0);
+  const double progress =
+      std::clamp(static_cast<double>(step - warmup) / static_cast<double>(std::max(1L, total - warmup)), 0.0, 1.0);
   return peak * (floor + (1 - floor) * 0.5 * (1 + std::cos(M_PI * progress)));
 }
 

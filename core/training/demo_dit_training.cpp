@@ -21,7 +21,8 @@ at::Tensor objectLossWeights(const at::Tensor& x0, double weight, double saturat
   const at::Tensor flat = x0.flatten(3);                                 // [B, C, F, H·W]
   const at::Tensor background = std::get<0>(flat.median(3, true));       // [B, C, F, 1]
   const at::Tensor deviation = (flat - background).abs().amax(1, true);  // [B, 1, F, H·W]
-  return ((deviation / saturation).clamp_max(1.0) * weight + 1).view({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)});
+  return ((deviation / saturation).clamp_max(1.0) * weight + 1)
+      .view({x0.size(0), 1, x0.size(2), x0.size(3), x0.size(4)});
 }
 
 at::Tensor shapeLossWeights(const at::Tensor& shapeCells, double weight) {
@@ -53,7 +54,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   const at::Tensor continuation =
       data.continuationPrompt.empty()
           ? at::Tensor()
-          : at::tensor(std::vector<std::int64_t>(data.continuationPrompt.begin(), data.continuationPrompt.end()), longs);
+          : at::tensor(std::vector<std::int64_t>(data.continuationPrompt.begin(), data.continuationPrompt.end()),
+                       longs);
   const at::Tensor unconditional =
       at::tensor(std::vector<std::int64_t>(data.unconditional.begin(), data.unconditional.end()), longs);
   std::deque<double> recent;
@@ -61,7 +63,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   auto emaUpdate = [&](long step) {
     const at::NoGradGuard noGrad;
     const double decay = std::min(o.emaDecay, (1.0 + static_cast<double>(step)) / (10.0 + static_cast<double>(step)));
-    for (std::size_t i = 0; i < parameters.size(); ++i) ema[i].second.mul_(decay).add_(parameters[i].detach(), 1 - decay);
+    for (std::size_t i = 0; i < parameters.size(); ++i)
+      ema[i].second.mul_(decay).add_(parameters[i].detach(), 1 - decay);
   };
   StepPlan plan(o.steps, o.maxSeconds, 20, 500, 50);
   for (long step = 0; step < plan.total(); ++step) {
@@ -76,7 +79,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     const at::Tensor index = at::randint(n, {o.batch}, g, longs);
     at::Tensor x0, noisy, target, timestep, rows, frameMask;
     if (o.diffusionForcing) {
-      DiffusionForcingBatch batch = makeDiffusionForcingBatch(data.latents, index, prompt, continuation, o.forcing, o.shift, g);
+      DiffusionForcingBatch batch =
+          makeDiffusionForcingBatch(data.latents, index, prompt, continuation, o.forcing, o.shift, g);
       x0 = batch.x0;
       noisy = batch.noisy;
       target = batch.target;
@@ -126,7 +130,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
     if (o.checkpoint && o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0) o.checkpoint(step + 1, ema);
   }
   model.setTrainable(false);
-  result.finalLoss = recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+  result.finalLoss =
+      recent.empty() ? 0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
   result.seconds = elapsed();
   if (o.checkpoint) o.checkpoint(result.steps, ema);
   return result;

@@ -20,10 +20,10 @@ struct DitTrainingData {
   // [N, C, F, H, W]. With continuationPrompt: two-clip chains encoded in one causal pass, the first
   // clip's latent frames then the second clip's continuation latents.
   at::Tensor latents;
-  std::vector<int> prompt;        // [N] row of `contexts` for each latent (the first clip's)
+  std::vector<int> prompt;              // [N] row of `contexts` for each latent (the first clip's)
   std::vector<int> continuationPrompt;  // [N] the second clip's rows, or empty (no chains)
-  at::Tensor contexts;            // [P, textLen, textDim] zero-padded
-  std::vector<int> unconditional; // rows used for prompt dropout (empty and default negative prompts)
+  at::Tensor contexts;                  // [P, textLen, textDim] zero-padded
+  std::vector<int> unconditional;       // rows used for prompt dropout (empty and default negative prompts)
   // Optional [N, 1, F, H, W]: the share of each latent cell's pixels where the clip's three shapes
   // disagree (demo::shapeDisagreementMask on the latent grid), for DitTrainingOptions::shapeWeight.
   at::Tensor shapeCells;
@@ -34,8 +34,8 @@ struct DitTrainingOptions {
   int batch = 32;
   double learningRate = 5e-4;
   double weightDecay = 0.01;
-  double shift = 3.0;     // shifted-uniform σ
-  double dropout = 0.1;   // probability of an unconditional context (classifier-free guidance)
+  double shift = 3.0;    // shifted-uniform σ
+  double dropout = 0.1;  // probability of an unconditional context (classifier-free guidance)
   double emaDecay = 0.999;
   // Extra loss weight on latent cells that differ from their frame's background (the per-channel
   // spatial median), by up to `objectWeight` at `objectSaturation` latent stds and beyond. The object

@@ -92,7 +92,7 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     contexts.push_back(sampling::padContext(text.encode(uncond), ditConfig.textLen));
   }
   data.contexts = at::stack(contexts);
- log(std::string(o.resumeDit ? "tokenizer and text encoder kept" : "tokenizer and text encoder written") + " (" +
+  log(std::string(o.resumeDit ? "tokenizer and text encoder kept" : "tokenizer and text encoder written") + " (" +
       std::to_string(prompts.size()) + " prompts)");
 
   // 2. VAE.
@@ -126,14 +126,18 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   const int temporalFactor = static_cast<int>(vae.config().temporalFactor());
   const int spatialFactor = static_cast<int>(vae.config().spatialFactor());
   // A model with per-frame timesteps learns continuation from two-clip chains (diffusion forcing).
-  const bool forcing = o.resumeDit ? models::WanModel::load(io::WeightSet::open(o.outDir / demo::kDitFile)).config().takesPerFrameTimesteps()
-                                   : o.ditConfig.takesPerFrameTimesteps();
+  const bool forcing =
+      o.resumeDit
+          ? models::WanModel::load(io::WeightSet::open(o.outDir / demo::kDitFile)).config().takesPerFrameTimesteps()
+          : o.ditConfig.takesPerFrameTimesteps();
   const bool chains = forcing;
-  if (forcing && o.shapeWeight > 0) throw std::invalid_argument("train-demo: --shape-weight is not available with diffusion forcing");
+  if (forcing && o.shapeWeight > 0)
+    throw std::invalid_argument("train-demo: --shape-weight is not available with diffusion forcing");
   {
     const at::NoGradGuard noGrad;
     for (int i = 0; i < o.latentClips; ++i) {
-      if (cap > 0 && !keepVae && i >= 150 && std::chrono::duration<double>(Clock::now() - latentStart).count() > 0.1 * cap) {
+      if (cap > 0 && !keepVae && i >= 150 &&
+          std::chrono::duration<double>(Clock::now() - latentStart).count() > 0.1 * cap) {
         log("latents: time cap reached after " + std::to_string(i) + " clips");
         break;
       }
@@ -147,7 +151,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
         // from frame ~20 of one 33-frame encode), so its latents after frame 0 (1-frame latent of that
         // shared frame) are what a shot after a `latent` cut must produce and decode (after a one-frame
         // encode of the previous shot's last frame, continuity::Conditioning::decodePrefix).
-        const demo::ClipParams next = demo::continuationClipParams(params, o.seed * 104729 + static_cast<std::uint64_t>(i));
+        const demo::ClipParams next =
+            demo::continuationClipParams(params, o.seed * 104729 + static_cast<std::uint64_t>(i));
         data.continuationPrompt.push_back(promptRow.at(demo::clipPrompt(next)));
         const at::Tensor second = vae.encode(demo::renderClip(next), false);
         latent = at::cat({latent, second.narrow(1, 1, second.size(1) - 1)}, 1);
@@ -175,7 +180,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     demo::saveVae(vaePath, vae);
   }
   const std::vector<std::int64_t> channelShape{1, raw.size(1), 1, 1, 1};
-  data.latents = ((raw - mean.to(at::kFloat).view(channelShape)) / deviation.to(at::kFloat).view(channelShape)).contiguous();
+  data.latents =
+      ((raw - mean.to(at::kFloat).view(channelShape)) / deviation.to(at::kFloat).view(channelShape)).contiguous();
   raw = at::Tensor();
   report.latentSeconds = std::chrono::duration<double>(Clock::now() - latentStart).count();
   log(format("latents done: %.0f clips in %.0f s", static_cast<double>(data.latents.size(0)), report.latentSeconds));
@@ -218,8 +224,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   };
   report.dit = trainDemoDit(dit, data, dopt);
   report.totalSeconds = elapsed();
-  log(format("dit done: %.0f steps, loss %.4f; total %.0f s", static_cast<double>(report.dit.steps), report.dit.finalLoss,
-             report.totalSeconds));
+  log(format("dit done: %.0f steps, loss %.4f; total %.0f s", static_cast<double>(report.dit.steps),
+             report.dit.finalLoss, report.totalSeconds));
   return report;
 }
 

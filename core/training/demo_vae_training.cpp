@@ -43,7 +43,9 @@ CropBatch clipCropBatch(const VaeTrainingOptions& o, at::Generator& g) {
       // The crop on the 8-pixel grid nearest to centring the object at the chunk's middle frame.
       const std::array<float, 2> centre = demo::clipCentre(params, static_cast<int>(t0 + o.cropFrames / 2));
       auto slot = [&](float c, std::int64_t slots) {
-        return std::clamp(static_cast<std::int64_t>(std::lround((c - static_cast<float>(o.cropSize) / 2) / 8)), std::int64_t{0}, slots - 1) * 8;
+        return std::clamp(static_cast<std::int64_t>(std::lround((c - static_cast<float>(o.cropSize) / 2) / 8)),
+                          std::int64_t{0}, slots - 1) *
+               8;
       };
       x0 = slot(centre[0], slotsX);
       y0 = slot(centre[1], slotsY);
@@ -117,10 +119,12 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
     if (o.log && (step % 25 == 0 || step + 1 == total)) {
       char line[200];
       const double m = std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
-      const double h = std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) / static_cast<double>(recentHandoff.size());
-      std::snprintf(line, sizeof line, "vae step %ld/%ld  loss %.5f  mse %.5f (psnr~%.1f dB)  handoff %.5f  kl %.3f  %.0f s",
-                    step + 1, total, loss.item<double>(), m, 10 * std::log10(4.0 / std::max(m, 1e-12)), h,
-                    kl.item<double>(), elapsed());
+      const double h =
+          std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) / static_cast<double>(recentHandoff.size());
+      std::snprintf(line, sizeof line,
+                    "vae step %ld/%ld  loss %.5f  mse %.5f (psnr~%.1f dB)  handoff %.5f  kl %.3f  %.0f s", step + 1,
+                    total, loss.item<double>(), m, 10 * std::log10(4.0 / std::max(m, 1e-12)), h, kl.item<double>(),
+                    elapsed());
       o.log(line);
     }
     if (o.checkpoint && o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0) {
@@ -129,9 +133,15 @@ VaeTrainingResult trainDemoVae(models::WanVae& vae, const VaeTrainingOptions& o)
     }
   }
   vae.setTrainable(false);
-  result.finalLoss = recentLoss.empty() ? 0 : std::accumulate(recentLoss.begin(), recentLoss.end(), 0.0) / static_cast<double>(recentLoss.size());
-  result.finalMse = recentMse.empty() ? 0 : std::accumulate(recentMse.begin(), recentMse.end(), 0.0) / static_cast<double>(recentMse.size());
-  result.finalHandoff = recentHandoff.empty() ? 0 : std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) / static_cast<double>(recentHandoff.size());
+  result.finalLoss = recentLoss.empty() ? 0
+                                        : std::accumulate(recentLoss.begin(), recentLoss.end(), 0.0) /
+                                              static_cast<double>(recentLoss.size());
+  result.finalMse = recentMse.empty() ? 0
+                                      : std::accumulate(recentMse.begin(), recentMse.end(), 0.0) /
+                                            static_cast<double>(recentMse.size());
+  result.finalHandoff = recentHandoff.empty() ? 0
+                                              : std::accumulate(recentHandoff.begin(), recentHandoff.end(), 0.0) /
+                                                    static_cast<double>(recentHandoff.size());
   result.seconds = elapsed();
   return result;
 }

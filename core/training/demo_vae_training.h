@@ -13,8 +13,8 @@ namespace shotchain::training {
 struct VaeTrainingOptions {
   long steps = 1500;
   int batch = 4;
-  int cropFrames = 17;  // the whole clip: trained on fewer chunks, the causal cache drifts in later ones
-  int cropSize = 64;    // spatial crop (multiple of 8)
+  int cropFrames = 17;        // the whole clip: trained on fewer chunks, the causal cache drifts in later ones
+  int cropSize = 64;          // spatial crop (multiple of 8)
   double objectCrops = 0.75;  // share of crops placed around the object (edges are what is hard to learn)
   double learningRate = 1e-3;
   double klWeight = 1e-6;
@@ -35,8 +35,8 @@ struct VaeTrainingOptions {
 
 struct VaeTrainingResult {
   long steps = 0;
-  double finalLoss = 0;  // mean over the last 50 steps
-  double finalMse = 0;   // reconstruction MSE in [−1, 1] units, last 50 steps
+  double finalLoss = 0;     // mean over the last 50 steps
+  double finalMse = 0;      // reconstruction MSE in [−1, 1] units, last 50 steps
   double finalHandoff = 0;  // the (weighted) handoff term, last 50 steps
   double seconds = 0;
 };

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-
 namespace shotchain::training {
 
 at::Tensor sampleShiftedSigmas(std::int64_t count, double shift, at::Generator& generator) {

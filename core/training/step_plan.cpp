@@ -5,8 +5,12 @@
 namespace shotchain::training {
 
 StepPlan::StepPlan(long requested, double maxSeconds, long firstCheck, long secondCheck, long minimum)
-    : requested_(requested), maxSeconds_(maxSeconds), firstCheck_(firstCheck), secondCheck_(secondCheck),
-      minimum_(minimum), total_(requested) {}
+    : requested_(requested),
+      maxSeconds_(maxSeconds),
+      firstCheck_(firstCheck),
+      secondCheck_(secondCheck),
+      minimum_(minimum),
+      total_(requested) {}
 
 bool StepPlan::update(long step, double elapsedSeconds) {
   if (maxSeconds_ <= 0 || step <= 0) return false;

@@ -18,7 +18,8 @@ std::string kindProblem(const struct stat& info) { return notRegularFileReason(i
 std::string sizeProblem(const struct stat& info, std::uint64_t maxBytes) {
   if (info.st_size <= 0) return "is empty";
   if (static_cast<std::uint64_t>(info.st_size) > maxBytes)
-    return "is " + formatByteSize(static_cast<std::uint64_t>(info.st_size)) + "; the limit is " + formatByteSize(maxBytes);
+    return "is " + formatByteSize(static_cast<std::uint64_t>(info.st_size)) + "; the limit is " +
+           formatByteSize(maxBytes);
   return {};
 }
 
@@ -50,7 +51,8 @@ std::string notRegularFileReason(unsigned int mode) {
 std::string regularFileProblem(const std::filesystem::path& path, std::uint64_t maxBytes) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0)
-    return errno == ENOENT || errno == ENOTDIR ? "does not exist" : std::string("cannot be read: ") + std::strerror(errno);
+    return errno == ENOENT || errno == ENOTDIR ? "does not exist"
+                                               : std::string("cannot be read: ") + std::strerror(errno);
   if (std::string problem = kindProblem(info); !problem.empty()) return problem;
   if (std::string problem = sizeProblem(info, maxBytes); !problem.empty()) return problem;
   if (::access(path.c_str(), R_OK) != 0) return "cannot be read (permissions?)";

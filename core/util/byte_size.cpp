@@ -28,16 +28,26 @@ std::optional<std::uint64_t> parseByteSize(const std::string& text) {
   if (pos != text.size()) return std::nullopt;
 
   long double unitBytes = 1;
-  if (unit.empty() || unit == "B") unitBytes = 1;
-  else if (unit == "KB") unitBytes = 1e3L;
-  else if (unit == "MB") unitBytes = 1e6L;
-  else if (unit == "GB") unitBytes = 1e9L;
-  else if (unit == "TB") unitBytes = 1e12L;
-  else if (unit == "K" || unit == "KIB") unitBytes = 0x1p10L;
-  else if (unit == "M" || unit == "MIB") unitBytes = 0x1p20L;
-  else if (unit == "G" || unit == "GIB") unitBytes = 0x1p30L;
-  else if (unit == "T" || unit == "TIB") unitBytes = 0x1p40L;
-  else return std::nullopt;
+  if (unit.empty() || unit == "B")
+    unitBytes = 1;
+  else if (unit == "KB")
+    unitBytes = 1e3L;
+  else if (unit == "MB")
+    unitBytes = 1e6L;
+  else if (unit == "GB")
+    unitBytes = 1e9L;
+  else if (unit == "TB")
+    unitBytes = 1e12L;
+  else if (unit == "K" || unit == "KIB")
+    unitBytes = 0x1p10L;
+  else if (unit == "M" || unit == "MIB")
+    unitBytes = 0x1p20L;
+  else if (unit == "G" || unit == "GIB")
+    unitBytes = 0x1p30L;
+  else if (unit == "T" || unit == "TIB")
+    unitBytes = 0x1p40L;
+  else
+    return std::nullopt;
 
   const long double value = std::strtold(number.c_str(), nullptr) * unitBytes;
   if (!std::isfinite(value) || value >= 18446744073709551616.0L) return std::nullopt;  // 2^64
@@ -71,7 +81,8 @@ std::string formatByteSizeExact(std::uint64_t bytes) {
       std::snprintf(number, sizeof number, "%.*Lf", decimals,
                     static_cast<long double>(bytes) / static_cast<long double>(unit.bytes));
       if (parseByteSize(std::string(number) + unit.name) != bytes) continue;
-      if (std::string(number).size() < bestNumber.size() || (!bestUnit && std::string(number).size() == bestNumber.size())) {
+      if (std::string(number).size() < bestNumber.size() ||
+          (!bestUnit && std::string(number).size() == bestNumber.size())) {
         bestNumber = number;
         bestUnit = unit.name;
       }
@@ -90,8 +101,10 @@ std::string formatByteSize(std::uint64_t bytes) {
     ++unit;
   }
   char buffer[32];
-  if (unit == 0 || value == std::floor(value)) std::snprintf(buffer, sizeof buffer, "%.0f %s", value, units[unit]);
-  else std::snprintf(buffer, sizeof buffer, "%.2f %s", value, units[unit]);
+  if (unit == 0 || value == std::floor(value))
+    std::snprintf(buffer, sizeof buffer, "%.0f %s", value, units[unit]);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.2f %s", value, units[unit]);
   return buffer;
 }
 

@@ -71,7 +71,8 @@ std::optional<Size> imageSize(const std::string& b, const char*& format) {
   if (b.size() >= 26 && b.compare(0, 2, "BM") == 0) {
     format = "BMP";
     const auto height = static_cast<std::int32_t>(littleEndian(b, 22, 4));
-    return Size{littleEndian(b, 18, 4), static_cast<std::uint32_t>(height < 0 ? -static_cast<std::int64_t>(height) : height)};
+    return Size{littleEndian(b, 18, 4),
+                static_cast<std::uint32_t>(height < 0 ? -static_cast<std::int64_t>(height) : height)};
   }
   return std::nullopt;
 }
@@ -90,10 +91,11 @@ std::string imageFileProblem(const std::filesystem::path& path) {
   const std::optional<Size> size = imageSize(head, format);
   if (!size) return "is not a PNG, JPEG, WebP or BMP image";
   const auto [width, height] = *size;
-  if (width == 0 || height == 0) return "is a damaged " + std::string(format) + " image (no readable size in its header)";
+  if (width == 0 || height == 0)
+    return "is a damaged " + std::string(format) + " image (no readable size in its header)";
   if (width > kMaxImageSide || height > kMaxImageSide)
-    return "is a " + std::to_string(width) + "×" + std::to_string(height) + " " + format + "; each side may be at most " +
-           std::to_string(kMaxImageSide) + " pixels";
+    return "is a " + std::to_string(width) + "×" + std::to_string(height) + " " + format +
+           "; each side may be at most " + std::to_string(kMaxImageSide) + " pixels";
   return {};
 }
 

@@ -74,7 +74,9 @@ Pixels8 pass(const Pixels8& in, int outSize, bool horizontal) {
   out.data.resize(static_cast<std::size_t>(out.width) * static_cast<std::size_t>(out.height) *
                   static_cast<std::size_t>(out.channels));
   const std::size_t c = static_cast<std::size_t>(in.channels);
-  auto at = [&](int x, int y) { return (static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width) + static_cast<std::size_t>(x)) * c; };
+  auto at = [&](int x, int y) {
+    return (static_cast<std::size_t>(y) * static_cast<std::size_t>(in.width) + static_cast<std::size_t>(x)) * c;
+  };
   for (int y = 0; y < out.height; ++y) {
     for (int x = 0; x < out.width; ++x) {
       const int o = horizontal ? x : y;
@@ -86,8 +88,8 @@ Pixels8 pass(const Pixels8& in, int outSize, bool horizontal) {
           const std::size_t src = horizontal ? at(first + i, y) : at(x, first + i);
           sum += static_cast<long long>(in.data[src + ch]) * k[i];
         }
-        out.data[(static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width) + static_cast<std::size_t>(x)) * c + ch] =
-            clip8(sum);
+        out.data[(static_cast<std::size_t>(y) * static_cast<std::size_t>(out.width) + static_cast<std::size_t>(x)) * c +
+                 ch] = clip8(sum);
       }
     }
   }
@@ -98,7 +100,8 @@ Pixels8 pass(const Pixels8& in, int outSize, bool horizontal) {
 
 Pixels8 resizeLanczos(const Pixels8& in, int width, int height) {
   if (width <= 0 || height <= 0 || in.width <= 0 || in.height <= 0 || in.channels <= 0 ||
-      in.data.size() != static_cast<std::size_t>(in.width) * static_cast<std::size_t>(in.height) * static_cast<std::size_t>(in.channels))
+      in.data.size() != static_cast<std::size_t>(in.width) * static_cast<std::size_t>(in.height) *
+                            static_cast<std::size_t>(in.channels))
     throw std::invalid_argument("resizeLanczos: empty or inconsistent image");
   Pixels8 out = in;
   if (width != in.width) out = pass(out, width, true);

@@ -11,6 +11,8 @@ BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache jq)
 LIB_PACKAGES=(nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev
               libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg libgloo-dev)
 # libgloo-dev: the <gloo/...> headers that c10d's ProcessGroupGloo.hpp includes (the wheel has none).
+# The tests also check the house style (scripts/format --check) with Debian 12's clang-format.
+TEST_PACKAGES=(clang-format-14)
 
 # libgomp spins waiting threads by default; on a busy 2-core machine that made libtorch ~20x
 # slower. It reads the setting when it loads, so it is set here (and by the programs themselves).

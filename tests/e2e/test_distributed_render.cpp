@@ -18,11 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "cli_run.h"
 #include "rank_processes.h"
 #include "render/output_layout.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -41,8 +41,8 @@ int largestPixelDifference(const std::filesystem::path& a, const std::filesystem
       const std::filesystem::path fa = render::framePath(render::shotDirectory(a, i, id), f);
       if (!std::filesystem::exists(fa)) break;
       const QImage ia = QImage(q(fa.string())).convertToFormat(QImage::Format_RGB888);
-      const QImage ib =
-          QImage(q(render::framePath(render::shotDirectory(b, i, id), f).string())).convertToFormat(QImage::Format_RGB888);
+      const QImage ib = QImage(q(render::framePath(render::shotDirectory(b, i, id), f).string()))
+                            .convertToFormat(QImage::Format_RGB888);
       if (ib.isNull() || ia.size() != ib.size()) return 255;
       for (int y = 0; y < ia.height(); ++y)
         for (int x = 0; x < ia.width() * 3; ++x)
@@ -55,7 +55,8 @@ int largestPixelDifference(const std::filesystem::path& a, const std::filesystem
 
 // The cut figures of two reports agree (to what 8-bit frames allow).
 QString reportDifference(const std::filesystem::path& a, const std::filesystem::path& b) {
-  const nlohmann::json ra = nlohmann::json::parse(readFile(a / "report.json")), rb = nlohmann::json::parse(readFile(b / "report.json"));
+  const nlohmann::json ra = nlohmann::json::parse(readFile(a / "report.json")),
+                       rb = nlohmann::json::parse(readFile(b / "report.json"));
   if (ra["cuts"].size() != rb["cuts"].size()) return "cut counts differ";
   for (std::size_t i = 0; i < ra["cuts"].size(); ++i)
     for (const auto& [key, value] : ra["cuts"][i].items()) {
@@ -84,7 +85,8 @@ class DistributedRender : public QObject {
     sequence.settings.model = writeTinyModelSet(root_ / "models").modelSet();
     sequence.settings.sampler.steps = 8;
     sequence.settings.policy = ResidencyPolicy::Pinned;
-    const char* prompts[] = {"a red circle moving right on a black background", "a red circle moving down on a black background",
+    const char* prompts[] = {"a red circle moving right on a black background",
+                             "a red circle moving down on a black background",
                              "a blue square moving left on a black background"};
     const ContinuityMode modes[] = {ContinuityMode::None, ContinuityMode::Latent, ContinuityMode::LatentOverlap};
     for (int i = 0; i < 3; ++i) {
@@ -107,7 +109,8 @@ class DistributedRender : public QObject {
 
   void twoRanksEqualOneProcess() {
     const std::filesystem::path out = root_ / "two";
-    const CliRun run = runCli({"render", q(sequenceFile_.string()), "--out", q(out.string()), "--ranks", "2", "--timeout", "60"});
+    const CliRun run =
+        runCli({"render", q(sequenceFile_.string()), "--out", q(out.string()), "--ranks", "2", "--timeout", "60"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.err));
     QVERIFY2(run.err.contains("[rank 1] rank 1: joined 2 ranks"), qPrintable(run.err));
     QVERIFY2(run.err.contains("[rank 1] rank 1: shot 3 (c) done"), qPrintable(run.err));
@@ -153,7 +156,8 @@ class DistributedRender : public QObject {
 
   // 9 tokens (3×3) padded to 10, 5 a rank; width 64, float32: 4 · 5 · 64 · 4 bytes · ½ per layer.
   void benchDitReportsWhatTheCollectivesCost() {
-    const CliRun run = runCli({"bench", "dit", "--config", "tiny", "--tokens", "9", "--repeats", "1", "--ranks", "2", "--json"});
+    const CliRun run =
+        runCli({"bench", "dit", "--config", "tiny", "--tokens", "9", "--repeats", "1", "--ranks", "2", "--json"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out));
     const nlohmann::json bench = nlohmann::json::parse(run.out.left(run.out.size() - run.err.size()).toStdString());
     QCOMPARE(bench["ranks"].get<int>(), 2);
@@ -177,7 +181,8 @@ class DistributedRender : public QObject {
 
   void killedRankStopsTheOthersAndResumeCompletes() {
     const std::filesystem::path out = root_ / "killed";
-    RankProcesses ranks(SHOTCHAIN_CLI, {"render", q(sequenceFile_.string()), "--out", q(out.string()), "--timeout", "10"}, 2);
+    RankProcesses ranks(SHOTCHAIN_CLI,
+                        {"render", q(sequenceFile_.string()), "--out", q(out.string()), "--timeout", "10"}, 2);
     const std::filesystem::path firstShot = render::shotRecordPath(render::shotDirectory(out, 0, "a"));
     QVERIFY(ranks[0].waitForStarted(30000) && ranks[1].waitForStarted(30000));
     QElapsedTimer waited;
@@ -195,8 +200,8 @@ class DistributedRender : public QObject {
              qPrintable(runs[0].output));
     QVERIFY(!std::filesystem::exists(out / "sequence.mp4"));
 
-    const CliRun resume = runCli({"render", q(sequenceFile_.string()), "--out", q(out.string()), "--resume", "--ranks", "2",
-                                  "--timeout", "60"});
+    const CliRun resume = runCli(
+        {"render", q(sequenceFile_.string()), "--out", q(out.string()), "--resume", "--ranks", "2", "--timeout", "60"});
     QVERIFY2(resume.exitCode == 0, qPrintable(resume.err));
     QVERIFY2(resume.err.contains("re-used"), qPrintable(resume.err));
     int frames = 0;

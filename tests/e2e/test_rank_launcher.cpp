@@ -16,9 +16,9 @@
 #include <sstream>
 #include <vector>
 
-#include "test_registry.h"
 #include "cli_run.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -104,12 +104,14 @@ class RankLauncher : public QObject {
   // A render over two ranks, started and joined; its ranks' pids.
   std::vector<pid_t> startRanks(QProcess& launcher, const QString& out) {
     launcher.setProcessChannelMode(QProcess::MergedChannels);
-    launcher.start(SHOTCHAIN_CLI, {"render", q(long_.string()), "--out", out, "--ranks", "2", "--no-preview", "--timeout", "20"});
+    launcher.start(SHOTCHAIN_CLI,
+                   {"render", q(long_.string()), "--out", out, "--ranks", "2", "--no-preview", "--timeout", "20"});
     if (!launcher.waitForStarted(10000)) return {};
     QByteArray log;
     QElapsedTimer timer;
     timer.start();
-    while (!log.contains("[rank 1] rank 1: joined") && timer.elapsed() < 60000 && launcher.state() == QProcess::Running) {
+    while (!log.contains("[rank 1] rank 1: joined") && timer.elapsed() < 60000 &&
+           launcher.state() == QProcess::Running) {
       launcher.waitForReadyRead(200);
       log += launcher.readAll();
     }
@@ -155,8 +157,10 @@ class RankLauncher : public QObject {
       QProcessEnvironment env = rankZeroOfTwo(29999);
       env.insert(name, value);
       const CliRun run = runWith({"render", q(long_.string()), "--out", dir_.filePath("garbage")}, env);
-      QVERIFY2(run.exitCode == 2, qPrintable(QString("%1=%2: exit %3: %4").arg(name, value).arg(run.exitCode).arg(run.err)));
-      QVERIFY2(run.err.contains(QString("%1=\"%2\"").arg(name, value)) && run.err.contains("usage: shotchain render"), qPrintable(run.err));
+      QVERIFY2(run.exitCode == 2,
+               qPrintable(QString("%1=%2: exit %3: %4").arg(name, value).arg(run.exitCode).arg(run.err)));
+      QVERIFY2(run.err.contains(QString("%1=\"%2\"").arg(name, value)) && run.err.contains("usage: shotchain render"),
+               qPrintable(run.err));
     }
     const CliRun mismatch = runWith({"render", q(long_.string()), "--ranks", "3"}, rankZeroOfTwo(29999));
     QVERIFY2(mismatch.exitCode == 2 && mismatch.err.contains("--ranks 3 but WORLD_SIZE=2"), qPrintable(mismatch.err));
@@ -167,9 +171,11 @@ class RankLauncher : public QObject {
     QVERIFY(other.port > 0);
     QElapsedTimer timer;
     timer.start();
-    const CliRun run = runWith({"render", q(long_.string()), "--out", dir_.filePath("port"), "--timeout", "60"}, rankZeroOfTwo(other.port));
+    const CliRun run = runWith({"render", q(long_.string()), "--out", dir_.filePath("port"), "--timeout", "60"},
+                               rankZeroOfTwo(other.port));
     QVERIFY2(run.exitCode == 4, qPrintable(QString("exit %1: %2").arg(run.exitCode).arg(run.err)));
-    QVERIFY2(run.err.contains(QString("MASTER_PORT %1 is already in use by another program").arg(other.port)), qPrintable(run.err));
+    QVERIFY2(run.err.contains(QString("MASTER_PORT %1 is already in use by another program").arg(other.port)),
+             qPrintable(run.err));
     QVERIFY2(timer.elapsed() < 30000, "it waited for the collective timeout");
     QVERIFY(!std::filesystem::exists(dir_.filePath("port").toStdString() + "/shots"));
   }

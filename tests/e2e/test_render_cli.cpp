@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
+#include "cli_run.h"
 #include "render/output_layout.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
-#include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -49,7 +49,8 @@ class RenderCli : public QObject {
     sequence.settings.model = writeTinyModelSet(root_ / "models").modelSet();
     sequence.settings.sampler.steps = steps;
     sequence.settings.policy = ResidencyPolicy::Pinned;
-    const char* prompts[] = {"a red circle moving right on a black background", "a red circle moving down on a black background",
+    const char* prompts[] = {"a red circle moving right on a black background",
+                             "a red circle moving down on a black background",
                              "a blue square moving left on a black background"};
     const ContinuityMode modes[] = {ContinuityMode::None, ContinuityMode::Latent, ContinuityMode::Latent};
     for (int i = 0; i < 3; ++i) {
@@ -107,8 +108,9 @@ class RenderCli : public QObject {
     QCOMPARE(otio["tracks"]["children"][0]["children"].size(), std::size_t{3});
 
     QProcess probe;
-    probe.start("ffprobe", {"-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                            "stream=codec_name,pix_fmt,nb_read_frames", "-of", "json", q((out / "sequence.mp4").string())});
+    probe.start("ffprobe",
+                {"-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                 "stream=codec_name,pix_fmt,nb_read_frames", "-of", "json", q((out / "sequence.mp4").string())});
     if (!probe.waitForStarted(5000)) QSKIP("ffprobe is not installed");
     QVERIFY(probe.waitForFinished(60000));
     const nlohmann::json streams = nlohmann::json::parse(probe.readAllStandardOutput().toStdString());
@@ -149,7 +151,8 @@ class RenderCli : public QObject {
   void cutIntoReusedNoneShotIsMeasuredAgain() {
     Sequence sequence = *loadSequenceFile(sequenceFile_).sequence;
     sequence.shots[2].continuity.mode = ContinuityMode::None;
-    const std::filesystem::path file = root_ / "hard_cut.json", out = root_ / "hard_cut", fresh = root_ / "hard_cut_fresh";
+    const std::filesystem::path file = root_ / "hard_cut.json", out = root_ / "hard_cut",
+                                fresh = root_ / "hard_cut_fresh";
     saveSequenceFile(sequence, file);
     const Run first = runCli({"render", q(file.string()), "--out", q(out.string())});
     QVERIFY2(first.exitCode == 0, qPrintable(first.err));
@@ -171,13 +174,15 @@ class RenderCli : public QObject {
     const nlohmann::json expected = nlohmann::json::parse(readFile(fresh / "report.json"))["cuts"][1];
     // The same as a fresh render up to the 8-bit frames read back; the stale figures were different.
     for (const char* key : {"delta_e_prev", "colour_drift_delta_e", "spread_drift_delta_e"}) {
-      const double got = remeasured[key].get<double>(), want = expected[key].get<double>(), stale = before[key].get<double>();
+      const double got = remeasured[key].get<double>(), want = expected[key].get<double>(),
+                   stale = before[key].get<double>();
       QVERIFY2(std::abs(got - want) < 0.5 && std::abs(stale - want) > 1.0,
                qPrintable(QString("%1: %2 (fresh %3, stale %4)").arg(key).arg(got).arg(want).arg(stale)));
     }
     QVERIFY(std::abs(remeasured["flash_ratio"].get<double>() - expected["flash_ratio"].get<double>()) <
             0.1 * expected["flash_ratio"].get<double>());
-    const nlohmann::json record = nlohmann::json::parse(readFile(render::shotRecordPath(render::shotDirectory(out, 2, "c"))));
+    const nlohmann::json record =
+        nlohmann::json::parse(readFile(render::shotRecordPath(render::shotDirectory(out, 2, "c"))));
     QCOMPARE(record["cut_in"]["colour_drift_delta_e"].get<double>(), remeasured["colour_drift_delta_e"].get<double>());
   }
 
@@ -221,8 +226,7 @@ class RenderCli : public QObject {
              qPrintable(range.err));
     const nlohmann::json report = nlohmann::json::parse(readFile(out / "report.json"));
     bool reported = false;
-    for (const auto& w : report["warnings"])
-      reported = reported || w.dump().find("stale") != std::string::npos;
+    for (const auto& w : report["warnings"]) reported = reported || w.dump().find("stale") != std::string::npos;
     QVERIFY2(reported, report["warnings"].dump().c_str());
     const Run rest = runCli({"render", q(editedFile.string()), "--out", q(out.string()), "--shots", "3-3"});
     QVERIFY2(rest.exitCode == 0 && !rest.err.contains("out of date"), qPrintable(rest.err));
@@ -230,7 +234,8 @@ class RenderCli : public QObject {
 
   void shotRangesAreParsedWhole() {
     for (const char* range : {"2x-4", "2-", "-3", "2-4x", "1.5-2", "3-2", "0-1", ""}) {
-      const Run run = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "never").string()), "--shots", range});
+      const Run run =
+          runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "never").string()), "--shots", range});
       QCOMPARE(run.exitCode, 2);
       QVERIFY2(run.err.contains("--shots: \"" + QString(range) + "\" is not a range like 2-4"), qPrintable(run.err));
     }
@@ -239,7 +244,8 @@ class RenderCli : public QObject {
 
   void refusalsExitBeforeWork() {
     writeFile(root_ / "plain-file", "x");
-    const Run unwritable = runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "plain-file" / "out").string())});
+    const Run unwritable =
+        runCli({"render", q(sequenceFile_.string()), "--out", q((root_ / "plain-file" / "out").string())});
     QCOMPARE(unwritable.exitCode, 4);
     QVERIFY2(unwritable.err.contains("plain-file"), qPrintable(unwritable.err));
 

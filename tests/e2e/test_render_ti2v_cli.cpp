@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
+#include "cli_run.h"
 #include "render/output_layout.h"
 #include "sequence/sequence_io.h"
-#include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -98,8 +98,8 @@ class RenderTi2vCli : public QObject {
       QCOMPARE(cut["handoff_bytes_copied"].get<std::uint64_t>(), std::uint64_t{0});
     }
     QProcess probe;
-    probe.start("ffprobe", {"-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
-                            "-of", "json", q((out / "sequence.mp4").string())});
+    probe.start("ffprobe", {"-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                            "stream=nb_read_frames", "-of", "json", q((out / "sequence.mp4").string())});
     if (!probe.waitForStarted(5000)) QSKIP("ffprobe is not installed");
     QVERIFY(probe.waitForFinished(60000));
     const nlohmann::json streams = nlohmann::json::parse(probe.readAllStandardOutput().toStdString());

@@ -7,11 +7,11 @@
 
 #include <unistd.h>
 
-#include "test_registry.h"
 #include "export/frame_file_writer.h"
 #include "export/png_frame.h"
 #include "export/shot_paths.h"
 #include "export_test_frames.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -55,12 +55,14 @@ render::ShotStarted started(int index, const std::string& id, int frames, bool r
   return event;
 }
 
-render::FramesDecoded decoded(int shotIndex, int firstFrame, int count, int shotFrames, int width = 12, int height = 8) {
+render::FramesDecoded decoded(int shotIndex, int firstFrame, int count, int shotFrames, int width = 12,
+                              int height = 8) {
   render::FramesDecoded event;
   event.shotIndex = shotIndex;
   event.firstFrame = firstFrame;
   event.shotFrames = shotFrames;
-  for (int i = 0; i < count; ++i) event.frames.push_back(syntheticFrame(width, height, shotIndex * 100 + firstFrame + i));
+  for (int i = 0; i < count; ++i)
+    event.frames.push_back(syntheticFrame(width, height, shotIndex * 100 + firstFrame + i));
   return event;
 }
 
@@ -158,13 +160,12 @@ class TestExportFrames : public QObject {
     QCOMPARE(writer.framesWritten(), 6);
     QVERIFY(writer.errors().empty());
     QCOMPARE(next.framesSeen, 6);
-    const std::vector<std::string> expected = {"shotStarted", "stepDone", "framesDecoded", "framesDecoded",
-                                               "shotFinished", "shotStarted", "shotStarted", "framesDecoded",
-                                               "sequenceFinished"};
+    const std::vector<std::string> expected = {"shotStarted",   "stepDone",      "framesDecoded",
+                                               "framesDecoded", "shotFinished",  "shotStarted",
+                                               "shotStarted",   "framesDecoded", "sequenceFinished"};
     QVERIFY(next.calls == expected);
 
-    for (int n = 1; n <= 5; ++n)
-      QVERIFY(sameFrame(readPngFrame(frameFile(shot1, n)), syntheticFrame(12, 8, n - 1)));
+    for (int n = 1; n <= 5; ++n) QVERIFY(sameFrame(readPngFrame(frameFile(shot1, n)), syntheticFrame(12, 8, n - 1)));
     QVERIFY(!fs::exists(frameFile(shot1, 6)));
     QVERIFY(!fs::exists(frameFile(shot1, 9)));
     QCOMPARE(readFile(shot1 / "frames" / "notes.txt"), std::string("kept"));

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "test_registry.h"
 #include "export/mp4_encoder.h"
 #include "export/png_frame.h"
 #include "export/video_probe.h"
 #include "export_test_frames.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -78,8 +78,8 @@ class TestExportMp4 : public QObject {
 
     QProcess process;
     process.start(ffprobe, {"-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
-                            "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate,duration", "-of", "json",
-                            QString::fromStdString(movie.string())});
+                            "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate,duration", "-of",
+                            "json", QString::fromStdString(movie.string())});
     QVERIFY(process.waitForFinished(30000));
     QCOMPARE(process.exitCode(), 0);
     const QJsonObject stream =
@@ -147,9 +147,10 @@ class TestExportMp4 : public QObject {
     for (const char* name : {"b.mp4", "c.mp4"}) {
       const std::string other = readFile(root / name);
       const auto firstDifference = std::mismatch(a.begin(), a.end(), other.begin(), other.end()).first - a.begin();
-      QVERIFY2(a == other, (std::string(name) + ": sizes " + std::to_string(a.size()) + " and " +
-                            std::to_string(other.size()) + ", first difference at byte " + std::to_string(firstDifference))
-                               .c_str());
+      QVERIFY2(a == other,
+               (std::string(name) + ": sizes " + std::to_string(a.size()) + " and " + std::to_string(other.size()) +
+                ", first difference at byte " + std::to_string(firstDifference))
+                   .c_str());
     }
   }
 

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "export/frame_file_writer.h"
 #include "export/otio_timeline.h"
 #include "export/sequence_outputs.h"
@@ -16,6 +15,7 @@
 #include "export_test_frames.h"
 #include "render/renderer.h"
 #include "sequence/sequence.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;

@@ -44,10 +44,13 @@ inline const std::string kTinyPng(
 inline nlohmann::ordered_json catalogueBaseDocument(const nlohmann::ordered_json& model) {
   using Json = nlohmann::ordered_json;
   auto shot = [](const char* id, const char* mode, std::uint64_t seed) {
-    return Json{{"id", id},         {"name", std::string("Shot ") + id},
+    return Json{{"id", id},
+                {"name", std::string("Shot ") + id},
                 {"prompt", "a red circle moving right on a black background"},
-                {"frames", 5},      {"width", 32},
-                {"height", 32},     {"seed", seed},
+                {"frames", 5},
+                {"width", 32},
+                {"height", 32},
+                {"seed", seed},
                 {"continuity", Json{{"mode", mode}, {"tag", "main"}}}};
   };
   return Json{{"schema", "shotchain.sequence/1"},
@@ -66,7 +69,8 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
   const std::string baseText = base.dump(2);
   std::vector<BadDocument> cases;
   // A document changed as JSON.
-  auto edited = [&](std::string name, Expect expect, std::string path, std::string rule, std::function<void(Json&)> edit) {
+  auto edited = [&](std::string name, Expect expect, std::string path, std::string rule,
+                    std::function<void(Json&)> edit) {
     cases.push_back({std::move(name), expect, std::move(path), std::move(rule), [base, edit](const fs::path&) {
                        Json doc = base;
                        edit(doc);
@@ -75,10 +79,12 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
   };
   // A document given as text.
   auto text = [&](std::string name, Expect expect, std::string path, std::string rule, std::string bytes) {
-    cases.push_back({std::move(name), expect, std::move(path), std::move(rule), [bytes](const fs::path&) { return bytes; }});
+    cases.push_back(
+        {std::move(name), expect, std::move(path), std::move(rule), [bytes](const fs::path&) { return bytes; }});
   };
   // A blend shot whose fallback image is whatever `prepare` leaves at the returned path.
-  auto fallback = [&](std::string name, Expect expect, std::string rule, std::function<std::string(const fs::path&)> prepare) {
+  auto fallback = [&](std::string name, Expect expect, std::string rule,
+                      std::function<std::string(const fs::path&)> prepare) {
     cases.push_back({std::move(name), expect, "shots[1].continuity.fallback_image", std::move(rule),
                      [base, prepare](const fs::path& dir) {
                        Json doc = base;
@@ -117,7 +123,8 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
        "\xEF\xBB\xBF" + baseText + std::string("\0\x01garbage", 9));
   text("text_after_value", Expect::Refused, "", "something other than whitespace follows", baseText + "\n{}\n");
   text("bom_then_valid", Expect::Renders, "", "", "\xEF\xBB\xBF" + baseText);
-  text("two_boms", Expect::Refused, "", "byte-order mark is allowed only at the very start", "\xEF\xBB\xBF\xEF\xBB\xBF" + baseText);
+  text("two_boms", Expect::Refused, "", "byte-order mark is allowed only at the very start",
+       "\xEF\xBB\xBF\xEF\xBB\xBF" + baseText);
   text("utf16_bom", Expect::Refused, "", "UTF-16", std::string("\xFF\xFE{\0}\0", 6));
   text("truncated", Expect::Refused, "", "truncated", baseText.substr(0, baseText.size() / 2));
   text("empty", Expect::Refused, "", "the file is empty", "  \n");
@@ -144,7 +151,8 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
          [](Json& d) { d["shots"][0]["height"] = 8192; });
   edited("fps_zero", Expect::Refused, "fps", "must be greater than 0", [](Json& d) { d["fps"] = 0; });
   edited("fps_string", Expect::Refused, "fps", "must be a number, not a string", [](Json& d) { d["fps"] = "24"; });
-  edited("fps_denormal", Expect::Refused, "fps", "below the lowest frame rate of 1", [](Json& d) { d["fps"] = 1e-310; });
+  edited("fps_denormal", Expect::Refused, "fps", "below the lowest frame rate of 1",
+         [](Json& d) { d["fps"] = 1e-310; });
   edited("fps_lowest", Expect::Renders, "", "", [](Json& d) { d["fps"] = 1.0; });
   edited("steps_zero", Expect::Refused, "sampler.steps", "outside 1..1000", [](Json& d) { d["sampler"]["steps"] = 0; });
   edited("guidance_huge", Expect::Refused, "sampler.guidance", "outside 0..50",
@@ -161,7 +169,8 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
   edited("id_128_characters", Expect::Renders, "", "", [](Json& d) { d["shots"][0]["id"] = std::string(128, 'x'); });
   edited("id_with_space", Expect::Refused, "shots[0].id", "may contain only letters",
          [](Json& d) { d["shots"][0]["id"] = "shot one"; });
-  edited("id_duplicate", Expect::Refused, "shots[1].id", "is used by an earlier shot", [](Json& d) { d["shots"][1]["id"] = "a"; });
+  edited("id_duplicate", Expect::Refused, "shots[1].id", "is used by an earlier shot",
+         [](Json& d) { d["shots"][1]["id"] = "a"; });
   edited("prompt_missing", Expect::Refused, "shots[0].prompt", "missing (required)",
          [](Json& d) { d["shots"][0].erase("prompt"); });
   edited("seed_negative", Expect::Refused, "shots[0].seed", "is negative", [](Json& d) { d["shots"][0]["seed"] = -1; });
@@ -181,13 +190,15 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
          [](Json& d) { d["shots"] = Json::object(); });
   edited("model_unknown", Expect::Refused, "model", "is not a built-in model",
          [](Json& d) { d["model"] = "builtin:huge"; });
-  edited("budget_not_a_size", Expect::Refused, "memory.budget", "is not a size", [](Json& d) { d["memory"]["budget"] = "lots"; });
+  edited("budget_not_a_size", Expect::Refused, "memory.budget", "is not a size",
+         [](Json& d) { d["memory"]["budget"] = "lots"; });
   edited("budget_too_small", Expect::Refused, "memory.budget", "below the smallest",
          [](Json& d) { d["memory"]["budget"] = "1MiB"; });
   edited("budget_16GB", Expect::Renders, "", "", [](Json& d) { d["memory"]["budget"] = "16GB"; });
 
   // Fallback images: what the renderer would read must be a regular, bounded, readable image.
-  fallback("fallback_dev_zero", Expect::Refused, "is a device, not a file", [](const fs::path&) { return "/dev/zero"; });
+  fallback("fallback_dev_zero", Expect::Refused, "is a device, not a file",
+           [](const fs::path&) { return "/dev/zero"; });
   fallback("fallback_directory", Expect::Refused, "is a directory, not a file", [](const fs::path& dir) {
     fs::create_directories(dir / "images");
     return "images";
@@ -196,10 +207,11 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
     ::mkfifo((dir / "pipe.png").c_str(), 0600);
     return "pipe.png";
   });
-  fallback("fallback_not_an_image", Expect::Refused, "is not a PNG, JPEG, WebP or BMP image", [writeBytes](const fs::path& dir) {
-    writeBytes(dir / "notes.png", "png");
-    return "notes.png";
-  });
+  fallback("fallback_not_an_image", Expect::Refused, "is not a PNG, JPEG, WebP or BMP image",
+           [writeBytes](const fs::path& dir) {
+             writeBytes(dir / "notes.png", "png");
+             return "notes.png";
+           });
   fallback("fallback_empty", Expect::Refused, "is empty", [writeBytes](const fs::path& dir) {
     writeBytes(dir / "empty.png", "");
     return "empty.png";

@@ -28,7 +28,8 @@ inline render::RgbFrame syntheticFrame(int width, int height, int seed) {
 inline std::string temporaryFilesIn(const std::filesystem::path& folder) {
   std::string found;
   for (const auto& entry : std::filesystem::directory_iterator(folder))
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) found += entry.path().filename().string() + " ";
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos)
+      found += entry.path().filename().string() + " ";
   return found;
 }
 

@@ -26,7 +26,8 @@ struct Tolerance {
 };
 
 // Prints `what`'s errors; returns why it is outside `tolerance` (its shape, or its errors), empty when inside.
-inline std::string goldenMismatch(const std::string& what, const at::Tensor& got, const at::Tensor& expected, Tolerance tolerance) {
+inline std::string goldenMismatch(const std::string& what, const at::Tensor& got, const at::Tensor& expected,
+                                  Tolerance tolerance) {
   if (got.sizes() != expected.sizes())
     return what + ": shape " + c10::str(got.sizes()) + " vs " + c10::str(expected.sizes());
   const ErrorFigures e = compareTensors(got, expected);

@@ -11,7 +11,8 @@
 
 namespace shotchain::testing {
 
-inline models::ModelSetFacts goldenModelFacts(const std::string& dit, const std::string& vae, const std::string& highNoise = {}) {
+inline models::ModelSetFacts goldenModelFacts(const std::string& dit, const std::string& vae,
+                                              const std::string& highNoise = {}) {
   models::ModelFiles files;
   files.dit = golden(dit);
   files.vae = golden(vae);

@@ -17,7 +17,8 @@ std::string lengthPrefix(std::uint64_t n) {
 
 // Built with append: GCC 12 reports `"{" + text` (operator+ of a literal and a temporary) as a
 // -Warray-bounds false positive (GCC bug 105329).
-std::string tensor(const std::string& name, const std::string& dtype, const std::string& shape, const std::string& offsets) {
+std::string tensor(const std::string& name, const std::string& dtype, const std::string& shape,
+                   const std::string& offsets) {
   std::string out = "\"";
   out.append(name).append("\":{\"dtype\":\"").append(dtype).append("\",\"shape\":").append(shape);
   return out.append(",\"data_offsets\":").append(offsets).append("}");
@@ -58,8 +59,10 @@ std::vector<MalformedCase> malformedCorpus() {
   add("missing_dtype", safetensorsBytes("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8), "missing \"dtype\"");
   add("missing_shape", safetensorsBytes("{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", 8), "missing \"shape\"");
   add("missing_offsets", safetensorsBytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8), "missing \"data_offsets\"");
-  add("shape_negative", safetensorsBytes(braced(tensor("a", "F32", "[-2]", "[0,8]")), 8), "non-negative integers, got -2");
-  add("shape_fraction", safetensorsBytes(braced(tensor("a", "F32", "[2.5]", "[0,8]")), 8), "non-negative integers, got 2.5");
+  add("shape_negative", safetensorsBytes(braced(tensor("a", "F32", "[-2]", "[0,8]")), 8),
+      "non-negative integers, got -2");
+  add("shape_fraction", safetensorsBytes(braced(tensor("a", "F32", "[2.5]", "[0,8]")), 8),
+      "non-negative integers, got 2.5");
   add("shape_string", safetensorsBytes(braced(tensor("a", "F32", "[\"2\"]", "[0,8]")), 8), "non-negative integers");
   add("shape_not_array", safetensorsBytes(braced(tensor("a", "F32", "2", "[0,8]")), 8), "\"shape\" must be an array");
   add("shape_beyond_u64", safetensorsBytes(braced(tensor("a", "F32", "[18446744073709551616]", "[0,8]")), 8),
@@ -85,7 +88,8 @@ std::vector<MalformedCase> malformedCorpus() {
       "is too large");
   add("offsets_past_buffer", safetensorsBytes(braced(tensor("a", "U8", "[1000000000]", "[0,1000000000]")), 8),
       "data ends at byte 1000000000 past the 8-byte data buffer");
-  add("metadata_number", safetensorsBytes("{\"__metadata__\":{\"format\":5}}", 0), "__metadata__ value \"format\" must be a string");
+  add("metadata_number", safetensorsBytes("{\"__metadata__\":{\"format\":5}}", 0),
+      "__metadata__ value \"format\" must be a string");
   add("metadata_array", safetensorsBytes("{\"__metadata__\":[\"pt\"]}", 0), "__metadata__ must be an object");
   add("tensor_not_object", safetensorsBytes("{\"a\":[1,2]}", 0), "expected an object");
   add("unknown_field", safetensorsBytes("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1}}", 8),

@@ -44,12 +44,17 @@ inline void makeModelFolder(const std::filesystem::path& root, const char* ditSu
   writeFile(models / "vae" / "README.txt", "not weights");
 }
 
-inline std::string sequenceJson(const std::string& model, const std::string& memory = R"({ "policy": "auto", "budget": null })") {
+inline std::string sequenceJson(const std::string& model,
+                                const std::string& memory = R"({ "policy": "auto", "budget": null })") {
   std::string shots;
   for (int i = 0; i < 3; ++i) {
     shots += std::string(i ? "," : "") + R"({ "id": "s)" + std::to_string(i) +
              R"(", "name": "S", "prompt": "a red circle", "frames": 17, "width": 64, "height": 64, "seed": 1,
-                  "continuity": { "mode": ")" + (i == 0 ? "none" : i == 2 ? "latent_overlap" : "latent") + R"(", "tag": "t", "overlap_latents": 1 } })";
+                  "continuity": { "mode": ")" +
+             (i == 0   ? "none"
+              : i == 2 ? "latent_overlap"
+                       : "latent") +
+             R"(", "tag": "t", "overlap_latents": 1 } })";
   }
   return R"({ "schema": "shotchain.sequence/1", "name": "Plan test", "fps": 16, "model": )" + model +
          R"(, "sampler": { "steps": 4, "guidance": 4.0, "shift": 3.0, "solver": "euler" }, "memory": )" + memory +

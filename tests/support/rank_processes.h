@@ -42,7 +42,8 @@ struct RankRun {
 // The ranks as running processes; `extra` environment variables for every rank.
 class RankProcesses {
  public:
-  RankProcesses(const QString& program, const QStringList& args, int ranks, const std::map<QString, QString>& extra = {}) {
+  RankProcesses(const QString& program, const QStringList& args, int ranks,
+                const std::map<QString, QString>& extra = {}) {
     const int port = freeLoopbackPort();
     for (int r = 0; r < ranks; ++r) {
       auto process = std::make_unique<QProcess>();
@@ -75,7 +76,8 @@ class RankProcesses {
       }
       RankRun run;
       run.exitCode = finished && process->exitStatus() == QProcess::NormalExit ? process->exitCode() : -1;
-      run.output = QString::fromUtf8(process->readAllStandardOutput()) + QString::fromUtf8(process->readAllStandardError());
+      run.output =
+          QString::fromUtf8(process->readAllStandardOutput()) + QString::fromUtf8(process->readAllStandardError());
       run.seconds = timer_.elapsed() / 1000.0;
       runs.push_back(run);
     }

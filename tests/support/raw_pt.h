@@ -24,7 +24,9 @@ inline std::string op(char opcode, const std::string& operand) {
 }
 inline std::string str(const std::string& text) { return op('X', le(text.size(), 4)) + text; }
 inline std::string integer(std::uint32_t value) { return op('J', le(value, 4)); }
-inline std::string global(const std::string& module, const std::string& name) { return op('c', module) + "\n" + name + "\n"; }
+inline std::string global(const std::string& module, const std::string& name) {
+  return op('c', module) + "\n" + name + "\n";
+}
 inline std::string tuple(const std::vector<std::string>& items) {
   std::string out = "(";
   for (const std::string& item : items) out += item;
@@ -32,12 +34,14 @@ inline std::string tuple(const std::vector<std::string>& items) {
 }
 inline std::string orderedDict() { return global("collections", "OrderedDict") + ")R"; }
 // torch._utils._rebuild_tensor_v2(('storage', torch.<type>, key, 'cpu', numel), offset, sizes, strides, False, {})
-inline std::string tensor(const std::string& storageType, const std::string& key, std::uint32_t numel, std::uint32_t offset,
-                          const std::vector<std::uint32_t>& sizes, const std::vector<std::uint32_t>& strides) {
+inline std::string tensor(const std::string& storageType, const std::string& key, std::uint32_t numel,
+                          std::uint32_t offset, const std::vector<std::uint32_t>& sizes,
+                          const std::vector<std::uint32_t>& strides) {
   std::vector<std::string> sizeItems, strideItems;
   for (const std::uint32_t s : sizes) sizeItems.push_back(integer(s));
   for (const std::uint32_t s : strides) strideItems.push_back(integer(s));
-  const std::string pid = tuple({str("storage"), global("torch", storageType), str(key), str("cpu"), integer(numel)}) + "Q";
+  const std::string pid =
+      tuple({str("storage"), global("torch", storageType), str(key), str("cpu"), integer(numel)}) + "Q";
   return global("torch._utils", "_rebuild_tensor_v2") +
          tuple({pid, integer(offset), tuple(sizeItems), tuple(strideItems), "\x89", orderedDict()}) + "R";
 }
@@ -61,7 +65,8 @@ inline std::string storedZip(const std::vector<std::pair<std::string, std::strin
     const std::uint64_t offset = out.size();
     const std::string sizes = le(0, 4) + (zip64 ? le(all, 4) + le(all, 4) : le(data.size(), 4) + le(data.size(), 4));
     const std::string localExtra = zip64 ? le(1, 2) + le(16, 2) + le(data.size(), 8) + le(data.size(), 8) : "";
-    const std::string centralExtra = zip64 ? localExtra.substr(0, 2) + le(24, 2) + localExtra.substr(4) + le(offset, 8) : "";
+    const std::string centralExtra =
+        zip64 ? localExtra.substr(0, 2) + le(24, 2) + localExtra.substr(4) + le(offset, 8) : "";
     out += le(0x04034b50, 4) + le(45, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes + le(name.size(), 2) +
            le(localExtra.size(), 2) + name + localExtra + data;
     directory += le(0x02014b50, 4) + le(45, 2) + le(45, 2) + le(0, 2) + le(method, 2) + le(0, 4) + sizes +
@@ -75,7 +80,8 @@ inline std::string storedZip(const std::vector<std::pair<std::string, std::strin
     out += le(0x06064b50, 4) + le(44, 8) + le(45, 2) + le(45, 2) + le(0, 4) + le(0, 4) + le(entries.size(), 8) +
            le(entries.size(), 8) + le(directory.size(), 8) + le(directoryAt, 8);
     out += le(0x07064b50, 4) + le(0, 4) + le(recordAt, 8) + le(1, 4);
-    return out + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(0xFFFF, 2) + le(0xFFFF, 2) + le(all, 4) + le(all, 4) + le(0, 2);
+    return out + le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(0xFFFF, 2) + le(0xFFFF, 2) + le(all, 4) + le(all, 4) +
+           le(0, 2);
   }
   out += le(0x06054b50, 4) + le(0, 2) + le(0, 2) + le(entries.size(), 2) + le(entries.size(), 2) +
          le(directory.size(), 4) + le(directoryAt, 4) + le(0, 2);
@@ -83,7 +89,8 @@ inline std::string storedZip(const std::vector<std::pair<std::string, std::strin
 }
 
 // A checkpoint "<prefix>/data.pkl" + "<prefix>/data/<key>" storages + "<prefix>/version".
-inline std::string ptArchive(const std::string& dataPkl, const std::vector<std::pair<std::string, std::string>>& storages,
+inline std::string ptArchive(const std::string& dataPkl,
+                             const std::vector<std::pair<std::string, std::string>>& storages,
                              const std::string& prefix = "archive", bool zip64 = false) {
   std::vector<std::pair<std::string, std::string>> entries{{prefix + "/data.pkl", dataPkl}};
   for (const auto& [key, bytes] : storages) entries.emplace_back(prefix + "/data/" + key, bytes);

@@ -22,7 +22,12 @@ inline std::string rawSafetensors(const std::vector<RawTensor>& tensors, const s
     // Appended piece by piece: GCC 12 turns `"," + std::to_string(…)` into a -Warray-bounds false positive.
     for (std::size_t k = 0; k < shape.size(); ++k) shapeText.append(k ? "," : "").append(std::to_string(shape[k]));
     shapeText += "]";
-    header.append(i ? "," : "").append("\"").append(name).append("\":{\"dtype\":\"").append(dtype).append("\",\"shape\":");
+    header.append(i ? "," : "")
+        .append("\"")
+        .append(name)
+        .append("\":{\"dtype\":\"")
+        .append(dtype)
+        .append("\",\"shape\":");
     header.append(shapeText).append(",\"data_offsets\":[").append(std::to_string(offset)).append(",");
     header.append(std::to_string(offset + bytes.size())).append("]}");
     offset += bytes.size();

@@ -11,7 +11,8 @@ namespace shotchain::testing {
 struct SimulatedDevice {
   explicit SimulatedDevice(std::uint64_t cap) {
     const std::uint64_t limit = memory::cpuAllocationStats().allocated + cap;
-    memory::setCpuAllocationFailureHook([limit](std::size_t bytes) { return memory::cpuAllocationStats().allocated + bytes > limit; });
+    memory::setCpuAllocationFailureHook(
+        [limit](std::size_t bytes) { return memory::cpuAllocationStats().allocated + bytes > limit; });
   }
   SimulatedDevice(const SimulatedDevice&) = delete;
   SimulatedDevice& operator=(const SimulatedDevice&) = delete;

@@ -51,8 +51,10 @@ int main(int argc, char** argv) {
   const RegisteredTest& test = found->second;
   test.initMain();
   switch (test.app) {
-    case TestApp::Appless: return test.run(count, args.data());
-    case TestApp::Core: return runUnder<QCoreApplication>(test, count, args.data());
+    case TestApp::Appless:
+      return test.run(count, args.data());
+    case TestApp::Core:
+      return runUnder<QCoreApplication>(test, count, args.data());
     case TestApp::Gui:
 #if defined(QT_WIDGETS_LIB)
       return runUnder<QApplication>(test, count, args.data());

@@ -22,11 +22,11 @@ bool registerTest(const RegisteredTest& test);
 
 }  // namespace shotchain::testing
 
-#define SHOTCHAIN_TEST(TestObject, App)                                                                   \
-  [[maybe_unused]] static const bool shotchainRegistered##TestObject = ::shotchain::testing::registerTest( \
-      {#TestObject, ::shotchain::testing::TestApp::App, &QTest::Internal::callInitMain<TestObject>,       \
-       [](int argc, char** argv) {                                                                        \
-         TestObject tc;                                                                                    \
-         QTEST_SET_MAIN_SOURCE_PATH                                                                        \
-         return QTest::qExec(&tc, argc, argv);                                                             \
-       }});
+#define SHOTCHAIN_TEST(TestObject, App)                                                                           \
+  [[maybe_unused]] static const bool shotchainRegistered##TestObject =                                            \
+      ::shotchain::testing::registerTest({#TestObject, ::shotchain::testing::TestApp::App,                        \
+                                          &QTest::Internal::callInitMain<TestObject>, [](int argc, char** argv) { \
+                                            TestObject tc;                                                        \
+                                            QTEST_SET_MAIN_SOURCE_PATH                                            \
+                                            return QTest::qExec(&tc, argc, argv);                                 \
+                                          }});

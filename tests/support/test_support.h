@@ -14,7 +14,9 @@ namespace shotchain::testing {
 inline std::filesystem::path sourceDir() { return SHOTCHAIN_SOURCE_DIR; }
 inline std::filesystem::path workflow(const std::string& name) { return sourceDir() / "workflows" / name; }
 // A file of the golden reference data of the official code (tests/golden/README.md).
-inline std::filesystem::path golden(const std::string& name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
+inline std::filesystem::path golden(const std::string& name) {
+  return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name;
+}
 
 inline std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -20,7 +20,8 @@
 namespace shotchain::testing {
 
 // A shot the tiny models render quickly: 9 frames (3 latent frames), `size`×`size`, the demo's first prompt.
-inline Shot tinyShot(const std::string& id, std::uint64_t seed, ContinuityMode mode = ContinuityMode::None, int size = 32) {
+inline Shot tinyShot(const std::string& id, std::uint64_t seed, ContinuityMode mode = ContinuityMode::None,
+                     int size = 32) {
   Shot shot;
   shot.id = id;
   shot.prompt = "a red circle moving right on a black background";
@@ -50,7 +51,8 @@ struct TinyModelSet {
 // a block-causal DiT with per-frame timesteps that streams with a KV cache, chunks of that many frames.
 // ti2v: a Wan 2.2 TI2V DiT (48 channels) with the tiny Wan 2.2 VAE.
 inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11,
-                                      bool diffusionForcing = false, std::int64_t causalBlockSize = 0, bool ti2v = false) {
+                                      bool diffusionForcing = false, std::int64_t causalBlockSize = 0,
+                                      bool ti2v = false) {
   std::filesystem::create_directories(dir);
   std::string corpus;
   for (const char* colour : {"red", "green", "blue", "yellow", "white", "magenta"})
@@ -60,8 +62,9 @@ inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uin
   writeFile(dir / "prompts.txt", corpus);
   QProcess train;
   train.setWorkingDirectory(QString::fromStdString(dir.string()));
-  train.start("spm_train", {"--input=prompts.txt", "--model_prefix=tokenizer", "--vocab_size=40", "--model_type=unigram",
-                            "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1", "--minloglevel=2"});
+  train.start("spm_train",
+              {"--input=prompts.txt", "--model_prefix=tokenizer", "--vocab_size=40", "--model_type=unigram",
+               "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1", "--minloglevel=2"});
   if (!train.waitForFinished(60000) || train.exitCode() != 0)
     throw std::runtime_error("spm_train failed: " + train.readAllStandardError().toStdString());
 

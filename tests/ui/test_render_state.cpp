@@ -13,7 +13,6 @@
 
 #include <algorithm>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "export/shot_paths.h"
 #include "inspector/settings_inspector.h"
@@ -23,6 +22,7 @@
 #include "render/render_state.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "timeline/cut_marker.h"
 #include "timeline/timeline_view.h"
@@ -50,13 +50,17 @@ class StudioRenderState : public QObject {
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.columnCount(), int(CutTableModel::ColumnCount));
     QCOMPARE(model.data(model.index(1, CutTableModel::MadRatio)).toString(), QString("4.20"));
-    QCOMPARE(model.data(model.index(0, CutTableModel::MeanDeltaPrev), Qt::ToolTipRole).toString(), QString("0.100, -0.200"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::MeanDeltaPrev), Qt::ToolTipRole).toString(),
+             QString("0.100, -0.200"));
     QCOMPARE(model.data(model.index(0, CutTableModel::Cut)).toString(), QString::fromUtf8("Enter → Cross"));
-    model.setRows({{fakeCut(1, 1.1), "Enter", "Cross", true}, {fakeCut(2, 2.0), "Cross", "Turn", false}});  // re-measured, then edited
+    model.setRows({{fakeCut(1, 1.1), "Enter", "Cross", true},
+                   {fakeCut(2, 2.0), "Cross", "Turn", false}});  // re-measured, then edited
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.data(model.index(1, CutTableModel::MadRatio)).toString(), QString("2.00"));
     QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("out of date"));
-    QVERIFY(model.data(model.index(1, CutTableModel::Flash), Qt::ToolTipRole).toString().contains("Render to measure this cut again"));
+    QVERIFY(model.data(model.index(1, CutTableModel::Flash), Qt::ToolTipRole)
+                .toString()
+                .contains("Render to measure this cut again"));
     model.setRows({});
     QCOMPARE(model.rowCount(), 0);
   }
@@ -80,7 +84,8 @@ class StudioRenderState : public QObject {
     CutTableModel model;
     model.setRows({{flashed, "Enter", "Cross", true}, {fine, "Cross", "Turn", true}});
     const QColor red(0xe8, 0x4a, 0x4a), green(0x4c, 0xc3, 0x6a);
-    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(), QString::fromUtf8("⚠ flash 5.3×, colour drift ΔE 18.0"));
+    QCOMPARE(model.data(model.index(0, CutTableModel::Verdict)).toString(),
+             QString::fromUtf8("⚠ flash 5.3×, colour drift ΔE 18.0"));
     QCOMPARE(model.data(model.index(1, CutTableModel::Verdict)).toString(), QString("fine"));
     QCOMPARE(model.data(model.index(0, CutTableModel::Flash)).toString(), QString("5.30"));
     QCOMPARE(model.data(model.index(0, CutTableModel::ColourDrift)).toString(), QString("18.0"));
@@ -130,7 +135,8 @@ class StudioRenderState : public QObject {
     const Shot& cross = f.document.sequence().shots[1];
     QVERIFY(!cutMarkerTooltip(enter, cross, flashed).contains("MAD ratio"));  // the engineering table: Advanced only
     const QString tip = cutMarkerTooltip(enter, cross, flashed, false, true);
-    QVERIFY2(tip.contains("After the cut: warning: flash 5.3×, colour drift ΔE 18.0") && tip.contains("5.30"), qPrintable(tip));
+    QVERIFY2(tip.contains("After the cut: warning: flash 5.3×, colour drift ΔE 18.0") && tip.contains("5.30"),
+             qPrintable(tip));
     QVERIFY(cutMarkerTooltip(enter, cross, std::nullopt).contains("Not measured yet"));
   }
 
@@ -165,7 +171,7 @@ class StudioRenderState : public QObject {
     state.documentChanged(document.sequence());
     QCOMPARE(state.status("enter").state, ShotState::Done);
     QCOMPARE(state.status("cross").state, ShotState::Stale);  // its frames are of the red circle
-    QCOMPARE(state.status("turn").state, ShotState::Stale);  // takes its handoff from "cross"
+    QCOMPARE(state.status("turn").state, ShotState::Stale);   // takes its handoff from "cross"
     QCOMPARE(state.status("exit").state, ShotState::Stale);
     QCOMPARE(QString(toString(ShotState::Stale)), QString("out of date"));
     document.undoStack()->undo();
@@ -251,7 +257,8 @@ class StudioRenderState : public QObject {
     }
     f.state.documentChanged(sequence);
     QCOMPARE(f.state.status(sequence.shots[0].id).state, ShotState::Done);
-    QVERIFY2(tooltipOf(0).contains("Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped"), qPrintable(tooltipOf(0)));
+    QVERIFY2(tooltipOf(0).contains("Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped"),
+             qPrintable(tooltipOf(0)));
     QVERIFY2(tooltipOf(1).contains("Step cache magcache: off (magcache needs ratios"), qPrintable(tooltipOf(1)));
     QToolTip::hideText();
 
@@ -349,7 +356,8 @@ class StudioRenderState : public QObject {
     QCOMPARE(rows.size(), std::size_t{2});
     QVERIFY(rows[0].current && !rows[1].current);
     const Shot& cross = f.document.sequence().shots[1];
-    QVERIFY(cutMarkerTooltip(cross, turn, f.state.cutInto("turn"), f.state.cutOutOfDate("turn")).contains("Out of date"));
+    QVERIFY(
+        cutMarkerTooltip(cross, turn, f.state.cutInto("turn"), f.state.cutOutOfDate("turn")).contains("Out of date"));
     f.stack()->undo();
     f.state.documentChanged(f.document.sequence());
     QVERIFY(f.state.cutInto("turn"));

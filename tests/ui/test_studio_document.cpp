@@ -2,17 +2,17 @@
 #include <QAction>
 #include <QApplication>
 #include <QSignalSpy>
-#include <QTableView>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTest>
 #include <QUndoStack>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "sequence/sequence_io.h"
 #include "sequence/shot_rules.h"
 #include "shots/shot_table_model.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "timeline/timeline_view.h"
 #include "widgets/message_banner.h"
@@ -112,10 +112,12 @@ class StudioDocument : public QObject {
     QVERIFY(import);
     QVERIFY(window.importComfyFile(path));
     QCOMPARE(window.document()->sequence().shots.size(), std::size_t(1));
-    QCOMPARE(window.document()->sequence().shots[0].prompt, std::string("a white bar moving left on a gray background"));
+    QCOMPARE(window.document()->sequence().shots[0].prompt,
+             std::string("a white bar moving left on a gray background"));
     QVERIFY(window.document()->filePath().isEmpty());
     QVERIFY(window.isWindowModified());
-    QVERIFY2(window.statusBar()->currentMessage().contains("1 shot(s) of the built-in demo model; 1 node(s) not carried over"),
+    QVERIFY2(window.statusBar()->currentMessage().contains(
+                 "1 shot(s) of the built-in demo model; 1 node(s) not carried over"),
              qPrintable(window.statusBar()->currentMessage()));
     QVERIFY2(window.banner()->details().startsWith("Not mapped: node") && !window.banner()->details().contains('\n'),
              qPrintable(window.banner()->details()));

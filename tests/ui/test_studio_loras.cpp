@@ -4,25 +4,25 @@
 // its tooltip which ran when and what moved for them.
 #include <QApplication>
 #include <QCheckBox>
-#include <QHelpEvent>
-#include <QToolTip>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QHelpEvent>
 #include <QLineEdit>
 #include <QTableWidget>
 #include <QTest>
+#include <QToolTip>
 #include <QUndoStack>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "inspector/lora_list_field.h"
 #include "inspector/settings_inspector.h"
 #include "inspector/shot_inspector.h"
 #include "render/render_state.h"
-#include "timeline/timeline_view.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
+#include "timeline/timeline_view.h"
 
 using namespace shotchain;
 using namespace shotchain::ui;
@@ -41,7 +41,8 @@ class StudioLoras : public QObject {
     QVERIFY(field->inheritBox()->isChecked());  // the shot follows the sequence's (empty) list
     QCOMPARE(field->table()->rowCount(), 0);
 
-    field->addFile(QString::fromStdString((workflow("demo.json").parent_path() / "loras" / "style.safetensors").string()));
+    field->addFile(
+        QString::fromStdString((workflow("demo.json").parent_path() / "loras" / "style.safetensors").string()));
     const Shot& shot = document.sequence().shots[1];
     QVERIFY(shot.loras && shot.loras->size() == 1);
     QCOMPARE(shot.loras->front().file, std::string("loras/style.safetensors"));  // relative to the document
@@ -129,7 +130,8 @@ class StudioLoras : public QObject {
     QHelpEvent help(QEvent::ToolTip, at, view.mapToGlobal(at));
     QApplication::sendEvent(&view, &help);
     const QString tip = QToolTip::text();
-    QVERIFY2(tip.contains("Experts (swap): high noise steps 1–2, low noise 3–4; 4") && tip.contains("moved in 1.5 s"), qPrintable(tip));
+    QVERIFY2(tip.contains("Experts (swap): high noise steps 1–2, low noise 3–4; 4") && tip.contains("moved in 1.5 s"),
+             qPrintable(tip));
     QToolTip::hideText();
   }
 };

@@ -7,7 +7,6 @@
 #include <QTest>
 #include <QUndoStack>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "model_folder.h"
@@ -17,6 +16,7 @@
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
 #include "studio_settings.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -70,9 +70,11 @@ class StudioModels : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(rowOf(*browser, "wan_tiny.safetensors") >= 0 && !browser->isScanning(), 10000);
     const auto& files = browser->files();
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "wan_tiny.safetensors"))].id.role, models::ModelRole::Dit);
-    QVERIFY(files[static_cast<std::size_t>(rowOf(*browser, "wan_tiny.safetensors"))].id.description.starts_with("Wan 2.1 T2V, tiny"));
+    QVERIFY(files[static_cast<std::size_t>(rowOf(*browser, "wan_tiny.safetensors"))].id.description.starts_with(
+        "Wan 2.1 T2V, tiny"));
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "vae_tiny.safetensors"))].id.role, models::ModelRole::Vae);
-    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "umt5_tiny.safetensors"))].id.role, models::ModelRole::TextEncoder);
+    QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "umt5_tiny.safetensors"))].id.role,
+             models::ModelRole::TextEncoder);
     QVERIFY(!files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem.empty());
     // A file whose header cannot be read still shows what it takes on disk (it read "0 B").
     QCOMPARE(files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].bytes, std::uint64_t{22});
@@ -80,11 +82,13 @@ class StudioModels : public QObject {
     auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
     table->setCurrentCell(rowOf(*browser, "broken.safetensors"), 0);
     const std::string brokenProblem = files[static_cast<std::size_t>(rowOf(*browser, "broken.safetensors"))].problem;
-    QVERIFY2(browser->detailsText().contains("a file whose header cannot be read") && browser->detailsText().contains("Cannot be used:") &&
+    QVERIFY2(browser->detailsText().contains("a file whose header cannot be read") &&
+                 browser->detailsText().contains("Cannot be used:") &&
                  browser->detailsText().contains(QString::fromStdString(brokenProblem).toHtmlEscaped()),
              qPrintable(browser->detailsText()));
     table->setCurrentCell(rowOf(*browser, "wan_tiny.safetensors"), 0);
-    QVERIFY2(browser->detailsText().contains("Wan 2.1 T2V, tiny, used as the dit") && !browser->detailsText().contains("Cannot"),
+    QVERIFY2(browser->detailsText().contains("Wan 2.1 T2V, tiny, used as the dit") &&
+                 !browser->detailsText().contains("Cannot"),
              qPrintable(browser->detailsText()));
     QVERIFY(rowOf(*browser, "dit.safetensors") >= 0);  // the built-in demo model is listed too
 
@@ -97,7 +101,8 @@ class StudioModels : public QObject {
     QCOMPARE(QString::fromStdString(model.folder), folder);
     QCOMPARE(model.dit, std::string("diffusion_models/wan_tiny.safetensors"));
     QCOMPARE(window.document()->undoStack()->count(), 1);
-    QVERIFY2(browser->useText().contains("wan_tiny.safetensors") && browser->useText().contains("vae_tiny.safetensors") &&
+    QVERIFY2(browser->useText().contains("wan_tiny.safetensors") &&
+                 browser->useText().contains("vae_tiny.safetensors") &&
                  browser->useText().contains("umt5_tiny.safetensors"),
              qPrintable(browser->useText()));
     for (const QString& problem : problemsOf(window)) QVERIFY2(!problem.startsWith("model"), qPrintable(problem));
@@ -133,8 +138,10 @@ class StudioModels : public QObject {
     QTemporaryDir dir;
     const fs::path root = dir.path().toStdString();
     makeModelFolder(root);
-    fs::copy_file(golden("wan22_moe_low_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_a.safetensors");
-    fs::copy_file(golden("wan22_moe_high_tiny.safetensors"), root / "models" / "diffusion_models" / "expert_b.safetensors");
+    fs::copy_file(golden("wan22_moe_low_tiny.safetensors"),
+                  root / "models" / "diffusion_models" / "expert_a.safetensors");
+    fs::copy_file(golden("wan22_moe_high_tiny.safetensors"),
+                  root / "models" / "diffusion_models" / "expert_b.safetensors");
     fs::create_directories(root / "models" / "loras");
     fs::copy_file(golden("lora_tiny.pt"), root / "models" / "loras" / "lora_tiny.pt");
     const QString folder = QString::fromStdString((root / "models").string());
@@ -175,7 +182,8 @@ class StudioModels : public QObject {
     QVERIFY(browser->useRowAsHighNoiseExpert(-1));
     QVERIFY(window.document()->sequence().settings.model.ditHighNoise.empty());
     window.document()->undoStack()->undo();
-    QCOMPARE(window.document()->sequence().settings.model.ditHighNoise, std::string("diffusion_models/expert_b.safetensors"));
+    QCOMPARE(window.document()->sequence().settings.model.ditHighNoise,
+             std::string("diffusion_models/expert_b.safetensors"));
   }
 
   // Switching Weights to a models folder before giving one is refused by the document; the inspector

@@ -6,11 +6,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "test_registry.h"
 #include "bad_documents.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "sequence/validation.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -42,7 +42,9 @@ class StudioOpenCatalogue : public QObject {
           // Opened, with the model set's rule in the Problems panel as an error at its field.
           const Diagnostics& problems = window.document()->resolved().problems;
           QVERIFY2(std::any_of(problems.begin(), problems.end(),
-                               [&](const Diagnostic& d) { return d.isError() && d.path == c.path && d.message.find(c.rule) != std::string::npos; }),
+                               [&](const Diagnostic& d) {
+                                 return d.isError() && d.path == c.path && d.message.find(c.rule) != std::string::npos;
+                               }),
                    c.name.c_str());
         } else if (c.expect == Expect::Warned) {
           // What the Problems panel lists: the same core validation, with the document's folder.
@@ -51,7 +53,8 @@ class StudioOpenCatalogue : public QObject {
         }
       } else {
         QCOMPARE(window.document()->sequence().shots.size(), shotsBefore);
-        QVERIFY2(window.statusBar()->currentMessage().contains(q(c.rule)), qPrintable(window.statusBar()->currentMessage()));
+        QVERIFY2(window.statusBar()->currentMessage().contains(q(c.rule)),
+                 qPrintable(window.statusBar()->currentMessage()));
       }
     }
     QVERIFY(window.isVisible());

@@ -6,14 +6,13 @@
 #include <QFileInfo>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
 #include <QUndoStack>
 
-#include "test_registry.h"
 #include "document/autosave.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
@@ -21,6 +20,7 @@
 #include "render/render_controller.h"
 #include "render/render_state.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "timeline/timeline_view.h"
 #include "widgets/message_banner.h"
@@ -41,7 +41,8 @@ class StudioRender : public QObject {
   void outputFolderSitsNextToTheSequence() {
     QCOMPARE(RenderController::outputDirectoryFor("/films/night/demo.json"), QString("/films/night/demo.render"));
     QTemporaryDir dir;
-    RenderController controller([&dir](render::RenderOptions& options) { options.outputDirectory = dir.filePath("out").toStdString(); });
+    RenderController controller(
+        [&dir](render::RenderOptions& options) { options.outputDirectory = dir.filePath("out").toStdString(); });
     const Sequence sequence = *loadSequenceFile(workflow("demo.json")).sequence;
     const render::RenderOptions options = controller.optionsFor(sequence, q(workflow("demo.json").string()));
     QCOMPARE(QString::fromStdString(options.outputDirectory.string()), dir.filePath("out"));
@@ -66,7 +67,8 @@ class StudioRender : public QObject {
     QVERIFY(steps != std::string::npos);
     demo.replace(steps, demo.find_first_of(",}", steps) - steps, "\"steps\": 3");  // a short render is enough here
     writeFile(copy.toStdString(), demo);
-    MainWindow window(QStringLiteral("CPU (test)"), nullptr, [](render::RenderOptions& options) { options.previews = true; });
+    MainWindow window(QStringLiteral("CPU (test)"), nullptr,
+                      [](render::RenderOptions& options) { options.previews = true; });
     QVERIFY(window.openFile(copy));
     RenderController* controller = window.renderController();
     QSignalSpy finished(controller, &RenderController::finished);

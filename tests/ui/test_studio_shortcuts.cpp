@@ -3,12 +3,12 @@
 #include <QTest>
 #include <QUndoStack>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "inspector/inspector_panel.h"
 #include "main_window.h"
 #include "preview/preview_panel.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "timeline/timeline_view.h"
 
@@ -117,7 +117,8 @@ class StudioShortcuts : public QObject {
     window.timeline()->setSelectedIndex(0);
     QPlainTextEdit* prompt = nullptr;
     for (QPlainTextEdit* edit : window.findChildren<QPlainTextEdit*>())
-      if (edit->objectName() == QStringLiteral("prompt") || edit->toPlainText().startsWith("a red circle")) prompt = edit;
+      if (edit->objectName() == QStringLiteral("prompt") || edit->toPlainText().startsWith("a red circle"))
+        prompt = edit;
     QVERIFY(prompt);
     prompt->setFocus();
     prompt->moveCursor(QTextCursor::End);
@@ -142,10 +143,12 @@ class StudioShortcuts : public QObject {
     for (const char* entry : {"Shuttle Backward", "Shuttle Forward", "Set Loop In", "Set Loop Out", "Split at Playhead",
                               "Ripple Delete", "Disable / Enable Shot", "Play / Pause", "Go to Start"})
       QVERIFY2(table.contains(entry), entry);
-    for (const char* key : {"<b>J</b>", "<b>K</b>", "<b>L</b>", "<b>I</b>", "<b>O</b>", "<b>S, Ctrl+K</b>", "<b>Space</b>"})
+    for (const char* key :
+         {"<b>J</b>", "<b>K</b>", "<b>L</b>", "<b>I</b>", "<b>O</b>", "<b>S, Ctrl+K</b>", "<b>Space</b>"})
       QVERIFY2(table.contains(key), key);
     for (QAction* action : window.findChildren<QAction*>())
-      if (action->text() == QStringLiteral("Shuttle Forward")) QCOMPARE(action->toolTip(), QString("Shuttle Forward (L)"));
+      if (action->text() == QStringLiteral("Shuttle Forward"))
+        QCOMPARE(action->toolTip(), QString("Shuttle Forward (L)"));
   }
 };
 

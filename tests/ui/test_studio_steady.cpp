@@ -3,33 +3,32 @@
 // an edit, and another project starts without the last one's banner.
 #include <QAbstractButton>
 #include <QComboBox>
-#include <QLabel>
-#include <QTableView>
 #include <QDockWidget>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTest>
 #include <QToolBar>
 #include <QUndoStack>
 #include <QWheelEvent>
 
-
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "inspector/settings_inspector.h"
 #include "inspector/shot_inspector.h"
+#include "main_window.h"
 #include "monitor/cut_table_model.h"
 #include "monitor/vram_panel.h"
-#include "render/render_state.h"
-#include "timeline/timeline_view.h"
-#include "main_window.h"
 #include "preview/frame_view.h"
 #include "preview/preview_panel.h"
 #include "render/render_controller.h"
-#include "widgets/message_banner.h"
+#include "render/render_state.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
+#include "timeline/timeline_view.h"
+#include "widgets/message_banner.h"
 
 using namespace shotchain;
 using namespace shotchain::ui;
@@ -176,7 +175,9 @@ class StudioSteady : public QObject {
     for (QDockWidget* a : docks)
       for (QDockWidget* b : docks) {
         // A dock tabbed behind another is moved out of the window: only those on show count.
-        const auto shown = [&window](QDockWidget* d) { return d->isVisible() && !d->isFloating() && window.rect().contains(d->geometry()); };
+        const auto shown = [&window](QDockWidget* d) {
+          return d->isVisible() && !d->isFloating() && window.rect().contains(d->geometry());
+        };
         if (a == b || !shown(a) || !shown(b)) continue;
         const QRect overlap = a->geometry().intersected(b->geometry());
         QVERIFY2(overlap.isEmpty(), qPrintable(a->windowTitle() + " overlaps " + b->windowTitle()));
@@ -197,7 +198,8 @@ class StudioSteady : public QObject {
     QVERIFY(inspector);
     const auto rowShown = [inspector](const char* text) {
       for (QWidget* w : inspector->findChildren<QWidget*>())
-        if (auto* box = qobject_cast<QAbstractButton*>(w); box && box->text().contains(QLatin1String(text))) return box->isVisibleTo(inspector);
+        if (auto* box = qobject_cast<QAbstractButton*>(w); box && box->text().contains(QLatin1String(text)))
+          return box->isVisibleTo(inspector);
       return false;
     };
     const auto labelShown = [inspector](const char* text) {
@@ -206,10 +208,12 @@ class StudioSteady : public QObject {
       return false;
     };
     QTRY_VERIFY(!window.vramPanel()->history().empty());
-    QVERIFY2(!window.vramPanel()->figuresText().contains("fragmentation"), qPrintable(window.vramPanel()->figuresText()));
+    QVERIFY2(!window.vramPanel()->figuresText().contains("fragmentation"),
+             qPrintable(window.vramPanel()->figuresText()));
     QVERIFY(!rowShown("Tune the allocator"));
     QVERIFY(!labelShown("Stream window"));
-    QVERIFY(window.cutView()->isColumnHidden(CutTableModel::MadRatio) && !window.cutView()->isColumnHidden(CutTableModel::Flash));
+    QVERIFY(window.cutView()->isColumnHidden(CutTableModel::MadRatio) &&
+            !window.cutView()->isColumnHidden(CutTableModel::Flash));
 
     window.setAdvancedFigures(true);
     QTRY_VERIFY(window.vramPanel()->figuresText().contains("fragmentation"));
@@ -233,7 +237,8 @@ class StudioSteady : public QObject {
     timeline->zoomToFit();
     const auto rulerAt = [timeline](int frame) {
       const QImage image = timeline->grab().toImage();
-      const int x = timeline->blockRect(0).left() + (timeline->blockRect(1).left() - timeline->blockRect(0).left()) * frame / 17;
+      const int x =
+          timeline->blockRect(0).left() + (timeline->blockRect(1).left() - timeline->blockRect(0).left()) * frame / 17;
       return image.pixelColor(x, TimelineView::kRulerHeight / 2 - 4);
     };
     const QColor before = rulerAt(30);
@@ -243,7 +248,8 @@ class StudioSteady : public QObject {
     window.preview()->setLoopOut();
     QCOMPARE(timeline->loopRange(), std::make_pair(25, 40));
     const QColor inside = rulerAt(30), outside = rulerAt(10);
-    QVERIFY2(inside.blue() > before.blue() + 20 && outside == before, qPrintable(inside.name() + " " + outside.name() + " " + before.name()));
+    QVERIFY2(inside.blue() > before.blue() + 20 && outside == before,
+             qPrintable(inside.name() + " " + outside.name() + " " + before.name()));
     window.preview()->clearLoop();
     QCOMPARE(timeline->loopRange(), std::make_pair(-1, -1));
   }

@@ -14,7 +14,6 @@
 #include <QUndoStack>
 #include <QUrl>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "export/shot_paths.h"
 #include "inspector/settings_inspector.h"
@@ -23,13 +22,14 @@
 #include "monitor/vram_chart.h"
 #include "monitor/vram_panel.h"
 #include "render/render_state.h"
-#include "sequence/sequence_io.h"
-#include "test_support.h"
-#include "timeline_fixture.h"
-#include "timeline/cut_marker.h"
 #include "resolve/frame_rules.h"
+#include "sequence/sequence_io.h"
+#include "test_registry.h"
+#include "test_support.h"
+#include "timeline/cut_marker.h"
 #include "timeline/frame_snapping.h"
 #include "timeline/timeline_view.h"
+#include "timeline_fixture.h"
 
 using namespace shotchain;
 using namespace shotchain::ui;
@@ -204,7 +204,8 @@ class StudioTimeline : public QObject {
     QVERIFY(f.document.sequence() == sequence);
     QCOMPARE(f.stack()->count(), 0);
     QCOMPARE(status.count(), 1);
-    QVERIFY2(status.at(0).at(0).toString().contains("\"Cross\": 5 frames is too short"), qPrintable(status.at(0).at(0).toString()));
+    QVERIFY2(status.at(0).at(0).toString().contains("\"Cross\": 5 frames is too short"),
+             qPrintable(status.at(0).at(0).toString()));
   }
 
   void splitCutsAtThePlayhead() {
@@ -275,6 +276,26 @@ class StudioTimeline : public QObject {
     QCOMPARE(document.sequence().shots[1].frames, 21);
   }
 
+  // A document opened with a size its model family cannot take: the field says so, with the fix, until it is fixed.
+  void inspectorShowsWhatTheResolvedShotRefuses() {
+    Sequence sequence = *loadSequenceFile(workflow("demo.json")).sequence;
+    sequence.shots[1].width = 72;
+    SequenceDocument document;
+    document.reset(sequence, q(workflow("demo.json").string()));
+    ShotInspector inspector(&document);
+    inspector.setShotIndex(1);
+    QVERIFY2(inspector.errorText("size").contains("72 is not a multiple of 16") &&
+                 inspector.errorText("size").contains("try 64 or 80"),
+             qPrintable(inspector.errorText("size")));
+    inspector.setShotIndex(0);
+    QVERIFY(inspector.errorText("size").isEmpty());
+    inspector.setShotIndex(1);
+    Shot fixed = document.sequence().shots[1];
+    fixed.width = 80;
+    QVERIFY(document.edit(SetShot{1, fixed}).empty());
+    QVERIFY2(inspector.errorText("size").isEmpty(), qPrintable(inspector.errorText("size")));
+  }
+
   void startImageFieldIsOneUndoStep() {
     SequenceDocument document;
     document.reset(*loadSequenceFile(workflow("wan22_ti2v_5b_three_shots.json")).sequence,
@@ -315,7 +336,8 @@ class StudioTimeline : public QObject {
 
   void monitorPaintsFakeSamples() {
     VramPanel panel;
-    for (int i = 0; i < 50; ++i) panel.addSample(fakeSample(i * 0.1, (100ull + static_cast<std::uint64_t>(i) * 4) << 20));
+    for (int i = 0; i < 50; ++i)
+      panel.addSample(fakeSample(i * 0.1, (100ull + static_cast<std::uint64_t>(i) * 4) << 20));
     panel.addCutSample(1, fakeSample(5.0, 300ull << 20));
     memory::MemoryPlan plan;
     plan.chosen = ResidencyPolicy::Pinned;
@@ -341,10 +363,10 @@ class StudioTimeline : public QObject {
 
   void chartLabelsCloseTogetherDoNotOverlap() {
     // Labels 40 px wide, cuts 10 px apart; row 0 is free right of the legend (x ≥ 100).
-    const std::vector<int> rows = stackLabels({{50, 40}, {110, 40}, {120, 40}, {130, 40}, {140, 40}, {200, 40}}, 3, 100);
+    const std::vector<int> rows =
+        stackLabels({{50, 40}, {110, 40}, {120, 40}, {130, 40}, {140, 40}, {200, 40}}, 3, 100);
     QCOMPARE(rows, (std::vector<int>{1, 0, 1, 2, -1, 0}));
   }
-
 };
 
 SHOTCHAIN_TEST(StudioTimeline, Gui)

@@ -2,15 +2,14 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSignalSpy>
-#include <QTableView>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "monitor/cut_table_model.h"
@@ -21,6 +20,7 @@
 #include "render/shot_folders.h"
 #include "sequence/edits.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -49,7 +49,8 @@ render::SequenceFinished renderAll(MainWindow& window) {
 
 std::vector<ShotState> statesOf(const MainWindow& window) {
   std::vector<ShotState> states;
-  for (const Shot& shot : window.document()->sequence().shots) states.push_back(window.renderState()->status(shot.id).state);
+  for (const Shot& shot : window.document()->sequence().shots)
+    states.push_back(window.renderState()->status(shot.id).state);
   return states;
 }
 
@@ -67,8 +68,9 @@ std::vector<bool> doneOnDisk(const MainWindow& window) {
   for (std::size_t i = 0; i < sequence.shots.size(); ++i) {
     const std::string& id = sequence.shots[i].id;
     const std::string key = window.renderState()->currentKey(id);
-    const auto folder = render::findFinishedShot(window.renderController()->optionsFor(sequence, window.document()->filePath()).outputDirectory,
-                                                 static_cast<int>(i), id, key);
+    const auto folder = render::findFinishedShot(
+        window.renderController()->optionsFor(sequence, window.document()->filePath()).outputDirectory,
+        static_cast<int>(i), id, key);
     states.push_back(folder && folder->key == key);
   }
   return states;
@@ -136,7 +138,8 @@ class StudioTruth : public QObject {
     QCOMPARE(state.cuts().size(), std::size_t{3});
     // The Cuts table's columns fit their rows after a render reset them (they showed "e…").
     const QTableView* cuts = window.cutView();
-    QVERIFY2(cuts->columnWidth(CutTableModel::Cut) >= cuts->fontMetrics().horizontalAdvance(QString::fromUtf8("Enter → Cross")),
+    QVERIFY2(cuts->columnWidth(CutTableModel::Cut) >=
+                 cuts->fontMetrics().horizontalAdvance(QString::fromUtf8("Enter → Cross")),
              qPrintable(QString::number(cuts->columnWidth(CutTableModel::Cut))));
 
     Shot exit = document.sequence().shots[3];
@@ -146,7 +149,8 @@ class StudioTruth : public QObject {
     QCOMPARE(state.status("exit").state, ShotState::Stale);
     QVERIFY(state.cutInto("cross") && state.cutInto("turn") && state.cutOutOfDate("exit"));
     QCOMPARE(window.cutModel()->rowCount(), 3);
-    QCOMPARE(window.cutModel()->data(window.cutModel()->index(2, CutTableModel::Verdict)).toString(), QString("out of date"));
+    QCOMPARE(window.cutModel()->data(window.cutModel()->index(2, CutTableModel::Verdict)).toString(),
+             QString("out of date"));
     document.undoStack()->undo();
     QVERIFY(done("exit") && state.cutInto("exit"));
 
@@ -176,7 +180,8 @@ class StudioTruth : public QObject {
   void savingAnUntitledSequenceKeepsItsRenders() {
     QTemporaryDir dir;
     MainWindow window(QStringLiteral("CPU (test)"));
-    QDir(QString::fromStdString(window.renderController()->optionsFor({}, {}).outputDirectory.string())).removeRecursively();
+    QDir(QString::fromStdString(window.renderController()->optionsFor({}, {}).outputDirectory.string()))
+        .removeRecursively();
     Sequence sequence = *loadSequenceFile(demoCopy(dir, 3, false).toStdString()).sequence;
     window.document()->reset(sequence, QString(), true);
     QVERIFY(renderAll(window).completed);

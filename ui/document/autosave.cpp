@@ -12,8 +12,7 @@
 
 namespace shotchain::ui {
 
-Autosave::Autosave(SequenceDocument* document, int intervalMs, QObject* parent)
-    : QObject(parent), document_(document) {
+Autosave::Autosave(SequenceDocument* document, int intervalMs, QObject* parent) : QObject(parent), document_(document) {
   timer_.setInterval(intervalMs);
   connect(&timer_, &QTimer::timeout, this, &Autosave::saveNow);
   timer_.start();
@@ -25,12 +24,13 @@ Autosave::Autosave(SequenceDocument* document, int intervalMs, QObject* parent)
 }
 
 QString Autosave::recoveryPathFor(const QString& sequencePath) {
-  const QString folder = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/recovery");
+  const QString folder =
+      QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/recovery");
   if (sequencePath.isEmpty()) return folder + QStringLiteral("/untitled.json");
   const QString absolute = QFileInfo(sequencePath).absoluteFilePath();
   const QByteArray hash = QCryptographicHash::hash(absolute.toUtf8(), QCryptographicHash::Sha1).toHex().left(12);
-  return folder + QLatin1Char('/') + QFileInfo(absolute).completeBaseName() + QLatin1Char('-') + QString::fromLatin1(hash) +
-         QStringLiteral(".json");
+  return folder + QLatin1Char('/') + QFileInfo(absolute).completeBaseName() + QLatin1Char('-') +
+         QString::fromLatin1(hash) + QStringLiteral(".json");
 }
 
 std::optional<QString> Autosave::pendingRecovery(const QString& sequencePath) {

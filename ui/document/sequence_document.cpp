@@ -61,7 +61,8 @@ Diagnostics SequenceDocument::edit(const Edit& edit, const QString& mergeKey) {
     Sequence trial = sequence_;
     const EditResult tried = applyEdit(trial, edit);
     if (!tried.ok()) return tried.errors;
-    if (Diagnostics refused = resolve::shotGeometryProblems(trial.shots[*index], *index, resolved().geometry); !refused.empty())
+    if (Diagnostics refused = resolve::shotGeometryProblems(trial.shots[*index], *index, resolved().geometry);
+        !refused.empty())
       return refused;
   }
   EditResult result = applyDirect(edit);

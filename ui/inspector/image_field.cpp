@@ -68,8 +68,10 @@ void ImageField::showThumbnail(const QString& path) {
     if (edit_->text() != path) return;
     const Decoded decoded = watcher->result();
     thumb_->setVisible(true);
-    if (decoded.image.isNull()) thumb_->setText(decoded.problem.isEmpty() ? tr("(cannot read the image)") : decoded.problem);
-    else thumb_->setPixmap(QPixmap::fromImage(decoded.image));
+    if (decoded.image.isNull())
+      thumb_->setText(decoded.problem.isEmpty() ? tr("(cannot read the image)") : decoded.problem);
+    else
+      thumb_->setPixmap(QPixmap::fromImage(decoded.image));
   });
   watcher->setFuture(QtConcurrent::run([absolute]() -> Decoded {
     // The same check a render makes, so a FIFO or a device never blocks the pool.

@@ -13,12 +13,14 @@
 
 namespace shotchain::ui {
 
-LoraListField::LoraListField(bool inheritable, QWidget* parent) : QWidget(parent), table_(new QTableWidget(0, 2, this)) {
+LoraListField::LoraListField(bool inheritable, QWidget* parent)
+    : QWidget(parent), table_(new QTableWidget(0, 2, this)) {
   auto* column = new QVBoxLayout(this);
   column->setContentsMargins(0, 0, 0, 0);
   if (inheritable) {
     inherit_ = new QCheckBox(tr("As the sequence"), this);
-    inherit_->setToolTip(tr("Checked: the shot takes the sequence's LoRAs. Unchecked: its own list replaces them ([] is none)."));
+    inherit_->setToolTip(
+        tr("Checked: the shot takes the sequence's LoRAs. Unchecked: its own list replaces them ([] is none)."));
     column->addWidget(inherit_);
     connect(inherit_, &QCheckBox::toggled, this, [this](bool follow) {
       own_ = !follow;
@@ -43,8 +45,9 @@ LoraListField::LoraListField(bool inheritable, QWidget* parent) : QWidget(parent
   buttons->addStretch();
   column->addLayout(buttons);
   connect(add, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Add a LoRA"), QString::fromStdString(baseFolder_.string()),
-                                                      tr("LoRA weights (*.safetensors *.pt *.pth)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Add a LoRA"), QString::fromStdString(baseFolder_.string()),
+                                     tr("LoRA weights (*.safetensors *.pt *.pth)"));
     if (!path.isEmpty()) addFile(path);
   });
   connect(remove, &QPushButton::clicked, this, [this] {

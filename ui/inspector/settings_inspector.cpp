@@ -14,11 +14,11 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
-#include "widgets/wheel_guard.h"
 #include "inspector/lora_list_field.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/step_cache_policies.h"
 #include "sequence/validation.h"
+#include "widgets/wheel_guard.h"
 
 namespace shotchain::ui {
 namespace {
@@ -111,7 +111,8 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   guidance_->setSingleStep(0.5);
   shift_->setRange(0, limits::kMaxShift);
   shift_->setSingleStep(0.5);
-  for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{steps_, guidance_, shift_, streamWindow_, budget_})
+  for (QAbstractSpinBox* box :
+       std::initializer_list<QAbstractSpinBox*>{steps_, guidance_, shift_, streamWindow_, budget_})
     box->setKeyboardTracking(false);
   solver_->addItem(QStringLiteral("UniPC"), static_cast<int>(Solver::UniPC));
   solver_->addItem(QStringLiteral("Euler"), static_cast<int>(Solver::Euler));
@@ -121,21 +122,25 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   errors_["sampler.solver"] = addField(form, tr("Solver"), solver_);
   streamWindow_->setRange(1, limits::kMaxStreamWindow);
   streamWindow_->setSuffix(tr(" latent frames"));
-  streamWindow_->setToolTip(tr("Stream shots: the frames a new chunk attends to besides the stream's first one. "
-                               "The cache stops growing there; wider remembers more and costs memory."));
+  streamWindow_->setToolTip(
+      tr("Stream shots: the frames a new chunk attends to besides the stream's first one. "
+         "The cache stops growing there; wider remembers more and costs memory."));
   errors_["sampler.stream_window"] = addField(form, tr("Stream window"), streamWindow_);
   streamRows_ = {streamWindow_->parentWidget()};
-  for (const StepCachePolicyTraits& policy : stepCachePolicies()) cachePolicy_->addItem(QString::fromLatin1(policy.name));
-  cachePolicy_->setToolTip(tr("Skip the sampling steps whose DiT output would barely change (docs/step-cache.md). "
-                              "After a render each shot's tooltip says how many passes were computed and skipped; "
-                              "`shotchain bench cache` measures what each policy costs in picture."));
+  for (const StepCachePolicyTraits& policy : stepCachePolicies())
+    cachePolicy_->addItem(QString::fromLatin1(policy.name));
+  cachePolicy_->setToolTip(
+      tr("Skip the sampling steps whose DiT output would barely change (docs/step-cache.md). "
+         "After a render each shot's tooltip says how many passes were computed and skipped; "
+         "`shotchain bench cache` measures what each policy costs in picture."));
   errors_["sampler.cache.policy"] = addField(form, tr("Step cache"), cachePolicy_);
   boundary_->setRange(0, 1);
   boundary_->setDecimals(3);
   boundary_->setSingleStep(0.025);
 
   boundary_->setKeyboardTracking(false);
-  boundary_->setToolTip(tr("Two experts: steps whose timestep is at or above this share of 1000 run the high-noise expert"));
+  boundary_->setToolTip(
+      tr("Two experts: steps whose timestep is at or above this share of 1000 run the high-noise expert"));
   errors_["sampler.boundary"] = addField(form, tr("Expert boundary"), boundary_);
   guidanceHighNoise_->setRange(0, limits::kMaxGuidance);
   guidanceHighNoise_->setSingleStep(0.5);
@@ -157,7 +162,8 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
 
   addSection(form, tr("Memory"));
   device_->setEditable(true);
-  device_->addItems({QStringLiteral("cpu"), QStringLiteral("cuda"), QStringLiteral("cuda:0"), QStringLiteral("cuda:1")});
+  device_->addItems(
+      {QStringLiteral("cpu"), QStringLiteral("cuda"), QStringLiteral("cuda:0"), QStringLiteral("cuda:1")});
   device_->setToolTip(tr("Where the studio renders (a studio setting, not saved in the sequence)"));
   errors_["device"] = addField(form, tr("Device"), device_);
   budget_->setRange(0, 4096);
@@ -169,17 +175,18 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   policy_->setToolTip(tr("auto: the renderer picks the fastest policy that fits and says why"));
   errors_["memory.policy"] = addField(form, tr("Residency"), policy_);
   for (ExpertResidency placement : kExpertPlacements) experts_->addItem(QString::fromLatin1(toString(placement)));
-  experts_->setToolTip(tr("Two experts: both resident, swapped at the boundary through host memory, or read from disk; "
-                          "auto keeps both when they fit"));
+  experts_->setToolTip(
+      tr("Two experts: both resident, swapped at the boundary through host memory, or read from disk; "
+         "auto keeps both when they fit"));
   errors_["memory.experts"] = addField(form, tr("Experts"), experts_);
   expertRows_.push_back(experts_->parentWidget());
   errors_["memory.allocator_tuning"] = addField(form, QString(), tuning_);
   advancedRows_ = {tuning_->parentWidget()};
 
-  connect(name_, &QLineEdit::editingFinished, this, [this] {
-    commit("name", [this](SequenceSettings& s) { s.name = name_->text().toStdString(); });
-  });
-  connect(fps_, &QDoubleSpinBox::valueChanged, this, [this](double v) { commit("fps", [v](SequenceSettings& s) { s.fps = v; }); });
+  connect(name_, &QLineEdit::editingFinished, this,
+          [this] { commit("name", [this](SequenceSettings& s) { s.name = name_->text().toStdString(); }); });
+  connect(fps_, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { commit("fps", [v](SequenceSettings& s) { s.fps = v; }); });
   connect(source_, &QComboBox::activated, this, [this](int row) {
     commit("source", [row](SequenceSettings& s) {
       if (row == 0 && s.model.builtin.empty()) s.model.builtin = "demo";
@@ -207,27 +214,30 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
     commit("model.folder", [dir](SequenceSettings& s) { s.model.folder = dir.toStdString(); });
     detectLayout();
   });
-  connect(steps_, &QSpinBox::valueChanged, this, [this](int v) { commit("sampler.steps", [v](SequenceSettings& s) { s.sampler.steps = v; }); });
-  connect(guidance_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    commit("sampler.guidance", [v](SequenceSettings& s) { s.sampler.guidance = v; });
-  });
-  connect(shift_, &QDoubleSpinBox::valueChanged, this, [this](double v) { commit("sampler.shift", [v](SequenceSettings& s) { s.sampler.shift = v; }); });
+  connect(steps_, &QSpinBox::valueChanged, this,
+          [this](int v) { commit("sampler.steps", [v](SequenceSettings& s) { s.sampler.steps = v; }); });
+  connect(guidance_, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { commit("sampler.guidance", [v](SequenceSettings& s) { s.sampler.guidance = v; }); });
+  connect(shift_, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { commit("sampler.shift", [v](SequenceSettings& s) { s.sampler.shift = v; }); });
   connect(streamWindow_, &QSpinBox::valueChanged, this, [this](int v) {
     commit("sampler.stream_window", [v](SequenceSettings& s) {
       s.sampler.streamWindow = v == kDefaultStreamWindow ? std::nullopt : std::optional<int>(v);
     });
   });
   connect(cachePolicy_, &QComboBox::activated, this, [this](int row) {
-    commit("sampler.cache.policy", [row](SequenceSettings& s) { s.sampler.cache.policy = stepCachePolicies()[static_cast<std::size_t>(row)].policy; });
-  });
-  connect(cacheThreshold_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    commit("sampler.cache.threshold", [v](SequenceSettings& s) {
-      s.sampler.cache.threshold = v <= 0 ? std::nullopt : std::optional<double>(v);
+    commit("sampler.cache.policy", [row](SequenceSettings& s) {
+      s.sampler.cache.policy = stepCachePolicies()[static_cast<std::size_t>(row)].policy;
     });
   });
+  connect(cacheThreshold_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+    commit("sampler.cache.threshold",
+           [v](SequenceSettings& s) { s.sampler.cache.threshold = v <= 0 ? std::nullopt : std::optional<double>(v); });
+  });
   connect(cacheCalibration_, &QLineEdit::editingFinished, this, [this] {
-    commit("sampler.cache.calibration",
-           [this](SequenceSettings& s) { s.sampler.cache.calibration = cacheCalibration_->text().trimmed().toStdString(); });
+    commit("sampler.cache.calibration", [this](SequenceSettings& s) {
+      s.sampler.cache.calibration = cacheCalibration_->text().trimmed().toStdString();
+    });
   });
   connect(solver_, &QComboBox::activated, this, [this](int row) {
     const auto solver = static_cast<Solver>(solver_->itemData(row).toInt());
@@ -236,25 +246,28 @@ SettingsInspector::SettingsInspector(SequenceDocument* document, QWidget* parent
   connect(device_, &QComboBox::currentTextChanged, this, &SettingsInspector::deviceChanged);
   connect(budget_, &QDoubleSpinBox::valueChanged, this, [this](double gib) {
     commit("memory.budget", [gib](SequenceSettings& s) {
-      s.memoryBudgetBytes = gib <= 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(gib * kGiB));
+      s.memoryBudgetBytes =
+          gib <= 0 ? std::nullopt : std::optional<std::uint64_t>(static_cast<std::uint64_t>(gib * kGiB));
     });
   });
-  connect(policy_, &QComboBox::activated, this, [this](int row) {
-    commit("memory.policy", [row](SequenceSettings& s) { s.policy = kPolicies[row]; });
-  });
+  connect(policy_, &QComboBox::activated, this,
+          [this](int row) { commit("memory.policy", [row](SequenceSettings& s) { s.policy = kPolicies[row]; }); });
   text(ditHighNoise_, "model.dit_high_noise", &ModelSet::ditHighNoise);
   connect(boundary_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    commit("sampler.boundary", [v](SequenceSettings& s) { s.sampler.boundary = v <= 0 ? std::nullopt : std::optional<double>(v); });
+    commit("sampler.boundary",
+           [v](SequenceSettings& s) { s.sampler.boundary = v <= 0 ? std::nullopt : std::optional<double>(v); });
   });
   connect(guidanceHighNoise_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    commit("sampler.guidance_high_noise",
-           [v](SequenceSettings& s) { s.sampler.guidanceHighNoise = v <= 0 ? std::nullopt : std::optional<double>(v); });
+    commit("sampler.guidance_high_noise", [v](SequenceSettings& s) {
+      s.sampler.guidanceHighNoise = v <= 0 ? std::nullopt : std::optional<double>(v);
+    });
   });
   connect(experts_, &QComboBox::activated, this, [this](int row) {
     commit("memory.experts", [row](SequenceSettings& s) { s.experts = kExpertPlacements[row]; });
   });
   loras_->setOnEdited([this](const std::optional<std::vector<LoraRef>>& loras) {
-    if (!commit("loras", [&loras](SequenceSettings& s) { s.loras = loras.value_or(std::vector<LoraRef>{}); })) refresh();
+    if (!commit("loras", [&loras](SequenceSettings& s) { s.loras = loras.value_or(std::vector<LoraRef>{}); }))
+      refresh();
   });
   connect(tuning_, &QCheckBox::toggled, this, [this](bool on) {
     commit("memory.allocator_tuning", [on](SequenceSettings& s) { s.allocatorTuning = on; });
@@ -314,24 +327,32 @@ void SettingsInspector::refresh() {
   quietly(shift_, [&] { shift_->setValue(s.sampler.shift); });
   quietly(solver_, [&] { solver_->setCurrentIndex(s.sampler.solver == Solver::UniPC ? 0 : 1); });
   quietly(streamWindow_, [&] { streamWindow_->setValue(s.sampler.streamWindow.value_or(kDefaultStreamWindow)); });
-  quietly(cachePolicy_, [&] { cachePolicy_->setCurrentIndex(cachePolicy_->findText(QString::fromLatin1(toString(s.sampler.cache.policy)))); });
+  quietly(cachePolicy_, [&] {
+    cachePolicy_->setCurrentIndex(cachePolicy_->findText(QString::fromLatin1(toString(s.sampler.cache.policy))));
+  });
   quietly(cacheThreshold_, [&] { cacheThreshold_->setValue(s.sampler.cache.threshold.value_or(0)); });
   setText(cacheCalibration_, s.sampler.cache.calibration);
   const StepCachePolicy cache = s.sampler.cache.policy;
   cacheThreshold_->setEnabled(cache != StepCachePolicy::Off);
   cacheCalibration_->setEnabled(traitsOf(cache).calibration != CalibrationNeed::Online);
-  quietly(budget_, [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
-  quietly(policy_, [&] { policy_->setCurrentIndex(static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies))); });
+  quietly(budget_,
+          [&] { budget_->setValue(s.memoryBudgetBytes ? static_cast<double>(*s.memoryBudgetBytes) / kGiB : 0); });
+  quietly(policy_, [&] {
+    policy_->setCurrentIndex(
+        static_cast<int>(std::find(std::begin(kPolicies), std::end(kPolicies), s.policy) - std::begin(kPolicies)));
+  });
   quietly(tuning_, [&] { tuning_->setChecked(s.allocatorTuning); });
   setText(ditHighNoise_, s.model.ditHighNoise);
   const models::FamilyKnowledge* family = document_->resolved().models.dit.knowledge;
-  boundary_->setSpecialValueText(family && family->expertBoundary > 0 ? tr("family default (%1)").arg(family->expertBoundary)
-                                                                       : tr("family default"));
+  boundary_->setSpecialValueText(family && family->expertBoundary > 0
+                                     ? tr("family default (%1)").arg(family->expertBoundary)
+                                     : tr("family default"));
   quietly(boundary_, [&] { boundary_->setValue(s.sampler.boundary.value_or(0)); });
   quietly(guidanceHighNoise_, [&] { guidanceHighNoise_->setValue(s.sampler.guidanceHighNoise.value_or(0)); });
   quietly(experts_, [&] {
-    experts_->setCurrentIndex(static_cast<int>(std::find(std::begin(kExpertPlacements), std::end(kExpertPlacements), s.experts) -
-                                               std::begin(kExpertPlacements)));
+    experts_->setCurrentIndex(
+        static_cast<int>(std::find(std::begin(kExpertPlacements), std::end(kExpertPlacements), s.experts) -
+                         std::begin(kExpertPlacements)));
   });
   loras_->setBaseFolder(document_->baseFolder());
   loras_->setLoras(s.loras);
@@ -352,7 +373,8 @@ void SettingsInspector::updateModelRows() {
   const bool twoExperts = !document_->sequence().settings.model.ditHighNoise.empty();
   for (QWidget* w : std::as_const(expertRows_)) w->setVisible(twoExperts);
   const auto& shots = document_->sequence().shots;
-  const bool streams = std::any_of(shots.begin(), shots.end(), [](const Shot& shot) { return shotchain::streams(shot.continuity.mode); });
+  const bool streams = std::any_of(shots.begin(), shots.end(),
+                                   [](const Shot& shot) { return shotchain::streams(shot.continuity.mode); });
   for (QWidget* w : std::as_const(streamRows_)) w->setVisible(advanced_ || streams);
   for (QWidget* w : std::as_const(advancedRows_)) w->setVisible(advanced_);
   if (auto* form = qobject_cast<QFormLayout*>(layout())) {
@@ -366,13 +388,15 @@ void SettingsInspector::detectLayout() {
   const std::string folder = document_->sequence().settings.model.folder;
   if (folder.empty()) return layout_->clear();
   QDir dir(QString::fromStdString(folder));
-  if (dir.isRelative()) dir.setPath(QDir(QString::fromStdString(document_->baseFolder().string())).filePath(dir.path()));
+  if (dir.isRelative())
+    dir.setPath(QDir(QString::fromStdString(document_->baseFolder().string())).filePath(dir.path()));
   if (!dir.exists()) return layout_->setText(tr("Folder not found: %1").arg(dir.path()));
   QStringList found, missing;
   for (const char* sub : {"diffusion_models", "vae", "text_encoders"})
     (dir.exists(QString::fromLatin1(sub)) ? found : missing) << QString::fromLatin1(sub);
-  layout_->setText(missing.isEmpty() ? tr("ComfyUI layout detected (%1)").arg(found.join(QStringLiteral(", ")))
-                                     : tr("Not a complete ComfyUI layout: missing %1").arg(missing.join(QStringLiteral(", "))));
+  layout_->setText(missing.isEmpty()
+                       ? tr("ComfyUI layout detected (%1)").arg(found.join(QStringLiteral(", ")))
+                       : tr("Not a complete ComfyUI layout: missing %1").arg(missing.join(QStringLiteral(", "))));
 }
 
 }  // namespace shotchain::ui

@@ -18,13 +18,13 @@
 
 #include "document/sequence_document.h"
 #include "inspector/form_helpers.h"
-#include "widgets/wheel_guard.h"
 #include "inspector/image_field.h"
 #include "inspector/lora_list_field.h"
 #include "resolve/resolved_shot.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
+#include "widgets/wheel_guard.h"
 
 namespace shotchain::ui {
 namespace {
@@ -111,9 +111,10 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   randomise->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Fixed);
   errors_["seed"] = addField(form, tr("Seed"), seedRow);
 
-  start_->setToolTip(tr("The picture the shot starts from: encoded as its first latent frame (held clean on a model "
-                        "trained for it), or the image an image-to-video model conditions on; a shot that continues the "
-                        "previous one starts from the handoff."));
+  start_->setToolTip(
+      tr("The picture the shot starts from: encoded as its first latent frame (held clean on a model "
+         "trained for it), or the image an image-to-video model conditions on; a shot that continues the "
+         "previous one starts from the handoff."));
   errors_["start_image"] = addField(form, tr("Start image"), start_);
 
   addSection(form, tr("Sampler overrides"));
@@ -122,7 +123,8 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   guidance_->setSingleStep(0.5);
   shift_->setRange(0, limits::kMaxShift);
   shift_->setSingleStep(0.5);
-  for (QAbstractSpinBox* box : std::initializer_list<QAbstractSpinBox*>{frames_, steps_, guidance_, shift_, overlap_, blend_})
+  for (QAbstractSpinBox* box :
+       std::initializer_list<QAbstractSpinBox*>{frames_, steps_, guidance_, shift_, overlap_, blend_})
     box->setKeyboardTracking(false);
   errors_["steps"] = addField(form, tr("Steps"), steps_);
   errors_["guidance"] = addField(form, tr("Guidance"), guidance_);
@@ -149,21 +151,33 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   errors_["continuity.blend_ratio"] = addField(form, tr("Blend ratio"), blend_);
   errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), fallback_);
   errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
-  recache_->setToolTip(tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
-                          "the new prompt (a KV-recache). Off: keep it as the previous prompt left it."));
+  recache_->setToolTip(
+      tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
+         "the new prompt (a KV-recache). Off: keep it as the previous prompt left it."));
   errors_["continuity.recache"] = addField(form, QString(), recache_);
   errors_["enabled"] = addField(form, QString(), enabled_);
 
-  widgets_ = {{"name", name_},       {"prompt", prompt_},     {"negative_prompt", negative_}, {"frames", frames_},
-              {"width", width_},     {"height", height_},     {"seed", seed_},                {"steps", steps_},
-              {"guidance", guidance_}, {"shift", shift_},     {"mode", mode_},                {"tag", tag_},
-              {"overlap", overlap_}, {"blend", blend_},       {"fallback", fallback_->edit()}, {"preset", preset_},
+  widgets_ = {{"name", name_},
+              {"prompt", prompt_},
+              {"negative_prompt", negative_},
+              {"frames", frames_},
+              {"width", width_},
+              {"height", height_},
+              {"seed", seed_},
+              {"steps", steps_},
+              {"guidance", guidance_},
+              {"shift", shift_},
+              {"mode", mode_},
+              {"tag", tag_},
+              {"overlap", overlap_},
+              {"blend", blend_},
+              {"fallback", fallback_->edit()},
+              {"preset", preset_},
               {"start_image", start_->edit()}};
 
   guardWheel(this);
-  connect(name_, &QLineEdit::editingFinished, this, [this] {
-    commit("name", [this](Shot& s) { s.name = name_->text().toStdString(); });
-  });
+  connect(name_, &QLineEdit::editingFinished, this,
+          [this] { commit("name", [this](Shot& s) { s.name = name_->text().toStdString(); }); });
   watchTyping(prompt_, "prompt");
   watchTyping(negative_, "negative_prompt");
   connect(frames_, &QSpinBox::valueChanged, this, &ShotInspector::commitLength);
@@ -216,25 +230,24 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   connect(tag_, &QLineEdit::editingFinished, this, [this] {
     commit("continuity.tag", [this](Shot& s) { s.continuity.tag = tag_->text().trimmed().toStdString(); });
   });
-  connect(overlap_, &QSpinBox::valueChanged, this, [this](int v) {
-    commit("continuity.overlap_latents", [v](Shot& s) { s.continuity.overlapLatents = v; });
-  });
-  connect(blend_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    commit("continuity.blend_ratio", [v](Shot& s) { s.continuity.blendRatio = v; });
-  });
+  connect(overlap_, &QSpinBox::valueChanged, this,
+          [this](int v) { commit("continuity.overlap_latents", [v](Shot& s) { s.continuity.overlapLatents = v; }); });
+  connect(blend_, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { commit("continuity.blend_ratio", [v](Shot& s) { s.continuity.blendRatio = v; }); });
   connect(fallback_, &ImageField::chosen, this, [this](const QString& path) {
     commit("continuity.fallback_image", [&path](Shot& s) { setFallbackImage(s, path.toStdString()); });
   });
   connect(start_, &ImageField::chosen, this, [this](const QString& path) {
     commit("start_image", [&path](Shot& s) { s.startImage = path.toStdString(); });
   });
-  connect(anchor_, &QCheckBox::toggled, this, [this](bool on) {
-    commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; });
-  });
+  connect(anchor_, &QCheckBox::toggled, this,
+          [this](bool on) { commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; }); });
   connect(recache_, &QCheckBox::toggled, this, [this](bool on) {
-    commit("continuity.recache", [on](Shot& s) { s.continuity.recache = on ? std::nullopt : std::optional<bool>(false); });
+    commit("continuity.recache",
+           [on](Shot& s) { s.continuity.recache = on ? std::nullopt : std::optional<bool>(false); });
   });
-  connect(enabled_, &QCheckBox::toggled, this, [this](bool on) { commit("enabled", [on](Shot& s) { s.enabled = on; }); });
+  connect(enabled_, &QCheckBox::toggled, this,
+          [this](bool on) { commit("enabled", [on](Shot& s) { s.enabled = on; }); });
 
   connect(document_, &SequenceDocument::changed, this, &ShotInspector::refresh);
   // Long item texts must not make the dock wider than the screen allows.
@@ -263,8 +276,10 @@ void ShotInspector::watchTyping(QPlainTextEdit* editor, const QString& field) {
 void ShotInspector::commitText(QPlainTextEdit* editor, const QString& field) {
   if (index_ < 0) return;
   const std::string text = editor->toPlainText().toStdString();
-  const QString key = field + QLatin1Char(':') + QString::number(index_) + QLatin1Char(':') + QString::number(typingSession_);
-  commit(field, [&](Shot& s) { (editor == prompt_ ? s.prompt : s.negativePrompt) = text; }, key);
+  const QString key =
+      field + QLatin1Char(':') + QString::number(index_) + QLatin1Char(':') + QString::number(typingSession_);
+  commit(
+      field, [&](Shot& s) { (editor == prompt_ ? s.prompt : s.negativePrompt) = text; }, key);
 }
 
 void ShotInspector::commitLength(int frames) {
@@ -291,6 +306,7 @@ void ShotInspector::setShotIndex(int index) {
   index_ = index;
   ++typingSession_;
   for (FieldError* error : std::as_const(errors_)) error->clear();
+  fromResolved_.clear();
   refresh();
 }
 
@@ -329,20 +345,24 @@ void ShotInspector::refresh() {
     preset_->addItem(tr("Custom"));
     int row = static_cast<int>(presets.size());
     for (int i = 0; i < static_cast<int>(presets.size()); ++i)
-      if (presets[static_cast<std::size_t>(i)].width == shot.width && presets[static_cast<std::size_t>(i)].height == shot.height) row = i;
+      if (presets[static_cast<std::size_t>(i)].width == shot.width &&
+          presets[static_cast<std::size_t>(i)].height == shot.height)
+        row = i;
     preset_->setCurrentIndex(row);
   });
   setText(seed_, std::to_string(shot.seed));
   // What the shot runs when a field is left to the sequence, as resolved: a few-step schedule's length, the
   // sequence's guidance and shift.
-  steps_->setSpecialValueText(effective.fewStep ? tr("few-step (%1)").arg(effective.steps) : tr("default (%1)").arg(defaults.steps));
+  steps_->setSpecialValueText(effective.fewStep ? tr("few-step (%1)").arg(effective.steps)
+                                                : tr("default (%1)").arg(defaults.steps));
   guidance_->setSpecialValueText(tr("default (%1)").arg(defaults.guidance));
   shift_->setSpecialValueText(tr("default (%1)").arg(defaults.shift));
   cache_->setToolTip(effective.cache.off.empty()
                          ? tr("This shot's step cache instead of the sequence's (the policy's default threshold)")
                          : tr("Off for this shot: %1").arg(QString::fromStdString(effective.cache.off)));
   quietly(steps_, [&] { steps_->setValue(shot.steps.value_or(0)); });
-  quietly(cache_, [&] { cache_->setCurrentIndex(shot.cache ? cache_->findData(static_cast<int>(shot.cache->policy)) : 0); });
+  quietly(cache_,
+          [&] { cache_->setCurrentIndex(shot.cache ? cache_->findData(static_cast<int>(shot.cache->policy)) : 0); });
   quietly(guidance_, [&] { guidance_->setValue(shot.guidance.value_or(0)); });
   quietly(shift_, [&] { shift_->setValue(shot.shift.value_or(0)); });
   quietly(mode_, [&] { mode_->setCurrentIndex(mode_->findData(QString::fromLatin1(toString(shot.continuity.mode)))); });
@@ -364,6 +384,25 @@ void ShotInspector::refresh() {
   recache_->setEnabled(traits.readsRecache);
   anchor_->setEnabled(traits.sampling == ShotSampling::WholeClip);
   quietly(enabled_, [&] { enabled_->setChecked(shot.enabled); });
+  showResolvedProblems();
+}
+
+// What the resolved shot refuses, beside its field (a document opened with a size its family cannot take); an
+// edit's own refusal in a field stays until that field is edited again.
+void ShotInspector::showResolvedProblems() {
+  for (const QString& field : std::as_const(fromResolved_))
+    if (FieldError* error = errors_.value(field)) error->clear();
+  fromResolved_.clear();
+  const std::string prefix = "shots[" + std::to_string(index_) + "].";
+  for (const Diagnostic& problem : document_->resolved().problems) {
+    if (!problem.isError() || !problem.path.starts_with(prefix)) continue;
+    QString field = QString::fromStdString(problem.path.substr(prefix.size()));
+    if (field == QLatin1String("width") || field == QLatin1String("height")) field = QStringLiteral("size");
+    FieldError* error = errors_.value(field);
+    if (!error || !error->text().isEmpty()) continue;
+    error->show(QString::fromStdString(problem.message));
+    fromResolved_.insert(field);
+  }
 }
 
 }  // namespace shotchain::ui

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QMap>
+#include <QSet>
 #include <QWidget>
 
 #include <functional>
@@ -37,6 +38,7 @@ class ShotInspector : public QWidget {
   int shotIndex() const { return index_; }
   // Re-reads the shot (after an edit or undo); fields being typed in are left alone.
   void refresh();
+  void showResolvedProblems();
   // The inline error of `field` ("frames", "seed", …), for tests.
   QString errorText(const QString& field) const;
   QWidget* fieldWidget(const QString& field) const { return widgets_.value(field); }
@@ -53,6 +55,7 @@ class ShotInspector : public QWidget {
   int index_ = -1;
   int typingSession_ = 0;
   QMap<QString, FieldError*> errors_;
+  QSet<QString> fromResolved_;  // fields showing what the resolved shot refuses (not an edit's refusal)
   QMap<QString, QWidget*> widgets_;
 
   QLabel* heading_;

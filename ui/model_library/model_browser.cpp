@@ -10,8 +10,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "document/sequence_document.h"
-#include "models/model_set_facts.h"
 #include "models/model_files.h"
+#include "models/model_set_facts.h"
 #include "sequence/edits.h"
 #include "studio_settings.h"
 #include "util/byte_size.h"
@@ -57,11 +57,13 @@ ModelBrowser::ModelBrowser(SequenceDocument* document, StudioSettings* settings,
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  useButton_->setToolTip(tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role), or joins its "
-                            "LoRAs; double-click does the same"));
+  useButton_->setToolTip(
+      tr("The selected file becomes the sequence's DiT, VAE or text encoder (by its role), or joins its "
+         "LoRAs; double-click does the same"));
   highNoiseButton_->setObjectName(QStringLiteral("UseHighNoiseExpert"));
-  highNoiseButton_->setToolTip(tr("A pair of experts: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
-                                  "the rest (the file name never decides which is which)"));
+  highNoiseButton_->setToolTip(
+      tr("A pair of experts: the selected DiT runs the early, high-noise steps; the sequence's DiT runs "
+         "the rest (the file name never decides which is which)"));
   singleDitButton_->setObjectName(QStringLiteral("OneDit"));
   singleDitButton_->setToolTip(tr("Take the high-noise expert away: the sequence's DiT runs every step"));
   auto* rescanButton = new QPushButton(tr("Rescan"), this);
@@ -134,7 +136,7 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
   table_->setRowCount(static_cast<int>(files_.size()));
   for (int row = 0; row < static_cast<int>(files_.size()); ++row) {
     const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
-    const QString role = m.lora ? QStringLiteral("lora")
+    const QString role = m.lora                                 ? QStringLiteral("lora")
                          : m.id.role == models::ModelRole::None ? QStringLiteral("—")
                                                                 : QString::fromLatin1(models::roleName(m.id.role));
     QString description = QString::fromStdString(m.id.description.empty() ? "—" : m.id.description);
@@ -143,8 +145,10 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
       if (m.lora->rank > 0) description += tr(", rank %1").arg(m.lora->rank);
       if (!m.lora->target.empty()) description += tr(", for a %1").arg(QString::fromStdString(m.lora->target));
       if (ditParameters > 0)
-        description += tr(", touches %1 % of the DiT")
-                           .arg(100.0 * static_cast<double>(m.lora->patchedElements) / static_cast<double>(ditParameters), 0, 'f', 1);
+        description +=
+            tr(", touches %1 % of the DiT")
+                .arg(100.0 * static_cast<double>(m.lora->patchedElements) / static_cast<double>(ditParameters), 0, 'f',
+                     1);
     }
     const QString cells[ColumnCount] = {QString::fromStdString(m.file.filename().string()),
                                         role,
@@ -178,15 +182,18 @@ void ModelBrowser::showDetails(int row) {
   if (what.isEmpty()) {
     // Nothing in its header names a family (or the header cannot be read, as in a download cut short): its name may.
     const std::string byName = models::familyFromFileName(m.file.filename().string());
-    what = m.problem.rfind("not a model", 0) == 0 ? tr("not a model of a family ShotChain knows") : tr("a file whose header cannot be read");
+    what = m.problem.rfind("not a model", 0) == 0 ? tr("not a model of a family ShotChain knows")
+                                                  : tr("a file whose header cannot be read");
     if (!byName.empty()) what += tr(" (by its name, %1)").arg(QString::fromStdString(byName));
   }
   QString text = tr("<b>%1</b>: %2 · %3, %4<br><small>%5</small>")
                      .arg(QString::fromStdString(m.file.filename().string()).toHtmlEscaped(), what.toHtmlEscaped(),
-                          QString::fromStdString(util::formatByteSize(m.bytes)), QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
+                          QString::fromStdString(util::formatByteSize(m.bytes)),
+                          QString::fromStdString(m.dtype.empty() ? "—" : m.dtype),
                           QString::fromStdString(m.file.string()).toHtmlEscaped());
   if (!m.problem.empty())
-    text += tr("<br><span style=\"color:#f0c040\"><b>Cannot be used:</b> %1</span>").arg(QString::fromStdString(m.problem).toHtmlEscaped());
+    text += tr("<br><span style=\"color:#f0c040\"><b>Cannot be used:</b> %1</span>")
+                .arg(QString::fromStdString(m.problem).toHtmlEscaped());
   details_->setText(text);
 }
 
@@ -196,19 +203,23 @@ void ModelBrowser::updateUse() {
   const ModelSet& model = document_->sequence().settings.model;
   const models::ModelSetUse& use = currentUse();
   const QString source = model.isBuiltin() ? tr("builtin:%1").arg(QString::fromStdString(model.builtin))
-                         : !model.folder.empty() ? tr("models folder %1").arg(QString::fromStdString(model.folder).toHtmlEscaped())
-                                                 : tr("separate files");
+                         : !model.folder.empty()
+                             ? tr("models folder %1").arg(QString::fromStdString(model.folder).toHtmlEscaped())
+                             : tr("separate files");
   if (!use.problem.empty()) {
     use_->setText(tr("<b>This sequence</b> (%1): <span style=\"color:#ff6b6b\">%2</span>")
                       .arg(source, QString::fromStdString(use.problem).toHtmlEscaped()));
     return;
   }
-  auto name = [](const std::filesystem::path& p) { return QString::fromStdString(p.filename().string()).toHtmlEscaped(); };
+  auto name = [](const std::filesystem::path& p) {
+    return QString::fromStdString(p.filename().string()).toHtmlEscaped();
+  };
   singleDitButton_->setEnabled(!model.ditHighNoise.empty());
   if (!use.ditHighNoise.empty()) {
-    use_->setText(tr("<b>This sequence</b> (%1) loads the high-noise expert <b>%2</b> and the low-noise expert <b>%3</b>, "
-                     "VAE <b>%4</b>, text encoder <b>%5</b>")
-                      .arg(source, name(use.ditHighNoise), name(use.dit), name(use.vae), name(use.textEncoder)));
+    use_->setText(
+        tr("<b>This sequence</b> (%1) loads the high-noise expert <b>%2</b> and the low-noise expert <b>%3</b>, "
+           "VAE <b>%4</b>, text encoder <b>%5</b>")
+            .arg(source, name(use.ditHighNoise), name(use.dit), name(use.vae), name(use.textEncoder)));
     return;
   }
   use_->setText(tr("<b>This sequence</b> (%1) loads DiT <b>%2</b>, VAE <b>%3</b>, text encoder <b>%4</b>")
@@ -254,8 +265,9 @@ bool ModelBrowser::useRow(int row) {
     Q_EMIT statusMessage(QString::fromStdString(errors.front().format()));
     return false;
   }
-  Q_EMIT statusMessage(tr("The sequence's %1 is now %2")
-                           .arg(QString::fromLatin1(models::roleName(m.id.role)), QString::fromStdString(m.file.filename().string())));
+  Q_EMIT statusMessage(
+      tr("The sequence's %1 is now %2")
+          .arg(QString::fromLatin1(models::roleName(m.id.role)), QString::fromStdString(m.file.filename().string())));
   return true;
 }
 
@@ -272,7 +284,8 @@ bool ModelBrowser::useRowAsHighNoiseExpert(int row) {
       return false;
     }
     if (settings.model.isBuiltin()) {
-      Q_EMIT statusMessage(tr("Choose the low-noise expert first (Use for This Sequence): the built-in demo model has one DiT"));
+      Q_EMIT statusMessage(
+          tr("Choose the low-noise expert first (Use for This Sequence): the built-in demo model has one DiT"));
       return false;
     }
     settings.model = models::chooseHighNoiseExpert(settings.model, m.file);

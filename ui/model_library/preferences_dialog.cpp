@@ -17,11 +17,12 @@ PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, QWidget* p
   setObjectName(QStringLiteral("PreferencesDialog"));
   folders_->setObjectName(QStringLiteral("ModelFolders"));
   for (const QString& folder : modelFolders) addFolder(folder);
-  auto* explain = new QLabel(tr("<b>Model folders</b><br>Your ComfyUI <tt>models</tt> folder (with "
-                                "<tt>diffusion_models/</tt>, <tt>text_encoders/</tt>, <tt>vae/</tt>) or any folder of "
-                                ".safetensors (or PyTorch .pt/.pth) files. The model browser lists what they hold; imported ComfyUI workflows "
-                                "find their files there."),
-                             this);
+  auto* explain = new QLabel(
+      tr("<b>Model folders</b><br>Your ComfyUI <tt>models</tt> folder (with "
+         "<tt>diffusion_models/</tt>, <tt>text_encoders/</tt>, <tt>vae/</tt>) or any folder of "
+         ".safetensors (or PyTorch .pt/.pth) files. The model browser lists what they hold; imported ComfyUI workflows "
+         "find their files there."),
+      this);
   explain->setWordWrap(true);
   auto* add = new QPushButton(tr("Add Folder…"), this);
   auto* remove = new QPushButton(tr("Remove"), this);

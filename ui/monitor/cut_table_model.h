@@ -18,9 +18,30 @@ class CutTableModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    Cut, Mode, Verdict, Flash, ColourDrift, SpreadDrift, Structure, MadRatio, PsnrCut, PsnrWithin, SsimCut, SsimWithin, DeltaEPrev, DeltaEFirst, HandoffMse,
-    LatentStepRatio, MeanDeltaPrev, LogStdDeltaPrev, MeanDeltaFirst, LogStdDeltaFirst, RoundtripMse,
-    HandoffBytes, HandoffSeconds, ColumnCount
+    Cut,
+    Mode,
+    Verdict,
+    Flash,
+    ColourDrift,
+    SpreadDrift,
+    Structure,
+    MadRatio,
+    PsnrCut,
+    PsnrWithin,
+    SsimCut,
+    SsimWithin,
+    DeltaEPrev,
+    DeltaEFirst,
+    HandoffMse,
+    LatentStepRatio,
+    MeanDeltaPrev,
+    LogStdDeltaPrev,
+    MeanDeltaFirst,
+    LogStdDeltaFirst,
+    RoundtripMse,
+    HandoffBytes,
+    HandoffSeconds,
+    ColumnCount
   };
 
   explicit CutTableModel(QObject* parent = nullptr);

@@ -9,8 +9,9 @@ void MemoryHistory::add(const memory::MemorySample& sample) {
   if (samples_.size() > capacity_) samples_.remove(0, samples_.size() - capacity_);
   peak_ = std::max({peak_, sample.peakAllocated, sample.allocated});
   const double oldest = samples_.front().seconds;
-  markers_.erase(std::remove_if(markers_.begin(), markers_.end(), [oldest](const Marker& m) { return m.seconds < oldest; }),
-                 markers_.end());
+  markers_.erase(
+      std::remove_if(markers_.begin(), markers_.end(), [oldest](const Marker& m) { return m.seconds < oldest; }),
+      markers_.end());
 }
 
 void MemoryHistory::addMarker(double seconds, const QString& label) { markers_.push_back({seconds, label}); }

@@ -76,8 +76,10 @@ void VramChart::paintChart(QPainter& p, const QRect& area) const {
   allocated.moveTo(xOf(samples.front().seconds), plot.bottom());
   for (const memory::MemorySample& s : samples) {
     allocated.lineTo(xOf(s.seconds), yOf(static_cast<double>(s.allocated)));
-    if (reserved.isEmpty()) reserved.moveTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
-    else reserved.lineTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
+    if (reserved.isEmpty())
+      reserved.moveTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
+    else
+      reserved.lineTo(xOf(s.seconds), yOf(static_cast<double>(s.reserved)));
   }
   allocated.lineTo(xOf(samples.back().seconds), plot.bottom());
   allocated.closeSubpath();

@@ -24,7 +24,10 @@ class VramChart : public QWidget {
  public:
   explicit VramChart(const MemoryHistory* history, QWidget* parent = nullptr);
 
-  void setHostMemory(bool host) { host_ = host; update(); }
+  void setHostMemory(bool host) {
+    host_ = host;
+    update();
+  }
   // Paints into any device (the widget, or a QImage in tests).
   void paintChart(QPainter& p, const QRect& area) const;
 

@@ -61,8 +61,10 @@ void VramPanel::addCutSample(int cutIndex, const memory::MemorySample& sample) {
     history_.addMarker(sample.seconds, tr("start"));
   }
   addSample(sample);
-  moved_->setText(movedPerCut_.isEmpty() ? QString()
-                                         : tr("Bytes moved host↔device before each shot: %1").arg(movedPerCut_.join(QStringLiteral(", "))));
+  moved_->setText(
+      movedPerCut_.isEmpty()
+          ? QString()
+          : tr("Bytes moved host↔device before each shot: %1").arg(movedPerCut_.join(QStringLiteral(", "))));
 }
 
 void VramPanel::updateFigures() {
@@ -74,13 +76,16 @@ void VramPanel::updateFigures() {
                           "<td>&nbsp;&nbsp;%4 free / total</td><td align=right>%5 / %6</td></tr>")
                            .arg(bytes(s.allocated), bytes(history_.peakAllocated()), bytes(s.reserved),
                                 host_ ? tr("host") : tr("device"), bytes(s.deviceFree), bytes(s.deviceTotal));
-  const QString allocator = tr("<tr><td>cached unused</td><td align=right>%1</td><td>&nbsp;&nbsp;inactive split</td><td align=right>%2</td></tr>"
-                               "<tr><td>free fragmentation</td><td align=right>%3</td><td>&nbsp;&nbsp;retries / OOM</td><td align=right>%4 / %5</td></tr>")
+  const QString allocator = tr("<tr><td>cached unused</td><td align=right>%1</td><td>&nbsp;&nbsp;inactive "
+                               "split</td><td align=right>%2</td></tr>"
+                               "<tr><td>free fragmentation</td><td align=right>%3</td><td>&nbsp;&nbsp;retries / "
+                               "OOM</td><td align=right>%4 / %5</td></tr>")
                                 .arg(bytes(s.cachedUnused()), bytes(s.inactiveSplit))
                                 .arg(QStringLiteral("%1 %").arg(s.freeFragmentation * 100, 0, 'f', 1))
                                 .arg(s.allocRetries)
                                 .arg(s.outOfMemoryEvents);
-  figures_->setText(QStringLiteral("<table cellspacing=2>") + used + (advanced_ ? allocator : QString()) + QStringLiteral("</table>"));
+  figures_->setText(QStringLiteral("<table cellspacing=2>") + used + (advanced_ ? allocator : QString()) +
+                    QStringLiteral("</table>"));
 }
 
 void VramPanel::setAdvanced(bool advanced) {
@@ -101,13 +106,15 @@ void VramPanel::setPlan(const memory::MemoryPlan& plan) {
   }
   QString notes;
   for (const std::string& note : plan.notes)
-    notes += QStringLiteral("<br><span style='color:#e0a030'>%1</span>").arg(QString::fromStdString(note).toHtmlEscaped());
+    notes +=
+        QStringLiteral("<br><span style='color:#e0a030'>%1</span>").arg(QString::fromStdString(note).toHtmlEscaped());
   planLabel_->setText(tr("<b>Plan:</b> <span style='color:%1'>%2</span> (asked: %3)%4, peak %5 of %6<br>%7%9"
-                    "<table cellspacing=2>%8</table>")
-                     .arg(plan.fits ? QStringLiteral("#4cc36a") : QStringLiteral("#e84a4a"),
-                          QString::fromLatin1(toString(plan.chosen)), QString::fromLatin1(toString(plan.requested)),
-                          plan.tiledDecode ? tr(", tiled decode") : QString(), bytes(plan.chosenPeak()), bytes(plan.limit),
-                          QString::fromStdString(plan.reason).toHtmlEscaped(), items, notes));
+                         "<table cellspacing=2>%8</table>")
+                          .arg(plan.fits ? QStringLiteral("#4cc36a") : QStringLiteral("#e84a4a"),
+                               QString::fromLatin1(toString(plan.chosen)),
+                               QString::fromLatin1(toString(plan.requested)),
+                               plan.tiledDecode ? tr(", tiled decode") : QString(), bytes(plan.chosenPeak()),
+                               bytes(plan.limit), QString::fromStdString(plan.reason).toHtmlEscaped(), items, notes));
 }
 
 QString VramPanel::planText() const { return planLabel_->text(); }
@@ -118,7 +125,8 @@ void VramPanel::addStreamShot(int shotIndex, const render::StreamFigures& stream
                        .arg(shotIndex + 1)
                        .arg(QString::fromStdString(stream.cache), bytes(stream.cacheBytes))
                        .arg(stream.framesHeld);
-  cache_->setText(tr("KV cache after each stream shot (handed on, 0 bytes copied): %1").arg(cachePerShot_.join(QStringLiteral("; "))));
+  cache_->setText(tr("KV cache after each stream shot (handed on, 0 bytes copied): %1")
+                      .arg(cachePerShot_.join(QStringLiteral("; "))));
 }
 
 void VramPanel::clearRun() {

@@ -37,7 +37,8 @@ void FrameView::paintEvent(QPaintEvent*) {
     p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, message_);
   }
   if (!caption_.isEmpty()) {
-    const QRect box = p.fontMetrics().boundingRect(caption_).adjusted(-6, -3, 6, 3).translated(12, 12 + p.fontMetrics().ascent());
+    const QRect box =
+        p.fontMetrics().boundingRect(caption_).adjusted(-6, -3, 6, 3).translated(12, 12 + p.fontMetrics().ascent());
     p.fillRect(box, QColor(0, 0, 0, 170));
     p.setPen(QColor(0xe0, 0xe0, 0xe0));
     p.drawText(box, Qt::AlignCenter, caption_);

@@ -98,8 +98,9 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
                      .arg(shot.frames)
                      .arg(sequenceFrame / fps, 0, 'f', 2);
   if (loopIn_ >= 0 || loopOut_ >= 0)
-    text += tr(" · loop %1–%2").arg(loopIn_ >= 0 ? QString::number(loopIn_ + 1) : tr("start"),
-                                   loopOut_ >= 0 ? QString::number(loopOut_ + 1) : tr("end"));
+    text += tr(" · loop %1–%2")
+                .arg(loopIn_ >= 0 ? QString::number(loopIn_ + 1) : tr("start"),
+                     loopOut_ >= 0 ? QString::number(loopOut_ + 1) : tr("end"));
   if (timer_->isActive() && rate_ != 1) text += tr(" · %1×").arg(rate_);
   position_->setText(text);
   const QVector<QImage> frames = state_->frames(shot.id);
@@ -114,7 +115,8 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
   }
   if (rendered) {
     const bool outOfDate = state_->status(shot.id).state == ShotState::Stale;
-    view_->setFrame(frames[local], tr("%1 · %2/%3%4").arg(QString::fromStdString(shot.displayName()))
+    view_->setFrame(frames[local], tr("%1 · %2/%3%4")
+                                       .arg(QString::fromStdString(shot.displayName()))
                                        .arg(local + 1)
                                        .arg(shot.frames)
                                        .arg(outOfDate ? tr(" · out of date: render to update") : QString()));
@@ -180,8 +182,10 @@ void PreviewPanel::pause() {
 void PreviewPanel::shuttle(int direction) {
   if (live_ || direction == 0) return;
   const int sign = direction > 0 ? 1 : -1;
-  if (timer_->isActive() && (rate_ > 0) == (sign > 0)) rate_ = std::clamp(rate_ * 2, -8, 8);
-  else rate_ = sign;
+  if (timer_->isActive() && (rate_ > 0) == (sign > 0))
+    rate_ = std::clamp(rate_ * 2, -8, 8);
+  else
+    rate_ = sign;
   start();
 }
 

@@ -43,8 +43,7 @@ RenderController::~RenderController() {
 
 QString RenderController::outputDirectoryFor(const QString& sequencePath) {
   if (sequencePath.isEmpty())
-    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
-           QStringLiteral("/untitled.render");
+    return QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/untitled.render");
   const QFileInfo info(sequencePath);
   return info.absoluteDir().filePath(info.completeBaseName() + QStringLiteral(".render"));
 }

@@ -7,17 +7,22 @@
 #include "render/shot_folders.h"
 #include "resolve/resolve_sequence.h"
 
-
 namespace shotchain::ui {
 
 const char* toString(ShotState state) {
   switch (state) {
-    case ShotState::Dirty: return "not rendered";
-    case ShotState::Stale: return "out of date";
-    case ShotState::Queued: return "queued";
-    case ShotState::Rendering: return "rendering";
-    case ShotState::Done: return "done";
-    case ShotState::Failed: return "failed";
+    case ShotState::Dirty:
+      return "not rendered";
+    case ShotState::Stale:
+      return "out of date";
+    case ShotState::Queued:
+      return "queued";
+    case ShotState::Rendering:
+      return "rendering";
+    case ShotState::Done:
+      return "done";
+    case ShotState::Failed:
+      return "failed";
   }
   return "";
 }
@@ -104,7 +109,8 @@ std::optional<continuity::CutMetrics> RenderState::cutInto(const std::string& to
   if (it == cuts_.end()) return std::nullopt;
   const continuity::CutMetrics& cut = it->second;
   const std::string to = currentKey(toShotId);
-  if (to.empty() || cut.toKey != to || cut.fromKey.empty() || cut.fromKey != previousEnabledKey(toShotId)) return std::nullopt;
+  if (to.empty() || cut.toKey != to || cut.fromKey.empty() || cut.fromKey != previousEnabledKey(toShotId))
+    return std::nullopt;
   return cut;
 }
 
@@ -136,7 +142,8 @@ std::vector<CutRow> RenderState::cutRows() const {
   return rows;
 }
 
-void RenderState::setFolders(const Sequence& sequence, const std::string& sequenceDirectory, const std::string& outputDirectory) {
+void RenderState::setFolders(const Sequence& sequence, const std::string& sequenceDirectory,
+                             const std::string& outputDirectory) {
   const bool newFolder = outputDirectory != outputDirectory_;
   if (!newFolder && sequenceDirectory == sequenceDirectory_ && sequence == current_) return;
   sequenceDirectory_ = sequenceDirectory;  // relative image and LoRA paths in the keys
@@ -182,7 +189,9 @@ void RenderState::readRenderFolder() {
     ShotStatus& status = status_[shot.id];
     status.cache = folder->cache;
     status.experts = folder->experts;
-    const auto png = [&folder](int frame) { return QString::fromStdString(exporting::frameFile(folder->directory, frame).string()); };
+    const auto png = [&folder](int frame) {
+      return QString::fromStdString(exporting::frameFile(folder->directory, frame).string());
+    };
     makeThumbnail(shot.id, {}, png(1), true);
     makeThumbnail(shot.id, {}, png(folder->framesWritten), false);
   }

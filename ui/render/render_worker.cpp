@@ -57,8 +57,7 @@ class RenderWorker::Observer : public render::RenderObserver {
   // A shot re-used from an earlier render streams no frames: read them back so the preview has them.
   void sendFramesFromDisk(const render::ShotFinished& shot) {
     const QVector<QImage> frames = readShotFrames(shot.directory, shot.framesWritten);
-    if (!frames.isEmpty())
-      worker_.post(&RenderController::framesDecoded, shot.index, 0, shot.framesWritten, frames);
+    if (!frames.isEmpty()) worker_.post(&RenderController::framesDecoded, shot.index, 0, shot.framesWritten, frames);
   }
 
   RenderWorker& worker_;

@@ -25,13 +25,20 @@ QVariant ShotTableModel::data(const QModelIndex& index, int role) const {
   const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index.row())];
   if (role == Qt::DisplayRole || role == Qt::EditRole) {
     switch (index.column()) {
-      case Name: return QString::fromStdString(shot.displayName());
-      case Frames: return shot.frames;
-      case Size: return QStringLiteral("%1×%2").arg(shot.width).arg(shot.height);
-      case Seed: return QString::number(shot.seed);
-      case Continuity: return QString::fromLatin1(toString(shot.continuity.mode));
-      case Prompt: return QString::fromStdString(shot.prompt);
-      default: return {};
+      case Name:
+        return QString::fromStdString(shot.displayName());
+      case Frames:
+        return shot.frames;
+      case Size:
+        return QStringLiteral("%1×%2").arg(shot.width).arg(shot.height);
+      case Seed:
+        return QString::number(shot.seed);
+      case Continuity:
+        return QString::fromLatin1(toString(shot.continuity.mode));
+      case Prompt:
+        return QString::fromStdString(shot.prompt);
+      default:
+        return {};
     }
   }
   if (role == Qt::ToolTipRole && index.column() == Prompt) return QString::fromStdString(shot.prompt);
@@ -43,20 +50,27 @@ QVariant ShotTableModel::headerData(int section, Qt::Orientation orientation, in
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   switch (section) {
-    case Name: return tr("Shot");
-    case Frames: return tr("Frames");
-    case Size: return tr("Size");
-    case Seed: return tr("Seed");
-    case Continuity: return tr("Continuity");
-    case Prompt: return tr("Prompt");
-    default: return {};
+    case Name:
+      return tr("Shot");
+    case Frames:
+      return tr("Frames");
+    case Size:
+      return tr("Size");
+    case Seed:
+      return tr("Seed");
+    case Continuity:
+      return tr("Continuity");
+    case Prompt:
+      return tr("Prompt");
+    default:
+      return {};
   }
 }
 
 Qt::ItemFlags ShotTableModel::flags(const QModelIndex& index) const {
   Qt::ItemFlags base = QAbstractTableModel::flags(index);
-  if (index.isValid() && (index.column() == Name || index.column() == Frames || index.column() == Seed ||
-                          index.column() == Prompt))
+  if (index.isValid() &&
+      (index.column() == Name || index.column() == Frames || index.column() == Seed || index.column() == Prompt))
     base |= Qt::ItemIsEditable;
   return base;
 }
@@ -67,8 +81,12 @@ bool ShotTableModel::setData(const QModelIndex& index, const QVariant& value, in
   Shot shot = document_->sequence().shots[row];
   Edit edit = SetShot{row, shot};
   switch (index.column()) {
-    case Name: shot.name = value.toString().toStdString(); break;
-    case Prompt: shot.prompt = value.toString().toStdString(); break;
+    case Name:
+      shot.name = value.toString().toStdString();
+      break;
+    case Prompt:
+      shot.prompt = value.toString().toStdString();
+      break;
     case Frames: {
       bool ok = false;
       const int frames = value.toInt(&ok);
@@ -88,7 +106,8 @@ bool ShotTableModel::setData(const QModelIndex& index, const QVariant& value, in
       }
       break;
     }
-    default: return false;
+    default:
+      return false;
   }
   if (auto* set = std::get_if<SetShot>(&edit)) {
     if (shot == document_->sequence().shots[row]) return true;

@@ -74,8 +74,8 @@ void paintCutMarker(QPainter& p, const Shot& to, const std::optional<continuity:
   p.restore();
 }
 
-QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut, bool outOfDate,
-                         bool advanced) {
+QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<continuity::CutMetrics>& cut,
+                         bool outOfDate, bool advanced) {
   QString text = tr("<b>Cut %1 → %2</b><br>continuity: %3")
                      .arg(QString::fromStdString(from.displayName()).toHtmlEscaped(),
                           QString::fromStdString(to.displayName()).toHtmlEscaped(),
@@ -91,8 +91,9 @@ QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<c
               .arg(QString::fromStdString(verdict.summary).toHtmlEscaped());
   for (const continuity::FigureVerdict& f : verdict.figures) {
     const QString words = QString::fromStdString(f.words).toHtmlEscaped();
-    text += f.state == continuity::FigureState::Warning ? QStringLiteral("<li><b style=\"color:#e84a4a\">%1</b></li>").arg(words)
-                                                        : QStringLiteral("<li>%1</li>").arg(words);
+    text += f.state == continuity::FigureState::Warning
+                ? QStringLiteral("<li><b style=\"color:#e84a4a\">%1</b></li>").arg(words)
+                : QStringLiteral("<li>%1</li>").arg(words);
   }
   text += QStringLiteral("</ul>");
   if (!advanced) return text;
@@ -106,12 +107,13 @@ QString cutMarkerTooltip(const Shot& from, const Shot& to, const std::optional<c
               .arg(fmt(cut->flash, 2), fmt(cut->colourDrift, 1), fmt(cut->spreadDrift, 1), fmt(cut->structure, 2),
                    fmt(cut->madRatio, 2), fmt(cut->psnrCut, 1, " dB"), fmt(cut->psnrWithinMedian, 1, " dB"),
                    fmt(cut->ssimCut), fmt(cut->ssimWithinMedian));
-  text += tr("<tr><td>ΔE vs previous / first</td><td>%1 / %2</td></tr>"
-             "<tr><td>handoff MSE</td><td>%3</td></tr>"
-             "<tr><td>latent step ratio</td><td>%4</td></tr>"
-             "<tr><td>handoff bytes copied</td><td>%5</td></tr></table>")
-              .arg(fmt(cut->deltaEPrev, 2), fmt(cut->deltaEFirst, 2), fmt(cut->handoffMse, 6), fmt(cut->latentStepRatio, 2))
-              .arg(cut->handoffBytesCopied);
+  text +=
+      tr("<tr><td>ΔE vs previous / first</td><td>%1 / %2</td></tr>"
+         "<tr><td>handoff MSE</td><td>%3</td></tr>"
+         "<tr><td>latent step ratio</td><td>%4</td></tr>"
+         "<tr><td>handoff bytes copied</td><td>%5</td></tr></table>")
+          .arg(fmt(cut->deltaEPrev, 2), fmt(cut->deltaEFirst, 2), fmt(cut->handoffMse, 6), fmt(cut->latentStepRatio, 2))
+          .arg(cut->handoffBytesCopied);
   return text;
 }
 

@@ -30,7 +30,8 @@ TimelinePanel::TimelinePanel(TimelineView* view, const QList<QAction*>& actions,
     strip->addWidget(button);
   }
   strip->addStretch();
-  auto* hint = new ElidedLabel(tr("Ctrl+wheel: zoom · Shift+Left/Right: length ±4 · Alt while trimming: no snap"), this);
+  auto* hint =
+      new ElidedLabel(tr("Ctrl+wheel: zoom · Shift+Left/Right: length ±4 · Alt while trimming: no snap"), this);
   hint->setAlignment(Qt::AlignRight);
   hint->setStyleSheet(QStringLiteral("color: #808080;"));
   strip->addWidget(hint, 1);

@@ -44,8 +44,10 @@ void TimelineView::dragMoveEvent(QDragMoveEvent* event) {
     dropHover_ = index;
     update();
   }
-  if (index >= 0) event->acceptProposedAction();
-  else event->ignore();
+  if (index >= 0)
+    event->acceptProposedAction();
+  else
+    event->ignore();
 }
 
 void TimelineView::dragLeaveEvent(QDragLeaveEvent*) {
@@ -67,8 +69,9 @@ void TimelineView::dropEvent(QDropEvent* event) {
 
 QImage TimelineView::startPicture(const std::string& path) {
   const QString file = QString::fromStdString(path);
-  const QString absolute =
-      QFileInfo(file).isAbsolute() ? file : QDir(QString::fromStdString(document_->baseFolder().string())).filePath(file);
+  const QString absolute = QFileInfo(file).isAbsolute()
+                               ? file
+                               : QDir(QString::fromStdString(document_->baseFolder().string())).filePath(file);
   if (const auto found = pictures_.constFind(absolute); found != pictures_.constEnd()) return *found;
   pictures_.insert(absolute, QImage());
   auto* watcher = new QFutureWatcher<QImage>(this);

@@ -48,8 +48,12 @@ void TimelineView::paintLoopRange(QPainter& p) {
   const QColor colour(0x5c, 0xb0, 0xff);
   p.fillRect(QRectF(left, 2, right - left, kRulerHeight - 4), QColor(0x5c, 0xb0, 0xff, 60));
   p.setPen(QPen(colour, 2));
-  if (loopIn_ >= 0) p.drawPolyline(QPolygonF({QPointF(left + 4, 2), QPointF(left, 2), QPointF(left, kRulerHeight - 2), QPointF(left + 4, kRulerHeight - 2)}));
-  if (loopOut_ >= 0) p.drawPolyline(QPolygonF({QPointF(right - 4, 2), QPointF(right, 2), QPointF(right, kRulerHeight - 2), QPointF(right - 4, kRulerHeight - 2)}));
+  if (loopIn_ >= 0)
+    p.drawPolyline(QPolygonF({QPointF(left + 4, 2), QPointF(left, 2), QPointF(left, kRulerHeight - 2),
+                              QPointF(left + 4, kRulerHeight - 2)}));
+  if (loopOut_ >= 0)
+    p.drawPolyline(QPolygonF({QPointF(right - 4, 2), QPointF(right, 2), QPointF(right, kRulerHeight - 2),
+                              QPointF(right - 4, kRulerHeight - 2)}));
 }
 
 void TimelineView::setLoopRange(int in, int out) {

@@ -26,7 +26,8 @@ QString stepCacheLine(const ShotStatus& status) {
   if (!status.cache) return {};
   const render::StepCacheFigures& c = *status.cache;
   if (!c.off.empty())
-    return TimelineView::tr("Step cache %1: off (%2)").arg(QString::fromStdString(c.policy), QString::fromStdString(c.off));
+    return TimelineView::tr("Step cache %1: off (%2)")
+        .arg(QString::fromStdString(c.policy), QString::fromStdString(c.off));
   return TimelineView::tr("Step cache %1 %2: %3 of %4 DiT passes computed, %5 skipped")
       .arg(QString::fromStdString(c.policy))
       .arg(c.threshold)
@@ -42,21 +43,32 @@ QString expertsLine(const ShotStatus& status) {
   const int steps = static_cast<int>(e.experts.size());
   const int low = e.switchStep < 0 ? steps : e.switchStep;
   QString runs = low > 0 ? TimelineView::tr("high noise steps 1–%1").arg(low) : QString();
-  if (low < steps) runs += (runs.isEmpty() ? QString() : QStringLiteral(", ")) + TimelineView::tr("low noise %1–%2").arg(low + 1).arg(steps);
-  QString line = TimelineView::tr("Experts (%1): %2").arg(QString::fromStdString(e.residency.empty() ? "resident" : e.residency), runs);
+  if (low < steps)
+    runs += (runs.isEmpty() ? QString() : QStringLiteral(", ")) +
+            TimelineView::tr("low noise %1–%2").arg(low + 1).arg(steps);
+  QString line = TimelineView::tr("Experts (%1): %2")
+                     .arg(QString::fromStdString(e.residency.empty() ? "resident" : e.residency), runs);
   if (e.bytesMoved > 0)
-    line += TimelineView::tr("; %1 moved in %2 s").arg(QString::fromStdString(util::formatByteSize(e.bytesMoved))).arg(e.moveSeconds, 0, 'f', 1);
+    line += TimelineView::tr("; %1 moved in %2 s")
+                .arg(QString::fromStdString(util::formatByteSize(e.bytesMoved)))
+                .arg(e.moveSeconds, 0, 'f', 1);
   return line;
 }
 
 QColor stateColour(ShotState state) {
   switch (state) {
-    case ShotState::Dirty: return {0x3b, 0x44, 0x52};
-    case ShotState::Stale: return {0x4a, 0x4a, 0x3a};
-    case ShotState::Queued: return {0x4d, 0x48, 0x32};
-    case ShotState::Rendering: return {0x27, 0x4f, 0x7a};
-    case ShotState::Done: return {0x2c, 0x55, 0x3c};
-    case ShotState::Failed: return {0x74, 0x2c, 0x2c};
+    case ShotState::Dirty:
+      return {0x3b, 0x44, 0x52};
+    case ShotState::Stale:
+      return {0x4a, 0x4a, 0x3a};
+    case ShotState::Queued:
+      return {0x4d, 0x48, 0x32};
+    case ShotState::Rendering:
+      return {0x27, 0x4f, 0x7a};
+    case ShotState::Done:
+      return {0x2c, 0x55, 0x3c};
+    case ShotState::Failed:
+      return {0x74, 0x2c, 0x2c};
   }
   return Qt::gray;
 }
@@ -157,7 +169,8 @@ QRect TimelineView::blockRect(int index) const {
   const auto all = spans();
   if (index < 0 || index >= static_cast<int>(all.size())) return {};
   const double left = xOfFrame(all[static_cast<std::size_t>(index)].start);
-  const double right = xOfFrame(all[static_cast<std::size_t>(index)].start + all[static_cast<std::size_t>(index)].frames);
+  const double right =
+      xOfFrame(all[static_cast<std::size_t>(index)].start + all[static_cast<std::size_t>(index)].frames);
   return QRectF(QPointF(left + 1, kTrackTop), QPointF(right - 1, kTrackTop + kTrackHeight)).toRect();
 }
 
@@ -204,8 +217,8 @@ int TimelineView::reorderTarget(int pointerX) const {
 QString TimelineView::cutTooltip(int toIndex) const {
   const auto& shots = document_->sequence().shots;
   const Shot& to = shots[static_cast<std::size_t>(toIndex)];
-  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id), state_->cutOutOfDate(to.id),
-                          advanced_);
+  return cutMarkerTooltip(shots[static_cast<std::size_t>(toIndex - 1)], to, state_->cutInto(to.id),
+                          state_->cutOutOfDate(to.id), advanced_);
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -242,7 +255,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.setBrush(Qt::NoBrush);
     p.drawRoundedRect(QRectF(r).adjusted(1, 1, -1, -1), 5, 5);
     const QRect tag(r.right() - 220, kTrackTop + kTrackHeight - 22, 216, 18);
-    p.fillRect(tag.adjusted(tag.width() - p.fontMetrics().horizontalAdvance(label) - 12, 0, 0, 0), QColor(0, 0, 0, 180));
+    p.fillRect(tag.adjusted(tag.width() - p.fontMetrics().horizontalAdvance(label) - 12, 0, 0, 0),
+               QColor(0, 0, 0, 180));
     p.drawText(tag.adjusted(0, 0, -4, 0), Qt::AlignRight | Qt::AlignVCenter, label);
   }
   if (gesture_ == Gesture::Reorder && gestureIndex_ >= 0) {
@@ -317,22 +331,27 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   p.setFont(bold);
   p.setPen(QColor(0xf2, 0xf2, 0xf2));
   const QString name = QString::fromStdString(shot.displayName());
-  p.drawText(textRect, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(name, Qt::ElideRight, textRect.width()));
+  p.drawText(textRect, Qt::AlignLeft | Qt::AlignTop,
+             p.fontMetrics().elidedText(name, Qt::ElideRight, textRect.width()));
   p.setFont(font());
   const int line = p.fontMetrics().height();
   p.setPen(QColor(0xc8, 0xc8, 0xc8));
   const QString prompt = QString::fromStdString(shot.prompt).simplified();
-  p.drawText(textRect.adjusted(0, line, 0, 0), Qt::AlignLeft | Qt::AlignTop,
-             p.fontMetrics().elidedText(prompt.isEmpty() ? tr("(no prompt)") : prompt, Qt::ElideRight, textRect.width()));
+  p.drawText(
+      textRect.adjusted(0, line, 0, 0), Qt::AlignLeft | Qt::AlignTop,
+      p.fontMetrics().elidedText(prompt.isEmpty() ? tr("(no prompt)") : prompt, Qt::ElideRight, textRect.width()));
   QString stateText = QString::fromLatin1(toString(status.state));
   if (status.state == ShotState::Rendering) stateText += QStringLiteral(" %1%").arg(qRound(status.progress * 100));
   const QString facts = tr("%1 f · %2").arg(shot.frames).arg(stateText);
   p.setPen(QColor(0xa8, 0xa8, 0xa8));
-  const bool thumbs = (!status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width()) ||
-                      (status.firstThumbnail.isNull() && !shot.startImage.empty() && !startPicture(shot.startImage).isNull());
-  const QRect factsRect = thumbs ? textRect.adjusted(0, 2 * line, 0, 0)
-                                 : QRect(textRect.left(), static_cast<int>(rect.bottom()) - line - 6, textRect.width(), line);
-  p.drawText(factsRect, Qt::AlignLeft | Qt::AlignTop, p.fontMetrics().elidedText(facts, Qt::ElideRight, textRect.width()));
+  const bool thumbs =
+      (!status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width()) ||
+      (status.firstThumbnail.isNull() && !shot.startImage.empty() && !startPicture(shot.startImage).isNull());
+  const QRect factsRect =
+      thumbs ? textRect.adjusted(0, 2 * line, 0, 0)
+             : QRect(textRect.left(), static_cast<int>(rect.bottom()) - line - 6, textRect.width(), line);
+  p.drawText(factsRect, Qt::AlignLeft | Qt::AlignTop,
+             p.fontMetrics().elidedText(facts, Qt::ElideRight, textRect.width()));
   p.restore();
 
   const bool selected = index == selected_ && !ghost;
@@ -390,7 +409,9 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     case Gesture::None:
       setCursor(edgeAt(pos) >= 0 ? Qt::SizeHorCursor : Qt::ArrowCursor);
       return;
-    case Gesture::Scrub: setPlayhead(static_cast<int>(std::floor(frameAtX(pos.x())))); return;
+    case Gesture::Scrub:
+      setPlayhead(static_cast<int>(std::floor(frameAtX(pos.x()))));
+      return;
     case Gesture::Trim: {
       const int original = document_->sequence().shots[static_cast<std::size_t>(gestureIndex_)].frames;
       const bool bypass = event->modifiers().testFlag(Qt::AltModifier);
@@ -404,7 +425,9 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
       gesture_ = Gesture::Reorder;
       setCursor(Qt::ClosedHandCursor);
       [[fallthrough]];
-    case Gesture::Reorder: update(); return;
+    case Gesture::Reorder:
+      update();
+      return;
   }
 }
 
@@ -455,15 +478,23 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
   const bool shift = event->modifiers().testFlag(Qt::ShiftModifier);
   switch (event->key()) {
     case Qt::Key_Left:
-      if (shift) nudgeLength(selected_, -4);
-      else setSelectedIndex(std::max(0, selected_ - 1));
+      if (shift)
+        nudgeLength(selected_, -4);
+      else
+        setSelectedIndex(std::max(0, selected_ - 1));
       return;
     case Qt::Key_Right:
-      if (shift) nudgeLength(selected_, 4);
-      else setSelectedIndex(std::min(count - 1, selected_ + 1));
+      if (shift)
+        nudgeLength(selected_, 4);
+      else
+        setSelectedIndex(std::min(count - 1, selected_ + 1));
       return;
-    case Qt::Key_Home: setPlayhead(0); return;
-    case Qt::Key_End: setPlayhead(document_->sequence().totalFrames() - 1); return;
+    case Qt::Key_Home:
+      setPlayhead(0);
+      return;
+    case Qt::Key_End:
+      setPlayhead(document_->sequence().totalFrames() - 1);
+      return;
     case Qt::Key_Escape:
       if (gesture_ != Gesture::None) {
         gesture_ = Gesture::None;
@@ -473,7 +504,8 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
         setSelectedIndex(-1);
       }
       return;
-    default: QWidget::keyPressEvent(event);
+    default:
+      QWidget::keyPressEvent(event);
   }
 }
 
@@ -496,17 +528,21 @@ bool TimelineView::event(QEvent* event) {
       QString cache = stepCacheLine(state_->status(shot.id));
       if (const QString experts = expertsLine(state_->status(shot.id)); !experts.isEmpty())
         cache += (cache.isEmpty() ? QString() : QStringLiteral("\n")) + experts;
-      QToolTip::showText(help->globalPos(),
-                         tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
-                            "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to blend it in).</i>")
-                             .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
-                             .arg(shot.frames)
-                             .arg(shot.width)
-                             .arg(shot.height)
-                             .arg(shot.seed)
-                             .arg(QString::fromStdString(shot.prompt).toHtmlEscaped())
-                             .arg(cache.isEmpty() ? QString() : cache.toHtmlEscaped().replace(QStringLiteral("\n"), QStringLiteral("<br>")) + QStringLiteral("<br>")),
-                         this);
+      QToolTip::showText(
+          help->globalPos(),
+          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
+             "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to "
+             "blend it in).</i>")
+              .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
+              .arg(shot.frames)
+              .arg(shot.width)
+              .arg(shot.height)
+              .arg(shot.seed)
+              .arg(QString::fromStdString(shot.prompt).toHtmlEscaped())
+              .arg(cache.isEmpty() ? QString()
+                                   : cache.toHtmlEscaped().replace(QStringLiteral("\n"), QStringLiteral("<br>")) +
+                                         QStringLiteral("<br>")),
+          this);
     } else {
       QToolTip::hideText();
     }
@@ -532,20 +568,22 @@ bool TimelineView::splitShot(int index) {
   const int offset = playhead_ - document_->sequence().startFrame(at);
   const int frames = document_->sequence().shots[at].frames;
   const int step = document_->resolved().geometry.frameStep();
-  const Diagnostics errors = document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset, step), step, {}});
+  const Diagnostics errors =
+      document_->edit(SplitShot{at, splitFrameNear(document_->sequence().shots[at], offset, step), step, {}});
   if (!errors.empty()) {
     Q_EMIT statusMessage(QString::fromStdString(errors.front().message));
     return false;
   }
   // Two shots of whole latents can never add up to one: the parts share the cut frame.
   const auto& shots = document_->sequence().shots;
-  Q_EMIT statusMessage(tr("Split %1 frames into %2 + %3: every shot is %4k+1 frames long, so the two parts share the cut "
-                          "frame and the sequence is one frame longer (%5 frames)")
-                           .arg(frames)
-                           .arg(shots[at].frames)
-                           .arg(shots[at + 1].frames)
-                           .arg(step)
-                           .arg(document_->sequence().totalFrames()));
+  Q_EMIT statusMessage(
+      tr("Split %1 frames into %2 + %3: every shot is %4k+1 frames long, so the two parts share the cut "
+         "frame and the sequence is one frame longer (%5 frames)")
+          .arg(frames)
+          .arg(shots[at].frames)
+          .arg(shots[at + 1].frames)
+          .arg(step)
+          .arg(document_->sequence().totalFrames()));
   setSelectedIndex(index + 1);
   return true;
 }

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <QRect>
-#include <QString>
 #include <QHash>
 #include <QImage>
+#include <QRect>
+#include <QString>
 #include <QWidget>
 
 #include <utility>

@@ -43,11 +43,13 @@ MessageBanner::MessageBanner(QWidget* parent)
   setVisible(false);
 }
 
-void MessageBanner::showMessage(Kind kind, const QString& text, const QString& details, const QList<QAction*>& actions) {
+void MessageBanner::showMessage(Kind kind, const QString& text, const QString& details,
+                                const QList<QAction*>& actions) {
   kind_ = kind;
   const char* colours[] = {"#1f3a2a; border-left: 4px solid #4cc36a", "#3d3420; border-left: 4px solid #f0b03c",
                            "#45201f; border-left: 4px solid #e84a4a"};
-  setStyleSheet(QStringLiteral("#MessageBanner { background: %1; }").arg(QString::fromLatin1(colours[static_cast<int>(kind)])));
+  setStyleSheet(
+      QStringLiteral("#MessageBanner { background: %1; }").arg(QString::fromLatin1(colours[static_cast<int>(kind)])));
   text_->setText(text);
   details_->setPlainText(details);
   detailsButton_->setVisible(!details.isEmpty());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/command_specs.h"
@@ -23,8 +24,8 @@
 #include "demo/procedural_clip.h"
 #include "render/frame_conversion.h"
 #include "render/renderer.h"
-#include "sequence/step_cache_policies.h"
 #include "sampling/cache_calibration.h"
+#include "sequence/step_cache_policies.h"
 #include "util/atomic_file.h"
 #include "util/median.h"
 
@@ -59,9 +60,9 @@ struct CacheRun {
   std::map<int, std::vector<render::RgbFrame>> frames;
   std::vector<continuity::CutMetrics> cuts;
   // Against the uncached run:
-  double psnr = NAN;           // of the luma over every frame of every shot
+  double psnr = NAN;  // of the luma over every frame of every shot
   double worstShotPsnr = NAN;
-  double ssim = NAN;           // mean over the frames
+  double ssim = NAN;                      // mean over the frames
   double flash = NAN, colourDrift = NAN;  // medians over the cuts
 };
 
@@ -90,7 +91,8 @@ Sequence benchChain(int shots, int steps, std::uint64_t seed, bool handoff) {
 
 render::RenderOptions benchOptions(const std::string& device) {
   render::RenderOptions options;
-  options.outputDirectory = std::filesystem::temp_directory_path() / ("shotchain-bench-cache-" + std::to_string(::getpid()));
+  options.outputDirectory =
+      std::filesystem::temp_directory_path() / ("shotchain-bench-cache-" + std::to_string(::getpid()));
   options.device = device;
   options.previews = false;
   options.writesFiles = false;
@@ -102,7 +104,8 @@ render::RenderOptions benchOptions(const std::string& device) {
 CacheRun runCache(Sequence sequence, const StepCacheSettings& cache, const std::string& device) {
   CacheRun run;
   run.policy = toString(cache.policy);
-  run.threshold = cache.policy == StepCachePolicy::Off ? 0 : cache.threshold.value_or(traitsOf(cache.policy).defaultThreshold);
+  run.threshold =
+      cache.policy == StepCachePolicy::Off ? 0 : cache.threshold.value_or(traitsOf(cache.policy).defaultThreshold);
   sequence.settings.sampler.cache = cache;
   CacheBenchObserver observer;
   render::Renderer renderer;
@@ -163,7 +166,8 @@ void compare(CacheRun& run, const CacheRun& reference) {
 std::map<StepCachePolicy, std::vector<double>> thresholdsOf(const std::optional<std::string>& text) {
   std::map<StepCachePolicy, std::vector<double>> out;
   for (const StepCachePolicyTraits& traits : stepCachePolicies())
-    if (traits.policy != StepCachePolicy::Off) out[traits.policy].assign(traits.benchThresholds.begin(), traits.benchThresholds.end());
+    if (traits.policy != StepCachePolicy::Off)
+      out[traits.policy].assign(traits.benchThresholds.begin(), traits.benchThresholds.end());
   if (!text) return out;
   for (const std::string& item : splitList(*text, ';')) {
     const std::size_t equals = item.find('=');
@@ -192,7 +196,8 @@ std::vector<StepCachePolicy> policiesOf(const std::string& list) {
   for (const std::string& name : splitList(list)) {
     const std::optional<StepCachePolicy> policy = stepCachePolicyFromString(name);
     if (!policy || *policy == StepCachePolicy::Off)
-      throw kBenchCacheCommand.error("--policies: \"" + list + "\" is not a list of the step-cache policies (" + stepCachePolicyNames() + " but off)");
+      throw kBenchCacheCommand.error("--policies: \"" + list + "\" is not a list of the step-cache policies (" +
+                                     stepCachePolicyNames() + " but off)");
     out.push_back(*policy);
   }
   return out;
@@ -220,11 +225,16 @@ void writeContactSheet(const std::filesystem::path& path, const std::vector<Cach
           for (int c = 0; c < 3; ++c)
             pixels[((static_cast<std::size_t>(r) * static_cast<std::size_t>(height) + static_cast<std::size_t>(y)) *
                         static_cast<std::size_t>(sheetWidth) +
-                    static_cast<std::size_t>(shot * width + x)) * 3 + static_cast<std::size_t>(c)] =
+                    static_cast<std::size_t>(shot * width + x)) *
+                       3 +
+                   static_cast<std::size_t>(c)] =
                 static_cast<char>(frame.rgb[(static_cast<std::size_t>(y) * static_cast<std::size_t>(frame.width) +
-                                             static_cast<std::size_t>(x)) * 3 + static_cast<std::size_t>(c)]);
+                                             static_cast<std::size_t>(x)) *
+                                                3 +
+                                            static_cast<std::size_t>(c)]);
     }
-  util::writeFileAtomically(path, "P6\n" + std::to_string(sheetWidth) + " " + std::to_string(sheetHeight) + "\n255\n" + pixels);
+  util::writeFileAtomically(
+      path, "P6\n" + std::to_string(sheetWidth) + " " + std::to_string(sheetHeight) + "\n255\n" + pixels);
 }
 
 std::string cell(double v, const char* format) {
@@ -236,7 +246,9 @@ std::string cell(double v, const char* format) {
 }
 
 nlohmann::ordered_json jsonNumber(double v) {
-  return std::isnan(v) ? nlohmann::ordered_json() : std::isinf(v) ? nlohmann::ordered_json("inf") : nlohmann::ordered_json(v);
+  return std::isnan(v)   ? nlohmann::ordered_json()
+         : std::isinf(v) ? nlohmann::ordered_json("inf")
+                         : nlohmann::ordered_json(v);
 }
 
 }  // namespace
@@ -260,11 +272,12 @@ int runBenchCache(const Args& args) {
     options.calibrateCache = true;
     CacheBenchObserver observer;
     render::Renderer renderer;
-    const render::RenderSummary summary = renderer.render(benchChain(kCalibrationShots, steps, kCalibrationSeed, false), options, observer);
+    const render::RenderSummary summary =
+        renderer.render(benchChain(kCalibrationShots, steps, kCalibrationSeed, false), options, observer);
     std::vector<const sampling::StepCache*> runs;
     for (const auto& run : summary.calibrationRuns) runs.push_back(run.cache.get());
-    util::writeFileAtomically(calibrationFile,
-                        sampling::cacheCalibrationJson(sampling::fitCacheCalibration(runs, summary.calibratedFamily, 3.0)));
+    util::writeFileAtomically(calibrationFile, sampling::cacheCalibrationJson(
+                                                   sampling::fitCacheCalibration(runs, summary.calibratedFamily, 3.0)));
   }
 
   std::vector<CacheRun> runs;
@@ -275,7 +288,8 @@ int runBenchCache(const Args& args) {
       StepCacheSettings cache;
       cache.policy = policy;
       cache.threshold = threshold;
-      if (policy == StepCachePolicy::MagCache || policy == StepCachePolicy::TeaCache) cache.calibration = calibrationFile.string();
+      if (policy == StepCachePolicy::MagCache || policy == StepCachePolicy::TeaCache)
+        cache.calibration = calibrationFile.string();
       std::fprintf(stderr, "rendering with %s %.3g...\n", toString(policy), threshold);
       runs.push_back(runCache(sequence, cache, device));
       if (!runs.back().error.empty()) std::fprintf(stderr, "  %s\n", runs.back().error.c_str());
@@ -300,31 +314,33 @@ int runBenchCache(const Args& args) {
     out["threads"] = at::get_num_threads();
     for (const CacheRun& run : runs) {
       const int passes = run.policy == "off" ? uncachedPasses : run.computed;
-      out["runs"].push_back({{"policy", run.policy},
-                             {"threshold", run.threshold},
-                             {"error", run.error},
-                             {"dit_passes", passes},
-                             {"skipped_passes", run.skipped},
-                             {"pass_ratio", passes > 0 ? static_cast<double>(uncachedPasses) / passes : 0.0},
-                             {"sampling_seconds", run.samplingSeconds},
-                             {"speed_up", run.samplingSeconds > 0 ? reference.samplingSeconds / run.samplingSeconds : 0.0},
-                             {"psnr_db", jsonNumber(run.psnr)},
-                             {"worst_shot_psnr_db", jsonNumber(run.worstShotPsnr)},
-                             {"ssim", jsonNumber(run.ssim)},
-                             {"cut_flash", jsonNumber(run.flash)},
-                             {"cut_colour_drift", jsonNumber(run.colourDrift)}});
+      out["runs"].push_back(
+          {{"policy", run.policy},
+           {"threshold", run.threshold},
+           {"error", run.error},
+           {"dit_passes", passes},
+           {"skipped_passes", run.skipped},
+           {"pass_ratio", passes > 0 ? static_cast<double>(uncachedPasses) / passes : 0.0},
+           {"sampling_seconds", run.samplingSeconds},
+           {"speed_up", run.samplingSeconds > 0 ? reference.samplingSeconds / run.samplingSeconds : 0.0},
+           {"psnr_db", jsonNumber(run.psnr)},
+           {"worst_shot_psnr_db", jsonNumber(run.worstShotPsnr)},
+           {"ssim", jsonNumber(run.ssim)},
+           {"cut_flash", jsonNumber(run.flash)},
+           {"cut_colour_drift", jsonNumber(run.colourDrift)}});
     }
     std::printf("%s\n", out.dump(1).c_str());
     return 0;
   }
-  std::printf("step cache on the demo model: %d held-out shots (latent handoff), %d steps, guidance 4, %d threads\n", shots,
-              steps, at::get_num_threads());
-  std::printf("MagCache and TeaCache numbers calibrated on %d other held-out shots; figures against the uncached render\n\n",
-              kCalibrationShots);
-  std::printf("%-12s %6s %7s %7s %8s %7s %8s %8s %6s %7s %7s\n", "policy", "thresh", "passes", "fewer", "sampling", "speed",
-              "PSNR", "worst", "SSIM", "flash", "dE");
-  std::printf("%-12s %6s %7s %7s %8s %7s %8s %8s %6s %7s %7s\n", "", "", "(DiT)", "", "s", "up", "dB", "shot dB", "", "cut",
-              "cut");
+  std::printf("step cache on the demo model: %d held-out shots (latent handoff), %d steps, guidance 4, %d threads\n",
+              shots, steps, at::get_num_threads());
+  std::printf(
+      "MagCache and TeaCache numbers calibrated on %d other held-out shots; figures against the uncached render\n\n",
+      kCalibrationShots);
+  std::printf("%-12s %6s %7s %7s %8s %7s %8s %8s %6s %7s %7s\n", "policy", "thresh", "passes", "fewer", "sampling",
+              "speed", "PSNR", "worst", "SSIM", "flash", "dE");
+  std::printf("%-12s %6s %7s %7s %8s %7s %8s %8s %6s %7s %7s\n", "", "", "(DiT)", "", "s", "up", "dB", "shot dB", "",
+              "cut", "cut");
   for (const CacheRun& run : runs) {
     const int passes = run.policy == "off" ? uncachedPasses : run.computed;
     if (!run.error.empty()) {
@@ -334,9 +350,9 @@ int runBenchCache(const Args& args) {
     std::printf("%-12s %6s %7d %6.2fx %8.2f %6.2fx %8s %8s %6s %7s %7s\n", run.policy.c_str(),
                 run.policy == "off" ? "-" : cell(run.threshold, "%.3g").c_str(), passes,
                 passes > 0 ? static_cast<double>(uncachedPasses) / passes : 0.0, run.samplingSeconds,
-                run.samplingSeconds > 0 ? reference.samplingSeconds / run.samplingSeconds : 0.0, cell(run.psnr, "%.1f").c_str(),
-                cell(run.worstShotPsnr, "%.1f").c_str(), cell(run.ssim, "%.3f").c_str(), cell(run.flash, "%.2f").c_str(),
-                cell(run.colourDrift, "%.1f").c_str());
+                run.samplingSeconds > 0 ? reference.samplingSeconds / run.samplingSeconds : 0.0,
+                cell(run.psnr, "%.1f").c_str(), cell(run.worstShotPsnr, "%.1f").c_str(), cell(run.ssim, "%.3f").c_str(),
+                cell(run.flash, "%.2f").c_str(), cell(run.colourDrift, "%.1f").c_str());
   }
   std::printf("\ngoal: at least 2x fewer DiT passes at PSNR >= 30 dB, cut flash and dE within 10%% of uncached\n");
   return 0;

@@ -115,7 +115,8 @@ int runBenchDit(const Args& args) {
   std::printf("achieved: %.1f GFLOP/s; dense GEMM (%lldx%lld): %.1f GFLOP/s; ratio %.0f%%\n", achieved / 1e9,
               static_cast<long long>(n), static_cast<long long>(n), gemmRate / 1e9, 100 * ratio);
   std::printf("time: linear layers %.3f s (%.0f%%), attention %.3f s (%.0f%%), other %.3f s\n", linears,
-              100 * linears / forward, attention, 100 * attention / forward, std::max(0.0, forward - linears - attention));
+              100 * linears / forward, attention, 100 * attention / forward,
+              std::max(0.0, forward - linears - attention));
   return 0;
 }
 

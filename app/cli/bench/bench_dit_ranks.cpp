@@ -77,25 +77,28 @@ int benchDitRanks(const ParsedOptions& parsed, const models::WanConfig& config, 
   const int groups = session.group ? session.group->guidanceSize() : 1;
   const double perLayer = static_cast<double>(s.allToAllBytes) / static_cast<double>(config.numLayers);
   if (parsed.flag("--json")) {
-    std::printf("{\"ranks\": %d, \"sequence_ranks\": %d, \"guidance_ranks\": %d, \"config\": %s, \"tokens\": %lld, "
-                "\"batch\": %lld, \"threads\": %d, \"repeats\": %d, \"forward_s\": %.6f, \"compute_s\": %.6f, "
-                "\"collective_s\": %.6f, \"collectives\": %llu, \"bytes_sent_per_forward\": %llu, "
-                "\"all_to_all_bytes_per_layer\": %.0f, \"rel_l2_vs_one_process\": %.3e}\n",
-                session.worldSize, sequence, groups, config.toJson().c_str(), static_cast<long long>(tokens),
-                static_cast<long long>(batch), at::get_num_threads(), repeats, median.seconds, compute, s.seconds,
-                static_cast<unsigned long long>(s.calls), static_cast<unsigned long long>(s.bytesSent), perLayer, relativeL2);
+    std::printf(
+        "{\"ranks\": %d, \"sequence_ranks\": %d, \"guidance_ranks\": %d, \"config\": %s, \"tokens\": %lld, "
+        "\"batch\": %lld, \"threads\": %d, \"repeats\": %d, \"forward_s\": %.6f, \"compute_s\": %.6f, "
+        "\"collective_s\": %.6f, \"collectives\": %llu, \"bytes_sent_per_forward\": %llu, "
+        "\"all_to_all_bytes_per_layer\": %.0f, \"rel_l2_vs_one_process\": %.3e}\n",
+        session.worldSize, sequence, groups, config.toJson().c_str(), static_cast<long long>(tokens),
+        static_cast<long long>(batch), at::get_num_threads(), repeats, median.seconds, compute, s.seconds,
+        static_cast<unsigned long long>(s.calls), static_cast<unsigned long long>(s.bytesSent), perLayer, relativeL2);
     return 0;
   }
-  std::printf("dit over %d rank(s) (%d sequence x %d guidance): dim %lld, %lld layers, %lld heads, %lld tokens, batch %lld, "
-              "%d threads per rank\n",
-              session.worldSize, sequence, groups, static_cast<long long>(config.dim), static_cast<long long>(config.numLayers),
-              static_cast<long long>(config.numHeads), static_cast<long long>(tokens), static_cast<long long>(batch),
-              at::get_num_threads());
+  std::printf(
+      "dit over %d rank(s) (%d sequence x %d guidance): dim %lld, %lld layers, %lld heads, %lld tokens, batch %lld, "
+      "%d threads per rank\n",
+      session.worldSize, sequence, groups, static_cast<long long>(config.dim), static_cast<long long>(config.numLayers),
+      static_cast<long long>(config.numHeads), static_cast<long long>(tokens), static_cast<long long>(batch),
+      at::get_num_threads());
   std::printf("forward (one sampling step): %.4f s median of %d; compute %.4f s, in collectives %.4f s (%.0f%%)\n",
               median.seconds, repeats, compute, s.seconds, 100 * s.seconds / median.seconds);
-  std::printf("sent by rank 0 per step: %.1f KiB in %llu collectives; all-to-all per layer %.1f KiB; gathers %.1f KiB\n",
-              static_cast<double>(s.bytesSent) / 1024, static_cast<unsigned long long>(s.calls), perLayer / 1024,
-              static_cast<double>(s.bytesSent - s.allToAllBytes) / 1024);
+  std::printf(
+      "sent by rank 0 per step: %.1f KiB in %llu collectives; all-to-all per layer %.1f KiB; gathers %.1f KiB\n",
+      static_cast<double>(s.bytesSent) / 1024, static_cast<unsigned long long>(s.calls), perLayer / 1024,
+      static_cast<double>(s.bytesSent - s.allToAllBytes) / 1024);
   if (session.worldSize > 1) std::printf("relative L2 against one process: %.3e\n", relativeL2);
   return 0;
 }

@@ -15,11 +15,11 @@ struct ExpertRun {
   std::string residency;
   std::string error;
   double wallSeconds = 0;
-  double medianMoveSeconds = 0;      // per shot: parking, bringing back or reading the experts
+  double medianMoveSeconds = 0;  // per shot: parking, bringing back or reading the experts
   std::uint64_t medianBytesPerShot = 0;
   std::uint64_t plannedBytesPerShot = 0;  // what the plan predicted for the same shot
-  std::uint64_t reservedPeak = 0;    // the budget accounting's peak
-  std::uint64_t expertBytes = 0;     // one expert's weights
+  std::uint64_t reservedPeak = 0;         // the budget accounting's peak
+  std::uint64_t expertBytes = 0;          // one expert's weights
 };
 
 std::vector<ExpertRun> benchExperts(const Sequence& sequence, const std::filesystem::path& baseDir,

@@ -29,8 +29,8 @@ int writeLora(const io::WeightSet& dit, const std::filesystem::path& path, std::
   return weights;
 }
 
-render::RenderOptions optionsFor(const std::filesystem::path& baseDir, const std::filesystem::path& out, const std::string& device,
-                                 ResidencyPolicy policy) {
+render::RenderOptions optionsFor(const std::filesystem::path& baseDir, const std::filesystem::path& out,
+                                 const std::string& device, ResidencyPolicy policy) {
   render::RenderOptions options = quietBenchRender(baseDir, out, device);
   options.policy = policy;
   return options;
@@ -50,7 +50,8 @@ LoraSwitchFigures benchLoraSwitch(const Sequence& sequence, const std::filesyste
 
     Sequence switching = sequence;
     for (std::size_t i = 0; i < switching.shots.size(); ++i)
-      switching.shots[i].loras = std::vector<LoraRef>{{(work / (i % 2 ? "lora_b.safetensors" : "lora_a.safetensors")).string(), 1.0, {}}};
+      switching.shots[i].loras =
+          std::vector<LoraRef>{{(work / (i % 2 ? "lora_b.safetensors" : "lora_a.safetensors")).string(), 1.0, {}}};
     render::RenderObserver quiet;
     render::Renderer pinned;
     pinned.probe()->markTransfers();
@@ -69,7 +70,8 @@ LoraSwitchFigures benchLoraSwitch(const Sequence& sequence, const std::filesyste
     figures.medianBytesWritten = util::medianOr(bytes, 0.0);
 
     render::Renderer reload;
-    const render::RenderSummary reloaded = reload.render(sequence, optionsFor(baseDir, work / "reload", device, ResidencyPolicy::Reload), quiet);
+    const render::RenderSummary reloaded =
+        reload.render(sequence, optionsFor(baseDir, work / "reload", device, ResidencyPolicy::Reload), quiet);
     if (!reloaded.finished.completed) throw std::runtime_error("the reload render did not complete");
     figures.reloadSecondsPerShot = reloaded.ditLoads > 0 ? reloaded.ditLoadSeconds / reloaded.ditLoads : 0.0;
   } catch (const std::exception& error) {

@@ -5,16 +5,18 @@
 #include "io/safetensors_writer.h"
 #include "models/model_files.h"
 #include "models/umt5/umt5.h"
+#include "models/umt5/umt5_tokenizer.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
-#include "models/umt5/umt5_tokenizer.h"
 
 namespace shotchain::cli {
 namespace {
 
 const char* const kPrompts[] = {
-    "a red circle moving right on a black background",  "a red circle moving down on a black background",
-    "a red circle moving left on a black background",   "a red circle moving up on a black background",
+    "a red circle moving right on a black background",
+    "a red circle moving down on a black background",
+    "a red circle moving left on a black background",
+    "a red circle moving up on a black background",
 };
 
 Shot benchShot(int index, const BenchSequenceShape& shape, int width, int height, int frames) {
@@ -47,7 +49,8 @@ void writeRandomModelSet(const std::string& config, const std::filesystem::path&
   {
     const models::WanVaeConfig vaeConfig = models::WanVaeConfig::preset(tiny ? "tiny" : "wan21");
     const models::WanVae vae = models::WanVae::random(vaeConfig, 2);
-    io::saveSafetensors(dir / "vae" / "wan_vae_random.safetensors", vae.namedParameters(), {{"config", vaeConfig.toJson()}});
+    io::saveSafetensors(dir / "vae" / "wan_vae_random.safetensors", vae.namedParameters(),
+                        {{"config", vaeConfig.toJson()}});
   }
   const std::filesystem::path tokenizer = models::builtinModelDirectory("demo") / "tokenizer.model";
   if (!std::filesystem::exists(tokenizer))
@@ -87,7 +90,8 @@ Sequence repeatShots(const Sequence& sequence, const BenchSequenceShape& shape) 
   return repeated;
 }
 
-Sequence benchSequence(const std::string& config, const BenchSequenceShape& shape, const std::filesystem::path& modelsDir) {
+Sequence benchSequence(const std::string& config, const BenchSequenceShape& shape,
+                       const std::filesystem::path& modelsDir) {
   Sequence sequence;
   sequence.settings.name = "bench " + config;
   const bool demo = config == "demo";

@@ -23,6 +23,7 @@ Sequence repeatShots(const Sequence& sequence, const BenchSequenceShape& shape);
 // A chain of shots with latent handoff for a model: "demo" renders builtin:demo; "tiny", "1.3b"
 // and "14b" write a random-weight model set of that DiT config (bfloat16 except tiny) into
 // `modelsDir` (a ComfyUI-style folder) with a small random text encoder of the DiT's text width.
-Sequence benchSequence(const std::string& config, const BenchSequenceShape& shape, const std::filesystem::path& modelsDir);
+Sequence benchSequence(const std::string& config, const BenchSequenceShape& shape,
+                       const std::filesystem::path& modelsDir);
 
 }  // namespace shotchain::cli

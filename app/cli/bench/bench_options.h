@@ -19,7 +19,7 @@ inline at::ScalarType parseBenchDtype(const std::string& name) {
 
 // A benchmark's render: no previews, no files written, timing what a render does in memory.
 inline render::RenderOptions quietBenchRender(const std::filesystem::path& baseDir, const std::filesystem::path& out,
-                                               const std::string& device) {
+                                              const std::string& device) {
   render::RenderOptions options;
   options.sequenceDirectory = baseDir;
   options.outputDirectory = out;

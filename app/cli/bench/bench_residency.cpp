@@ -38,9 +38,7 @@ class BenchObserver : public render::RenderObserver {
  public:
   explicit BenchObserver(Clock::time_point start) : start_(start) {}
 
-  void shotStarted(const render::ShotStarted& event) override {
-    shots_.push_back({event.index, -1, -1, event.gap});
-  }
+  void shotStarted(const render::ShotStarted& event) override { shots_.push_back({event.index, -1, -1, event.gap}); }
   void stepDone(const render::StepDone& event) override {
     const double now = std::chrono::duration<double>(Clock::now() - start_).count();
     ShotTimes& shot = shots_.back();
@@ -131,7 +129,8 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
     rests.push_back(std::max(0.0, gap.seconds - gap.parts.total()));
   }
   run.medianOverhead = util::medianOr(run.overheads, NAN);
-  run.medianParts = {util::medianOr(waits, NAN), util::medianOr(encodes, NAN), util::medianOr(weights, NAN), util::medianOr(writes, NAN)};
+  run.medianParts = {util::medianOr(waits, NAN), util::medianOr(encodes, NAN), util::medianOr(weights, NAN),
+                     util::medianOr(writes, NAN)};
   run.medianRest = util::medianOr(rests, NAN);
   double total = 0;
   for (const double gap : run.overheads) total += gap;
@@ -182,7 +181,8 @@ int runBenchResidency(const Args& args) {
   const ParsedOptions parsed = kBenchResidencyCommand.parse(args, 1);
   const std::string sequencePath = parsed.operands().empty() ? std::string() : parsed.operands().front();
   const std::string config = parsed.text("--config").value_or("");
-  if (sequencePath.empty() == config.empty()) throw kBenchResidencyCommand.error("give SEQUENCE or --config, one of them");
+  if (sequencePath.empty() == config.empty())
+    throw kBenchResidencyCommand.error("give SEQUENCE or --config, one of them");
   BenchSequenceShape shape;
   shape.shots = parsed.integer("--shots").value();
   shape.steps = parsed.integer("--steps").value_or(shape.steps);
@@ -196,7 +196,8 @@ int runBenchResidency(const Args& args) {
   const bool json = parsed.flag("--json");
 
   const std::filesystem::path out =
-      outArg ? *outArg : std::filesystem::temp_directory_path() / ("shotchain-bench-residency-" + std::to_string(::getpid()));
+      outArg ? *outArg
+             : std::filesystem::temp_directory_path() / ("shotchain-bench-residency-" + std::to_string(::getpid()));
   std::filesystem::create_directories(out);
   Sequence sequence;
   std::filesystem::path baseDir;
@@ -238,7 +239,8 @@ int runBenchResidency(const Args& args) {
     if (run.policy == "pinned" && run.ran) pinned = &run;
     if (run.policy == "reload" && run.ran) reload = &run;
   }
-  const double reloadRatio = pinned && reload && pinned->medianOverhead > 0 ? reload->medianOverhead / pinned->medianOverhead : NAN;
+  const double reloadRatio =
+      pinned && reload && pinned->medianOverhead > 0 ? reload->medianOverhead / pinned->medianOverhead : NAN;
 
   if (json) {
     nlohmann::ordered_json j;
@@ -247,32 +249,38 @@ int runBenchResidency(const Args& args) {
     j["device"] = device;
     j["runs"] = nlohmann::ordered_json::array();
     for (const PolicyRun& run : runs) {
-      j["runs"].push_back({{"policy", run.policy},
-                           {"completed", run.ran},
-                           {"error", run.error},
-                           {"wall_seconds", run.wallSeconds},
-                           {"inter_shot_overhead_seconds", run.overheads},
-                           {"median_inter_shot_overhead_seconds", run.medianOverhead},
-                           {"overhead_share_of_wall", run.overheadShare},
-                           {"median_gap_parts_seconds", {{"waiting_for_decode", orNull(run.medianParts.waitingForDecode)},
-                                                         {"encoding_frames", orNull(run.medianParts.encodingFrames)},
-                                                         {"moving_weights", orNull(run.medianParts.movingWeights)},
-                                                         {"writing_files", orNull(run.medianParts.writingFiles)},
-                                                         {"rest", orNull(run.medianRest)}}},
-                           {"median_handoff_mse", std::isnan(run.medianHandoffMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianHandoffMse)},
-                           {"median_roundtrip_mse", std::isnan(run.medianRoundtripMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianRoundtripMse)},
-                           {"peak_allocated", run.peakAllocated},
-                           {"plan_policy", run.chosen},
-                           {"plan_peak", run.planPeak},
-                           {"dit_loads", run.ditLoads},
-                           {"dit_load_seconds", run.ditLoadSeconds},
-                           {"reserved_after", run.last.reserved},
-                           {"cached_unused_after", run.last.cachedUnused()},
-                           {"inactive_split_after", run.last.inactiveSplit},
-                           {"free_fragmentation_after", run.last.freeFragmentation},
-                           {"bytes_moved", run.last.transferredBytes}});
+      j["runs"].push_back(
+          {{"policy", run.policy},
+           {"completed", run.ran},
+           {"error", run.error},
+           {"wall_seconds", run.wallSeconds},
+           {"inter_shot_overhead_seconds", run.overheads},
+           {"median_inter_shot_overhead_seconds", run.medianOverhead},
+           {"overhead_share_of_wall", run.overheadShare},
+           {"median_gap_parts_seconds",
+            {{"waiting_for_decode", orNull(run.medianParts.waitingForDecode)},
+             {"encoding_frames", orNull(run.medianParts.encodingFrames)},
+             {"moving_weights", orNull(run.medianParts.movingWeights)},
+             {"writing_files", orNull(run.medianParts.writingFiles)},
+             {"rest", orNull(run.medianRest)}}},
+           {"median_handoff_mse",
+            std::isnan(run.medianHandoffMse) ? nlohmann::ordered_json() : nlohmann::ordered_json(run.medianHandoffMse)},
+           {"median_roundtrip_mse", std::isnan(run.medianRoundtripMse)
+                                        ? nlohmann::ordered_json()
+                                        : nlohmann::ordered_json(run.medianRoundtripMse)},
+           {"peak_allocated", run.peakAllocated},
+           {"plan_policy", run.chosen},
+           {"plan_peak", run.planPeak},
+           {"dit_loads", run.ditLoads},
+           {"dit_load_seconds", run.ditLoadSeconds},
+           {"reserved_after", run.last.reserved},
+           {"cached_unused_after", run.last.cachedUnused()},
+           {"inactive_split_after", run.last.inactiveSplit},
+           {"free_fragmentation_after", run.last.freeFragmentation},
+           {"bytes_moved", run.last.transferredBytes}});
     }
-    j["reload_over_pinned_overhead"] = std::isnan(reloadRatio) ? nlohmann::ordered_json() : nlohmann::ordered_json(reloadRatio);
+    j["reload_over_pinned_overhead"] =
+        std::isnan(reloadRatio) ? nlohmann::ordered_json() : nlohmann::ordered_json(reloadRatio);
     j["pinned_overhead_share"] = pinned ? nlohmann::ordered_json(pinned->overheadShare) : nlohmann::ordered_json();
     if (lora)
       j["lora_switch"] = {{"error", lora->error},
@@ -299,8 +307,8 @@ int runBenchResidency(const Args& args) {
     std::printf("\n%s: %zu shots on %s\n\n", sequence.settings.name.c_str(), sequence.shots.size(), device.c_str());
     std::printf("%-8s %10s %14s %8s %12s %12s %11s %11s %8s %12s\n", "policy", "wall", "inter-shot", "of wall",
                 "handoff MSE", "round-trip", "peak", "cached", "frag", "moved");
-    std::printf("%-8s %10s %14s %8s %12s %12s %11s %11s %8s %12s\n", "", "", "(median)", "", "(latent)", "MSE", "", "after",
-                "after", "between");
+    std::printf("%-8s %10s %14s %8s %12s %12s %11s %11s %8s %12s\n", "", "", "(median)", "", "(latent)", "MSE", "",
+                "after", "after", "between");
     for (const PolicyRun& run : runs) {
       if (!run.ran) {
         std::printf("%-8s %s\n", run.policy.c_str(), run.error.c_str());
@@ -309,11 +317,13 @@ int runBenchResidency(const Args& args) {
       std::printf("%-8s %10s %14s %7.2f%% %12s %12s %11s %11s %8.3f %12s\n", run.policy.c_str(),
                   seconds(run.wallSeconds).c_str(), seconds(run.medianOverhead).c_str(), 100 * run.overheadShare,
                   number(run.medianHandoffMse).c_str(), number(run.medianRoundtripMse).c_str(),
-                  util::formatByteSize(run.peakAllocated).c_str(), util::formatByteSize(run.last.cachedUnused()).c_str(),
-                  run.last.freeFragmentation, util::formatByteSize(run.last.transferredBytes).c_str());
+                  util::formatByteSize(run.peakAllocated).c_str(),
+                  util::formatByteSize(run.last.cachedUnused()).c_str(), run.last.freeFragmentation,
+                  util::formatByteSize(run.last.transferredBytes).c_str());
     }
-    std::printf("\nwhat the gap between shots went to (medians): waiting for a decode, encoding frames, moving weights, "
-                "writing files, the rest\n");
+    std::printf(
+        "\nwhat the gap between shots went to (medians): waiting for a decode, encoding frames, moving weights, "
+        "writing files, the rest\n");
     for (const PolicyRun& run : runs)
       if (run.ran)
         std::printf("%-8s %s  %s  %s  %s  %s\n", run.policy.c_str(), seconds(run.medianParts.waitingForDecode).c_str(),
@@ -321,18 +331,22 @@ int runBenchResidency(const Args& args) {
                     seconds(run.medianParts.writingFiles).c_str(), seconds(run.medianRest).c_str());
     std::printf("\ninter-shot overhead, reload / pinned: %s (goal ≥ 35.5)\n", number(reloadRatio, "%.1f×").c_str());
     if (pinned) std::printf("pinned overhead share of wall time: %.2f%% (goal ≤ 1%%)\n", 100 * pinned->overheadShare);
-    if (lora && !lora->error.empty()) std::printf("\nswitch LoRA between shots: %s\n", lora->error.c_str());
+    if (lora && !lora->error.empty())
+      std::printf("\nswitch LoRA between shots: %s\n", lora->error.c_str());
     else if (lora)
-      std::printf("\nswitch LoRA between shots (%d weights each, %d switches): patch %s median, %s written, %s of base weights "
-                  "moved; reloading the base instead: %s per shot (%s)\n",
-                  lora->loraWeights, lora->switches, seconds(lora->medianPatchSeconds).c_str(),
-                  util::formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
-                  util::formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
-                  lora->medianPatchSeconds > 0 ? number(lora->reloadSecondsPerShot / lora->medianPatchSeconds, "%.1f× the patch").c_str() : "-");
+      std::printf(
+          "\nswitch LoRA between shots (%d weights each, %d switches): patch %s median, %s written, %s of base weights "
+          "moved; reloading the base instead: %s per shot (%s)\n",
+          lora->loraWeights, lora->switches, seconds(lora->medianPatchSeconds).c_str(),
+          util::formatByteSize(static_cast<std::uint64_t>(lora->medianBytesWritten)).c_str(),
+          util::formatByteSize(lora->baseBytesMoved).c_str(), seconds(lora->reloadSecondsPerShot).c_str(),
+          lora->medianPatchSeconds > 0
+              ? number(lora->reloadSecondsPerShot / lora->medianPatchSeconds, "%.1f× the patch").c_str()
+              : "-");
     if (!experts.empty()) {
       std::printf("\ntwo experts (pinned, one expert %s):\n%-9s %10s %16s %14s %14s %12s\n",
-                  util::formatByteSize(experts.back().expertBytes).c_str(), "experts", "wall", "moving per shot", "bytes per shot",
-                  "plan said", "peak held");
+                  util::formatByteSize(experts.back().expertBytes).c_str(), "experts", "wall", "moving per shot",
+                  "bytes per shot", "plan said", "peak held");
       for (const ExpertRun& run : experts) {
         if (!run.error.empty()) {
           std::printf("%-9s %s\n", run.residency.c_str(), run.error.c_str());
@@ -340,7 +354,8 @@ int runBenchResidency(const Args& args) {
         }
         std::printf("%-9s %10s %16s %14s %14s %12s\n", run.residency.c_str(), seconds(run.wallSeconds).c_str(),
                     seconds(run.medianMoveSeconds).c_str(), util::formatByteSize(run.medianBytesPerShot).c_str(),
-                    util::formatByteSize(run.plannedBytesPerShot).c_str(), util::formatByteSize(run.reservedPeak).c_str());
+                    util::formatByteSize(run.plannedBytesPerShot).c_str(),
+                    util::formatByteSize(run.reservedPeak).c_str());
       }
     }
   }

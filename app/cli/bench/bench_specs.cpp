@@ -5,7 +5,10 @@
 namespace shotchain::cli {
 
 const CommandSpec kBenchDitCommand{
-    "bench dit", "", 0, 0,
+    "bench dit",
+    "",
+    0,
+    0,
     "DiT forward time, analytic FLOPs and achieved FLOP/s against the machine's GEMM rate measured in the same run",
     {{"--config", K::Text, "tiny|1.3b|14b", "DiT preset (default: 1.3b's sizes with 2 layers)"},
      {"--dim", K::Int64, "N", "model width"},
@@ -23,7 +26,11 @@ const CommandSpec kBenchDitCommand{
     "error against one process."};
 
 const CommandSpec kBenchVaeCommand{
-    "bench vae", "", 0, 0, "Wan 2.1 / 2.2 VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",
+    "bench vae",
+    "",
+    0,
+    0,
+    "Wan 2.1 / 2.2 VAE decode time and peak memory, full vs tiled, with the estimate beside the measured peak",
     {{"--config", K::Text, "tiny|wan21|tiny22|wan22|custom", "VAE preset", "wan21"},
      {"--dim", K::Int64, "N", "base width (makes the config custom)"},
      {"--frames", K::Int64, "N", "pixel frames, 4k+1", "5"},
@@ -37,7 +44,10 @@ const CommandSpec kBenchVaeCommand{
     "--tiled without --tile takes the tile from the memory estimate for half the full decode's estimate."};
 
 const CommandSpec kBenchStreamingCommand{
-    "bench streaming", "", 0, 0,
+    "bench streaming",
+    "",
+    0,
+    0,
     "a block-causal DiT streaming with a KV cache: one shot against re-running the clip at every step, the time to a "
     "shot's first decoded frame, cache bytes, the cache over a long chain and, on the demo, the cut figures of keep vs "
     "recache vs the clean-prefix handoff",
@@ -54,7 +64,10 @@ const CommandSpec kBenchStreamingCommand{
     ""};
 
 const CommandSpec kBenchCacheCommand{
-    "bench cache", "", 0, 0,
+    "bench cache",
+    "",
+    0,
+    0,
     "held-out demo shots rendered without a step cache and with each policy at three thresholds, side by side in one "
     "run: DiT passes, speed-up, PSNR/SSIM against the uncached frames, cut flash and colour drift (docs/step-cache.md)",
     {{"--shots", K::Int, "N", "shots in the chain (held-out prompts, latent handoff)", "8"},
@@ -67,7 +80,10 @@ const CommandSpec kBenchCacheCommand{
     ""};
 
 const CommandSpec kBenchResidencyCommand{
-    "bench residency", "[SEQUENCE]", 0, 1,
+    "bench residency",
+    "[SEQUENCE]",
+    0,
+    1,
     "the same chain of shots under pinned, offload and reload side by side: inter-shot overhead, handoff MSE vs round "
     "trip, peak memory, fragmentation after the run, bytes moved; give SEQUENCE or --config",
     {{"--config", K::Text, "demo|tiny|1.3b|14b", "a built-in chain instead of SEQUENCE (random weights except demo)"},
@@ -80,8 +96,11 @@ const CommandSpec kBenchResidencyCommand{
      {"--device", K::Text, "cpu|cuda[:N]", "compute device", "cpu"},
      kBudget,
      {"--out", K::Path, "DIR", "keep the renders there (default: a temporary folder, removed)"},
-     {"--lora-switch", K::Flag, "", "also: two LoRAs taking turns shot by shot on the pinned DiT, against reloading the base for every shot"},
-     {"--experts", K::Flag, "", "also: the chain with two experts (the DiT and a copy as the high-noise one) both resident, swapped at the boundary through host memory, and read from disk"},
+     {"--lora-switch", K::Flag, "",
+      "also: two LoRAs taking turns shot by shot on the pinned DiT, against reloading the base for every shot"},
+     {"--experts", K::Flag, "",
+      "also: the chain with two experts (the DiT and a copy as the high-noise one) both resident, swapped at the "
+      "boundary through host memory, and read from disk"},
      kJson},
     ""};
 

@@ -96,8 +96,11 @@ int runBenchStreaming(const Args& args) {
   const int repeats = std::max(1, parsed.integer("--repeats").value());
   const bool json = parsed.flag("--json");
   const double guidance = isDemo ? demo::kDemoGuidance : 4.0;
-  if (config != "demo" && config != "tiny") throw kBenchStreamingCommand.error("--config: demo or tiny, not \"" + config + "\"");
-  if (frames < 2) throw kBenchStreamingCommand.error("--latent-frames: at least 2 (a later shot of the chain streams one chunk fewer)");
+  if (config != "demo" && config != "tiny")
+    throw kBenchStreamingCommand.error("--config: demo or tiny, not \"" + config + "\"");
+  if (frames < 2)
+    throw kBenchStreamingCommand.error(
+        "--latent-frames: at least 2 (a later shot of the chain streams one chunk fewer)");
   const std::pair<const char*, std::int64_t> positive[] = {
       {"--steps", steps}, {"--shots", shots}, {"--chain-steps", chainSteps}, {"--window", window}};
   for (const auto& [name, value] : positive)
@@ -122,11 +125,13 @@ int runBenchStreaming(const Args& args) {
     sampling::sampleStream(stream.denoiser(), shape, chunk, b.cond, b.uncond, samplerOptions(steps, guidance, 1));
     cachedTimes.push_back(since(start));
     start = Clock::now();
-    sampling::sampleStream(sampling::rerunChunkDenoiser(*b.dit), shape, chunk, b.cond, b.uncond, samplerOptions(steps, guidance, 1));
+    sampling::sampleStream(sampling::rerunChunkDenoiser(*b.dit), shape, chunk, b.cond, b.uncond,
+                           samplerOptions(steps, guidance, 1));
     rerunTimes.push_back(since(start));
     ratios.push_back(rerunTimes.back() / cachedTimes.back());
   }
-  const double cached = util::medianOr(cachedTimes, 0), rerun = util::medianOr(rerunTimes, 0), ratio = util::medianOr(ratios, 0);
+  const double cached = util::medianOr(cachedTimes, 0), rerun = util::medianOr(rerunTimes, 0),
+               ratio = util::medianOr(ratios, 0);
 
   // 2. A continuing shot: from its start to its first decoded frame (its first chunk, then a VAE stream push).
   std::uint64_t bytesPerFrame = 0;
@@ -140,7 +145,8 @@ int runBenchStreaming(const Args& args) {
     sampling::sampleStream(stream.denoiser(), shape, chunk, b.cond, b.uncond, samplerOptions(steps, guidance, 2), {},
                            [&](const sampling::ChunkDone& done) {
                              stream.committed(done.latent);
-                             for (std::int64_t f = 0; f < done.latent.size(1); ++f) (void)decoder->push(done.latent.narrow(1, f, 1));
+                             for (std::int64_t f = 0; f < done.latent.size(1); ++f)
+                               (void)decoder->push(done.latent.narrow(1, f, 1));
                              if (first == 0) first = since(start);
                              return false;  // the first frame is what is timed
                            });
@@ -182,45 +188,53 @@ int runBenchStreaming(const Args& args) {
   }
 
   if (json) {
-    std::printf("{\"config\": \"%s\", \"size\": [%lld, %lld], \"latent_frames\": %lld, \"chunk\": %lld, \"steps\": %d, "
-                "\"threads\": %d, \"repeats\": %d, \"cached_s\": %.6f, \"rerun_s\": %.6f, \"speedup\": %.3f, "
-                "\"first_frame_s\": %.6f, \"cache_bytes_per_frame\": %llu, \"window\": %lld, \"chain\": [",
-                config.c_str(), static_cast<long long>(size.width), static_cast<long long>(size.height),
-                static_cast<long long>(frames), static_cast<long long>(chunk), steps, at::get_num_threads(), repeats, cached,
-                rerun, ratio, firstFrame, static_cast<unsigned long long>(bytesPerFrame), static_cast<long long>(window));
+    std::printf(
+        "{\"config\": \"%s\", \"size\": [%lld, %lld], \"latent_frames\": %lld, \"chunk\": %lld, \"steps\": %d, "
+        "\"threads\": %d, \"repeats\": %d, \"cached_s\": %.6f, \"rerun_s\": %.6f, \"speedup\": %.3f, "
+        "\"first_frame_s\": %.6f, \"cache_bytes_per_frame\": %llu, \"window\": %lld, \"chain\": [",
+        config.c_str(), static_cast<long long>(size.width), static_cast<long long>(size.height),
+        static_cast<long long>(frames), static_cast<long long>(chunk), steps, at::get_num_threads(), repeats, cached,
+        rerun, ratio, firstFrame, static_cast<unsigned long long>(bytesPerFrame), static_cast<long long>(window));
     for (std::size_t i = 0; i < cacheBytes.size(); ++i)
       std::printf("%s{\"frames_held\": %lld, \"cache_bytes\": %llu, \"live_bytes\": %llu}", i ? ", " : "",
                   static_cast<long long>(held[i]), static_cast<unsigned long long>(cacheBytes[i]),
                   static_cast<unsigned long long>(liveBytes[i]));
     std::printf("], \"cuts\": [");
     for (std::size_t i = 0; i < cuts.size(); ++i)
-      std::printf("%s{\"mode\": \"%s\", \"method\": \"%s\", \"chains\": %d, \"flash\": %.4f, \"colour_drift\": %.4f, "
-                  "\"hue_change\": %.4f, \"jump_ratio\": %.4f, \"wrong_object_frames\": %.4f}",
-                  i ? ", " : "", cuts[i].mode.c_str(), cuts[i].method.c_str(), cuts[i].chains, cuts[i].flash,
-                  cuts[i].colourDrift, cuts[i].hueChange, cuts[i].jumpRatio, cuts[i].wrongObjectFrames);
+      std::printf(
+          "%s{\"mode\": \"%s\", \"method\": \"%s\", \"chains\": %d, \"flash\": %.4f, \"colour_drift\": %.4f, "
+          "\"hue_change\": %.4f, \"jump_ratio\": %.4f, \"wrong_object_frames\": %.4f}",
+          i ? ", " : "", cuts[i].mode.c_str(), cuts[i].method.c_str(), cuts[i].chains, cuts[i].flash,
+          cuts[i].colourDrift, cuts[i].hueChange, cuts[i].jumpRatio, cuts[i].wrongObjectFrames);
     std::printf("]}\n");
     return 0;
   }
-  std::printf("streaming: %s DiT, %lldx%lld px (%lldx%lld latents), chunks of %lld, %d steps, CFG %d branches, %d threads\n",
-              config.c_str(), static_cast<long long>(size.width), static_cast<long long>(size.height),
-              static_cast<long long>(b.width), static_cast<long long>(b.height), static_cast<long long>(chunk), steps,
-              branches, at::get_num_threads());
-  std::printf("shot of %lld latent frames: with the KV cache %.3f s, re-running the clip at every step %.3f s: %.2fx "
-              "(medians of %d, run in turn)\n",
-              static_cast<long long>(frames), cached, rerun, ratio, repeats);
+  std::printf(
+      "streaming: %s DiT, %lldx%lld px (%lldx%lld latents), chunks of %lld, %d steps, CFG %d branches, %d threads\n",
+      config.c_str(), static_cast<long long>(size.width), static_cast<long long>(size.height),
+      static_cast<long long>(b.width), static_cast<long long>(b.height), static_cast<long long>(chunk), steps, branches,
+      at::get_num_threads());
+  std::printf(
+      "shot of %lld latent frames: with the KV cache %.3f s, re-running the clip at every step %.3f s: %.2fx "
+      "(medians of %d, run in turn)\n",
+      static_cast<long long>(frames), cached, rerun, ratio, repeats);
   std::printf("first decoded frame of a continuing shot: %.3f s after its start (median of %d)\n", firstFrame, repeats);
-  std::printf("cache: %llu bytes per latent frame (%d branches)\n", static_cast<unsigned long long>(bytesPerFrame), branches);
-  std::printf("chain of %d shots, window %lld + sink %lld (%d steps per chunk):\n  shot  frames held  cache bytes  live CPU bytes\n",
-              shots, static_cast<long long>(window), static_cast<long long>(chunk), chainSteps);
+  std::printf("cache: %llu bytes per latent frame (%d branches)\n", static_cast<unsigned long long>(bytesPerFrame),
+              branches);
+  std::printf(
+      "chain of %d shots, window %lld + sink %lld (%d steps per chunk):\n  shot  frames held  cache bytes  live CPU "
+      "bytes\n",
+      shots, static_cast<long long>(window), static_cast<long long>(chunk), chainSteps);
   for (std::size_t i = 0; i < cacheBytes.size(); ++i)
     std::printf("  %4zu  %11lld  %11llu  %14llu\n", i + 1, static_cast<long long>(held[i]),
                 static_cast<unsigned long long>(cacheBytes[i]), static_cast<unsigned long long>(liveBytes[i]));
   if (!cuts.empty()) {
-    std::printf("cuts to a new prompt, %d two-shot chains (medians):\n  %-22s %6s %8s %8s %6s %8s\n", chains, "handoff", "flash",
-                "dE", "hue", "jump", "wrong");
+    std::printf("cuts to a new prompt, %d two-shot chains (medians):\n  %-22s %6s %8s %8s %6s %8s\n", chains, "handoff",
+                "flash", "dE", "hue", "jump", "wrong");
     for (const demo::ChainCutResult& c : cuts)
-      std::printf("  %-22s %6.2f %8.2f %8.1f %6.2f %7.0f%%\n", (c.mode + (c.method.empty() ? "" : ", " + c.method)).c_str(),
-                  c.flash, c.colourDrift, c.hueChange, c.jumpRatio, 100 * c.wrongObjectFrames);
+      std::printf("  %-22s %6.2f %8.2f %8.1f %6.2f %7.0f%%\n",
+                  (c.mode + (c.method.empty() ? "" : ", " + c.method)).c_str(), c.flash, c.colourDrift, c.hueChange,
+                  c.jumpRatio, 100 * c.wrongObjectFrames);
   }
   return 0;
 }

@@ -102,43 +102,49 @@ int runBenchVae(const Args& args) {
 
   const char* dtypeName = dtype == at::kFloat ? "float32" : "bfloat16";
   if (json) {
-    std::printf("{\"config\": %s, \"preset\": \"%s\", \"variant\": \"%s\", \"frames\": %lld, \"latent_frames\": %lld, "
-                "\"width\": %lld, \"height\": %lld, \"dtype\": \"%s\", \"device\": \"cpu\", \"threads\": %d, "
-                "\"repeats\": %d, \"weight_bytes\": %llu, \"peak_method\": \"counting CPU allocator\", \"runs\": [",
-                config.toJson().c_str(), preset.c_str(), config.variant().c_str(), static_cast<long long>(frames),
-                static_cast<long long>(latentFrames), static_cast<long long>(width), static_cast<long long>(height),
-                dtypeName, at::get_num_threads(), repeats, static_cast<unsigned long long>(vae.weightBytes()));
+    std::printf(
+        "{\"config\": %s, \"preset\": \"%s\", \"variant\": \"%s\", \"frames\": %lld, \"latent_frames\": %lld, "
+        "\"width\": %lld, \"height\": %lld, \"dtype\": \"%s\", \"device\": \"cpu\", \"threads\": %d, "
+        "\"repeats\": %d, \"weight_bytes\": %llu, \"peak_method\": \"counting CPU allocator\", \"runs\": [",
+        config.toJson().c_str(), preset.c_str(), config.variant().c_str(), static_cast<long long>(frames),
+        static_cast<long long>(latentFrames), static_cast<long long>(width), static_cast<long long>(height), dtypeName,
+        at::get_num_threads(), repeats, static_cast<unsigned long long>(vae.weightBytes()));
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const VaeRun& r = runs[i];
-      std::printf("%s{\"mode\": \"%s\", \"tile\": %lld, \"overlap\": %lld, \"decode_s\": %.6f, \"best_s\": %.6f, "
-                  "\"decode_s_per_frame\": %.6f, \"peak_bytes\": %llu, \"estimate_bytes\": %llu, \"estimate_cache_bytes\": %llu, "
-                  "\"estimate_activation_bytes\": %llu, \"estimate_clip_bytes\": %llu, \"estimate_ratio\": %.4f}",
-                  i ? ", " : "", r.mode.c_str(), static_cast<long long>(r.tiling.tile),
-                  static_cast<long long>(r.tiling.overlap), r.median, r.best, r.median / static_cast<double>(frames),
-                  static_cast<unsigned long long>(r.peak),
-                  static_cast<unsigned long long>(r.estimate.totalBytes()),
-                  static_cast<unsigned long long>(r.estimate.cacheBytes),
-                  static_cast<unsigned long long>(r.estimate.activationBytes),
-                  static_cast<unsigned long long>(r.estimate.clipBytes),
-                  r.peak ? static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) : 0.0);
+      std::printf(
+          "%s{\"mode\": \"%s\", \"tile\": %lld, \"overlap\": %lld, \"decode_s\": %.6f, \"best_s\": %.6f, "
+          "\"decode_s_per_frame\": %.6f, \"peak_bytes\": %llu, \"estimate_bytes\": %llu, \"estimate_cache_bytes\": "
+          "%llu, "
+          "\"estimate_activation_bytes\": %llu, \"estimate_clip_bytes\": %llu, \"estimate_ratio\": %.4f}",
+          i ? ", " : "", r.mode.c_str(), static_cast<long long>(r.tiling.tile),
+          static_cast<long long>(r.tiling.overlap), r.median, r.best, r.median / static_cast<double>(frames),
+          static_cast<unsigned long long>(r.peak), static_cast<unsigned long long>(r.estimate.totalBytes()),
+          static_cast<unsigned long long>(r.estimate.cacheBytes),
+          static_cast<unsigned long long>(r.estimate.activationBytes),
+          static_cast<unsigned long long>(r.estimate.clipBytes),
+          r.peak ? static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) : 0.0);
     }
     std::printf("]}\n");
     return 0;
   }
   std::printf("vae: Wan %s %s (dim %lld, z %lld), %lld frames %lldx%lld (latent %lldx%lldx%lld), %s, cpu, %d threads\n",
               config.generation == 22 ? "2.2" : "2.1", config.variant().c_str(), static_cast<long long>(config.dim),
-              static_cast<long long>(config.zDim), static_cast<long long>(frames), static_cast<long long>(width), static_cast<long long>(height),
-              static_cast<long long>(latentFrames), static_cast<long long>(lh), static_cast<long long>(lw), dtypeName,
-              at::get_num_threads());
+              static_cast<long long>(config.zDim), static_cast<long long>(frames), static_cast<long long>(width),
+              static_cast<long long>(height), static_cast<long long>(latentFrames), static_cast<long long>(lh),
+              static_cast<long long>(lw), dtypeName, at::get_num_threads());
   std::printf("weights: %.1f MiB; peak = live libtorch CPU bytes above the weights (counting allocator)\n",
               mib(vae.weightBytes()));
   for (const VaeRun& r : runs) {
     std::string label = r.mode;
-    if (r.tiling.enabled()) label += " (tile " + std::to_string(r.tiling.tile) + ", overlap " + std::to_string(r.tiling.overlap) + ")";
-    std::printf("%-28s decode %.3f s median of %d (%.1f ms/frame) | peak %.1f MiB | estimate %.1f MiB (%+.1f%%; caches %.1f, activations %.1f, clip %.1f)\n",
-                label.c_str(), r.median, repeats, 1000.0 * r.median / static_cast<double>(frames), mib(r.peak), mib(r.estimate.totalBytes()),
-                r.peak ? 100.0 * (static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) - 1) : 0.0,
-                mib(r.estimate.cacheBytes), mib(r.estimate.activationBytes), mib(r.estimate.clipBytes));
+    if (r.tiling.enabled())
+      label += " (tile " + std::to_string(r.tiling.tile) + ", overlap " + std::to_string(r.tiling.overlap) + ")";
+    std::printf(
+        "%-28s decode %.3f s median of %d (%.1f ms/frame) | peak %.1f MiB | estimate %.1f MiB (%+.1f%%; caches %.1f, "
+        "activations %.1f, clip %.1f)\n",
+        label.c_str(), r.median, repeats, 1000.0 * r.median / static_cast<double>(frames), mib(r.peak),
+        mib(r.estimate.totalBytes()),
+        r.peak ? 100.0 * (static_cast<double>(r.estimate.totalBytes()) / static_cast<double>(r.peak) - 1) : 0.0,
+        mib(r.estimate.cacheBytes), mib(r.estimate.activationBytes), mib(r.estimate.clipBytes));
   }
   return 0;
 }

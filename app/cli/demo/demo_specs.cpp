@@ -5,7 +5,10 @@
 namespace shotchain::cli {
 
 const CommandSpec kTrainDemoCommand{
-    "train-demo", "", 0, 0,
+    "train-demo",
+    "",
+    0,
+    0,
     "train the builtin:demo model (tokenizer, VAE, DiT) on procedural clips (resources/README.md)",
     {{"--out", K::Path, "DIR", "where the five demo files go", "resources/demo"},
      {"--minutes", K::Double, "N", "wall-clock cap over all phases (default: none)"},
@@ -19,7 +22,10 @@ const CommandSpec kTrainDemoCommand{
     ""};
 
 const CommandSpec kEvalDemoCommand{
-    "eval-demo", "", 0, 0,
+    "eval-demo",
+    "",
+    0,
+    0,
     "measure the builtin:demo model: prompt following, continuity, VAE PSNR, render time",
     {kJson,
      {"--dir", K::Path, "DIR", "the demo files", "resources/demo"},
@@ -28,7 +34,8 @@ const CommandSpec kEvalDemoCommand{
      {"--steps", K::Int, "N", "sampling steps (default: the demo's)"},
      {"--shift", K::Double, "X", "schedule shift (default: the demo's)"},
      {"--guidance", K::Double, "X", "guidance scale (default: the demo's)"},
-     {"--condition-noise", K::Int, "T", "timestep of the handed prefix on a diffusion-forcing model (default: the demo's)"}},
+     {"--condition-noise", K::Int, "T",
+      "timestep of the handed prefix on a diffusion-forcing model (default: the demo's)"}},
     ""};
 
 }  // namespace shotchain::cli

@@ -20,10 +20,7 @@ int runEvalDemo(const Args& args) {
   options.settings.guidance = parsed.number("--guidance").value_or(demo::kDemoGuidance);
   options.settings.conditionNoise = parsed.integer("--condition-noise").value_or(demo::kDemoConditionNoise);
   const bool json = parsed.flag("--json");
-  if (!json)
-    options.log = [](const std::string& line) {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    };
+  if (!json) options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const demo::DemoEvalReport report = demo::evaluateDemo(options);
   std::printf("%s\n", json ? demo::demoEvalJson(report).c_str() : demo::formatDemoEvalTable(report).c_str());
   return 0;

@@ -29,9 +29,11 @@ int runTrainDemo(const Args& args) {
     std::fflush(stdout);
   };
   const training::DemoTrainReport report = training::trainDemoModel(options);
-  std::printf("train-demo: %s written in %.0f s (vae %ld steps, final loss %.5f, mse %.5f, handoff %.5f; dit %ld steps, final loss %.4f)\n",
-              options.outDir.string().c_str(), report.totalSeconds, report.vae.steps, report.vae.finalLoss,
-              report.vae.finalMse, report.vae.finalHandoff, report.dit.steps, report.dit.finalLoss);
+  std::printf(
+      "train-demo: %s written in %.0f s (vae %ld steps, final loss %.5f, mse %.5f, handoff %.5f; dit %ld steps, final "
+      "loss %.4f)\n",
+      options.outDir.string().c_str(), report.totalSeconds, report.vae.steps, report.vae.finalLoss, report.vae.finalMse,
+      report.vae.finalHandoff, report.dit.steps, report.dit.finalLoss);
   return 0;
 }
 

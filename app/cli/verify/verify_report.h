@@ -19,7 +19,7 @@ struct Tolerance {
 
 struct Report {
   Tolerance tolerance;
-  std::string vae;  // --vae: the VAE file a sampling-loop IO file's encode and decode run on (empty: none)
+  std::string vae;        // --vae: the VAE file a sampling-loop IO file's encode and decode run on (empty: none)
   std::string highNoise;  // --high-noise: a two-expert loop's high-noise expert (WEIGHTS is the low-noise one)
   int compared = 0;
   int failed = 0;

@@ -38,7 +38,8 @@ void verifyTimestepMatrix(const io::SafetensorsFile& file, Report& report) {
     const sampling::TimestepMatrix m = sampling::diffusionForcingMatrix(steps, request);
     std::vector<std::int64_t> update(m.update.begin(), m.update.end()), intervals;
     for (const auto& [start, end] : m.validInterval) intervals.insert(intervals.end(), {start, end});
-    report.compare(name + ".step_matrix", longTable(m.timesteps, m.rows(), m.frames), file.tensor(name + ".step_matrix"));
+    report.compare(name + ".step_matrix", longTable(m.timesteps, m.rows(), m.frames),
+                   file.tensor(name + ".step_matrix"));
     report.compare(name + ".step_index", longTable(m.stepIndex, m.rows(), m.frames), file.tensor(name + ".step_index"));
     report.compare(name + ".step_update_mask", longTable(update, m.rows(), m.frames),
                    file.tensor(name + ".step_update_mask"));

@@ -44,7 +44,8 @@ void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, R
       const std::int64_t n = file.tensor("seq_len").reshape({-1})[0].item<std::int64_t>();
       const at::Tensor ids = file.tensor(entry)[0].narrow(0, 0, n).to(at::kLong).contiguous();
       const std::vector<std::int64_t> real(ids.data_ptr<std::int64_t>(), ids.data_ptr<std::int64_t>() + n);
-      report.compare("out[:seq_len] (real tokens only)", model.encode(real), file.tensor(prefix + "out")[0].narrow(0, 0, n));
+      report.compare("out[:seq_len] (real tokens only)", model.encode(real),
+                     file.tensor(prefix + "out")[0].narrow(0, 0, n));
     }
   }
   if (file.find("rel_bucket.rel_pos") && file.find("rel_bucket.bucket")) {

@@ -73,15 +73,18 @@ void verifyExpertLoop(const io::WeightSet& weights, const io::SafetensorsFile& f
   options.experts = experts;
   std::vector<at::Tensor> latents;
   const sampling::SampleResult result =
-      sampling::sampleFlow(recording(low, lowCalls), noise.sizes().vec(), file.tensor("context"), file.tensor("context_null"),
-                           options, [&](const sampling::StepEvent& event) {
+      sampling::sampleFlow(recording(low, lowCalls), noise.sizes().vec(), file.tensor("context"),
+                           file.tensor("context_null"), options, [&](const sampling::StepEvent& event) {
                              latents.push_back(event.latent.clone());
                              return true;
                            });
   report.compare("noise (seeded)", sampling::seededNoise(noise.sizes().vec(), options.seed), noise);
-  report.compare("timesteps", at::tensor(result.schedule.timesteps, at::kLong).to(at::kDouble), timesteps.to(at::kDouble));
-  report.compare("expert", at::tensor(std::vector<std::int64_t>(result.experts.begin(), result.experts.end()), at::kLong).to(at::kDouble),
-                 expert.to(at::kDouble));
+  report.compare("timesteps", at::tensor(result.schedule.timesteps, at::kLong).to(at::kDouble),
+                 timesteps.to(at::kDouble));
+  report.compare(
+      "expert",
+      at::tensor(std::vector<std::int64_t>(result.experts.begin(), result.experts.end()), at::kLong).to(at::kDouble),
+      expert.to(at::kDouble));
   report.compare("guide_scale", at::tensor(result.guidances, at::kDouble), scales);
   std::size_t h = 0, l = 0;
   for (std::size_t k = 0; k < latents.size(); ++k) {

@@ -23,9 +23,11 @@ std::int64_t scalarOr(const io::SafetensorsFile& file, const std::string& name, 
 // Wan 2.2 records the timestep embedding per token ([seq_len, freq] sinusoid, e [1, seq_len, dim], e0
 // [1, seq_len, 6, dim]); WanModel computes it once per frame (or once) when the rows repeat. The trace's rows
 // spread to the case's tokens, beside the expected rows of the real tokens (padding left out).
-std::optional<std::pair<at::Tensor, at::Tensor>> timestepRowsFor(const std::string& module, const models::WanTrace& trace,
+std::optional<std::pair<at::Tensor, at::Tensor>> timestepRowsFor(const std::string& module,
+                                                                 const models::WanTrace& trace,
                                                                  const at::Tensor& expected, std::int64_t tokens) {
-  const std::map<std::string, std::string> names{{"sinusoidal_t", "sinusoidal_t"}, {"e", "time_embedding"}, {"e0", "time_projection"}};
+  const std::map<std::string, std::string> names{
+      {"sinusoidal_t", "sinusoidal_t"}, {"e", "time_embedding"}, {"e0", "time_projection"}};
   const auto name = names.find(module);
   if (name == names.end() || !trace.contains(name->second)) return std::nullopt;
   const bool batched = module != "sinusoidal_t";
@@ -72,7 +74,8 @@ void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file,
       const std::string variant = entry.name.substr(c.size() + 3);
       const std::string expected = c + ".out_" + variant + "_t";
       if (!file.find(expected)) continue;
-      const auto out = model.forward({file.tensor(c + ".x")}, file.tensor(entry), {file.tensor(c + ".context")}, nullptr, fps);
+      const auto out =
+          model.forward({file.tensor(c + ".x")}, file.tensor(entry), {file.tensor(c + ".context")}, nullptr, fps);
       report.compare(expected, out.at(0), file.tensor(expected));
     }
     if (!file.find(c + ".t")) continue;
@@ -114,12 +117,14 @@ void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file,
     const std::string& text = calls->second;
     const std::size_t at = text.find("\"" + c + ".out\"");
     const std::string tail = at == std::string::npos ? std::string() : text.substr(at);
-    if (!std::regex_search(tail, match, std::regex(R"(x=\[([A-Za-z0-9_]+)\.x\])")) || !file.find(std::string(match[1]) + ".x")) {
+    if (!std::regex_search(tail, match, std::regex(R"(x=\[([A-Za-z0-9_]+)\.x\])")) ||
+        !file.find(std::string(match[1]) + ".x")) {
       std::printf("%-36s (cannot tell which latent produced it; skipped)\n", (c + ".out").c_str());
       continue;
     }
     const std::string source = match[1];
-    const auto out = model.forward({file.tensor(source + ".x")}, file.tensor(entry), {file.tensor(source + ".context")});
+    const auto out =
+        model.forward({file.tensor(source + ".x")}, file.tensor(entry), {file.tensor(source + ".context")});
     report.compare(c + ".out", out.at(0), file.tensor(c + ".out"));
   }
   // Batched calls.
@@ -161,6 +166,5 @@ void verifyWanDit(const io::WeightSet& weights, const io::SafetensorsFile& file,
     for (std::size_t i = 0; i < outputs.size(); ++i) report.compare(outputs[i], out[i], file.tensor(outputs[i]));
   }
 }
-
 
 }  // namespace shotchain::cli

@@ -21,7 +21,8 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
                                  : models::WanVae::load(weights);
   std::printf("config: %s (%s)\n", vae.config().toJson().c_str(), vae.config().variant().c_str());
   if (file.find("scale_inv_std"))
-    report.compare("scale_inv_std", at::reciprocal(at::tensor(vae.latentStd()).to(at::kFloat)), file.tensor("scale_inv_std"));
+    report.compare("scale_inv_std", at::reciprocal(at::tensor(vae.latentStd()).to(at::kFloat)),
+                   file.tensor("scale_inv_std"));
   if (file.find("video")) {
     const at::Tensor video = file.tensor("video");
     if (file.find("latent")) report.compare("latent", vae.encode(video), file.tensor("latent"));
@@ -33,7 +34,8 @@ void verifyWanVae(const io::WeightSet& weights, const io::SafetensorsFile& file,
     if (file.find("decoded_unclamped"))
       report.compare("decoded_unclamped", vae.decode(file.tensor("latent"), options), file.tensor("decoded_unclamped"));
     options.clamp = true;
-    if (file.find("decoded")) report.compare("decoded", vae.decode(file.tensor("latent"), options), file.tensor("decoded"));
+    if (file.find("decoded"))
+      report.compare("decoded", vae.decode(file.tensor("latent"), options), file.tensor("decoded"));
   }
   // Wan 2.2's one-frame image path (§9.2).
   if (file.find("image") && file.find("image_latent")) {

@@ -53,7 +53,8 @@ struct Parsed {
 
 std::optional<Parsed> parseKey(const std::string& key) {
   for (const Suffix& s : kSuffixes)
-    if (key.size() > s.text.size() && key.ends_with(s.text)) return Parsed{key.substr(0, key.size() - s.text.size()), s.role};
+    if (key.size() > s.text.size() && key.ends_with(s.text))
+      return Parsed{key.substr(0, key.size() - s.text.size()), s.role};
   for (const char* other : {".diff", ".w_norm", ".b_norm"})
     if (key.ends_with(other))
       return Parsed{key.substr(0, key.size() - std::string_view(other).size()),
@@ -65,7 +66,8 @@ std::optional<Parsed> parseKey(const std::string& key) {
 // names), or "" when the family names no other for it.
 std::string aliasOf(const std::string& base, std::span<const LoraLayerAlias> aliases) {
   for (const LoraLayerAlias& alias : aliases)
-    if (base.ends_with(alias.own)) return base.substr(0, base.size() - std::string_view(alias.own).size()) + alias.alias;
+    if (base.ends_with(alias.own))
+      return base.substr(0, base.size() - std::string_view(alias.own).size()) + alias.alias;
   return {};
 }
 
@@ -129,9 +131,12 @@ std::uint64_t loraPatchedElements(const std::filesystem::path& path) {
     if (!parsed || info.shape.empty()) continue;
     std::uint64_t rest = 1;
     for (std::size_t d = 1; d < info.shape.size(); ++d) rest *= info.shape[d];
-    if (parsed->role == Role::Up) outRows[parsed->base] = info.shape[0];
-    else if (parsed->role == Role::Down) inColumns[parsed->base] = rest;
-    else if (parsed->role == Role::Diff || parsed->role == Role::DiffBias) diffs[info.name] = info.shape[0] * rest;
+    if (parsed->role == Role::Up)
+      outRows[parsed->base] = info.shape[0];
+    else if (parsed->role == Role::Down)
+      inColumns[parsed->base] = rest;
+    else if (parsed->role == Role::Diff || parsed->role == Role::DiffBias)
+      diffs[info.name] = info.shape[0] * rest;
   }
   std::uint64_t elements = 0;
   for (const auto& [base, rows] : outRows)
@@ -140,7 +145,8 @@ std::uint64_t loraPatchedElements(const std::filesystem::path& path) {
   return elements;
 }
 
-std::optional<LoraSummary> summariseLora(const io::WeightSet& weights, std::span<const FamilyKnowledge* const> families) {
+std::optional<LoraSummary> summariseLora(const io::WeightSet& weights,
+                                         std::span<const FamilyKnowledge* const> families) {
   std::map<std::string, std::uint64_t> outRows, inColumns;
   std::map<std::int64_t, int> ranks;
   std::set<std::string> layers;
@@ -196,13 +202,14 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
       for (const std::string& alias : aliasesOf(name.substr(0, name.size() - 7), aliases))
         layerOf.emplace(alias, name.substr(0, name.size() - 7));
 
-  std::map<std::string, Group> groups;  // by layer
+  std::map<std::string, Group> groups;           // by layer
   std::map<std::string, std::string> aliasUsed;  // layer → the alias the file used
   for (const io::WeightInfo& info : set->weights()) {
     const std::optional<Parsed> parsed = parseKey(info.name);
     if (!parsed) throw fail(info.name, "is not a LoRA key (lora_up/lora_down, lora_A/lora_B, alpha, diff, diff_b)");
     if (parsed->role == Role::Unsupported)
-      throw fail(info.name, "is a kind of patch ShotChain does not apply (LoCon mid, DoRA, reshape, set or norm weights)");
+      throw fail(info.name,
+                 "is a kind of patch ShotChain does not apply (LoCon mid, DoRA, reshape, set or norm weights)");
     const auto layer = layerOf.find(parsed->base);
     if (layer == layerOf.end())
       throw fail(info.name, "matches no weight of the " + family + " DiT (is the LoRA for another model?)");
@@ -231,7 +238,8 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
     const std::vector<std::int64_t>& shape = shapes.at(weight);
     if (!g.up.empty() || !g.down.empty()) {
       if (g.up.empty() || g.down.empty())
-        throw fail(g.up.empty() ? g.down : g.up, "has no " + std::string(g.up.empty() ? "up (B)" : "down (A)") + " half");
+        throw fail(g.up.empty() ? g.down : g.up,
+                   "has no " + std::string(g.up.empty() ? "up (B)" : "down (A)") + " half");
       LoraPatch patch;
       patch.target = weight;
       patch.source = g.up;
@@ -242,8 +250,8 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
       std::int64_t elements = 1;
       for (const std::int64_t d : shape) elements *= d;
       if (up.size(1) != down.size(0) || up.size(0) != shape.front() || up.size(0) * down.size(1) != elements)
-        throw fail(g.up, "up " + shapeText(patch.up.sizes()) + " × down " + shapeText(patch.down.sizes()) + " does not make " +
-                             weight + " " + shapeText(shape));
+        throw fail(g.up, "up " + shapeText(patch.up.sizes()) + " × down " + shapeText(patch.down.sizes()) +
+                             " does not make " + weight + " " + shapeText(shape));
       patch.up = up;
       patch.down = down;
       const auto rank = down.size(0);
@@ -276,7 +284,8 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
       patch.source = g.diffBias;
       patch.diff = load(g.diffBias);
       if (patch.diff.sizes() != at::IntArrayRef(found->second))
-        throw fail(g.diffBias, shapeText(patch.diff.sizes()) + " is not the shape of " + bias + " " + shapeText(found->second));
+        throw fail(g.diffBias,
+                   shapeText(patch.diff.sizes()) + " is not the shape of " + bias + " " + shapeText(found->second));
       out.patches.push_back(std::move(patch));
     }
   }

@@ -27,8 +27,8 @@ class LoraError : public std::runtime_error {
 struct LoraPatch {
   enum class Kind { LowRank, Diff };
   Kind kind = Kind::LowRank;
-  std::string target;  // the model's weight name ("blocks.0.self_attn.q.weight", "….bias" for diff_b)
-  std::string source;  // the file's key it came from (for messages)
+  std::string target;   // the model's weight name ("blocks.0.self_attn.q.weight", "….bias" for diff_b)
+  std::string source;   // the file's key it came from (for messages)
   at::Tensor up, down;  // LowRank: [out, r] and [r, in]
   at::Tensor diff;      // Diff: the whole delta, the weight's shape
   double scale = 1.0;   // alpha / rank, or 1 without an alpha
@@ -59,6 +59,5 @@ std::uint64_t loraPatchedElements(const std::filesystem::path& path);
 
 LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& weights, const std::string& family,
                       std::span<const LoraLayerAlias> aliases);
-
 
 }  // namespace shotchain::models

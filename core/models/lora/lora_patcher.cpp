@@ -23,18 +23,21 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
   LoraPatchFigures figures;
   for (const auto& [name, value] : model.namedParameters()) {
     const auto patches = wanted.find(name);
-    if (patches == wanted.end() || (value.scalar_type() != at::kFloat8_e4m3fn && value.scalar_type() != at::kFloat8_e5m2)) continue;
+    if (patches == wanted.end() ||
+        (value.scalar_type() != at::kFloat8_e4m3fn && value.scalar_type() != at::kFloat8_e5m2))
+      continue;
     const at::ScalarType compute = at::kFloat;  // cast to the layer's dtype where it is used
     for (const auto& [patch, strength] : patches->second) {
       LayerAdapter adapter;
       adapter.factor = strength * patch->scale;
-      if (patch->kind == LoraPatch::Kind::Diff) adapter.diff = patch->diff.to(value.device(), compute);
+      if (patch->kind == LoraPatch::Kind::Diff)
+        adapter.diff = patch->diff.to(value.device(), compute);
       else {
         adapter.up = patch->up.to(value.device(), compute);
         adapter.down = patch->down.to(value.device(), compute);
       }
-      figures.bytesWritten += static_cast<std::uint64_t>(adapter.diff.defined() ? adapter.diff.nbytes()
-                                                                                : adapter.up.nbytes() + adapter.down.nbytes());
+      figures.bytesWritten += static_cast<std::uint64_t>(
+          adapter.diff.defined() ? adapter.diff.nbytes() : adapter.up.nbytes() + adapter.down.nbytes());
       adapters[name].push_back(std::move(adapter));
     }
     wanted.erase(patches);
@@ -63,7 +66,8 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
       if (patch->kind == LoraPatch::Kind::Diff)
         merged.add_(patch->diff.to(merged.device()), factor);
       else
-        merged.add_(at::mm(patch->up.to(merged.device()), patch->down.to(merged.device())).reshape(merged.sizes()), factor);
+        merged.add_(at::mm(patch->up.to(merged.device()), patch->down.to(merged.device())).reshape(merged.sizes()),
+                    factor);
     }
     originals_[name] = base;
     applied_[name] = signature[name];

@@ -25,7 +25,7 @@ struct LoraUse {
 };
 
 struct LoraPatchFigures {
-  int weightsPatched = 0;        // weights that differ from the base after the change
+  int weightsPatched = 0;          // weights that differ from the base after the change
   std::uint64_t bytesWritten = 0;  // bytes of the patched weights made by this change
   std::uint64_t bytesKept = 0;     // bytes of the base weights kept to restore
   double seconds = 0;
@@ -43,7 +43,7 @@ class LoraPatcher {
  private:
   std::map<std::string, at::Tensor> originals_;  // weight → the base tensor, while patched
   std::map<std::string, std::string> applied_;   // weight → what patches it now (files and strengths)
-  bool adapted_ = false;                          // adapters set beside fp8 layers (kept as stored)
+  bool adapted_ = false;                         // adapters set beside fp8 layers (kept as stored)
 };
 
 }  // namespace shotchain::models

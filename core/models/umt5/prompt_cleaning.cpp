@@ -41,8 +41,10 @@ Text decodeUtf8(std::string_view in) {
     bool valid = i + static_cast<std::size_t>(length) <= in.size();
     for (int k = 1; valid && k < length; ++k) {
       const auto b = static_cast<unsigned char>(in[i + static_cast<std::size_t>(k)]);
-      if ((b & 0xC0) != 0x80) valid = false;
-      else cp = (cp << 6) | (b & 0x3F);
+      if ((b & 0xC0) != 0x80)
+        valid = false;
+      else
+        cp = (cp << 6) | (b & 0x3F);
     }
     if (!valid || cp < minimum || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
       out.push_back(kReplacement);
@@ -110,41 +112,40 @@ const std::map<std::string, Entity, std::less<>>& entities() {
         "iacute", "icirc",  "iuml",   "eth",    "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide",
         "oslash", "ugrave", "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
     for (std::size_t i = 0; i < latin1.size(); ++i) t[latin1[i]] = {static_cast<char32_t>(0xA0 + i), true};
-    for (const auto& [name, cp] : std::initializer_list<std::pair<const char*, char32_t>>{
-             {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}})
+    for (const auto& [name, cp] :
+         std::initializer_list<std::pair<const char*, char32_t>>{{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}})
       t[name] = {cp, true};
     for (const auto& [name, cp] : std::initializer_list<std::pair<const char*, char32_t>>{
              {"AMP", '&'}, {"LT", '<'}, {"GT", '>'}, {"QUOT", '"'}, {"COPY", 0xA9}, {"REG", 0xAE}})
       t[name] = {cp, true};
     // HTML 4 special characters and symbols (need ';'), plus apos.
     for (const auto& [name, cp] : std::initializer_list<std::pair<const char*, char32_t>>{
-             {"apos", '\''},     {"OElig", 0x152},   {"oelig", 0x153},   {"Scaron", 0x160},  {"scaron", 0x161},
-             {"Yuml", 0x178},    {"fnof", 0x192},    {"circ", 0x2C6},    {"tilde", 0x2DC},   {"ensp", 0x2002},
-             {"emsp", 0x2003},   {"thinsp", 0x2009}, {"zwnj", 0x200C},   {"zwj", 0x200D},    {"lrm", 0x200E},
-             {"rlm", 0x200F},    {"ndash", 0x2013},  {"mdash", 0x2014},  {"lsquo", 0x2018},  {"rsquo", 0x2019},
-             {"sbquo", 0x201A},  {"ldquo", 0x201C},  {"rdquo", 0x201D},  {"bdquo", 0x201E},  {"dagger", 0x2020},
-             {"Dagger", 0x2021}, {"bull", 0x2022},   {"hellip", 0x2026}, {"permil", 0x2030}, {"prime", 0x2032},
-             {"Prime", 0x2033},  {"lsaquo", 0x2039}, {"rsaquo", 0x203A}, {"oline", 0x203E},  {"frasl", 0x2044},
-             {"euro", 0x20AC},   {"image", 0x2111},  {"weierp", 0x2118}, {"real", 0x211C},   {"trade", 0x2122},
-             {"alefsym", 0x2135}, {"larr", 0x2190},  {"uarr", 0x2191},   {"rarr", 0x2192},   {"darr", 0x2193},
-             {"harr", 0x2194},   {"crarr", 0x21B5},  {"lArr", 0x21D0},   {"uArr", 0x21D1},   {"rArr", 0x21D2},
-             {"dArr", 0x21D3},   {"hArr", 0x21D4},   {"forall", 0x2200}, {"part", 0x2202},   {"exist", 0x2203},
-             {"empty", 0x2205},  {"nabla", 0x2207},  {"isin", 0x2208},   {"notin", 0x2209},  {"ni", 0x220B},
-             {"prod", 0x220F},   {"sum", 0x2211},    {"minus", 0x2212},  {"lowast", 0x2217}, {"radic", 0x221A},
-             {"prop", 0x221D},   {"infin", 0x221E},  {"ang", 0x2220},    {"and", 0x2227},    {"or", 0x2228},
-             {"cap", 0x2229},    {"cup", 0x222A},    {"int", 0x222B},    {"there4", 0x2234}, {"sim", 0x223C},
-             {"cong", 0x2245},   {"asymp", 0x2248},  {"ne", 0x2260},     {"equiv", 0x2261},  {"le", 0x2264},
-             {"ge", 0x2265},     {"sub", 0x2282},    {"sup", 0x2283},    {"nsub", 0x2284},   {"sube", 0x2286},
-             {"supe", 0x2287},   {"oplus", 0x2295},  {"otimes", 0x2297}, {"perp", 0x22A5},   {"sdot", 0x22C5},
-             {"lceil", 0x2308},  {"rceil", 0x2309},  {"lfloor", 0x230A}, {"rfloor", 0x230B}, {"lang", 0x27E8},
-             {"rang", 0x27E9},   {"loz", 0x25CA},    {"spades", 0x2660}, {"clubs", 0x2663},  {"hearts", 0x2665},
-             {"diams", 0x2666},  {"thetasym", 0x3D1}, {"upsih", 0x3D2},  {"piv", 0x3D6},     {"sigmaf", 0x3C2}})
+             {"apos", '\''},      {"OElig", 0x152},    {"oelig", 0x153},   {"Scaron", 0x160},  {"scaron", 0x161},
+             {"Yuml", 0x178},     {"fnof", 0x192},     {"circ", 0x2C6},    {"tilde", 0x2DC},   {"ensp", 0x2002},
+             {"emsp", 0x2003},    {"thinsp", 0x2009},  {"zwnj", 0x200C},   {"zwj", 0x200D},    {"lrm", 0x200E},
+             {"rlm", 0x200F},     {"ndash", 0x2013},   {"mdash", 0x2014},  {"lsquo", 0x2018},  {"rsquo", 0x2019},
+             {"sbquo", 0x201A},   {"ldquo", 0x201C},   {"rdquo", 0x201D},  {"bdquo", 0x201E},  {"dagger", 0x2020},
+             {"Dagger", 0x2021},  {"bull", 0x2022},    {"hellip", 0x2026}, {"permil", 0x2030}, {"prime", 0x2032},
+             {"Prime", 0x2033},   {"lsaquo", 0x2039},  {"rsaquo", 0x203A}, {"oline", 0x203E},  {"frasl", 0x2044},
+             {"euro", 0x20AC},    {"image", 0x2111},   {"weierp", 0x2118}, {"real", 0x211C},   {"trade", 0x2122},
+             {"alefsym", 0x2135}, {"larr", 0x2190},    {"uarr", 0x2191},   {"rarr", 0x2192},   {"darr", 0x2193},
+             {"harr", 0x2194},    {"crarr", 0x21B5},   {"lArr", 0x21D0},   {"uArr", 0x21D1},   {"rArr", 0x21D2},
+             {"dArr", 0x21D3},    {"hArr", 0x21D4},    {"forall", 0x2200}, {"part", 0x2202},   {"exist", 0x2203},
+             {"empty", 0x2205},   {"nabla", 0x2207},   {"isin", 0x2208},   {"notin", 0x2209},  {"ni", 0x220B},
+             {"prod", 0x220F},    {"sum", 0x2211},     {"minus", 0x2212},  {"lowast", 0x2217}, {"radic", 0x221A},
+             {"prop", 0x221D},    {"infin", 0x221E},   {"ang", 0x2220},    {"and", 0x2227},    {"or", 0x2228},
+             {"cap", 0x2229},     {"cup", 0x222A},     {"int", 0x222B},    {"there4", 0x2234}, {"sim", 0x223C},
+             {"cong", 0x2245},    {"asymp", 0x2248},   {"ne", 0x2260},     {"equiv", 0x2261},  {"le", 0x2264},
+             {"ge", 0x2265},      {"sub", 0x2282},     {"sup", 0x2283},    {"nsub", 0x2284},   {"sube", 0x2286},
+             {"supe", 0x2287},    {"oplus", 0x2295},   {"otimes", 0x2297}, {"perp", 0x22A5},   {"sdot", 0x22C5},
+             {"lceil", 0x2308},   {"rceil", 0x2309},   {"lfloor", 0x230A}, {"rfloor", 0x230B}, {"lang", 0x27E8},
+             {"rang", 0x27E9},    {"loz", 0x25CA},     {"spades", 0x2660}, {"clubs", 0x2663},  {"hearts", 0x2665},
+             {"diams", 0x2666},   {"thetasym", 0x3D1}, {"upsih", 0x3D2},   {"piv", 0x3D6},     {"sigmaf", 0x3C2}})
       t[name] = {cp, false};
     // Greek letters: capitals U+0391…U+03A9 (no U+03A2), small U+03B1…U+03C9 (sigmaf above).
-    static const std::array<const char*, 24> greek = {"Alpha", "Beta", "Gamma", "Delta",   "Epsilon", "Zeta",
-                                                      "Eta",   "Theta", "Iota", "Kappa",   "Lambda",  "Mu",
-                                                      "Nu",    "Xi",   "Omicron", "Pi",    "Rho",     "Sigma",
-                                                      "Tau",   "Upsilon", "Phi", "Chi",    "Psi",     "Omega"};
+    static const std::array<const char*, 24> greek = {
+        "Alpha", "Beta", "Gamma",   "Delta", "Epsilon", "Zeta",  "Eta", "Theta",   "Iota", "Kappa", "Lambda", "Mu",
+        "Nu",    "Xi",   "Omicron", "Pi",    "Rho",     "Sigma", "Tau", "Upsilon", "Phi",  "Chi",   "Psi",    "Omega"};
     for (std::size_t i = 0; i < greek.size(); ++i) {
       const auto offset = static_cast<char32_t>(i < 17 ? i : i + 1);  // skip the final-sigma slot
       t[greek[i]] = {0x391 + offset, false};
@@ -159,10 +160,10 @@ const std::map<std::string, Entity, std::less<>>& entities() {
 
 // Python's html._invalid_charrefs for 0x80–0x9F (the cp1252 reading), plus 0x00 and 0x0D.
 std::optional<char32_t> invalidCharref(std::uint64_t n) {
-  static const std::array<char32_t, 32> cp1252 = {
-      0x20AC, 0x81,   0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-      0x2039, 0x0152, 0x8D,   0x017D, 0x8F,   0x90,   0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-      0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D,   0x017E, 0x0178};
+  static const std::array<char32_t, 32> cp1252 = {0x20AC, 0x81,   0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+                                                  0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,   0x017D, 0x8F,
+                                                  0x90,   0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                                  0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D,   0x017E, 0x0178};
   if (n == 0x00) return kReplacement;
   if (n == 0x0D) return U'\r';
   if (n >= 0x80 && n <= 0x9F) return cp1252[n - 0x80];
@@ -205,9 +206,12 @@ std::optional<std::size_t> reference(const Text& text, std::size_t i, Text& out,
     while (j < n) {
       const char32_t c = text[j];
       int digit = -1;
-      if (c >= '0' && c <= '9') digit = static_cast<int>(c - '0');
-      else if (hex && c >= 'a' && c <= 'f') digit = static_cast<int>(c - 'a' + 10);
-      else if (hex && c >= 'A' && c <= 'F') digit = static_cast<int>(c - 'A' + 10);
+      if (c >= '0' && c <= '9')
+        digit = static_cast<int>(c - '0');
+      else if (hex && c >= 'a' && c <= 'f')
+        digit = static_cast<int>(c - 'a' + 10);
+      else if (hex && c >= 'A' && c <= 'F')
+        digit = static_cast<int>(c - 'A' + 10);
       if (digit < 0) break;
       value = value * (hex ? 16 : 10) + static_cast<std::uint64_t>(digit);
       if (value > 0x10FFFFFFull) overflow = true, value = 0x10FFFFFFull;
@@ -231,7 +235,8 @@ std::optional<std::size_t> reference(const Text& text, std::size_t i, Text& out,
   if (name.empty()) return std::nullopt;
   const bool semicolon = j < n && text[j] == ';';
   if (semicolonOnly) {
-    if (!semicolon || !std::all_of(name.begin(), name.end(), [](char c) { return isAsciiAlnum(static_cast<unsigned char>(c)); }))
+    if (!semicolon ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return isAsciiAlnum(static_cast<unsigned char>(c)); }))
       return std::nullopt;
     const auto it = entities().find(name);
     if (it == entities().end()) return std::nullopt;
@@ -290,10 +295,10 @@ Text ftfy(const Text& in) {
   text.swap(out);
   out.clear();
   static const std::map<char32_t, std::u32string> ligatures = {
-      {0x132, U"IJ"}, {0x133, U"ij"}, {0x149, U"\u02BCn"}, {0x1F1, U"DZ"}, {0x1F2, U"Dz"}, {0x1F3, U"dz"},
-      {0x1C4, U"D\u017D"}, {0x1C5, U"D\u017E"}, {0x1C6, U"d\u017E"}, {0x1C7, U"LJ"}, {0x1C8, U"Lj"},
-      {0x1C9, U"lj"}, {0x1CA, U"NJ"}, {0x1CB, U"Nj"}, {0x1CC, U"nj"}, {0xFB00, U"ff"}, {0xFB01, U"fi"},
-      {0xFB02, U"fl"}, {0xFB03, U"ffi"}, {0xFB04, U"ffl"}, {0xFB05, U"\u017Ft"}, {0xFB06, U"st"}};
+      {0x132, U"IJ"},      {0x133, U"ij"},      {0x149, U"\u02BCn"},  {0x1F1, U"DZ"},  {0x1F2, U"Dz"},  {0x1F3, U"dz"},
+      {0x1C4, U"D\u017D"}, {0x1C5, U"D\u017E"}, {0x1C6, U"d\u017E"},  {0x1C7, U"LJ"},  {0x1C8, U"Lj"},  {0x1C9, U"lj"},
+      {0x1CA, U"NJ"},      {0x1CB, U"Nj"},      {0x1CC, U"nj"},       {0xFB00, U"ff"}, {0xFB01, U"fi"}, {0xFB02, U"fl"},
+      {0xFB03, U"ffi"},    {0xFB04, U"ffl"},    {0xFB05, U"\u017Ft"}, {0xFB06, U"st"}};
   for (std::size_t i = 0; i < text.size(); ++i) {
     char32_t c = text[i];
     // 3. ligatures.
@@ -302,11 +307,15 @@ Text ftfy(const Text& in) {
       continue;
     }
     // 4. character width.
-    if (c >= 0xFF01 && c <= 0xFF5E) c -= 0xFEE0;
-    else if (c == 0x3000) c = ' ';
+    if (c >= 0xFF01 && c <= 0xFF5E)
+      c -= 0xFEE0;
+    else if (c == 0x3000)
+      c = ' ';
     // 5. quotes.
-    if (c == 0x2BC || (c >= 0x2018 && c <= 0x201B)) c = '\'';
-    else if (c >= 0x201C && c <= 0x201F) c = '"';
+    if (c == 0x2BC || (c >= 0x2018 && c <= 0x201B))
+      c = '\'';
+    else if (c >= 0x201C && c <= 0x201F)
+      c = '"';
     // 6. line breaks.
     if (c == '\r') {
       if (i + 1 < text.size() && text[i + 1] == '\n') ++i;

@@ -33,7 +33,8 @@ std::vector<ParamSpec> parameterSpecs(const Umt5Config& c) {
   for (std::int64_t i = 0; i < c.numLayers; ++i) {
     const std::string p = block(i);
     specs.push_back({p + "norm1.weight", {c.dim}, Kind::Float32});
-    for (const char* proj : {"q", "k", "v"}) specs.push_back({p + "attn." + proj + ".weight", {c.dimAttn, c.dim}, Kind::Matmul});
+    for (const char* proj : {"q", "k", "v"})
+      specs.push_back({p + "attn." + proj + ".weight", {c.dimAttn, c.dim}, Kind::Matmul});
     specs.push_back({p + "attn.o.weight", {c.dim, c.dimAttn}, Kind::Matmul});
     specs.push_back({p + "pos_embedding.embedding.weight", {c.numBuckets, c.numHeads}, Kind::Float32});
     specs.push_back({p + "norm2.weight", {c.dim}, Kind::Float32});
@@ -66,8 +67,7 @@ std::string resolveStored(const io::WeightSet& weights, const std::string& offic
 std::uint64_t Umt5Config::parameterCount() const {
   const auto d = static_cast<std::uint64_t>(dim), a = static_cast<std::uint64_t>(dimAttn),
              f = static_cast<std::uint64_t>(dimFfn);
-  const std::uint64_t layer =
-      2 * d + 4 * d * a + static_cast<std::uint64_t>(numBuckets * numHeads) + 3 * d * f;
+  const std::uint64_t layer = 2 * d + 4 * d * a + static_cast<std::uint64_t>(numBuckets * numHeads) + 3 * d * f;
   return static_cast<std::uint64_t>(vocab) * d + static_cast<std::uint64_t>(numLayers) * layer + d;
 }
 
@@ -83,11 +83,14 @@ std::string Umt5Config::variant() const {
 }
 
 void Umt5Config::check() const {
-  const std::initializer_list<std::pair<std::int64_t, const char*>> sizes = {
-      {vocab, "vocab"},          {dim, "dim"},
-      {dimAttn, "dim_attn"},     {dimFfn, "dim_ffn"},
-      {numHeads, "num_heads"},   {numLayers, "num_layers"},
-      {numBuckets, "num_buckets"}, {maxDistance, "max_distance"}};
+  const std::initializer_list<std::pair<std::int64_t, const char*>> sizes = {{vocab, "vocab"},
+                                                                             {dim, "dim"},
+                                                                             {dimAttn, "dim_attn"},
+                                                                             {dimFfn, "dim_ffn"},
+                                                                             {numHeads, "num_heads"},
+                                                                             {numLayers, "num_layers"},
+                                                                             {numBuckets, "num_buckets"},
+                                                                             {maxDistance, "max_distance"}};
   for (const auto& [value, name] : sizes)
     if (value <= 0) throw std::invalid_argument(std::string(name) + " must be positive");
   if (dimAttn % numHeads != 0)
@@ -182,7 +185,8 @@ Umt5Detection detectUmt5Config(const io::WeightSet& weights) {
   while (info(block(c.numLayers) + "norm1.weight")) ++c.numLayers;
   if (c.numLayers == 0) d.problems.push_back("no encoder blocks");
   if (c.numLayers > 1 && !info(block(1) + "pos_embedding.embedding.weight"))
-    d.problems.push_back("classic T5 (only layer 0 has a position-bias table) is not supported: UMT5 has one per layer");
+    d.problems.push_back(
+        "classic T5 (only layer 0 has a position-bias table) is not supported: UMT5 has one per layer");
   if (d.problems.empty()) {
     try {
       c.check();
@@ -270,7 +274,8 @@ struct Umt5Encoder::Impl {
     // rel = j − i takes lq + lk − 1 values; compute each bucket once.
     std::vector<std::int64_t> byRel(static_cast<std::size_t>(lq + lk - 1));
     for (std::int64_t r = -(lq - 1); r < lk; ++r)
-      byRel[static_cast<std::size_t>(r + lq - 1)] = umt5RelativePositionBucket(r, config.numBuckets, config.maxDistance);
+      byRel[static_cast<std::size_t>(r + lq - 1)] =
+          umt5RelativePositionBucket(r, config.numBuckets, config.maxDistance);
     const at::Tensor lookup = at::tensor(byRel, at::TensorOptions().dtype(at::kLong));
     const at::Tensor rel = at::arange(lk, at::kLong).unsqueeze(0) - at::arange(lq, at::kLong).unsqueeze(1) + (lq - 1);
     return lookup.index_select(0, rel.reshape({-1})).view({lq, lk}).to(device);

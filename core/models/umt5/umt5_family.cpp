@@ -16,7 +16,8 @@ std::uint64_t nonNegative(std::int64_t v) { return static_cast<std::uint64_t>(st
 std::optional<IdentifiedModel> identifyUmt5(const io::WeightSet& weights) {
   const Umt5Detection umt5 = detectUmt5Config(weights);
   if (!umt5.isUmt5) return std::nullopt;
-  return IdentifiedModel{"umt5", ModelRole::TextEncoder, "UMT5 encoder", umt5.problems.empty() ? "" : umt5.problems.front()};
+  return IdentifiedModel{"umt5", ModelRole::TextEncoder, "UMT5 encoder",
+                         umt5.problems.empty() ? "" : umt5.problems.front()};
 }
 
 std::unique_ptr<TextEncoder> loadUmt5(const std::filesystem::path& file, const std::filesystem::path& tokenizer,
@@ -53,8 +54,8 @@ TextEncoderFacts umt5Facts(const io::WeightSet& weights) {
 }
 
 const FamilyKnowledge& umt5Knowledge() {
-  static const FamilyKnowledge knowledge{.name = "UMT5 text encoder",
-                                         .comfy = {.file = "umt5_xxl_fp8_e4m3fn_scaled.safetensors", .clipType = "wan"}};
+  static const FamilyKnowledge knowledge{
+      .name = "UMT5 text encoder", .comfy = {.file = "umt5_xxl_fp8_e4m3fn_scaled.safetensors", .clipType = "wan"}};
   return knowledge;
 }
 

@@ -27,7 +27,8 @@ std::vector<std::int64_t> Umt5Tokens::mask(std::size_t length) const {
   return out;
 }
 
-Umt5Tokenizer::Umt5Tokenizer(text::SentencePieceTokenizer pieces, const std::string& origin) : pieces_(std::move(pieces)) {
+Umt5Tokenizer::Umt5Tokenizer(text::SentencePieceTokenizer pieces, const std::string& origin)
+    : pieces_(std::move(pieces)) {
   eos_ = pieces_.eosId();
   pad_ = pieces_.padId();
   if (eos_ < 0) throw text::TokenizerError(origin + ": the sentencepiece model has no EOS piece (UMT5 needs </s>)");
@@ -48,7 +49,8 @@ Umt5Tokenizer Umt5Tokenizer::fromWeights(const io::WeightSet& weights) {
   const std::string origin = weights.label() + ": " + kEmbeddedName;
   const io::WeightInfo* info = weights.find(kEmbeddedName);
   if (!info)
-    throw text::TokenizerError(weights.label() + ": no embedded tokenizer (tensor \"spiece_model\"); give a spiece.model file");
+    throw text::TokenizerError(weights.label() +
+                               ": no embedded tokenizer (tensor \"spiece_model\"); give a spiece.model file");
   if (info->dtype != io::DType::U8 && info->dtype != io::DType::I8)
     throw text::TokenizerError(origin + ": expected a uint8 tensor, found " + std::string(io::dtypeName(info->dtype)));
   const at::Tensor bytes = weights.load(kEmbeddedName, at::kByte).contiguous().cpu();

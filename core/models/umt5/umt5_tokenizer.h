@@ -20,7 +20,7 @@ struct Umt5Tokens {
   std::vector<std::int64_t> ids;  // pieces then EOS, at most maxLength (incl. EOS)
   std::size_t pieceCount = 0;     // pieces of the cleaned prompt before truncation
   bool truncated = false;
-  std::string cleaned;            // the text that was tokenised
+  std::string cleaned;  // the text that was tokenised
 
   // The reference's padding='max_length' form: ids padded with `padId` to `length`, and the mask
   // (1 for real tokens incl. EOS).

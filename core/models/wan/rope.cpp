@@ -36,9 +36,12 @@ at::Tensor ropeGridAngles(std::int64_t headDim, std::int64_t frames, std::int64_
   const auto f64 = at::TensorOptions().dtype(at::kDouble);
   const auto w = omegas(headDim);
   const std::int64_t tokens = frames * height * width;
-  const at::Tensor ft = at::outer(at::arange(frames, f64), w[0]).view({frames, 1, 1, -1}).expand({frames, height, width, -1});
-  const at::Tensor ht = at::outer(at::arange(height, f64), w[1]).view({1, height, 1, -1}).expand({frames, height, width, -1});
-  const at::Tensor wt = at::outer(at::arange(width, f64), w[2]).view({1, 1, width, -1}).expand({frames, height, width, -1});
+  const at::Tensor ft =
+      at::outer(at::arange(frames, f64), w[0]).view({frames, 1, 1, -1}).expand({frames, height, width, -1});
+  const at::Tensor ht =
+      at::outer(at::arange(height, f64), w[1]).view({1, height, 1, -1}).expand({frames, height, width, -1});
+  const at::Tensor wt =
+      at::outer(at::arange(width, f64), w[2]).view({1, 1, width, -1}).expand({frames, height, width, -1});
   return at::cat({ft, ht, wt}, -1).reshape({tokens, headDim / 2});
 }
 

@@ -29,7 +29,8 @@ std::vector<WanVaeBlock> wan22VaeEncoderBlocks(const WanVaeConfig& c) {
     blocks.push_back({Kind::StageInput, stage, in, in});
     std::int64_t r = 0;
     for (; r < c.numResBlocks; ++r, in = out) blocks.push_back({Kind::Residual, stage + to_string(r) + ".", in, out});
-    if (down) blocks.push_back({temporal ? Kind::Downsample3d : Kind::Downsample2d, stage + to_string(r) + ".", out, out});
+    if (down)
+      blocks.push_back({temporal ? Kind::Downsample3d : Kind::Downsample2d, stage + to_string(r) + ".", out, out});
     blocks.push_back({Kind::AvgDownShortcut, stage, stageIn, out, temporal ? 2 : 1, down ? 2 : 1});
   }
   blocks.push_back({Kind::Residual, "encoder.middle.0.", out, out});
@@ -68,11 +69,11 @@ std::string wan22VaeConfigProblem(const WanVaeConfig& c) {
     for (const WanVaeBlock& b : blocks) {
       const std::int64_t factor = b.factorT * b.factorS * b.factorS;
       if (b.kind == Kind::AvgDownShortcut && (b.in * factor) % b.out != 0)
-        return "VAE config: " + b.prefix + " averages " + to_string(b.in) + "×" + to_string(factor) + " values into " + to_string(b.out) +
-               " channels, which does not divide";
+        return "VAE config: " + b.prefix + " averages " + to_string(b.in) + "×" + to_string(factor) + " values into " +
+               to_string(b.out) + " channels, which does not divide";
       if (b.kind == Kind::DupUpShortcut && (b.out * factor) % b.in != 0)
-        return "VAE config: " + b.prefix + " spreads " + to_string(b.in) + " channels over " + to_string(b.out) + "×" + to_string(factor) +
-               " values, which does not divide";
+        return "VAE config: " + b.prefix + " spreads " + to_string(b.in) + " channels over " + to_string(b.out) + "×" +
+               to_string(factor) + " values, which does not divide";
     }
     return {};
   };
@@ -96,7 +97,8 @@ WanVaeConfig wan22VaeConfigFromShapes(const io::WeightSet& weights, std::vector<
     return c;
   }
   c.numResBlocks = 0;
-  while (weights.find("encoder.downsamples.0.downsamples." + to_string(c.numResBlocks) + ".residual.2.weight")) ++c.numResBlocks;
+  while (weights.find("encoder.downsamples.0.downsamples." + to_string(c.numResBlocks) + ".residual.2.weight"))
+    ++c.numResBlocks;
   c.dimMult.clear();
   c.temporalDownsample.clear();
   for (std::int64_t i = 0;; ++i) {

@@ -29,13 +29,13 @@ std::uint64_t WanConfig::parameterCount() const {
   std::uint64_t block = 6 * d + 8 * linear + 2 * (d * f) + f + d + 2 * d;  // modulation, q/k/v/o ×2, ffn, norm3
   if (qkNorm) block += 4 * d;
   std::uint64_t total = static_cast<std::uint64_t>(numLayers) * block;
-  total += d * static_cast<std::uint64_t>(inDim * patchVolume()) + d;        // patch embedding
-  total += d * static_cast<std::uint64_t>(textDim) + d + linear;             // text embedding
-  total += d * static_cast<std::uint64_t>(freqDim) + d + linear;             // time embedding
-  total += 6 * d * d + 6 * d;                                                // time projection
+  total += d * static_cast<std::uint64_t>(inDim * patchVolume()) + d;  // patch embedding
+  total += d * static_cast<std::uint64_t>(textDim) + d + linear;       // text embedding
+  total += d * static_cast<std::uint64_t>(freqDim) + d + linear;       // time embedding
+  total += 6 * d * d + 6 * d;                                          // time projection
   const auto headOut = static_cast<std::uint64_t>(outDim * patchVolume());
-  total += 2 * d + headOut * d + headOut;                                    // head
-  if (injectSampleInfo) total += 2 * d + linear + 6 * d * d + 6 * d;         // fps embedding and projection
+  total += 2 * d + headOut * d + headOut;                             // head
+  if (injectSampleInfo) total += 2 * d + linear + 6 * d * d + 6 * d;  // fps embedding and projection
   return total;
 }
 
@@ -61,8 +61,8 @@ std::string WanConfig::family() const {
   std::string name = modelType == "ti2v"  ? "Wan 2.2 TI2V"
                      : modelType == "i2v" ? "Wan 2.2 I2V"
                      : injectSampleInfo   ? "SkyReels-V2 DF"
-                     : diffusionForcing ? "Wan 2.1 T2V (diffusion forcing)"
-                                        : "Wan 2.1 T2V";
+                     : diffusionForcing   ? "Wan 2.1 T2V (diffusion forcing)"
+                                          : "Wan 2.1 T2V";
   if (causalBlockSize > 0) name += ", causal, chunk " + std::to_string(causalBlockSize);
   return name;
 }
@@ -77,7 +77,8 @@ void WanConfig::check() const {
     throw std::invalid_argument("a ti2v model denoises its own input: in_dim " + std::to_string(inDim) +
                                 " must equal out_dim " + std::to_string(outDim));
   if (dim <= 0 || numHeads <= 0 || dim % numHeads != 0)
-    throw std::invalid_argument("dim " + std::to_string(dim) + " is not a multiple of num_heads " + std::to_string(numHeads));
+    throw std::invalid_argument("dim " + std::to_string(dim) + " is not a multiple of num_heads " +
+                                std::to_string(numHeads));
   if (headDim() % 2 != 0 || headDim() < 6)
     throw std::invalid_argument("head_dim " + std::to_string(headDim()) + " must be even and at least 6 for 3D RoPE");
   if (freqDim % 2 != 0) throw std::invalid_argument("freq_dim must be even");
@@ -89,11 +90,21 @@ void WanConfig::check() const {
 }
 
 std::string WanConfig::toJson() const {
-  Json json = {{"model_type", modelType}, {"patch_size", patch},     {"text_len", textLen},
-               {"in_dim", inDim},         {"dim", dim},              {"ffn_dim", ffnDim},
-               {"freq_dim", freqDim},     {"text_dim", textDim},     {"out_dim", outDim},
-               {"num_heads", numHeads},   {"num_layers", numLayers}, {"window_size", {-1, -1}},
-               {"qk_norm", qkNorm},       {"cross_attn_norm", crossAttnNorm}, {"eps", eps}};
+  Json json = {{"model_type", modelType},
+               {"patch_size", patch},
+               {"text_len", textLen},
+               {"in_dim", inDim},
+               {"dim", dim},
+               {"ffn_dim", ffnDim},
+               {"freq_dim", freqDim},
+               {"text_dim", textDim},
+               {"out_dim", outDim},
+               {"num_heads", numHeads},
+               {"num_layers", numLayers},
+               {"window_size", {-1, -1}},
+               {"qk_norm", qkNorm},
+               {"cross_attn_norm", crossAttnNorm},
+               {"eps", eps}};
   // Written only when set, so the configs of Wan 2.1 T2V files stay what they were.
   if (injectSampleInfo) json["inject_sample_info"] = true;
   if (causalBlockSize > 0) json["causal_block_size"] = causalBlockSize;
@@ -117,7 +128,8 @@ WanConfig WanConfig::fromJson(std::string_view text) {
   }
   if (json.contains("patch_size")) {
     const Json& patch = json["patch_size"];
-    if (!patch.is_array() || patch.size() != 3) throw std::invalid_argument("config: \"patch_size\" must have 3 entries");
+    if (!patch.is_array() || patch.size() != 3)
+      throw std::invalid_argument("config: \"patch_size\" must have 3 entries");
     for (std::size_t i = 0; i < 3; ++i) {
       if (!patch[i].is_number_integer()) throw std::invalid_argument("config: \"patch_size\" entries must be integers");
       config.patch[i] = patch[i].get<std::int64_t>();
@@ -143,7 +155,8 @@ WanConfig WanConfig::fromJson(std::string_view text) {
   }
   auto flag = [&](const char* key, bool fallback) {
     if (!json.contains(key)) return fallback;
-    if (!json[key].is_boolean()) throw std::invalid_argument(std::string("config: \"") + key + "\" must be true or false");
+    if (!json[key].is_boolean())
+      throw std::invalid_argument(std::string("config: \"") + key + "\" must be true or false");
     return json[key].get<bool>();
   };
   config.qkNorm = flag("qk_norm", config.qkNorm);
@@ -203,7 +216,8 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.numLayers = 2;
     return config;
   }
-  throw std::invalid_argument("unknown config \"" + std::string(name) + "\" (tiny, tiny-ti2v, tiny-i2v, 1.3b, 14b, i2v-a14b, ti2v-5b)");
+  throw std::invalid_argument("unknown config \"" + std::string(name) +
+                              "\" (tiny, tiny-ti2v, tiny-i2v, 1.3b, 14b, i2v-a14b, ti2v-5b)");
 }
 
 WanDetection detectWanConfig(const io::WeightSet& weights) {
@@ -218,7 +232,8 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     return result;
   }
   if (shapeOf("vace_patch_embedding.weight")) result.problems.push_back("VACE models are not supported yet");
-  result.imageEmbedding = shapeOf("img_emb.proj.0.weight") != nullptr || shapeOf("blocks.0.cross_attn.k_img.weight") != nullptr;
+  result.imageEmbedding =
+      shapeOf("img_emb.proj.0.weight") != nullptr || shapeOf("blocks.0.cross_attn.k_img.weight") != nullptr;
   if (shapeOf("img_emb.emb_pos")) {
     result.config.modelType = "flf2v";
     result.problems.push_back("FLF2V models are not supported yet (T2V only)");
@@ -247,9 +262,12 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     } else {
       result.problems.push_back("patch_embedding.weight is missing or not 5-D");
     }
-    if (const auto* ffn = shapeOf("blocks.0.ffn.0.weight"); ffn && ffn->size() == 2) c.ffnDim = static_cast<std::int64_t>((*ffn)[0]);
-    if (const auto* time = shapeOf("time_embedding.0.weight"); time && time->size() == 2) c.freqDim = static_cast<std::int64_t>((*time)[1]);
-    if (const auto* text = shapeOf("text_embedding.0.weight"); text && text->size() == 2) c.textDim = static_cast<std::int64_t>((*text)[1]);
+    if (const auto* ffn = shapeOf("blocks.0.ffn.0.weight"); ffn && ffn->size() == 2)
+      c.ffnDim = static_cast<std::int64_t>((*ffn)[0]);
+    if (const auto* time = shapeOf("time_embedding.0.weight"); time && time->size() == 2)
+      c.freqDim = static_cast<std::int64_t>((*time)[1]);
+    if (const auto* text = shapeOf("text_embedding.0.weight"); text && text->size() == 2)
+      c.textDim = static_cast<std::int64_t>((*text)[1]);
     if (const auto* head = shapeOf("head.head.weight"); head && head->size() == 2 && c.patchVolume() > 0)
       c.outDim = static_cast<std::int64_t>((*head)[0]) / c.patchVolume();
     std::set<std::int64_t> layers;
@@ -265,8 +283,9 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     if (c.dim % 128 == 0) {
       c.numHeads = c.dim / 128;  // every published Wan 2.1 DiT has head_dim 128
     } else {
-      result.problems.push_back("dim " + std::to_string(c.dim) +
-                                " is not a multiple of 128: the head count cannot be inferred (store a config in the metadata)");
+      result.problems.push_back(
+          "dim " + std::to_string(c.dim) +
+          " is not a multiple of 128: the head count cannot be inferred (store a config in the metadata)");
     }
     c.qkNorm = shapeOf("blocks.0.self_attn.norm_q.weight") != nullptr;
     c.crossAttnNorm = shapeOf("blocks.0.norm3.weight") != nullptr;

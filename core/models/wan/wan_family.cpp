@@ -14,7 +14,7 @@ std::string firstOf(const std::vector<std::string>& problems) { return problems.
 
 std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
-  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;          // Wan 2.2's rows
+  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;  // Wan 2.2's rows
   if (dit.config.modelType == "i2v" && !dit.imageEmbedding) return std::nullopt;
   std::string description = dit.config.family() + ", " + dit.config.variant();
   // Wan 2.2's T2V-A14B experts have the shapes of Wan 2.1 T2V 14B: nothing in the header tells them apart.
@@ -26,7 +26,8 @@ std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
 std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
   const WanVaeDetection vae = detectWanVaeConfig(weights);
   if (!vae.isWanVae || vae.config.generation == 22) return std::nullopt;  // Wan 2.2's row
-  return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")", firstOf(vae.problems)};
+  return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")",
+                         firstOf(vae.problems)};
 }
 
 std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
@@ -36,9 +37,7 @@ std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c1
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
-std::shared_ptr<const DitMemoryModel> wanDitMemoryOf(const io::WeightSet& weights) {
-  return wanDitMemory(weights);
-}
+std::shared_ptr<const DitMemoryModel> wanDitMemoryOf(const io::WeightSet& weights) { return wanDitMemory(weights); }
 
 std::unique_ptr<VideoVae> loadWanVae(const io::WeightSet& weights, c10::Device device) {
   WanVaeLoadOptions options;
@@ -50,16 +49,19 @@ std::shared_ptr<const VaeMemoryModel> wanVaeMemoryOf(const io::WeightSet& weight
   return wanVaeMemory(detectWanVaeConfig(weights).config);
 }
 
-DitFacts wanDitFactsOf(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, wanT2vKnowledge()); }
+DitFacts wanDitFactsOf(const io::WeightSet& weights) {
+  return wanDitFacts(detectWanConfig(weights).config, wanT2vKnowledge());
+}
 
 FamilyInspection inspectWanDit(const io::WeightSet& weights) {
   const WanDetection wan = detectWanConfig(weights);
   FamilyInspection out;
   out.lines.emplace_back("family", "wan2.1 DiT (" + wan.config.modelType + "): " + wan.config.family());
   out.lines.emplace_back("variant", wan.problems.empty() ? wan.config.variant() : "unknown");
-  out.lines.emplace_back("per-frame timesteps", wan.config.takesPerFrameTimesteps()
-                                                    ? "yes (diffusion forcing: a handed latent continues as a clean prefix)"
-                                                    : "no (one timestep per clip: continuation across latent cuts is approximate)");
+  out.lines.emplace_back("per-frame timesteps",
+                         wan.config.takesPerFrameTimesteps()
+                             ? "yes (diffusion forcing: a handed latent continues as a clean prefix)"
+                             : "no (one timestep per clip: continuation across latent cuts is approximate)");
   out.lines.emplace_back("config (from " + wan.configSource + ")", wan.config.toJson());
   out.problems = wan.problems;
   return out;

@@ -14,7 +14,8 @@ std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(std::max<std
 
 class WanDitMemory final : public DitMemoryModel {
  public:
-  WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype, std::uint64_t float8Elements = 0, std::uint64_t float8Rows = 0)
+  WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype, std::uint64_t float8Elements = 0,
+               std::uint64_t float8Rows = 0)
       : config_(config), loadDtype_(loadDtype), float8Elements_(float8Elements), float8Rows_(float8Rows) {}
   std::string family() const override { return config_.family(); }
   std::string variant() const override { return config_.variant(); }
@@ -30,7 +31,8 @@ class WanDitMemory final : public DitMemoryModel {
   std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,
                                      std::int64_t width) const override {
     const std::int64_t tokens = (height / config_.patch[1]) * (width / config_.patch[2]);
-    return kvCacheBytes(config_.numLayers, branches, 1, tokens, config_.dim, static_cast<std::int64_t>(c10::elementSize(dtype)));
+    return kvCacheBytes(config_.numLayers, branches, 1, tokens, config_.dim,
+                        static_cast<std::int64_t>(c10::elementSize(dtype)));
   }
   std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
   std::uint64_t storedFloat8Saving(c10::ScalarType dtype) const override {
@@ -97,7 +99,8 @@ std::shared_ptr<const DitMemoryModel> wanDitMemory(const io::WeightSet& weights)
       elements += info.shape[0] * info.shape[1];
       rows += info.shape[0];
     }
-  return std::make_shared<WanDitMemory>(config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true), elements, rows);
+  return std::make_shared<WanDitMemory>(config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true), elements,
+                                        rows);
 }
 
 std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config) {
@@ -108,7 +111,7 @@ std::uint64_t wanDitWeightBytes(const WanConfig& c, c10::ScalarType dtype) {
   const std::uint64_t d = u(c.dim), f = u(c.ffnDim), s = c10::elementSize(dtype);
   const std::uint64_t headOut = u(c.outDim * c.patchVolume());
   std::uint64_t matmul = d * u(c.inDim * c.patchVolume()) + d;  // patch embedding
-  matmul += d * u(c.textDim) + d + d * d + d;                    // text embedding
+  matmul += d * u(c.textDim) + d + d * d + d;                   // text embedding
   matmul += u(c.numLayers) * (8 * (d * d + d) + (d * f + f) + (f * d + d));
   std::uint64_t f32 = d * u(c.freqDim) + d + d * d + d + 6 * d * d + 6 * d;  // time MLP and projection
   f32 += u(c.numLayers) * (6 * d + (c.qkNorm ? 4 * d : 0) + (c.crossAttnNorm ? 2 * d : 0));

@@ -79,14 +79,19 @@ const WanConfig& WanModel::config() const { return impl_->config; }
 std::string WanModel::family() const { return impl_->config.family() + ", " + impl_->config.variant(); }
 
 DitCapabilities WanModel::capabilities() const {
-  return {impl_->config.takesPerFrameTimesteps(), impl_->causalBlockSize, impl_->causalBlockSize > 0,
-          impl_->config.freshClipContinuation, impl_->config.modelType == "ti2v",
+  return {impl_->config.takesPerFrameTimesteps(),
+          impl_->causalBlockSize,
+          impl_->causalBlockSize > 0,
+          impl_->config.freshClipContinuation,
+          impl_->config.modelType == "ti2v",
           impl_->config.modelType == "i2v" ? impl_->config.inDim - impl_->config.outDim : 0};
 }
 
 std::int64_t WanModel::latentChannels() const { return impl_->config.outDim; }
 
-std::int64_t WanModel::fpsConditioning(double fps) const { return impl_->config.injectSampleInfo ? wanFpsIndex(fps) : 0; }
+std::int64_t WanModel::fpsConditioning(double fps) const {
+  return impl_->config.injectSampleInfo ? wanFpsIndex(fps) : 0;
+}
 
 std::uint64_t WanModel::weightBytes() const {
   std::uint64_t bytes = 0;
@@ -174,9 +179,12 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
   }
   io::StrictWeightLoader loader(weights, "a t2v WanModel with " + std::to_string(config.numLayers) + " layers");
   for (const ParamSpec& spec : parameterSpecs(config)) {
-    const bool linearWeight = spec.kind == WeightKind::Matmul && spec.shape.size() == 2 && spec.name.ends_with(".weight");
-    if (options.keepFloat8 && linearWeight && weights.storedAsFloat8(spec.name)) loader.requireStoredFloat8(spec.name, spec.shape);
-    else loader.require(spec.name, spec.shape, spec.kind == WeightKind::Matmul ? impl->compute : at::kFloat);
+    const bool linearWeight =
+        spec.kind == WeightKind::Matmul && spec.shape.size() == 2 && spec.name.ends_with(".weight");
+    if (options.keepFloat8 && linearWeight && weights.storedAsFloat8(spec.name))
+      loader.requireStoredFloat8(spec.name, spec.shape);
+    else
+      loader.require(spec.name, spec.shape, spec.kind == WeightKind::Matmul ? impl->compute : at::kFloat);
   }
   impl->params = loader.finish(options.device);
   impl->resolve();
@@ -240,9 +248,9 @@ at::Tensor collapseUniformTimesteps(const at::Tensor& t) {
 at::Tensor timestepRows(const at::Tensor& t, std::int64_t frames, std::int64_t tokens) {
   if (t.dim() != 2 || t.size(1) == frames) return t;
   if (t.size(1) < tokens)
-    throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) + " timesteps per sample: need one per " +
-                                "latent frame (" + std::to_string(frames) + ") or one per token (at least " +
-                                std::to_string(tokens) + ")");
+    throw std::invalid_argument("WanModel::forward: " + std::to_string(t.size(1)) +
+                                " timesteps per sample: need one per " + "latent frame (" + std::to_string(frames) +
+                                ") or one per token (at least " + std::to_string(tokens) + ")");
   const at::Tensor perToken = t.narrow(1, 0, tokens);
   const at::Tensor framed = perToken.view({t.size(0), frames, tokens / frames});
   const at::Tensor first = framed.select(2, 0);
@@ -289,8 +297,9 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   const auto batch = static_cast<std::int64_t>(xs.size());
   if (batch == 0) throw std::invalid_argument("WanModel::forward: empty batch");
   if (contexts.size() != xs.size() || (tIn.dim() == 2 ? tIn.size(0) != batch : tIn.numel() != batch))
-    throw std::invalid_argument("WanModel::forward: need one timestep (or one row of per-frame or per-token timesteps) "
-                                "and one context per latent");
+    throw std::invalid_argument(
+        "WanModel::forward: need one timestep (or one row of per-frame or per-token timesteps) "
+        "and one context per latent");
   std::optional<at::NoGradGuard> noGrad;
   if (!m.trainable) noGrad.emplace();
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(m.device);
@@ -308,8 +317,8 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
         x.size(3) % c.patch[2] != 0)
       throw std::invalid_argument("WanModel::forward: latent " + std::to_string(i) + " must be [" +
                                   std::to_string(c.inDim) + ", F, H, W] with F, H, W multiples of the patch size");
-    const at::Tensor embedded =
-        at::conv3d(x.to(m.device).to(m.compute).unsqueeze(0), m.patchWeight, m.patchBias, {c.patch[0], c.patch[1], c.patch[2]});
+    const at::Tensor embedded = at::conv3d(x.to(m.device).to(m.compute).unsqueeze(0), m.patchWeight, m.patchBias,
+                                           {c.patch[0], c.patch[1], c.patch[2]});
     if (trace && i == 0) (*trace)["patch_embedding"] = embedded.to(at::kFloat);
     grids.push_back({embedded.size(2), embedded.size(3), embedded.size(4)});
     tokens.push_back(embedded.flatten(2).transpose(1, 2).squeeze(0).to(at::kFloat));
@@ -319,15 +328,18 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   const bool ragged = std::any_of(lengths.begin(), lengths.end(), [&](std::int64_t l) { return l != maxLength; });
   const std::int64_t causalFrames = m.causalBlockSize;
   if (ragged && (tIn.dim() == 2 || causalFrames > 0 || stream))
-    throw std::invalid_argument("WanModel::forward: per-frame timesteps and block-causal attention need latents of one size");
+    throw std::invalid_argument(
+        "WanModel::forward: per-frame timesteps and block-causal attention need latents of one size");
   const at::Tensor t = collapseUniformTimesteps(timestepRows(tIn, grids.front().f, maxLength));
   const bool perFrame = t.dim() == 2;
   at::Tensor x = at::zeros({batch, maxLength, c.dim}, f32);
-  for (std::int64_t b = 0; b < batch; ++b) x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
+  for (std::int64_t b = 0; b < batch; ++b)
+    x[b].narrow(0, 0, lengths[static_cast<std::size_t>(b)]).copy_(tokens[static_cast<std::size_t>(b)]);
   tokens.clear();
   // Sequence parallel (Ulysses): this rank keeps 1/N of the (padded) tokens; pad keys are masked.
   // A stream chunk runs whole on every rank (its cache is per rank).
-  const DitRunner runner({m.parallel.get(), m.blockCache, trace, stream != nullptr, ragged, m.trainable}, maxLength, c.numHeads);
+  const DitRunner runner({m.parallel.get(), m.blockCache, trace, stream != nullptr, ragged, m.trainable}, maxLength,
+                         c.numHeads);
   const UlyssesSplit* split = runner.split();
   const std::vector<std::int64_t> keyLengths = runner.keyLengths(batch, lengths);
   const std::int64_t causalTokens = causalFrames > 0 ? causalFrames * grids.front().h * grids.front().w : 0;
@@ -346,7 +358,8 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   at::Tensor e0rows = perFrame ? e0.view({batch, framesIn, 6, c.dim}) : e0.view({batch, 6, c.dim});
   if (m.fpsEmbedding.defined()) {
     if (fpsIndex < 0 || fpsIndex >= m.fpsEmbedding.size(0))
-      throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) + " (0: 16 fps, 1: other)");
+      throw std::invalid_argument("WanModel::forward: fps index " + std::to_string(fpsIndex) +
+                                  " (0: 16 fps, 1: other)");
     const at::Tensor fps = m.fps2(at::silu(m.fps0(m.fpsEmbedding[fpsIndex].unsqueeze(0))));  // [1, 6·dim]
     runner.trace("fps_projection", fps);
     e0rows = e0rows + (perFrame ? fps.view({1, 1, 6, c.dim}) : fps.view({1, 6, c.dim}));
@@ -372,8 +385,8 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
   at::Tensor sin = at::zeros({batch, maxLength, c.headDim() / 2}, f64);
   StreamRope streamRope;
   if (stream) {
-    streamRope = streamRopeFor(*stream->cache, stream->firstBranch, batch, c.headDim(), grids.front().f, grids.front().h,
-                               grids.front().w, m.device);
+    streamRope = streamRopeFor(*stream->cache, stream->firstBranch, batch, c.headDim(), grids.front().f,
+                               grids.front().h, grids.front().w, m.device);
   }
   for (std::int64_t b = 0; b < batch && !stream; ++b) {
     const Grid& g = grids[static_cast<std::size_t>(b)];
@@ -453,16 +466,16 @@ at::Tensor WanModel::forwardBatch(const at::Tensor& x, const at::Tensor& t, cons
 double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {
   const auto L = static_cast<double>(tokens), T = static_cast<double>(c.textLen), d = static_cast<double>(c.dim),
              f = static_cast<double>(c.ffnDim), pv = static_cast<double>(c.patchVolume());
-  double flops = 2 * L * d * static_cast<double>(c.inDim) * pv;                     // patch embedding
-  flops += 2 * T * (static_cast<double>(c.textDim) * d + d * d);                    // text embedding
-  flops += 2 * (static_cast<double>(c.freqDim) * d + d * d + 6 * d * d);            // time MLP
-  const double block = 2 * L * d * d * 4                                             // self q, k, v, o
-                       + 2 * 2 * L * L * d                                           // self attention
-                       + 2 * L * d * d * 2 + 2 * T * d * d * 2                       // cross q, o and k, v
-                       + 2 * 2 * L * T * d                                           // cross attention
-                       + 2 * 2 * L * d * f;                                          // FFN
+  double flops = 2 * L * d * static_cast<double>(c.inDim) * pv;           // patch embedding
+  flops += 2 * T * (static_cast<double>(c.textDim) * d + d * d);          // text embedding
+  flops += 2 * (static_cast<double>(c.freqDim) * d + d * d + 6 * d * d);  // time MLP
+  const double block = 2 * L * d * d * 4                                  // self q, k, v, o
+                       + 2 * 2 * L * L * d                                // self attention
+                       + 2 * L * d * d * 2 + 2 * T * d * d * 2            // cross q, o and k, v
+                       + 2 * 2 * L * T * d                                // cross attention
+                       + 2 * 2 * L * d * f;                               // FFN
   flops += static_cast<double>(c.numLayers) * block;
-  flops += 2 * L * d * static_cast<double>(c.outDim) * pv;                          // head
+  flops += 2 * L * d * static_cast<double>(c.outDim) * pv;  // head
   return flops;
 }
 

@@ -110,8 +110,9 @@ class WanModel final : public VideoDiffusionModel {
   struct Impl;
   struct StreamCall;
   explicit WanModel(std::unique_ptr<Impl> impl);
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& x, const at::Tensor& t, const std::vector<at::Tensor>& context,
-                              WanTrace* trace, std::int64_t fpsIndex, const StreamCall* stream) const;
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& x, const at::Tensor& t,
+                              const std::vector<at::Tensor>& context, WanTrace* trace, std::int64_t fpsIndex,
+                              const StreamCall* stream) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -14,8 +14,8 @@
 #include "models/block_cache.h"
 #include "models/dit_runner.h"
 #include "models/kv_cache.h"
-#include "models/wan/rope.h"
 #include "models/sequence_parallel.h"
+#include "models/wan/rope.h"
 #include "models/wan/wan_blocks.h"
 #include "models/wan/wan_model.h"
 
@@ -38,7 +38,8 @@ struct Linear {
     const at::ScalarType t = y.scalar_type();
     const at::Tensor in = x.to(t);
     for (const LayerAdapter& a : *adapters)
-      y = y + (a.diff.defined() ? at::linear(in, a.diff.to(t)) : at::linear(at::linear(in, a.down.to(t)), a.up.to(t))) * a.factor;
+      y = y + (a.diff.defined() ? at::linear(in, a.diff.to(t)) : at::linear(at::linear(in, a.down.to(t)), a.up.to(t))) *
+                  a.factor;
     return y;
   }
 };
@@ -74,7 +75,7 @@ struct WanModel::Impl {
   at::Device device = at::kCPU;
   AttentionImpl attention = AttentionImpl::Auto;
   std::int64_t causalBlockSize = 0;  // patched latent frames per causal block; 0: full attention
-  bool trainable = false;  // forward builds the autograd graph (differentiable attention, no NoGradGuard)
+  bool trainable = false;            // forward builds the autograd graph (differentiable attention, no NoGradGuard)
   std::shared_ptr<DitParallel> parallel = defaultDitParallel();
   mutable BlockCache* blockCache = nullptr;  // WanModel::setBlockCache
   std::map<std::string, at::Tensor> params;
@@ -116,7 +117,8 @@ struct WanModel::Impl {
       Block block;
       block.modulation = get(p + "modulation");
       auto attn = [&](const std::string& a) {
-        Attention result{linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}};
+        Attention result{
+            linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}};
         if (config.qkNorm) {
           result.normQ = get(p + a + ".norm_q.weight");
           result.normK = get(p + a + ".norm_k.weight");
@@ -174,7 +176,7 @@ struct WanModel::Impl {
   static at::Tensor differentiableAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
     const at::Tensor logits = at::matmul(q.transpose(1, 2), k.permute({0, 2, 3, 1})) * scale;  // [B, H, Lq, Lk]
-    return at::matmul(at::softmax(logits, -1), v.transpose(1, 2)).transpose(1, 2);           // [B, Lq, H, d]
+    return at::matmul(at::softmax(logits, -1), v.transpose(1, 2)).transpose(1, 2);             // [B, Lq, H, d]
   }
 
   at::Tensor crossAttention(const Attention& a, const at::Tensor& z, const at::Tensor& context) const {

@@ -40,15 +40,16 @@ at::Tensor WanModel::Impl::cachedSelfAttention(const Attention& a, const at::Ten
     std::vector<at::Tensor> pieces;
     for (std::int64_t start = 0; start < chunk; start += causalTokens) {
       const std::int64_t n = std::min(causalTokens, chunk - start), visible = cached + start + n;
-      pieces.push_back(models::attention(qr.narrow(1, start, n), kr.narrow(1, 0, visible), vc.narrow(1, 0, visible), {}, attention));
+      pieces.push_back(
+          models::attention(qr.narrow(1, start, n), kr.narrow(1, 0, visible), vc.narrow(1, 0, visible), {}, attention));
     }
     out = at::cat(pieces, 1);
   }
   return a.o(out.flatten(2));
 }
 
-std::unique_ptr<KvCache> WanModel::newKvCache(std::int64_t branches, std::int64_t latentHeight, std::int64_t latentWidth,
-                                              const StreamWindow& window) const {
+std::unique_ptr<KvCache> WanModel::newKvCache(std::int64_t branches, std::int64_t latentHeight,
+                                              std::int64_t latentWidth, const StreamWindow& window) const {
   const WanConfig& c = impl_->config;
   if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::newKvCache(branches, latentHeight, latentWidth, window);
   if (latentHeight % c.patch[1] != 0 || latentWidth % c.patch[2] != 0)
@@ -69,10 +70,11 @@ std::unique_ptr<KvCache> WanModel::newKvCache(std::int64_t branches, std::int64_
 at::Tensor WanModel::forwardCached(const at::Tensor& x, const at::Tensor& t, const at::Tensor& context, KvCache& cache,
                                    std::int64_t firstBranch, bool commit, std::int64_t fpsIndex) const {
   const WanConfig& c = impl_->config;
-  if (impl_->causalBlockSize <= 0) return VideoDiffusionModel::forwardCached(x, t, context, cache, firstBranch, commit, fpsIndex);
+  if (impl_->causalBlockSize <= 0)
+    return VideoDiffusionModel::forwardCached(x, t, context, cache, firstBranch, commit, fpsIndex);
   if (x.dim() != 5 || x.size(2) != impl_->causalBlockSize * c.patch[0])
-    throw std::invalid_argument("WanModel::forwardCached: a chunk is [B, C, " + std::to_string(impl_->causalBlockSize * c.patch[0]) +
-                                ", h, w] (one causal block)");
+    throw std::invalid_argument("WanModel::forwardCached: a chunk is [B, C, " +
+                                std::to_string(impl_->causalBlockSize * c.patch[0]) + ", h, w] (one causal block)");
   if (cache.layers() != c.numLayers || firstBranch < 0 || firstBranch + x.size(0) > cache.branches())
     throw std::invalid_argument("WanModel::forwardCached: the cache does not fit this model or batch");
   std::vector<at::Tensor> xs, contexts;

@@ -42,7 +42,8 @@ std::vector<std::int64_t> tileStarts(std::int64_t length, std::int64_t tile, std
 }
 
 // Linear ramp weights (0, 1] over `ramp` pixels at the sides that border another tile.
-at::Tensor ramp1d(std::int64_t length, std::int64_t ramp, bool rampStart, bool rampEnd, const at::TensorOptions& options) {
+at::Tensor ramp1d(std::int64_t length, std::int64_t ramp, bool rampStart, bool rampEnd,
+                  const at::TensorOptions& options) {
   at::Tensor w = at::ones({length}, options);
   ramp = std::min(ramp, length);
   if (ramp <= 0) return w;
@@ -100,7 +101,7 @@ struct WanVae::Impl {
   at::Device device = at::kCPU;
   std::map<std::string, at::Tensor> params;
   Coder encoder, decoder;
-  Conv quant, postQuant;  // top-level conv1 (2z→2z) and conv2 (z→z)
+  Conv quant, postQuant;    // top-level conv1 (2z→2z) and conv2 (z→z)
   at::Tensor mean, invStd;  // [1, z, 1, 1, 1] float32; identity for z ≠ 16 without statistics
   // Per-channel latent statistics of this VAE family (file metadata); empty = Wan 2.1's for z = 16.
   std::vector<double> latentMean, latentStd;
@@ -137,7 +138,9 @@ struct WanVae::Impl {
           b.proj = conv(p + "proj");
           break;
         case Kind::Upsample2d:
-        case Kind::Downsample2d: b.spatial = conv(p + "resample.1"); break;
+        case Kind::Downsample2d:
+          b.spatial = conv(p + "resample.1");
+          break;
         case Kind::Upsample3d:
         case Kind::Downsample3d:
           b.spatial = conv(p + "resample.1");
@@ -145,7 +148,9 @@ struct WanVae::Impl {
           b.timeSlot = coder.slots++;
           b.flag = coder.flags++;
           break;
-        case Kind::DupUpShortcut: b.flag = coder.flags++; [[fallthrough]];
+        case Kind::DupUpShortcut:
+          b.flag = coder.flags++;
+          [[fallthrough]];
         case Kind::AvgDownShortcut:
         case Kind::StageInput:
           b.in = spec.in;
@@ -224,7 +229,8 @@ at::Tensor WanVaeDecodeStream::push(const at::Tensor& latentFrame) {
   State& s = *state_;
   at::Tensor z = latentFrame.dim() == 3 ? latentFrame.unsqueeze(1) : latentFrame;
   if (z.dim() == 4 && z.size(1) != 1)
-    throw std::invalid_argument("WanVaeDecodeStream::push: one latent frame at a time, got " + c10::str(latentFrame.sizes()));
+    throw std::invalid_argument("WanVaeDecodeStream::push: one latent frame at a time, got " +
+                                c10::str(latentFrame.sizes()));
   at::Tensor x = s.impl->prepareLatent(z, s.options.normalised);
   at::Tensor frames = s.impl->finish(runCoder(s.impl->decoder, std::move(x), s.caches), s.options.clamp);
   ++s.latentIn;
@@ -431,7 +437,10 @@ at::Tensor decodeTiled(const Coder& decoder, const at::Tensor& x, const WanVaeCo
       for (std::int64_t i = 0, first = 0; i < latentT; ++i) {
         const at::Tensor decoded =
             unpatchify(runCoder(decoder, tileLatent.narrow(2, i, 1), caches), config.patch()).squeeze(0).to(at::kFloat);
-        out.narrow(1, first, decoded.size(1)).narrow(2, y0 * s, th * s).narrow(3, x0 * s, tw * s).addcmul_(decoded, mask);
+        out.narrow(1, first, decoded.size(1))
+            .narrow(2, y0 * s, th * s)
+            .narrow(3, x0 * s, tw * s)
+            .addcmul_(decoded, mask);
         first += decoded.size(1);
       }
     }
@@ -446,9 +455,10 @@ bool tiled(const VaeTiling& tiling, const at::Tensor& x) {
 }
 
 VaeDecodeOptions resolveTiling(VaeDecodeOptions options, const WanVaeConfig& config, const at::Tensor& x,
-                                  at::ScalarType dtype, bool wholeClip) {
+                               at::ScalarType dtype, bool wholeClip) {
   if (!options.tiling.enabled() && options.memoryBudget > 0)
-    options.tiling = chooseWanVaeTiling(config, x.size(2), x.size(3), x.size(4), dtype, options.memoryBudget, wholeClip);
+    options.tiling =
+        chooseWanVaeTiling(config, x.size(2), x.size(3), x.size(4), dtype, options.memoryBudget, wholeClip);
   return options;
 }
 

@@ -25,8 +25,10 @@ at::Tensor cachedInput(at::Tensor& cache, std::int64_t channels, const at::Tenso
   at::Tensor padded = at::empty(sizes, like.options());
   fill(padded.narrow(2, 2, t));
   at::Tensor head = padded.narrow(2, 0, 2);
-  if (cache.defined()) head.copy_(cache);
-  else head.zero_();
+  if (cache.defined())
+    head.copy_(cache);
+  else
+    head.zero_();
   cache = padded.narrow(2, t, 2).clone();
   return padded;
 }
@@ -62,7 +64,8 @@ at::Tensor residual(const Block& b, at::Tensor x, Caches& caches) {
     y = conv3(cachedInputGrad(caches.slot(b.slot2), normSilu(y, b.norm2)), b.conv2);
     return y + h;
   }
-  at::Tensor p = cachedInput(caches.slot(b.slot1), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, b.norm1); });
+  at::Tensor p =
+      cachedInput(caches.slot(b.slot1), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, b.norm1); });
   x.reset();
   at::Tensor y = conv3(p, b.conv1);
   p.reset();
@@ -141,7 +144,9 @@ at::Tensor upsample(const Block& b, at::Tensor x, Caches& caches) {
     at::Tensor y = conv3(p, b.time);  // [B, 2C, t, h, w]
     p.reset();
     // Output channels [0, C) become frame 2i, [C, 2C) frame 2i+1.
-    x = y.view({sizes[0], 2, c, t, sizes[3], sizes[4]}).permute({0, 2, 3, 1, 4, 5}).reshape({sizes[0], c, 2 * t, sizes[3], sizes[4]});
+    x = y.view({sizes[0], 2, c, t, sizes[3], sizes[4]})
+            .permute({0, 2, 3, 1, 4, 5})
+            .reshape({sizes[0], c, 2 * t, sizes[3], sizes[4]});
   }
   return upsampleSpatial(b, x, caches.grad);
 }
@@ -150,7 +155,8 @@ at::Tensor downsample(const Block& b, at::Tensor x, Caches& caches) {
   const std::int64_t t = x.size(2);
   std::vector<at::Tensor> frames;
   for (std::int64_t f = 0; f < t; ++f)
-    frames.push_back(at::conv2d(at::constant_pad_nd(x.select(2, f), {0, 1, 0, 1}), b.spatial.weight, b.spatial.bias, {2, 2}));
+    frames.push_back(
+        at::conv2d(at::constant_pad_nd(x.select(2, f), {0, 1, 0, 1}), b.spatial.weight, b.spatial.bias, {2, 2}));
   x = at::stack(frames, 2);
   frames.clear();
   if (b.kind != Kind::Downsample3d) return x;
@@ -195,15 +201,29 @@ at::Tensor runCoderGrad(const Coder& coder, const at::Tensor& input, Caches& cac
   at::Tensor stageInput;
   for (const Block& b : coder.blocks) {
     switch (b.kind) {
-      case Kind::Residual: x = residual(b, x, caches); break;
-      case Kind::Attention: x = attentionGrad(b, x); break;
+      case Kind::Residual:
+        x = residual(b, x, caches);
+        break;
+      case Kind::Attention:
+        x = attentionGrad(b, x);
+        break;
       case Kind::Upsample2d:
-      case Kind::Upsample3d: x = upsample(b, x, caches); break;
+      case Kind::Upsample3d:
+        x = upsample(b, x, caches);
+        break;
       case Kind::Downsample2d:
-      case Kind::Downsample3d: x = downsample(b, x, caches); break;
-      case Kind::StageInput: stageInput = x; break;
-      case Kind::AvgDownShortcut: x = x + averageDown(b, stageInput); break;
-      case Kind::DupUpShortcut: x = x + duplicateUp(b, stageInput, caches.first(b.flag)); break;
+      case Kind::Downsample3d:
+        x = downsample(b, x, caches);
+        break;
+      case Kind::StageInput:
+        stageInput = x;
+        break;
+      case Kind::AvgDownShortcut:
+        x = x + averageDown(b, stageInput);
+        break;
+      case Kind::DupUpShortcut:
+        x = x + duplicateUp(b, stageInput, caches.first(b.flag));
+        break;
     }
   }
   return conv3(cachedInputGrad(caches.slot(coder.headSlot), normSilu(x, coder.headNorm)), coder.head);
@@ -219,13 +239,23 @@ at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
   at::Tensor stageInput;  // blocks never write into their input, so holding it is safe
   for (const Block& b : coder.blocks) {
     switch (b.kind) {
-      case Kind::Residual: x = residual(b, std::move(x), caches); break;
-      case Kind::Attention: x = attention(b, x); break;
+      case Kind::Residual:
+        x = residual(b, std::move(x), caches);
+        break;
+      case Kind::Attention:
+        x = attention(b, x);
+        break;
       case Kind::Upsample2d:
-      case Kind::Upsample3d: x = upsample(b, std::move(x), caches); break;
+      case Kind::Upsample3d:
+        x = upsample(b, std::move(x), caches);
+        break;
       case Kind::Downsample2d:
-      case Kind::Downsample3d: x = downsample(b, std::move(x), caches); break;
-      case Kind::StageInput: stageInput = x; break;
+      case Kind::Downsample3d:
+        x = downsample(b, std::move(x), caches);
+        break;
+      case Kind::StageInput:
+        stageInput = x;
+        break;
       case Kind::AvgDownShortcut:
         x.add_(averageDown(b, std::move(stageInput)));
         break;
@@ -235,7 +265,8 @@ at::Tensor runCoder(const Coder& coder, at::Tensor x, Caches& caches) {
         break;
     }
   }
-  p = cachedInput(caches.slot(coder.headSlot), x.size(1), x, [&](at::Tensor body) { normSiluInto(body, x, coder.headNorm); });
+  p = cachedInput(caches.slot(coder.headSlot), x.size(1), x,
+                  [&](at::Tensor body) { normSiluInto(body, x, coder.headNorm); });
   x.reset();
   return conv3(p, coder.head);
 }

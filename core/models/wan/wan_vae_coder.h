@@ -58,7 +58,8 @@ struct Caches {
   // Differentiable pass (training): out-of-place operations only, any batch size.
   bool grad = false;
   explicit Caches(const Coder& coder, bool differentiable = false)
-      : frames(static_cast<std::size_t>(coder.slots)), firstDone(static_cast<std::size_t>(coder.flags), 0),
+      : frames(static_cast<std::size_t>(coder.slots)),
+        firstDone(static_cast<std::size_t>(coder.flags), 0),
         grad(differentiable) {}
   at::Tensor& slot(int i) { return frames[static_cast<std::size_t>(i)]; }
   bool first(int i) {

@@ -33,8 +33,8 @@ std::vector<std::int64_t> decoderDims(const WanVaeConfig& c) {
 
 }  // namespace
 
-const std::array<double, 16> kWanVaeLatentMean{-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653, -0.1517, 1.5508,
-                                               0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503, -0.2921};
+const std::array<double, 16> kWanVaeLatentMean{-0.7571, -0.7089, -0.9113, 0.1075,  -0.1745, 0.9653,  -0.1517, 1.5508,
+                                               0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503,  -0.2921};
 const std::array<double, 16> kWanVaeLatentStd{2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
                                               3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
 
@@ -90,9 +90,11 @@ void WanVaeConfig::check() const {
   for (const std::int64_t m : dimMult)
     if (m <= 0) throw std::invalid_argument("VAE config: dim_mult entries must be positive");
   if (temporalDownsample.size() != dimMult.size() - 1)
-    throw std::invalid_argument("VAE config: temperal_downsample needs " + str(stages() - 1) + " entries (one per resample)");
+    throw std::invalid_argument("VAE config: temperal_downsample needs " + str(stages() - 1) +
+                                " entries (one per resample)");
   if (generation == 22) {
-    if (const std::string problem = wan22VaeConfigProblem(*this); !problem.empty()) throw std::invalid_argument(problem);
+    if (const std::string problem = wan22VaeConfigProblem(*this); !problem.empty())
+      throw std::invalid_argument(problem);
     return;
   }
   const auto dims = decoderDims(*this);
@@ -101,8 +103,13 @@ void WanVaeConfig::check() const {
 }
 
 std::string WanVaeConfig::toJson() const {
-  Json json = {{"attn_scales", Json::array()}, {"dim", dim},       {"dim_mult", dimMult}, {"dropout", 0.0},
-               {"num_res_blocks", numResBlocks}, {"temperal_downsample", temporalDownsample}, {"z_dim", zDim}};
+  Json json = {{"attn_scales", Json::array()},
+               {"dim", dim},
+               {"dim_mult", dimMult},
+               {"dropout", 0.0},
+               {"num_res_blocks", numResBlocks},
+               {"temperal_downsample", temporalDownsample},
+               {"z_dim", zDim}};
   if (generation == 22) json["dec_dim"] = decoderDim();  // only vae2_2's WanVAE_ takes it
   return json.dump();
 }
@@ -209,7 +216,8 @@ std::vector<WanVaeBlock> wanVaeDecoderBlocks(const WanVaeConfig& c) {
       blocks.push_back({Kind::Residual, "decoder.upsamples." + str(n++) + ".", in, out});
     if (i != c.stages() - 1) {
       const bool temporal = c.temporalDownsample[static_cast<std::size_t>(c.stages() - 2 - i)];
-      blocks.push_back({temporal ? Kind::Upsample3d : Kind::Upsample2d, "decoder.upsamples." + str(n++) + ".", out, out / 2});
+      blocks.push_back(
+          {temporal ? Kind::Upsample3d : Kind::Upsample2d, "decoder.upsamples." + str(n++) + ".", out, out / 2});
     }
   }
   return blocks;
@@ -248,7 +256,8 @@ std::vector<WanVaeParamSpec> wanVaeParameterSpecs(const WanVaeConfig& c) {
         break;
       case Kind::StageInput:
       case Kind::AvgDownShortcut:
-      case Kind::DupUpShortcut: break;
+      case Kind::DupUpShortcut:
+        break;
     }
   };
   const auto enc = wanVaeEncoderBlocks(c);
@@ -337,7 +346,8 @@ WanVaeDetection detectWanVaeConfig(const io::WeightSet& weights) {
     expected.insert(spec.name);
     const auto* shape = shapeOf(spec.name);
     const std::vector<std::uint64_t> want(spec.shape.begin(), spec.shape.end());
-    if (!shape) d.problems.push_back("tensor \"" + spec.name + "\" is missing");
+    if (!shape)
+      d.problems.push_back("tensor \"" + spec.name + "\" is missing");
     else if (*shape != want)
       d.problems.push_back("tensor \"" + spec.name + "\" has shape " + io::formatShape(*shape) + " but the config (" +
                            d.configSource + ") needs " + io::formatShape(want));

@@ -58,11 +58,19 @@ struct WanVaeBlock {
   // adds its channel-grouped average over factorT × factorS² positions, DupUpShortcut its channel-repeated
   // spread over them (dropping factorT − 1 leading frames on the first chunk). They have no weights.
   enum class Kind {
-    Residual, Attention, Upsample2d, Upsample3d, Downsample2d, Downsample3d, StageInput, AvgDownShortcut, DupUpShortcut
+    Residual,
+    Attention,
+    Upsample2d,
+    Upsample3d,
+    Downsample2d,
+    Downsample3d,
+    StageInput,
+    AvgDownShortcut,
+    DupUpShortcut
   };
   Kind kind = Kind::Residual;
-  std::string prefix;  // "decoder.upsamples.3."
-  std::int64_t in = 0, out = 0;  // channels
+  std::string prefix;                     // "decoder.upsamples.3."
+  std::int64_t in = 0, out = 0;           // channels
   std::int64_t factorT = 1, factorS = 1;  // the shortcuts' strides
 };
 // conv1 → downsamples → middle (3 blocks), in order; head and the 1×1×1 convs are implied.

@@ -98,7 +98,9 @@ void walkDecoder(const WanVaeConfig& config, double h0, double w0, bool steady, 
         c = out;
         break;
       }
-      case Kind::StageInput: w.held = c * t * px; break;
+      case Kind::StageInput:
+        w.held = c * t * px;
+        break;
       case Kind::DupUpShortcut: {
         // The repeated copy and its spread-out layout beside the stage's output.
         const double y = c * t * px;
@@ -108,7 +110,8 @@ void walkDecoder(const WanVaeConfig& config, double h0, double w0, bool steady, 
       }
       case Kind::Downsample2d:
       case Kind::Downsample3d:
-      case Kind::AvgDownShortcut: break;  // encoder only
+      case Kind::AvgDownShortcut:
+        break;  // encoder only
     }
   }
   // head: RMS_norm + SiLU into the padded input, conv to the pixel channels (3, or 12 before Wan 2.2's
@@ -124,11 +127,13 @@ void walkDecoder(const WanVaeConfig& config, double h0, double w0, bool steady, 
 }  // namespace
 
 WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
-                                        std::int64_t width, at::ScalarType dtype, const VaeTiling& tiling, bool wholeClip) {
+                                        std::int64_t width, at::ScalarType dtype, const VaeTiling& tiling,
+                                        bool wholeClip) {
   const double e = static_cast<double>(c10::elementSize(dtype));
   const std::int64_t s = config.spatialFactor();
   const bool tiled = tiling.enabled() && (tiling.tile < height || tiling.tile < width);
-  const std::int64_t th = tiled ? std::min(tiling.tile, height) : height, tw = tiled ? std::min(tiling.tile, width) : width;
+  const std::int64_t th = tiled ? std::min(tiling.tile, height) : height,
+                     tw = tiled ? std::min(tiling.tile, width) : width;
   Walk walk;
   walkDecoder(config, static_cast<double>(th), static_cast<double>(tw), latentFrames > 1, walk);
   WanVaeDecodeMemory m;
@@ -150,14 +155,15 @@ WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t
 }
 
 VaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
-                                std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip) {
+                             std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip) {
   if (estimateWanVaeDecode(config, latentFrames, height, width, dtype, {}, wholeClip).totalBytes() <= budgetBytes)
     return {};
   const std::int64_t largest = std::max(height, width);
   const VaeTiling best{4, 2};
   for (std::int64_t tile = largest - 1; tile >= 4; --tile) {
     const VaeTiling candidate{tile, std::max<std::int64_t>(2, tile / 4)};
-    if (estimateWanVaeDecode(config, latentFrames, height, width, dtype, candidate, wholeClip).totalBytes() <= budgetBytes)
+    if (estimateWanVaeDecode(config, latentFrames, height, width, dtype, candidate, wholeClip).totalBytes() <=
+        budgetBytes)
       return candidate;
   }
   return best;

@@ -33,6 +33,7 @@ WanVaeDecodeMemory estimateWanVaeDecode(const WanVaeConfig& config, std::int64_t
 // else the largest square tile (overlap a quarter of it, at least 2 latent pixels) whose estimate
 // fits, else the smallest tile tried (4 latent pixels, overlap 2).
 VaeTiling chooseWanVaeTiling(const WanVaeConfig& config, std::int64_t latentFrames, std::int64_t height,
-                                std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip = true);
+                             std::int64_t width, at::ScalarType dtype, std::uint64_t budgetBytes,
+                             bool wholeClip = true);
 
 }  // namespace shotchain::models

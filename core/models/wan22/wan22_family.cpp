@@ -40,7 +40,8 @@ std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
   const WanVaeDetection vae = detectWanVaeConfig(weights);
   if (!vae.isWanVae || vae.config.generation != 22) return std::nullopt;
   const std::string variant = vae.config.variant();
-  return IdentifiedModel{"wan22_vae", ModelRole::Vae, variant == "wan2.2" ? "Wan 2.2 VAE" : "Wan 2.2 VAE (" + variant + ")",
+  return IdentifiedModel{"wan22_vae", ModelRole::Vae,
+                         variant == "wan2.2" ? "Wan 2.2 VAE" : "Wan 2.2 VAE (" + variant + ")",
                          firstProblem(vae.problems)};
 }
 
@@ -51,9 +52,7 @@ std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, 
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
-std::shared_ptr<const DitMemoryModel> wan22DitMemory(const io::WeightSet& weights) {
-  return wanDitMemory(weights);
-}
+std::shared_ptr<const DitMemoryModel> wan22DitMemory(const io::WeightSet& weights) { return wanDitMemory(weights); }
 
 std::unique_ptr<VideoVae> loadWan22Vae(const io::WeightSet& weights, c10::Device device) {
   WanVaeLoadOptions options;
@@ -83,10 +82,12 @@ FamilyInspection inspectI2v(const io::WeightSet& weights) {
   FamilyInspection out;
   out.lines.emplace_back("family", "wan2.2 DiT (i2v): " + i2vDescription(wan.config));
   out.lines.emplace_back("variant", wan.problems.empty() ? wan.config.variant() : "unknown");
-  out.lines.emplace_back("latent channels", std::to_string(wan.config.outDim) + " (the Wan 2.1 VAE's), plus " +
-                                                std::to_string(wan.config.inDim - wan.config.outDim) +
-                                                " input channels of image condition (frame mask and start image latent)");
-  out.lines.emplace_back("expert", "one of a high-noise / low-noise pair: the model set says which (model.dit_high_noise)");
+  out.lines.emplace_back("latent channels",
+                         std::to_string(wan.config.outDim) + " (the Wan 2.1 VAE's), plus " +
+                             std::to_string(wan.config.inDim - wan.config.outDim) +
+                             " input channels of image condition (frame mask and start image latent)");
+  out.lines.emplace_back("expert",
+                         "one of a high-noise / low-noise pair: the model set says which (model.dit_high_noise)");
   out.lines.emplace_back("config (from " + wan.configSource + ")", wan.config.toJson());
   out.problems = wan.problems;
   return out;
@@ -98,8 +99,10 @@ constexpr SizePreset kTi2vSizes[] = {
     {"64×64 — tiny test models", 64, 64},
 };
 constexpr SizePreset kI2vSizes[] = {
-    {"832×480 — Wan 480p landscape", 832, 480}, {"480×832 — Wan 480p portrait", 480, 832},
-    {"1280×720 — Wan 720p landscape", 1280, 720}, {"720×1280 — Wan 720p portrait", 720, 1280},
+    {"832×480 — Wan 480p landscape", 832, 480},
+    {"480×832 — Wan 480p portrait", 480, 832},
+    {"1280×720 — Wan 720p landscape", 1280, 720},
+    {"720×1280 — Wan 720p portrait", 720, 1280},
 };
 
 const FamilyKnowledge& ti2vKnowledge() {
@@ -135,11 +138,15 @@ const FamilyKnowledge& wan22VaeKnowledge() {
   return knowledge;
 }
 
-DitFacts ti2vFacts(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, ti2vKnowledge()); }
+DitFacts ti2vFacts(const io::WeightSet& weights) {
+  return wanDitFacts(detectWanConfig(weights).config, ti2vKnowledge());
+}
 DitFacts i2vFacts(const io::WeightSet& weights) { return wanDitFacts(detectWanConfig(weights).config, i2vKnowledge()); }
 VaeFacts wan22VaeFacts(const io::WeightSet& weights) { return wanVaeFacts(detectWanVaeConfig(weights).config); }
 
-std::string ti2vNames(const std::string& n) { return wan22FileName(n) && n.find("ti2v") != std::string::npos ? "Wan 2.2 TI2V-5B" : ""; }
+std::string ti2vNames(const std::string& n) {
+  return wan22FileName(n) && n.find("ti2v") != std::string::npos ? "Wan 2.2 TI2V-5B" : "";
+}
 
 std::string i2vNames(const std::string& n) {
   if (!wan22FileName(n) || n.find("i2v") == std::string::npos) return "";

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
-#include "test_registry.h"
 #include "bad_documents.h"
 #include "cli_run.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -34,7 +34,8 @@ class BadInputCatalogue : public QObject {
   void initTestCase() {
     root_ = dir_.path().toStdString();
     const ModelSet files = writeTinyModelSet(root_ / "models").modelSet();
-    model_ = {{"dit", files.dit}, {"vae", files.vae}, {"text_encoder", files.textEncoder}, {"tokenizer", files.tokenizer}};
+    model_ = {
+        {"dit", files.dit}, {"vae", files.vae}, {"text_encoder", files.textEncoder}, {"tokenizer", files.tokenizer}};
   }
 
   void everyCase_data() {
@@ -69,7 +70,8 @@ class BadInputCatalogue : public QObject {
     const CliRun render = runCli({"render", name, "--out", q(out.string())});
     noLibraryText(render);
     if (c.expect == Expect::Warned) {
-      QVERIFY2(validate.out.contains(where + ": warning: ") && validate.out.contains(q(c.rule)), qPrintable(validate.out));
+      QVERIFY2(validate.out.contains(where + ": warning: ") && validate.out.contains(q(c.rule)),
+               qPrintable(validate.out));
       QCOMPARE(render.exitCode, 4);
       QVERIFY2(render.err.contains(q(c.path)) && render.err.contains(q(c.rule)), qPrintable(render.err));
       QVERIFY(!std::filesystem::exists(out / "shots"));
@@ -81,7 +83,8 @@ class BadInputCatalogue : public QObject {
 
   // "16GB" is 16·10⁹ bytes, "16GiB" 16·2³⁰, and the plan says the budget back in the unit written.
   void budgetsKeepTheirUnit() {
-    for (const auto& [written, shown] : {std::pair{"16GB", "budget 16 GB (14.90 GiB)"}, std::pair{"16GiB", "budget 16 GiB"}}) {
+    for (const auto& [written, shown] :
+         {std::pair{"16GB", "budget 16 GB (14.90 GiB)"}, std::pair{"16GiB", "budget 16 GiB"}}) {
       nlohmann::ordered_json doc = catalogueBaseDocument(model_);
       doc["memory"]["budget"] = written;
       const std::filesystem::path file = root_ / (std::string("budget-") + written + ".json");

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -18,7 +18,8 @@ class CliBenchLora : public QObject {
 
  private Q_SLOTS:
   void switchesLorasOnThePinnedDit() {
-    const CliRun run = runCli({"bench", "residency", "--config", "tiny", "--shots", "4", "--policies", "pinned", "--lora-switch", "--json"});
+    const CliRun run = runCli(
+        {"bench", "residency", "--config", "tiny", "--shots", "4", "--policies", "pinned", "--lora-switch", "--json"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out));
     const nlohmann::json bench = nlohmann::json::parse(run.out.left(run.out.size() - run.err.size()).toStdString());
     const nlohmann::json& lora = bench["lora_switch"];
@@ -32,7 +33,8 @@ class CliBenchLora : public QObject {
   }
 
   void placesTwoExpertsEachWay() {
-    const CliRun run = runCli({"bench", "residency", "--config", "tiny", "--shots", "3", "--policies", "pinned", "--experts", "--json"});
+    const CliRun run = runCli(
+        {"bench", "residency", "--config", "tiny", "--shots", "3", "--policies", "pinned", "--experts", "--json"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out));
     const nlohmann::json bench = nlohmann::json::parse(run.out.left(run.out.size() - run.err.size()).toStdString());
     const nlohmann::json& experts = bench["experts"];

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -80,11 +80,14 @@ class CliCache : public QObject {
     QVERIFY2(render.err.contains("step cache magcache 0.5:"), qPrintable(render.err));
     const Json report = Json::parse(readFile(path("cached.render") / "report.json"));
     QVERIFY(report["shots"][0]["cache"]["skipped_passes"].get<int>() > 0);
-    QCOMPARE(report["shots"][0]["cache"]["computed_passes"].get<int>() + report["shots"][0]["cache"]["skipped_passes"].get<int>(), 24);
+    QCOMPARE(report["shots"][0]["cache"]["computed_passes"].get<int>() +
+                 report["shots"][0]["cache"]["skipped_passes"].get<int>(),
+             24);
   }
 
   void aBadCalibrationFileIsRefusedBeforeAnyWork() {
-    writeFile(path("broken.cache.json"), "{\"format\": \"shotchain.cache-calibration/1\", \"steps\": 12, \"magcache_ratios\": [1, 2]}");
+    writeFile(path("broken.cache.json"),
+              "{\"format\": \"shotchain.cache-calibration/1\", \"steps\": 12, \"magcache_ratios\": [1, 2]}");
     Json doc = demoSequence(12);
     doc["sampler"]["cache"] = {{"policy", "magcache"}, {"calibration", "broken.cache.json"}};
     writeFile(path("broken.json"), doc.dump(1));

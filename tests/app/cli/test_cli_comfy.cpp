@@ -3,8 +3,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "test_registry.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -88,7 +88,8 @@ class CliComfy : public QObject {
     writeFile(dir.filePath("odd.json").toStdString(), text);
     const CliRun odd = runCli({"import-comfy", dir.filePath("odd.json")});
     QVERIFY2(odd.exitCode == 3, qPrintable(odd.out + odd.err));
-    QVERIFY2(odd.err.contains("shots[0].width") && odd.err.contains("was written but does not validate"), qPrintable(odd.err));
+    QVERIFY2(odd.err.contains("shots[0].width") && odd.err.contains("was written but does not validate"),
+             qPrintable(odd.err));
     QVERIFY(QFile::exists(dir.filePath("odd.sequence.json")));
     QCOMPARE(runCli({"validate", dir.filePath("odd.sequence.json")}).exitCode, 1);
     const CliRun json = runCli({"import-comfy", dir.filePath("odd.json"), "--force", "--json"});
@@ -101,7 +102,8 @@ class CliComfy : public QObject {
     writeFile(dir.filePath("escape.json").toStdString(), text);
     const CliRun escape = runCli({"import-comfy", dir.filePath("escape.json"), "--models", dir.path()});
     QCOMPARE(escape.exitCode, 1);
-    QVERIFY2(escape.err.contains("UNETLoader 1: \"unet_name\" is \"../../outside.safetensors\", which is not a file name inside"),
+    QVERIFY2(escape.err.contains(
+                 "UNETLoader 1: \"unet_name\" is \"../../outside.safetensors\", which is not a file name inside"),
              qPrintable(escape.err));
     QVERIFY(!QFile::exists(dir.filePath("escape.sequence.json")));
   }

@@ -6,16 +6,18 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "cli_run.h"
 #include "io/safetensors_reader.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
 
 namespace {
 
-QString golden(const char* name) { return QString::fromStdString((std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name).string()); }
+QString golden(const char* name) {
+  return QString::fromStdString((std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name).string());
+}
 
 }  // namespace
 
@@ -27,7 +29,8 @@ class CliConvert : public QObject {
 
  private Q_SLOTS:
   void convertsTheChosenStateDict() {
-    const CliRun run = runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("ema.safetensors"), "--key", "generator_ema"});
+    const CliRun run =
+        runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("ema.safetensors"), "--key", "generator_ema"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out));
     QVERIFY2(run.out.contains("69 tensors of \"generator_ema\", prefix stripped: model."), qPrintable(run.out));
     const auto copy = io::SafetensorsFile::open(out("ema.safetensors").toStdString());
@@ -52,10 +55,12 @@ class CliConvert : public QObject {
   }
 
   void chunkMakesACausalModel() {
-    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("causal.safetensors"), "--chunk", "3"}).exitCode, 0);
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("causal.safetensors"), "--chunk", "3"}).exitCode,
+             0);
     const CliRun run = runCli({"inspect", out("causal.safetensors")});
     QVERIFY2(run.out.contains("causal, chunk 3"), qPrintable(run.out));
-    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("none.safetensors"), "--chunk", "0"}).exitCode, 2);
+    QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("none.safetensors"), "--chunk", "0"}).exitCode,
+             2);
   }
 
   void refusalsSayWhy() {
@@ -73,7 +78,8 @@ class CliConvert : public QObject {
 
   void inspectListsStateDicts() {
     const CliRun run = runCli({"inspect", golden("wan_dit_tiny_nested.pt")});
-    QVERIFY2(run.out.contains("state dicts: generator (69 tensors) [described] generator_ema (69 tensors)"), qPrintable(run.out));
+    QVERIFY2(run.out.contains("state dicts: generator (69 tensors) [described] generator_ema (69 tensors)"),
+             qPrintable(run.out));
     QVERIFY2(run.out.contains("values: step=int 1234 note=str \"tiny\""), qPrintable(run.out));
     QVERIFY2(run.out.contains("family: wan2.1 DiT"), qPrintable(run.out));
     QVERIFY2(run.out.contains("(1 file, "), qPrintable(run.out));

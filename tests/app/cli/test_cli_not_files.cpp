@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "cli_run.h"
 #include "model_folder.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -68,7 +68,8 @@ class CliNotFiles : public QObject {
     ::mkfifo((shards / "dit-00001-of-00001.safetensors").c_str(), 0600);
     writeFile(shards / "dit.safetensors.index.json",
               R"({ "metadata": {}, "weight_map": { "patch_embedding.weight": "dit-00001-of-00001.safetensors" } })");
-    writeFile(folder / "seq.json", sequenceJson(R"({ "folder": "models", "dit": "diffusion_models/dit.safetensors.index.json" })"));
+    writeFile(folder / "seq.json",
+              sequenceJson(R"({ "folder": "models", "dit": "diffusion_models/dit.safetensors.index.json" })"));
     const CliRun inspect = cli({"inspect", q(shards / "dit.safetensors.index.json")});
     QCOMPARE(inspect.exitCode, 1);
     QVERIFY2(inspect.out.contains("is a FIFO (named pipe), not a file"), qPrintable(inspect.out));
@@ -122,14 +123,17 @@ class CliNotFiles : public QObject {
     const fs::path comfy = exported / "01-enter.json";
     QVERIFY(fs::is_regular_file(comfy));
     const CliRun toFifo0 = cli({"import-comfy", q(comfy), "-o", q(pipe), "--force"});
-    QVERIFY2(toFifo0.exitCode != 0 && toFifo0.err.contains("is a FIFO (named pipe), not a file"), qPrintable(toFifo0.err));
+    QVERIFY2(toFifo0.exitCode != 0 && toFifo0.err.contains("is a FIFO (named pipe), not a file"),
+             qPrintable(toFifo0.err));
     QVERIFY(fs::is_fifo(pipe));
     fs::create_directories(root_ / "folder.json");
     const CliRun toFolder = cli({"import-comfy", q(comfy), "-o", q(root_ / "folder.json"), "--force"});
     QVERIFY2(toFolder.exitCode != 0 && toFolder.err.contains("is a directory, not a file"), qPrintable(toFolder.err));
     fs::create_symlink("/dev/null", root_ / "null.safetensors");
-    const CliRun convert = cli({"convert", q(golden("wan_dit_tiny_state.pt")), q(root_ / "null.safetensors"), "--force"});
-    QVERIFY2(convert.exitCode != 0 && convert.err.contains("/dev/null is a device, not a file"), qPrintable(convert.err));
+    const CliRun convert =
+        cli({"convert", q(golden("wan_dit_tiny_state.pt")), q(root_ / "null.safetensors"), "--force"});
+    QVERIFY2(convert.exitCode != 0 && convert.err.contains("/dev/null is a device, not a file"),
+             qPrintable(convert.err));
     QVERIFY(fs::is_symlink(root_ / "null.safetensors"));
     const fs::path pipeOut = fifo("pipe-out.safetensors");
     const CliRun toFifo = cli({"convert", q(golden("wan_dit_tiny_state.pt")), q(pipeOut), "--force"});

@@ -8,11 +8,11 @@
 #include <cctype>
 #include <set>
 
-#include "test_registry.h"
 #include "cli/command_specs.h"
 #include "cli/commands.h"
 #include "cli/option_values.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -38,8 +38,10 @@ QStringList commandLine(const CommandSpec& spec) { return q(spec.name).split(' '
 std::string squeezed(const std::string& text) {
   std::string out;
   for (const char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
-    else if (!out.empty() && out.back() != ' ') out += ' ';
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
   return out;
 }
 
@@ -67,7 +69,8 @@ class CliOptions : public QObject {
     QVERIFY(!render.text("--out"));
     QCOMPARE(kRenderCommand.parse({"a.json", "--shots", "3"}).range("--shots")->last, 3);
 
-    const ParsedOptions vae = kBenchVaeCommand.parse({"vae", "--size", "832x480", "--frames", "9", "--repeats", "2"}, 1);
+    const ParsedOptions vae =
+        kBenchVaeCommand.parse({"vae", "--size", "832x480", "--frames", "9", "--repeats", "2"}, 1);
     QCOMPARE(vae.dimensions("--size")->width, std::int64_t{832});
     QCOMPARE(vae.dimensions("--size")->height, std::int64_t{480});
     QCOMPARE(*vae.int64("--frames"), std::int64_t{9});
@@ -100,7 +103,8 @@ class CliOptions : public QObject {
         {kRenderCommand, {"a.json", "--shots", "4-2"}, "--shots: \"4-2\" is not a range like 2-4"},
         {kRenderCommand, {"a.json", "--budget", "lots"}, "--budget: \"lots\" is not a size (e.g. 16GiB)"},
         {kRenderCommand, {"a.json", "--out", ""}, "--out: the path is empty"},
-        {kPlanCommand, {"a.json", "--policy", "sometimes"},
+        {kPlanCommand,
+         {"a.json", "--policy", "sometimes"},
          "--policy: \"sometimes\" is not one of pinned, offload, reload, auto"},
         {kEvalDemoCommand, {"--samples", "12k"}, "--samples: \"12k\" is not a whole number"},
         {kEvalDemoCommand, {"--chains", "99999999999"}, "--chains: \"99999999999\" is out of range"},
@@ -154,7 +158,9 @@ class CliOptions : public QObject {
     for (const Command& command : commands()) {
       QVERIFY2(names.insert(command.spec->name).second, command.spec->name.c_str());
       QVERIFY(command.run != nullptr);
-      const std::string sub = command.spec->name.find(' ') == std::string::npos ? std::string() : command.spec->name.substr(command.spec->verb().size() + 1);
+      const std::string sub = command.spec->name.find(' ') == std::string::npos
+                                  ? std::string()
+                                  : command.spec->name.substr(command.spec->verb().size() + 1);
       const Command* found = findCommand(command.spec->verb(), sub.empty() ? Args{} : Args{sub});
       QVERIFY2(found == &command, command.spec->name.c_str());
     }
@@ -190,7 +196,8 @@ class CliOptions : public QObject {
       QStringList args;
       QString message;
     } cases[] = {
-        {{"render", sequence, "--out", out, "--shots", "2x-4"}, "shotchain render: --shots: \"2x-4\" is not a range like 2-4"},
+        {{"render", sequence, "--out", out, "--shots", "2x-4"},
+         "shotchain render: --shots: \"2x-4\" is not a range like 2-4"},
         {{"plan", sequence, "--frob"}, "shotchain plan: unknown option \"--frob\""},
         {{"bench", "vae", "--size", "64", "--json"}, "shotchain bench vae: --size: \"64\" is not a size like 832x480"},
         {{"bench", "frob"}, "shotchain bench: \"frob\" is not a bench command (dit, vae,"},

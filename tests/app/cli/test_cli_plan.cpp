@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
-#include "model_folder.h"
 #include "cli_run.h"
+#include "model_folder.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -29,7 +29,8 @@ class CliPlan : public QObject {
   void initTestCase() {
     const std::filesystem::path root(dir_.path().toStdString());
     makeModelFolder(root);
-    writeFile(root / "seq.json", sequenceJson(R"({ "folder": "models" })", R"({ "policy": "auto", "budget": "8 GiB" })"));
+    writeFile(root / "seq.json",
+              sequenceJson(R"({ "folder": "models" })", R"({ "policy": "auto", "budget": "8 GiB" })"));
     sequence_ = dir_.filePath("seq.json");
   }
 

@@ -2,8 +2,8 @@
 #include <QProcess>
 #include <QTest>
 
-#include "test_registry.h"
 #include "cli_run.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::testing;
@@ -22,8 +22,8 @@ class CliValidate : public QObject {
  private Q_SLOTS:
   void workflowsAreOk() {
     QStringList files;
-    for (const char* name : {"demo.json", "demo_prompt_change.json", "wan21_1.3b_five_shots.json", "resolution_change.json",
-                             "skyreels_df_continuation.json"})
+    for (const char* name : {"demo.json", "demo_prompt_change.json", "wan21_1.3b_five_shots.json",
+                             "resolution_change.json", "skyreels_df_continuation.json"})
       files << q(workflow(name).string());
     const Run run = cli(QStringList{"validate"} + files);
     QCOMPARE(run.exitCode, 0);

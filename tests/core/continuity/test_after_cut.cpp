@@ -9,13 +9,13 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "continuity/after_cut_measures.h"
 #include "continuity/cut_measures.h"
 #include "continuity/cut_verdict.h"
 #include "continuity/frame_measures.h"
 #include "continuity/shot_stats.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::continuity;
@@ -95,7 +95,7 @@ class TestAfterCut : public QObject {
 
   void insertedWhiteFrameIsAFlash() {
     // A grey ramp of 0.01 per frame runs through the cut; frame 3 after the cut is white.
-    const at::Tensor before = clip(greyRamp(0.20, 0.01, 9));  // 0.20 … 0.28
+    const at::Tensor before = clip(greyRamp(0.20, 0.01, 9));    // 0.20 … 0.28
     std::vector<at::Tensor> frames = greyRamp(0.29, 0.01, 17);  // 0.29 … 0.45
     frames[3] = solid(1, 1, 1);
     const CutMetrics m = cutBetween(before, clip(frames));
@@ -119,7 +119,8 @@ class TestAfterCut : public QObject {
     QCOMPARE(v.figures[0].state, FigureState::Warning);
     QCOMPARE(v.figures[1].state, FigureState::Warning);
     QCOMPARE(v.figures[3].state, FigureState::Warning);
-    QVERIFY2(QString::fromStdString(v.summary).startsWith("warning: flash 69.0×"), qPrintable(QString::fromStdString(v.summary)));
+    QVERIFY2(QString::fromStdString(v.summary).startsWith("warning: flash 69.0×"),
+             qPrintable(QString::fromStdString(v.summary)));
     QVERIFY(QString::fromStdString(v.figures[0].words).contains("the first 8 frames"));
   }
 

@@ -5,12 +5,12 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "continuity/cut_measures.h"
 #include "continuity/frame_measures.h"
 #include "continuity/latent_ops.h"
 #include "continuity/shot_stats.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -221,7 +221,8 @@ class TestContinuityMeasures : public QObject {
     s.tailPairs = {{0.03, 30.25, 0.8}};
     const ShotStats back = shotStatsFromJson(shotStatsToJson(s), "stats.json");
     QVERIFY(back == s);
-    QVERIFY(errorOf([] { shotStatsFromJson("{\"shot_id\": \"a\"}", "x.json"); }).contains("x.json: held_latent_frames"));
+    QVERIFY(
+        errorOf([] { shotStatsFromJson("{\"shot_id\": \"a\"}", "x.json"); }).contains("x.json: held_latent_frames"));
     QVERIFY(errorOf([] { shotStatsFromJson("[1", "x.json"); }).contains("x.json"));
   }
 };

@@ -7,7 +7,6 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "continuity/cut_measures.h"
 #include "continuity/frame_measures.h"
 #include "continuity/handoff.h"
@@ -18,6 +17,7 @@
 #include "models/wan/wan_vae.h"
 #include "runtime/torch_runtime.h"
 #include "sampling/sampler.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -27,7 +27,7 @@ Q_DECLARE_METATYPE(shotchain::ContinuityMode)
 
 namespace {
 
-constexpr int kFrames = 9;  // 3 latent frames
+constexpr int kFrames = 9;          // 3 latent frames
 constexpr std::int64_t kSide = 16;  // pixels; 2×2 latent pixels, one token per latent frame
 
 // One rendered shot, as the renderer produces it.
@@ -69,10 +69,11 @@ class TestHandoffChain : public QObject {
     std::optional<PreviousShot> previous;
     if (usesHandoff(settings.mode))
       if (std::optional<at::Tensor> stored = ring.handoff(settings.tag)) previous = PreviousShot{*stored, lastFrame_};
-    r.conditioning = prepareConditioning(settings, previous ? &*previous : nullptr, *vae_, image_, latentShape, seed, at::kCPU);
-    sampling::SampleResult sampled = sampling::sampleFlow(denoiser ? *denoiser : denoiser_, r.conditioning.sampleShape,
-                                                          cond_, uncond_, options(seed), {},
-                                                          holdSlotsHook(r.conditioning));
+    r.conditioning =
+        prepareConditioning(settings, previous ? &*previous : nullptr, *vae_, image_, latentShape, seed, at::kCPU);
+    sampling::SampleResult sampled =
+        sampling::sampleFlow(denoiser ? *denoiser : denoiser_, r.conditioning.sampleShape, cond_, uncond_,
+                             options(seed), {}, holdSlotsHook(r.conditioning));
     restoreHeldSlots(sampled.latent, r.conditioning);
     r.latent = sampled.latent;
     if (settings.anchorColour && first != nullptr)
@@ -217,13 +218,13 @@ class TestHandoffChain : public QObject {
     QVERIFY(m.deltaEPrev && m.deltaEFirst && m.roundtripMse && *m.roundtripMse > 0);
     QCOMPARE(m.handoffMse.has_value(), mode != ContinuityMode::None);
     if (mode == ContinuityMode::Latent) QCOMPARE(*m.handoffMse, 0.0);
-    std::printf("  %-14s held %lld, frames %lld, copied %llu B, handoff MSE %s, step ratio %.3f, PSNR cut %.2f dB "
-                "(within %.2f), SSIM cut %.3f, MAD ratio %.2f, dE prev %.2f, round-trip MSE %.4f, prepare %.2f ms\n",
-                toString(mode), static_cast<long long>(held), static_cast<long long>(two.kept.size(1)),
-                static_cast<unsigned long long>(m.handoffBytesCopied),
-                m.handoffMse ? QByteArray::number(*m.handoffMse).constData() : "-", *m.latentStepRatio, *m.psnrCut,
-                *m.psnrWithinMedian, *m.ssimCut, *m.madRatio, *m.deltaEPrev, *m.roundtripMse,
-                m.handoffSeconds * 1e3);
+    std::printf(
+        "  %-14s held %lld, frames %lld, copied %llu B, handoff MSE %s, step ratio %.3f, PSNR cut %.2f dB "
+        "(within %.2f), SSIM cut %.3f, MAD ratio %.2f, dE prev %.2f, round-trip MSE %.4f, prepare %.2f ms\n",
+        toString(mode), static_cast<long long>(held), static_cast<long long>(two.kept.size(1)),
+        static_cast<unsigned long long>(m.handoffBytesCopied),
+        m.handoffMse ? QByteArray::number(*m.handoffMse).constData() : "-", *m.latentStepRatio, *m.psnrCut,
+        *m.psnrWithinMedian, *m.ssimCut, *m.madRatio, *m.deltaEPrev, *m.roundtripMse, m.handoffSeconds * 1e3);
   }
 
   void latentHandoffIsZeroCopyAndHeldThroughSampling() {
@@ -279,8 +280,8 @@ class TestHandoffChain : public QObject {
     Continuity settings;
     settings.mode = ContinuityMode::Latent;
     const PreviousShot previous{stored, lastFrame_};
-    const Conditioning c = prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU,
-                                               ConditioningOptions{true});
+    const Conditioning c =
+        prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU, ConditioningOptions{true});
     QVERIFY(c.held.storage().is_alias_of(stored.storage()));  // the handoff is still zero copy
     QCOMPARE(*handoffMse(c), 0.0);
     QVERIFY(at::allclose(c.decodePrefix, vae_->encode(lastFrame_.unsqueeze(1)), 1e-5, 1e-6));
@@ -297,7 +298,8 @@ class TestHandoffChain : public QObject {
     // latent_overlap: the anchor it holds at slot 0 is the decode's prefix; the k handed latents are skipped.
     settings.mode = ContinuityMode::LatentOverlap;
     settings.overlapLatents = 1;
-    const Conditioning o = prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU, ConditioningOptions{true});
+    const Conditioning o =
+        prepareConditioning(settings, &previous, *vae_, {}, shape(), 202, at::kCPU, ConditioningOptions{true});
     QCOMPARE(o.decodeSkipLatents, std::int64_t{2});
     QVERIFY(at::equal(o.decodePrefix, o.held.narrow(1, 0, 1)));
     QCOMPARE(o.outputPixelFrames, std::int64_t{kFrames - 1});
@@ -340,7 +342,8 @@ class TestHandoffChain : public QObject {
 
   void withoutPredecessor() {
     Continuity settings;
-    for (const ContinuityMode mode : {ContinuityMode::Latent, ContinuityMode::LatentOverlap, ContinuityMode::VaeRoundtrip}) {
+    for (const ContinuityMode mode :
+         {ContinuityMode::Latent, ContinuityMode::LatentOverlap, ContinuityMode::VaeRoundtrip}) {
       settings.mode = mode;
       const Conditioning c = prepareConditioning(settings, nullptr, *vae_, image_, shape(), 1, at::kCPU);
       QCOMPARE(c.source, std::string("noise"));
@@ -354,7 +357,8 @@ class TestHandoffChain : public QObject {
     QVERIFY(at::equal(c.held, vae_->encode(image_.unsqueeze(1))));
     QVERIFY(!handoffMse(c));
     // A fallback image of another size is resized to the shot's.
-    const Conditioning small = prepareConditioning(settings, nullptr, *vae_, image_.narrow(1, 0, 8), shape(), 1, at::kCPU);
+    const Conditioning small =
+        prepareConditioning(settings, nullptr, *vae_, image_.narrow(1, 0, 8), shape(), 1, at::kCPU);
     QCOMPARE(small.held.sizes(), at::IntArrayRef({16, 1, 2, 2}));
     QVERIFY(shotchain::testing::errorOf([&] {
               prepareConditioning(settings, nullptr, *vae_, at::zeros({4, kSide, kSide}), shape(), 1, at::kCPU);

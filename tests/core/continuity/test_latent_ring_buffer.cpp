@@ -6,11 +6,11 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "continuity/latent_ring_buffer.h"
 #include "io/safetensors_reader.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_probe.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -177,8 +177,9 @@ class TestLatentRingBuffer : public QObject {
     std::filesystem::remove(path);
 
     // A safetensors file of another kind is refused by name.
-    QVERIFY(errorOf([&] { all.load(std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / "schedule_io.safetensors"); })
-                .contains("not a ShotChain latent ring file"));
+    QVERIFY(errorOf([&] {
+              all.load(std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / "schedule_io.safetensors");
+            }).contains("not a ShotChain latent ring file"));
   }
 };
 

@@ -5,11 +5,11 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "test_registry.h"
 #include "demo/demo_prompts.h"
 #include "demo/frame_analysis.h"
 #include "demo/procedural_clip.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::demo;
@@ -130,7 +130,8 @@ class TestDemoClips : public QObject {
       single += o.singleObjectFrames == 17;
       auto truth = clipCentre(p, 8);
       if (p.shape == Shape::Triangle) truth[1] += p.radius / 3;  // the area centroid sits a third below the box centre
-      if (!o.frames[8].touchesBorder) QVERIFY2(std::hypot(o.frames[8].cx - truth[0], o.frames[8].cy - truth[1]) < 1.5f, "centroid");
+      if (!o.frames[8].touchesBorder)
+        QVERIFY2(std::hypot(o.frames[8].cx - truth[0], o.frames[8].cy - truth[1]) < 1.5f, "centroid");
     }
     qInfo("detector on ground truth: colour %d/%d, shape %d/%d, direction %d/%d", colour, n, shape, n, direction, n);
     QCOMPARE(colour, n);

@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_eval.h"
 #include "demo/demo_generation.h"
@@ -21,9 +20,10 @@
 #include "models/wan/wan_vae.h"
 #include "render/renderer.h"
 #include "runtime/torch_runtime.h"
-#include "sequence/sequence_io.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
+#include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -64,7 +64,8 @@ class TestDemoWeights : public QObject {
     QCOMPARE(dit.config().toJson(), demoDitConfig().toJson());
     const models::WanVae vae = models::WanVae::load(io::WeightSet::open(dir_ / kVaeFile));
     QCOMPARE(vae.config().toJson(), demoVaeConfig().toJson());
-    QVERIFY(vae.latentStd() != std::vector<double>(static_cast<std::size_t>(vae.config().zDim), 1.0));  // the family's own statistics
+    QVERIFY(vae.latentStd() !=
+            std::vector<double>(static_cast<std::size_t>(vae.config().zDim), 1.0));  // the family's own statistics
     models::Umt5TextEncoderOptions options;
     options.tokenizer = dir_ / kTokenizerFile;
     options.textLen = static_cast<std::size_t>(dit.config().textLen);
@@ -176,7 +177,8 @@ class TestDemoWeights : public QObject {
     }
     QCOMPARE(samples, options.samples);
     const std::string table = formatDemoEvalTable(report);
-    QVERIFY2(table.find("  on black (") != std::string::npos && table.find("  on gray (") != std::string::npos, table.c_str());
+    QVERIFY2(table.find("  on black (") != std::string::npos && table.find("  on gray (") != std::string::npos,
+             table.c_str());
     const nlohmann::json json = nlohmann::json::parse(demoEvalJson(report));
     QCOMPARE(json.at("by_background").size(), demoBackgrounds().size());
     QCOMPARE(json.at("by_background").at(0).at("background").get<std::string>(), std::string("black"));

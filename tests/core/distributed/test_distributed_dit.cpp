@@ -19,8 +19,8 @@
 #include "distributed/process_group.h"
 #include "models/wan/wan_model.h"
 #include "rank_processes.h"
-#include "test_support.h"
 #include "runtime/torch_runtime.h"
+#include "test_support.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
@@ -77,28 +77,47 @@ int sequenceParallelWorker(int guidanceGroups) {
     const at::Tensor even = seeded({16, 2, 4, 4}, 3);  // 2·2·2 = 8 tokens
     const at::Tensor odd = seeded({16, 3, 6, 2}, 4);   // 3·3·1 = 9 tokens: padded
     const at::Tensor t = at::tensor({700.0f});
-    ok &= check("scalar_even", model, group, [&](const models::WanModel& m) { return m.forward({even}, t, {contextA})[0]; }, rank);
-    ok &= check("scalar_odd", model, group, [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA})[0]; }, rank);
-    ok &= check("ragged_batch", model, group, [&](const models::WanModel& m) {
-      return at::cat({m.forward({odd, even}, at::tensor({300.0f, 800.0f}), {contextA, contextB})[0].flatten(),
-                      m.forward({odd, even}, at::tensor({300.0f, 800.0f}), {contextA, contextB})[1].flatten()});
-    }, rank);
+    ok &= check(
+        "scalar_even", model, group, [&](const models::WanModel& m) { return m.forward({even}, t, {contextA})[0]; },
+        rank);
+    ok &= check(
+        "scalar_odd", model, group, [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA})[0]; },
+        rank);
+    ok &= check(
+        "ragged_batch", model, group,
+        [&](const models::WanModel& m) {
+          return at::cat({m.forward({odd, even}, at::tensor({300.0f, 800.0f}), {contextA, contextB})[0].flatten(),
+                          m.forward({odd, even}, at::tensor({300.0f, 800.0f}), {contextA, contextB})[1].flatten()});
+        },
+        rank);
     // Classifier-free guidance as one batch of 2: split between the guidance groups when there are 2.
-    const at::Tensor x2 = at::stack({odd, odd}), c2 = at::stack({contextA, at::constant_pad_nd(contextB, {0, 0, 0, 2})});
-    ok &= check("guidance_batch", model, group,
-                [&](const models::WanModel& m) { return m.forwardBatch(x2, at::tensor({500.0f, 500.0f}), c2); }, rank);
+    const at::Tensor x2 = at::stack({odd, odd}),
+                     c2 = at::stack({contextA, at::constant_pad_nd(contextB, {0, 0, 0, 2})});
+    ok &= check(
+        "guidance_batch", model, group,
+        [&](const models::WanModel& m) {
+          return m.forwardBatch(x2, at::tensor({500.0f, 500.0f}), c2);
+        },
+        rank);
   }
   {
     models::WanModel model = models::WanModel::random(tinyConfig(true, 2 * group->sequenceSize()), 6);
     const at::Tensor odd = seeded({16, 3, 6, 2}, 7);
     const at::Tensor t = at::tensor({900.0f, 500.0f, 100.0f}).unsqueeze(0);  // [1, F]: one per latent frame
-    ok &= check("per_frame_odd", model, group, [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA}, nullptr, 1)[0]; }, rank);
+    ok &= check(
+        "per_frame_odd", model, group,
+        [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA}, nullptr, 1)[0]; }, rank);
     model.setCausalBlockSize(1);
-    ok &= check("per_frame_block_causal", model, group,
-                [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA}, nullptr, 1)[0]; }, rank);
+    ok &= check(
+        "per_frame_block_causal", model, group,
+        [&](const models::WanModel& m) { return m.forward({odd}, t, {contextA}, nullptr, 1)[0]; }, rank);
     const at::Tensor x2 = at::stack({odd, odd}), c2 = at::stack({contextA, contextA});
-    ok &= check("per_frame_guidance_batch", model, group,
-                [&](const models::WanModel& m) { return m.forwardBatch(x2, at::cat({t, t}), c2, 1); }, rank);
+    ok &= check(
+        "per_frame_guidance_batch", model, group,
+        [&](const models::WanModel& m) {
+          return m.forwardBatch(x2, at::cat({t, t}), c2, 1);
+        },
+        rank);
   }
   const distributed::CollectiveStats stats = group->stats();
   std::printf("rank %d collectives %llu bytes %llu\n", rank, static_cast<unsigned long long>(stats.calls),
@@ -161,7 +180,9 @@ class DistributedDit : public QObject {
     qputenv("WORLD_SIZE", "2");
     qputenv("MASTER_ADDR", "127.0.0.1");
     qputenv("MASTER_PORT", "29500");
-    QVERIFY(errorOf([] { distributed::rendezvousFromEnvironment(); }).contains("RANK=\"2\": expected a whole number in 0-1"));
+    QVERIFY(errorOf([] {
+              distributed::rendezvousFromEnvironment();
+            }).contains("RANK=\"2\": expected a whole number in 0-1"));
     qputenv("RANK", "1");
     qunsetenv("MASTER_ADDR");
     QVERIFY(errorOf([] { distributed::rendezvousFromEnvironment(); }).contains("MASTER_ADDR is not set"));
@@ -217,7 +238,8 @@ class DistributedDit : public QObject {
       const bool finished = processes[0].waitForFinished(30000);
       RankRun r;
       r.exitCode = finished && processes[0].exitStatus() == QProcess::NormalExit ? processes[0].exitCode() : -1;
-      r.output = QString::fromUtf8(processes[0].readAllStandardOutput()) + QString::fromUtf8(processes[0].readAllStandardError());
+      r.output = QString::fromUtf8(processes[0].readAllStandardOutput()) +
+                 QString::fromUtf8(processes[0].readAllStandardError());
       runs.push_back(r);
       processes[1].kill();
       processes[1].waitForFinished(5000);

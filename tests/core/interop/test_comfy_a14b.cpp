@@ -12,10 +12,10 @@
 
 #include "comfy_families.h"
 #include "golden_model_facts.h"
-#include "test_registry.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::interop;
@@ -24,7 +24,11 @@ using Json = nlohmann::json;
 namespace {
 
 Json node(int id, const char* type, Json inputs, Json widgets) {
-  return Json{{"id", id}, {"type", type}, {"inputs", std::move(inputs)}, {"outputs", Json::array()}, {"widgets_values", std::move(widgets)}};
+  return Json{{"id", id},
+              {"type", type},
+              {"inputs", std::move(inputs)},
+              {"outputs", Json::array()},
+              {"widgets_values", std::move(widgets)}};
 }
 Json in(const char* name, int link) { return Json{{"name", name}, {"type", "*"}, {"link", link}}; }
 
@@ -33,26 +37,32 @@ Json in(const char* name, int link) { return Json{{"name", name}, {"type", "*"},
 Json a14bTemplate(bool i2v, bool withLoras = false) {
   const std::string kind = i2v ? "i2v" : "t2v";
   Json nodes = Json::array();
-  nodes.push_back(node(37, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_high_noise_14B_fp8_scaled.safetensors", "default"}));
-  nodes.push_back(node(56, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_low_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(
+      node(37, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_high_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(
+      node(56, "UNETLoader", Json::array(), {"wan2.2_" + kind + "_low_noise_14B_fp8_scaled.safetensors", "default"}));
   nodes.push_back(node(38, "CLIPLoader", Json::array(), {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}));
   nodes.push_back(node(39, "VAELoader", Json::array(), {"wan_2.1_vae.safetensors"}));
   int highModel = 1, lowModel = 2;
   if (withLoras) {
-    nodes.push_back(node(80, "LoraLoaderModelOnly", Json::array({in("model", 1)}), {"lightx2v_high_noise.safetensors", 1.0}));
-    nodes.push_back(node(81, "LoraLoaderModelOnly", Json::array({in("model", 2)}), {"lightx2v_low_noise.safetensors", 1.0}));
+    nodes.push_back(
+        node(80, "LoraLoaderModelOnly", Json::array({in("model", 1)}), {"lightx2v_high_noise.safetensors", 1.0}));
+    nodes.push_back(
+        node(81, "LoraLoaderModelOnly", Json::array({in("model", 2)}), {"lightx2v_low_noise.safetensors", 1.0}));
     highModel = 30;
     lowModel = 31;
   }
   nodes.push_back(node(54, "ModelSamplingSD3", Json::array({in("model", highModel)}), {8.0}));
   nodes.push_back(node(55, "ModelSamplingSD3", Json::array({in("model", lowModel)}), {8.0}));
-  nodes.push_back(node(6, "CLIPTextEncode", Json::array({in("clip", 3)}), {"a lighthouse keeper climbs the spiral stairs"}));
+  nodes.push_back(
+      node(6, "CLIPTextEncode", Json::array({in("clip", 3)}), {"a lighthouse keeper climbs the spiral stairs"}));
   nodes.push_back(node(7, "CLIPTextEncode", Json::array({in("clip", 4)}), {"blurry, static"}));
   // The latent: an empty video latent, or WanImageToVideo whose outputs are positive (0), negative (1), latent (2).
   int positive = 5, negative = 6, positiveLow = 20, negativeLow = 21;
   if (i2v) {
     nodes.push_back(node(62, "LoadImage", Json::array(), {"keeper.png", "image"}));
-    nodes.push_back(node(50, "WanImageToVideo", Json::array({in("positive", 5), in("negative", 6), in("vae", 7), in("start_image", 22)}),
+    nodes.push_back(node(50, "WanImageToVideo",
+                         Json::array({in("positive", 5), in("negative", 6), in("vae", 7), in("start_image", 22)}),
                          {1280, 720, 81, 1}));
   } else {
     nodes.push_back(node(61, "EmptyHunyuanLatentVideo", Json::array(), {1280, 720, 81, 1}));
@@ -63,19 +73,27 @@ Json a14bTemplate(bool i2v, bool withLoras = false) {
     positiveLow = 25;
     negativeLow = 26;
   }
-  nodes.push_back(node(57, "KSamplerAdvanced",
-                       Json::array({in("model", 8), in("positive", positive), in("negative", negative), in("latent_image", 9)}),
-                       {"enable", 518936403245791, "randomize", 20, 3.5, "euler", "simple", 0, 10, "enable"}));
-  nodes.push_back(node(58, "KSamplerAdvanced",
-                       Json::array({in("model", 10), in("positive", positiveLow), in("negative", negativeLow), in("latent_image", 11)}),
-                       {"disable", 0, "fixed", 20, 3.0, "euler", "simple", 10, 10000, "disable"}));
+  nodes.push_back(
+      node(57, "KSamplerAdvanced",
+           Json::array({in("model", 8), in("positive", positive), in("negative", negative), in("latent_image", 9)}),
+           {"enable", 518936403245791, "randomize", 20, 3.5, "euler", "simple", 0, 10, "enable"}));
+  nodes.push_back(node(
+      58, "KSamplerAdvanced",
+      Json::array({in("model", 10), in("positive", positiveLow), in("negative", negativeLow), in("latent_image", 11)}),
+      {"disable", 0, "fixed", 20, 3.0, "euler", "simple", 10, 10000, "disable"}));
   nodes.push_back(node(8, "VAEDecode", Json::array({in("samples", 12), in("vae", 13)}), Json::array()));
   nodes.push_back(node(59, "CreateVideo", Json::array({in("images", 14)}), {16}));
   nodes.push_back(node(60, "SaveVideo", Json::array({in("video", 15)}), {"video/ComfyUI", "auto", "auto"}));
   const int latent = i2v ? 50 : 61;
-  Json links = Json::array({{3, 38, 0, 6, 0, "CLIP"},        {4, 38, 0, 7, 0, "CLIP"},          {8, 54, 0, 57, 0, "MODEL"},
-                            {9, latent, i2v ? 2 : 0, 57, 3, "LATENT"}, {10, 55, 0, 58, 0, "MODEL"}, {11, 57, 0, 58, 3, "LATENT"},
-                            {12, 58, 0, 8, 0, "LATENT"},     {13, 39, 0, 8, 1, "VAE"},          {14, 8, 0, 59, 0, "IMAGE"},
+  Json links = Json::array({{3, 38, 0, 6, 0, "CLIP"},
+                            {4, 38, 0, 7, 0, "CLIP"},
+                            {8, 54, 0, 57, 0, "MODEL"},
+                            {9, latent, i2v ? 2 : 0, 57, 3, "LATENT"},
+                            {10, 55, 0, 58, 0, "MODEL"},
+                            {11, 57, 0, 58, 3, "LATENT"},
+                            {12, 58, 0, 8, 0, "LATENT"},
+                            {13, 39, 0, 8, 1, "VAE"},
+                            {14, 8, 0, 59, 0, "IMAGE"},
                             {15, 59, 0, 60, 0, "VIDEO"}});
   if (withLoras) {
     links.push_back({1, 37, 0, 80, 0, "MODEL"});
@@ -87,13 +105,20 @@ Json a14bTemplate(bool i2v, bool withLoras = false) {
     links.push_back({2, 56, 0, 55, 0, "MODEL"});
   }
   if (i2v) {
-    for (const Json& l : Json::array({{5, 6, 0, 50, 0, "CONDITIONING"}, {6, 7, 0, 50, 1, "CONDITIONING"}, {7, 39, 0, 50, 2, "VAE"},
-                                      {22, 62, 0, 50, 3, "IMAGE"},       {23, 50, 0, 57, 1, "CONDITIONING"}, {24, 50, 1, 57, 2, "CONDITIONING"},
-                                      {25, 50, 0, 58, 1, "CONDITIONING"}, {26, 50, 1, 58, 2, "CONDITIONING"}}))
+    for (const Json& l : Json::array({{5, 6, 0, 50, 0, "CONDITIONING"},
+                                      {6, 7, 0, 50, 1, "CONDITIONING"},
+                                      {7, 39, 0, 50, 2, "VAE"},
+                                      {22, 62, 0, 50, 3, "IMAGE"},
+                                      {23, 50, 0, 57, 1, "CONDITIONING"},
+                                      {24, 50, 1, 57, 2, "CONDITIONING"},
+                                      {25, 50, 0, 58, 1, "CONDITIONING"},
+                                      {26, 50, 1, 58, 2, "CONDITIONING"}}))
       links.push_back(l);
   } else {
-    for (const Json& l : Json::array({{5, 6, 0, 57, 1, "CONDITIONING"}, {6, 7, 0, 57, 2, "CONDITIONING"},
-                                      {20, 6, 0, 58, 1, "CONDITIONING"}, {21, 7, 0, 58, 2, "CONDITIONING"}}))
+    for (const Json& l : Json::array({{5, 6, 0, 57, 1, "CONDITIONING"},
+                                      {6, 7, 0, 57, 2, "CONDITIONING"},
+                                      {20, 6, 0, 58, 1, "CONDITIONING"},
+                                      {21, 7, 0, 58, 2, "CONDITIONING"}}))
       links.push_back(l);
   }
   return {{"last_node_id", 81}, {"last_link_id", 31}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
@@ -121,7 +146,7 @@ class TestComfyA14b : public QObject {
     QCOMPARE(s.model.vae, std::string("wan_2.1_vae.safetensors"));
     QCOMPARE(shot.switchStep, std::optional<int>(10));
     QCOMPARE(s.sampler.steps, 20);
-    QCOMPARE(s.sampler.guidance, 3.0);                            // the low-noise sampler's cfg
+    QCOMPARE(s.sampler.guidance, 3.0);                                  // the low-noise sampler's cfg
     QCOMPARE(s.sampler.guidanceHighNoise, std::optional<double>(3.5));  // the high-noise sampler's
     QCOMPARE(s.sampler.shift, 8.0);
     QCOMPARE(shot.seed, std::uint64_t{518936403245791});
@@ -132,17 +157,25 @@ class TestComfyA14b : public QObject {
     QCOMPARE(shot.prompt, std::string("a lighthouse keeper climbs the spiral stairs"));
     QCOMPARE(shot.negativePrompt, std::string("blurry, static"));
     QCOMPARE(shot.startImage, i2v ? std::string("keeper.png") : std::string());
-    for (const UnmappedNode& n : imported.unmapped) QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
+    for (const UnmappedNode& n : imported.unmapped)
+      QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
   }
 
  private Q_SLOTS:
-  void t2vTemplateImportsAsOneShotWithTwoExperts() { checkShot(importComfyWorkflow(a14bTemplate(false).dump(), "video_wan2_2_14B_t2v.json", testing::withFamilies()), false); }
+  void t2vTemplateImportsAsOneShotWithTwoExperts() {
+    checkShot(importComfyWorkflow(a14bTemplate(false).dump(), "video_wan2_2_14B_t2v.json", testing::withFamilies()),
+              false);
+  }
 
-  void i2vTemplateImportsWithItsStartImage() { checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json", testing::withFamilies()), true); }
+  void i2vTemplateImportsWithItsStartImage() {
+    checkShot(importComfyWorkflow(a14bTemplate(true).dump(), "video_wan2_2_14B_i2v.json", testing::withFamilies()),
+              true);
+  }
 
   // The 4-step variant: one LoRA per expert, each patching its own expert; the pair round-trips.
   void loraPerExpert() {
-    const ComfyImport imported = importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json", testing::withFamilies());
+    const ComfyImport imported =
+        importComfyWorkflow(a14bTemplate(false, true).dump(), "4step.json", testing::withFamilies());
     checkShot(imported, false);
     const Shot& shot = imported.sequence.shots.front();
     QVERIFY(shot.loras && shot.loras->size() == 2);
@@ -150,8 +183,10 @@ class TestComfyA14b : public QObject {
     QCOMPARE(shot.loras->at(0).expert, std::string("high"));
     QCOMPARE(shot.loras->at(1).file, std::string("lightx2v_low_noise.safetensors"));
     QCOMPARE(shot.loras->at(1).expert, std::string("low"));
-    const auto facts = testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors", "wan22_moe_high_tiny.safetensors");
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
+    const auto facts = testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                 "wan22_moe_high_tiny.safetensors");
+    const std::vector<ComfyShotWorkflow> out =
+        exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
     QCOMPARE(byType(out[0].json)["LoraLoaderModelOnly"].size(), std::size_t{2});
     const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QCOMPARE(again.sequence.shots.front().loras, shot.loras);
@@ -164,7 +199,8 @@ class TestComfyA14b : public QObject {
                                                          "wan22_i2v_high_tiny.safetensors")
                              : testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors",
                                                          "wan22_moe_high_tiny.safetensors");
-      const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
+      const std::vector<ComfyShotWorkflow> out =
+          exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
       QCOMPARE(out.size(), std::size_t{1});
       auto types = byType(out[0].json);
       QCOMPARE(types["UNETLoader"].size(), std::size_t{2});

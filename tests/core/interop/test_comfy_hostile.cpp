@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "comfy_families.h"
-#include "resolve/resolve_sequence.h"
-#include "test_registry.h"
 #include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
+#include "resolve/resolve_sequence.h"
 #include "sequence/validation.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::interop;
@@ -20,8 +20,8 @@ using Json = nlohmann::json;
 namespace {
 
 using testing::api;
-using testing::importErrorOf;
 using testing::from;
+using testing::importErrorOf;
 
 // One text-to-video shot: the seed pack's first (the KSampler is node 9), decoded by node 11 into a
 // SaveAnimatedWEBP (node 16).
@@ -38,9 +38,9 @@ QString errorWith(const char* node, const char* field, Json value) {
   return importErrorOf(g.dump());
 }
 
-#define EXPECT_ERROR(text, part)                                                                               \
-  do {                                                                                                         \
-    const QString e_ = (text);                                                                                 \
+#define EXPECT_ERROR(text, part)                                                                                 \
+  do {                                                                                                           \
+    const QString e_ = (text);                                                                                   \
     QVERIFY2(e_.startsWith("wf.json: ") && e_.contains(part) && !e_.contains("json.exception"), qPrintable(e_)); \
   } while (0)
 
@@ -70,14 +70,18 @@ class TestComfyHostile : public QObject {
   }
 
   void wronglyTypedFieldsNameTheNodeAndField() {
-    EXPECT_ERROR(errorWith("9", "steps", "twenty"), "KSampler 9: \"steps\" is \"twenty\"; it must be a whole number from 1 to 1000");
+    EXPECT_ERROR(errorWith("9", "steps", "twenty"),
+                 "KSampler 9: \"steps\" is \"twenty\"; it must be a whole number from 1 to 1000");
     EXPECT_ERROR(errorWith("9", "steps", 2.5), "KSampler 9: \"steps\" is 2.5");
     EXPECT_ERROR(errorWith("9", "cfg", Json::array({1, 2, 3})), "KSampler 9: \"cfg\" is [1,2,3], not a number");
-    EXPECT_ERROR(errorWith("4", "enable_pinning", "yes"), "ZeroCopyVRAMPin 4: \"enable_pinning\" is \"yes\", not true or false");
+    EXPECT_ERROR(errorWith("4", "enable_pinning", "yes"),
+                 "ZeroCopyVRAMPin 4: \"enable_pinning\" is \"yes\", not true or false");
     EXPECT_ERROR(errorWith("6", "text", 12), "CLIPTextEncode 6: \"text\" is 12, not text");
     EXPECT_ERROR(errorWith("9", "positive", Json::array({"6", -1})), "input \"positive\" slot is -1");
-    Json ui = {{"nodes", Json::array({{{"id", 1}, {"type", "KSampler"}, {"inputs", Json::array({{{"name", 5}, {"link", 1}}})}}})},
-               {"links", Json::array({Json::array({1, 1, "a", 1, 0, "MODEL"})})}};
+    Json ui = {
+        {"nodes",
+         Json::array({{{"id", 1}, {"type", "KSampler"}, {"inputs", Json::array({{{"name", 5}, {"link", 1}}})}}})},
+        {"links", Json::array({Json::array({1, 1, "a", 1, 0, "MODEL"})})}};
     EXPECT_ERROR(importErrorOf(ui.dump()), "links[0][2] (the source slot) is \"a\"");
     ui["links"][0][2] = 0;
     EXPECT_ERROR(importErrorOf(ui.dump()), "node 1 (KSampler): inputs[0] has no name");
@@ -89,8 +93,10 @@ class TestComfyHostile : public QObject {
 
   // Every number is checked against the document's range before it becomes an int field.
   void numbersAreRangeCheckedBeforeTheyBecomeFields() {
-    EXPECT_ERROR(errorWith("8", "length", 3000000000LL), "EmptyHunyuanLatentVideo 8: \"length\" is 3000000000; it must be a whole number from 1 to 1025");
-    EXPECT_ERROR(errorWith("8", "width", 2147483648LL), "\"width\" is 2147483648; it must be a whole number from 16 to 4096");
+    EXPECT_ERROR(errorWith("8", "length", 3000000000LL),
+                 "EmptyHunyuanLatentVideo 8: \"length\" is 3000000000; it must be a whole number from 1 to 1025");
+    EXPECT_ERROR(errorWith("8", "width", 2147483648LL),
+                 "\"width\" is 2147483648; it must be a whole number from 16 to 4096");
     EXPECT_ERROR(errorWith("8", "height", -64), "\"height\" is -64");
     EXPECT_ERROR(errorWith("9", "steps", 1e10), "\"steps\" is 10000000000.0");
     EXPECT_ERROR(errorWith("9", "cfg", 1e300), "\"cfg\" is 1e+300; it must be from 0 to 50");
@@ -105,7 +111,8 @@ class TestComfyHostile : public QObject {
     QCOMPARE(seedAfterImport("18446744073709551615"), std::uint64_t{18446744073709551615ull});
     QCOMPARE(seedAfterImport("9007199254740993"), std::uint64_t{9007199254740993ull});
     QCOMPARE(seedAfterImport("0"), std::uint64_t{0});
-    EXPECT_ERROR(errorWith("9", "seed", -5), "KSampler 9: \"seed\" is -5; a seed is a whole number from 0 to 18446744073709551615");
+    EXPECT_ERROR(errorWith("9", "seed", -5),
+                 "KSampler 9: \"seed\" is -5; a seed is a whole number from 0 to 18446744073709551615");
     std::string over = oneShot().dump();
     over.replace(over.find("\"seed\":1001"), 11, "\"seed\":1180591620717411303424");  // 2^70
     EXPECT_ERROR(importErrorOf(over), "\"seed\" is 1.1805916207174113e+21; a seed is a whole number");
@@ -121,12 +128,16 @@ class TestComfyHostile : public QObject {
     sequence.shots.push_back(second);
     const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(sequence, resolve::resolveSequence(sequence, {}));
     QCOMPARE(out.size(), std::size_t{2});
-    QCOMPARE(importComfyWorkflow(out[0].json, "a.json", testing::withFamilies()).sequence.shots[0].seed, std::uint64_t{18446744073709551615ull});
-    QCOMPARE(importComfyWorkflow(out[1].json, "b.json", testing::withFamilies()).sequence.shots[0].seed, std::uint64_t{9007199254740993ull});
+    QCOMPARE(importComfyWorkflow(out[0].json, "a.json", testing::withFamilies()).sequence.shots[0].seed,
+             std::uint64_t{18446744073709551615ull});
+    QCOMPARE(importComfyWorkflow(out[1].json, "b.json", testing::withFamilies()).sequence.shots[0].seed,
+             std::uint64_t{9007199254740993ull});
   }
 
   void modelNamesStayInsideTheModelsFolder() {
-    EXPECT_ERROR(errorWith("1", "unet_name", "../../etc/passwd"), "UNETLoader 1: \"unet_name\" is \"../../etc/passwd\", which is not a file name inside a ComfyUI folder");
+    EXPECT_ERROR(
+        errorWith("1", "unet_name", "../../etc/passwd"),
+        "UNETLoader 1: \"unet_name\" is \"../../etc/passwd\", which is not a file name inside a ComfyUI folder");
     EXPECT_ERROR(errorWith("1", "unet_name", "/etc/passwd"), "not a file name inside a ComfyUI folder");
     EXPECT_ERROR(errorWith("1", "unet_name", "wan/../../x.safetensors"), "not a file name inside");
     EXPECT_ERROR(errorWith("1", "unet_name", "C:\\models\\x.safetensors"), "not a file name inside");
@@ -134,7 +145,8 @@ class TestComfyHostile : public QObject {
     EXPECT_ERROR(errorWith("2", "clip_name", ""), "CLIPLoader 2: \"clip_name\"");
     Json g = oneShot();
     g["1"]["inputs"]["unet_name"] = "wan\\wan2.1_t2v_1.3B_fp16.safetensors";  // ComfyUI on Windows
-    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence.settings.model.dit, std::string("wan/wan2.1_t2v_1.3B_fp16.safetensors"));
+    QCOMPARE(importComfyWorkflow(g.dump(), "wf.json", testing::withFamilies()).sequence.settings.model.dit,
+             std::string("wan/wan2.1_t2v_1.3B_fp16.safetensors"));
   }
 
   // 25 000 shots in 100 000 nodes, and one shot behind a chain of 100 000 reroutes: linear work.
@@ -144,9 +156,15 @@ class TestComfyHostile : public QObject {
       const int id = 100 + 4 * shot;
       g[std::to_string(id)] = api("CLIPTextEncode", {{"text", "shot " + std::to_string(shot)}, {"clip", from(2)}});
       g[std::to_string(id + 1)] = api("EmptyHunyuanLatentVideo", {{"width", 64}, {"height", 64}, {"length", 17}});
-      g[std::to_string(id + 2)] = api("KSampler", {{"seed", shot}, {"steps", 20}, {"cfg", 4.0}, {"sampler_name", "uni_pc"},
-                                                  {"scheduler", "simple"}, {"model", from(5)}, {"positive", from(id)},
-                                                  {"negative", from(7)}, {"latent_image", from(id + 1)}});
+      g[std::to_string(id + 2)] = api("KSampler", {{"seed", shot},
+                                                   {"steps", 20},
+                                                   {"cfg", 4.0},
+                                                   {"sampler_name", "uni_pc"},
+                                                   {"scheduler", "simple"},
+                                                   {"model", from(5)},
+                                                   {"positive", from(id)},
+                                                   {"negative", from(7)},
+                                                   {"latent_image", from(id + 1)}});
       g[std::to_string(id + 3)] = api("VAEDecode", {{"samples", from(id + 2)}, {"vae", from(3)}});
     }
     QElapsedTimer timer;
@@ -173,7 +191,8 @@ class TestComfyHostile : public QObject {
     nodes.push_back(node(5, "KSampler", Json::array({in("model", kChain + 1), in("latent_image", kChain + 2)}),
                          {3, "fixed", 20, 5, "euler", "simple", 1}));
     timer.restart();
-    const ComfyImport chain = importComfyWorkflow(Json{{"nodes", nodes}, {"links", links}}.dump(), "chain.json", testing::withFamilies());
+    const ComfyImport chain =
+        importComfyWorkflow(Json{{"nodes", nodes}, {"links", links}}.dump(), "chain.json", testing::withFamilies());
     const qint64 chainMs = timer.elapsed();
     QCOMPARE(chain.sequence.shots.size(), std::size_t{1});
     QCOMPARE(chain.sequence.settings.model.dit, std::string("dit.safetensors"));

@@ -6,23 +6,23 @@
 #include <nlohmann/json.hpp>
 
 #include "comfy_families.h"
-#include "resolve/resolve_sequence.h"
-#include "test_registry.h"
 #include "comfy_test_workflows.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
-#include "models/model_set_facts.h"
 #include "interop/comfy_model_words.h"
+#include "models/model_set_facts.h"
+#include "resolve/resolve_sequence.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
 using namespace shotchain::interop;
 using Json = nlohmann::json;
 using testing::api;
-using testing::importErrorOf;
 using testing::from;
+using testing::importErrorOf;
 using testing::seedPackWorkflow;
 
 namespace {
@@ -31,7 +31,11 @@ namespace {
 // table), with a reroute on the VAE's way and a note.
 Json stockUiWorkflow() {
   auto node = [](int id, const char* type, Json inputs, Json widgets) {
-    return Json{{"id", id}, {"type", type}, {"inputs", std::move(inputs)}, {"outputs", Json::array()}, {"widgets_values", std::move(widgets)}};
+    return Json{{"id", id},
+                {"type", type},
+                {"inputs", std::move(inputs)},
+                {"outputs", Json::array()},
+                {"widgets_values", std::move(widgets)}};
   };
   auto in = [](const char* name, int link) { return Json{{"name", name}, {"type", "*"}, {"link", link}}; };
   Json nodes = Json::array();
@@ -42,7 +46,8 @@ Json stockUiWorkflow() {
   nodes.push_back(node(6, "CLIPTextEncode", Json::array({in("clip", 2)}), {"a fox running through snow"}));
   nodes.push_back(node(7, "CLIPTextEncode", Json::array({in("clip", 3)}), {"still, blurry"}));
   nodes.push_back(node(40, "EmptyHunyuanLatentVideo", Json::array(), {832, 480, 33, 1}));
-  nodes.push_back(node(3, "KSampler", Json::array({in("model", 4), in("positive", 5), in("negative", 6), in("latent_image", 7)}),
+  nodes.push_back(node(3, "KSampler",
+                       Json::array({in("model", 4), in("positive", 5), in("negative", 6), in("latent_image", 7)}),
                        {82628696717253, "randomize", 30, 6, "uni_pc", "simple", 1}));
   nodes.push_back(node(50, "Reroute", Json::array({in("", 8)}), Json::array()));
   nodes.push_back(node(8, "VAEDecode", Json::array({in("samples", 9), in("vae", 10)}), Json::array()));
@@ -50,10 +55,10 @@ Json stockUiWorkflow() {
   nodes.push_back(node(60, "Note", Json::array(), {"fox test"}));
   const Json links = Json::array({Json::array({1, 37, 0, 48, 0, "MODEL"}), Json::array({2, 38, 0, 6, 0, "CLIP"}),
                                   Json::array({3, 38, 0, 7, 0, "CLIP"}), Json::array({4, 48, 0, 3, 0, "MODEL"}),
-                                  Json::array({5, 6, 0, 3, 1, "CONDITIONING"}), Json::array({6, 7, 0, 3, 2, "CONDITIONING"}),
-                                  Json::array({7, 40, 0, 3, 3, "LATENT"}), Json::array({8, 39, 0, 50, 0, "VAE"}),
-                                  Json::array({9, 3, 0, 8, 0, "LATENT"}), Json::array({10, 50, 0, 8, 1, "VAE"}),
-                                  Json::array({11, 8, 0, 28, 0, "IMAGE"})});
+                                  Json::array({5, 6, 0, 3, 1, "CONDITIONING"}),
+                                  Json::array({6, 7, 0, 3, 2, "CONDITIONING"}), Json::array({7, 40, 0, 3, 3, "LATENT"}),
+                                  Json::array({8, 39, 0, 50, 0, "VAE"}), Json::array({9, 3, 0, 8, 0, "LATENT"}),
+                                  Json::array({10, 50, 0, 8, 1, "VAE"}), Json::array({11, 8, 0, 28, 0, "IMAGE"})});
   return {{"last_node_id", 60}, {"last_link_id", 11}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
 }
 
@@ -143,11 +148,13 @@ class TestComfyImport : public QObject {
     QCOMPARE(m.dit, std::string("diffusion_models/wan2.1_t2v_1.3B_fp16.safetensors"));
     QCOMPARE(m.textEncoder, std::string("text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"));
     for (const std::string& note : r.notes) QVERIFY2(note.find("model files") == std::string::npos, note.c_str());
-    QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json", testing::withFamilies()).sequence.settings.model.isBuiltin());
+    QVERIFY(importComfyWorkflow(seedPackWorkflow("builtin:demo").dump(), "wf.json", testing::withFamilies())
+                .sequence.settings.model.isBuiltin());
 
     // A file the folder lacks: the note says which file goes into which subfolder, the others are not named.
     std::filesystem::remove(root / "vae/wan_2.1_vae.safetensors");
-    const ComfyImport missing = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
+    const ComfyImport missing =
+        importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
     QCOMPARE(missing.sequence.settings.model.folder, root.string());
     bool named = false;
     for (const std::string& note : missing.notes) {
@@ -165,12 +172,14 @@ class TestComfyImport : public QObject {
     Json cycle = seedPackWorkflow();
     cycle["5"]["inputs"]["model"] = from(9);
     cycle["9"]["inputs"]["model"] = from(5);
-    QVERIFY2(importErrorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"), qPrintable(importErrorOf(cycle.dump())));
+    QVERIFY2(importErrorOf(cycle.dump()).contains("cycle through node 5 (ModelSamplingSD3)"),
+             qPrintable(importErrorOf(cycle.dump())));
     Json lora = seedPackWorkflow();
     lora["5"]["inputs"]["model"] = from(17);
     lora["17"]["inputs"]["model"] = from(18);
     lora["18"] = {{"class_type", "LoraStackPlus"}, {"inputs", {{"model", from(1)}}}};
-    QVERIFY2(importErrorOf(lora.dump()).contains("comes from LoraStackPlus 18"), qPrintable(importErrorOf(lora.dump())));
+    QVERIFY2(importErrorOf(lora.dump()).contains("comes from LoraStackPlus 18"),
+             qPrintable(importErrorOf(lora.dump())));
     Json dangling = seedPackWorkflow();
     dangling["9"]["inputs"]["positive"] = from(99);
     QVERIFY(importErrorOf(dangling.dump()).contains("linked to node 99"));
@@ -206,12 +215,17 @@ class TestComfyImport : public QObject {
     QVERIFY2(r.problems[0].find("KSampler 13: ZeroCopyLatentHandoff 12: continuity_mode \"teleport\"") == 0,
              r.problems[0].c_str());
     QVERIFY(!unmappedHas(r, "13", "KSampler"));  // listed once, as a problem
-    QCOMPARE(r.models, std::string("Wan 2.2 T2V-A14B low-noise expert by its name (wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors, "
-                                   "not here to read)"));
+    QCOMPARE(
+        r.models,
+        std::string("Wan 2.2 T2V-A14B low-noise expert by its name (wan2.2_t2v_low_noise_14B_fp8_scaled.safetensors, "
+                    "not here to read)"));
     QCOMPARE(models::familyFromFileName("wan2.1_t2v_1.3B_fp16.safetensors"), std::string("Wan 2.1 T2V-1.3B"));
-    QCOMPARE(models::familyFromFileName("wan2.2_i2v_high_noise_14B_fp16.safetensors"), std::string("Wan 2.2 I2V-A14B high-noise expert"));
+    QCOMPARE(models::familyFromFileName("wan2.2_i2v_high_noise_14B_fp16.safetensors"),
+             std::string("Wan 2.2 I2V-A14B high-noise expert"));
     QCOMPARE(models::familyFromFileName("Wan2.2-TI2V-5B.safetensors"), std::string("Wan 2.2 TI2V-5B"));
-    QCOMPARE(models::familyFromFileName("wan2.1_i2v_480p_14B_fp16.safetensors").find("not supported") != std::string::npos, true);
+    QCOMPARE(
+        models::familyFromFileName("wan2.1_i2v_480p_14B_fp16.safetensors").find("not supported") != std::string::npos,
+        true);
     QCOMPARE(models::familyFromFileName("juggernaut_xl.safetensors"), std::string());
   }
 
@@ -226,8 +240,12 @@ class TestComfyImport : public QObject {
     g["5"]["inputs"]["model"] = from(17);
     g["17"]["inputs"]["model"] = from(18);
     g["18"] = {{"class_type", "LoraLoader"},
-               {"inputs", {{"lora_name", "lightx2v_4step.safetensors"}, {"strength_model", 1.0}, {"strength_clip", 1.0},
-                           {"model", from(1)}, {"clip", from(2)}}}};
+               {"inputs",
+                {{"lora_name", "lightx2v_4step.safetensors"},
+                 {"strength_model", 1.0},
+                 {"strength_clip", 1.0},
+                 {"model", from(1)},
+                 {"clip", from(2)}}}};
     g["6"]["inputs"]["clip"] = from(18, 1);
     ComfyImportOptions options;
     options.modelFolders = {root};
@@ -235,7 +253,8 @@ class TestComfyImport : public QObject {
     const Shot& shot = r.sequence.shots[0];
     QVERIFY(shot.loras.has_value());
     QCOMPARE(shot.loras->size(), std::size_t{2});
-    QCOMPARE((*shot.loras)[0].file, std::string("lightx2v_4step.safetensors"));  // not in the folder: the name, with a note
+    QCOMPARE((*shot.loras)[0].file,
+             std::string("lightx2v_4step.safetensors"));  // not in the folder: the name, with a note
     QCOMPARE((*shot.loras)[1].file, (root / "loras" / "style.safetensors").lexically_normal().string());
     QCOMPARE((*shot.loras)[1].strength, 0.8);
     bool clipNote = false, missingNote = false;
@@ -245,7 +264,8 @@ class TestComfyImport : public QObject {
     }
     QVERIFY(clipNote && missingNote);
 
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(r.sequence, resolve::resolveSequence(r.sequence, {}));
+    const std::vector<ComfyShotWorkflow> out =
+        exportComfyWorkflows(r.sequence, resolve::resolveSequence(r.sequence, {}));
     const ComfyImport back = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QVERIFY(back.sequence.shots[0].loras.has_value());
     QCOMPARE(back.sequence.shots[0].loras->size(), std::size_t{2});
@@ -268,7 +288,8 @@ class TestComfyImport : public QObject {
   // export-comfy's stock graphs read back with the same prompts, seeds, sizes and sampler.
   void exportedShotsImportBack() {
     const Sequence demo = *loadSequenceFile(testing::workflow("demo.json")).sequence;
-    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(demo, resolve::resolveSequence(demo, {testing::workflow("demo.json").parent_path()}));
+    const std::vector<ComfyShotWorkflow> out =
+        exportComfyWorkflows(demo, resolve::resolveSequence(demo, {testing::workflow("demo.json").parent_path()}));
     QCOMPARE(out.size(), demo.shots.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
       QCOMPARE(out[i].shotId, demo.shots[i].id);
@@ -285,7 +306,8 @@ class TestComfyImport : public QObject {
       QVERIFY(back.unmapped.size() == 1 && back.unmapped[0].type == "SaveAnimatedWEBP");
     }
     const std::vector<std::string> mapped = mappedComfyNodeTypes(testing::withFamilies().families);
-    for (const char* type : {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore", "WanImageToVideo"})
+    for (const char* type :
+         {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore", "WanImageToVideo"})
       QVERIFY(std::find(mapped.begin(), mapped.end(), type) != mapped.end());
   }
 };

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const auto& tensor : dict.tensors) {
         const auto& storage = archive.storages.at(tensor.storage);
         if (storage.bytes.offset + storage.bytes.size > size) __builtin_trap();
-        if (static_cast<std::uint64_t>(storage.elements) * (shotchain::io::dtypeBits(storage.dtype) / 8) > storage.bytes.size)
+        if (static_cast<std::uint64_t>(storage.elements) * (shotchain::io::dtypeBits(storage.dtype) / 8) >
+            storage.bytes.size)
           __builtin_trap();
         if (tensor.elements() == 0) continue;
         std::uint64_t last = static_cast<std::uint64_t>(tensor.offset);

@@ -8,12 +8,12 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/pt_checkpoint.h"
 #include "io/pt_pickle.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "raw_pt.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -28,7 +28,8 @@ namespace {
 std::filesystem::path golden(const char* name) { return std::filesystem::path(SHOTCHAIN_GOLDEN_DIR) / name; }
 
 void writeBytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // Same dtype, shape and bytes.
@@ -38,7 +39,8 @@ bool sameBytes(const at::Tensor& a, const at::Tensor& b) {
   return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<std::size_t>(x.numel() * x.element_size())) == 0;
 }
 
-const std::string kFloats = std::string("\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40", 16);  // 1 2 3 4
+const std::string kFloats =
+    std::string("\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40", 16);  // 1 2 3 4
 
 // One float32 [2,2] tensor "w" over storage "0", with sizes, strides, numel as given.
 std::string oneTensorPickle(std::uint32_t numel = 4, std::vector<std::uint32_t> sizes = {2, 2},
@@ -189,7 +191,8 @@ class TestPtCheckpoint : public QObject {
     writeBytes(root() / "w64.pt", ptArchive(oneTensorPickle(), {{"0", kFloats}}, "w64", true));
     const auto checkpoint = PtCheckpoint::open(root() / "w64.pt");
     QCOMPARE(checkpoint->archive().prefix, std::string("w64"));
-    QVERIFY(at::equal(checkpoint->tensor(checkpoint->stateDict().tensors.front()), at::arange(1, 5, at::kFloat).reshape({2, 2})));
+    QVERIFY(at::equal(checkpoint->tensor(checkpoint->stateDict().tensors.front()),
+                      at::arange(1, 5, at::kFloat).reshape({2, 2})));
   }
 
   void stateDictAttributesAreIgnored() {
@@ -210,59 +213,69 @@ class TestPtCheckpoint : public QObject {
     const std::filesystem::path marker = root() / "pwned";
     const std::string command = "touch " + marker.string();
     const std::pair<const char*, const char*> globals[] = {
-        {"os", "system"}, {"posix", "system"}, {"builtins", "eval"}, {"builtins", "open"}, {"subprocess", "call"},
-        {"torch", "load"}, {"collections", "defaultdict"}};
+        {"os", "system"},       {"posix", "system"}, {"builtins", "eval"},          {"builtins", "open"},
+        {"subprocess", "call"}, {"torch", "load"},   {"collections", "defaultdict"}};
     for (const auto& [module, name] : globals) {
       const std::string call = pk::global(module, name) + pk::tuple({pk::str(command)}) + "R";
       const std::string pickle = pk::dictPickle({{"x", call}});
       const QString qualified = QString(module) + "." + name;
       const QString error = errorOpening(ptArchive(pickle, {}), "evil.pt");
-      QVERIFY2(error.startsWith("evil.pt: archive/data.pkl: global " + qualified + " is not allowed"), qPrintable(error));
+      QVERIFY2(error.startsWith("evil.pt: archive/data.pkl: global " + qualified + " is not allowed"),
+               qPrintable(error));
       QVERIFY2(error.contains("nothing was executed"), qPrintable(error));
       // The same bytes as a whole pickle, and with protocol 4's STACK_GLOBAL.
-      const QString bare = errorOf([&] {
-        (void)unpickleRestricted("p", std::as_bytes(std::span(pickle.data(), pickle.size())));
-      });
+      const QString bare =
+          errorOf([&] { (void)unpickleRestricted("p", std::as_bytes(std::span(pickle.data(), pickle.size()))); });
       QVERIFY2(bare.contains("global " + qualified), qPrintable(bare));
-      const std::string stacked = std::string("\x80\x04") + pk::str(module) + pk::str(name) + "\x93" +
-                                  pk::tuple({pk::str(command)}) + "R.";
-      QVERIFY(errorOf([&] { (void)unpickleRestricted("p", std::as_bytes(std::span(stacked.data(), stacked.size()))); })
-                  .contains("global " + qualified + " is not allowed"));
+      const std::string stacked =
+          std::string("\x80\x04") + pk::str(module) + pk::str(name) + "\x93" + pk::tuple({pk::str(command)}) + "R.";
+      QVERIFY(errorOf([&] {
+                (void)unpickleRestricted("p", std::as_bytes(std::span(stacked.data(), stacked.size())));
+              }).contains("global " + qualified + " is not allowed"));
     }
     QVERIFY(!std::filesystem::exists(marker));
   }
 
   void storagesAreCheckedBeforeUse() {
-    QVERIFY(errorOpening(ptArchive(oneTensorPickle(), {})).contains("its storage archive/data/0 is not in the archive"));
+    QVERIFY(
+        errorOpening(ptArchive(oneTensorPickle(), {})).contains("its storage archive/data/0 is not in the archive"));
     QVERIFY(errorOpening(ptArchive(oneTensorPickle(), {{"0", kFloats.substr(0, 8)}})).contains("holds 8 bytes"));
-    QVERIFY(errorOpening(ptArchive(oneTensorPickle(4, {2, 3}, {3, 1}), {{"0", kFloats}})).contains("reaches element 5"));
-    QVERIFY(errorOpening(ptArchive(oneTensorPickle(4, {2, 2}, {2, 1}, 1), {{"0", kFloats}})).contains("reaches element 4"));
+    QVERIFY(
+        errorOpening(ptArchive(oneTensorPickle(4, {2, 3}, {3, 1}), {{"0", kFloats}})).contains("reaches element 5"));
+    QVERIFY(
+        errorOpening(ptArchive(oneTensorPickle(4, {2, 2}, {2, 1}, 1), {{"0", kFloats}})).contains("reaches element 4"));
     QVERIFY(errorOpening(ptArchive(oneTensorPickle(), {{"0", kFloats}, {"1", kFloats}}, "a")).isEmpty());
   }
 
   void hugeClaimsAreRefusedWithoutAllocating() {
     const auto start = std::chrono::steady_clock::now();
     // A shape of (2^31-1)^3 over 4 elements, and a storage claiming 2^60 elements.
-    QVERIFY(errorOpening(ptArchive(oneTensorPickle(4, {0x7fffffffu, 0x7fffffffu, 0x7fffffffu}, {1, 1, 1}), {{"0", kFloats}}))
+    QVERIFY(errorOpening(
+                ptArchive(oneTensorPickle(4, {0x7fffffffu, 0x7fffffffu, 0x7fffffffu}, {1, 1, 1}), {{"0", kFloats}}))
                 .contains("reaches element"));
-    QVERIFY(errorOpening(ptArchive(oneTensorPickle(4, {0x7fffffffu, 0x7fffffffu, 0x7fffffffu}, {0x7fffffffu, 0x7fffffffu, 0x7fffffffu}), {{"0", kFloats}}))
+    QVERIFY(errorOpening(ptArchive(oneTensorPickle(4, {0x7fffffffu, 0x7fffffffu, 0x7fffffffu},
+                                                   {0x7fffffffu, 0x7fffffffu, 0x7fffffffu}),
+                                   {{"0", kFloats}}))
                 .contains("reach past any storage"));
     const std::string claimed = std::string("\x80\x02") + pk::orderedDict() + "(" + pk::str("w") +
                                 pk::global("torch._utils", "_rebuild_tensor_v2") + "((" + pk::str("storage") +
-                                pk::global("torch", "FloatStorage") + pk::str("0") + pk::str("cpu") +
-                                "\x8a\x08" + pk::le(std::uint64_t{1} << 60, 8) + "tQ" + "K\x00(K\x02t(K\x01t\x89" +
+                                pk::global("torch", "FloatStorage") + pk::str("0") + pk::str("cpu") + "\x8a\x08" +
+                                pk::le(std::uint64_t{1} << 60, 8) + "tQ" + "K\x00(K\x02t(K\x01t\x89" +
                                 pk::orderedDict() + "tRu.";
     QVERIFY(errorOpening(ptArchive(claimed, {{"0", kFloats}})).contains("claims 1152921504606846976 elements"));
     // Strings, memo and stack sizes the file claims.
     const std::string longString = std::string("\x80\x02X\xff\xff\xff\xff", 7) + "abc";
-    QVERIFY(errorOf([&] { (void)unpickleRestricted("p", std::as_bytes(std::span(longString.data(), longString.size()))); })
-                .contains("runs past the end"));
+    QVERIFY(errorOf([&] {
+              (void)unpickleRestricted("p", std::as_bytes(std::span(longString.data(), longString.size())));
+            }).contains("runs past the end"));
     const std::string memo = std::string("\x80\x02j\xff\xff\xff\x7f.", 8);
-    QVERIFY(errorOf([&] { (void)unpickleRestricted("p", std::as_bytes(std::span(memo.data(), memo.size()))); })
-                .contains("read before it is written"));
+    QVERIFY(errorOf([&] {
+              (void)unpickleRestricted("p", std::as_bytes(std::span(memo.data(), memo.size())));
+            }).contains("read before it is written"));
     const std::string deep = std::string("\x80\x02") + std::string(kMaxPickleStack + 1, ']') + ".";
-    QVERIFY(errorOf([&] { (void)unpickleRestricted("p", std::as_bytes(std::span(deep.data(), deep.size()))); })
-                .contains("stack grows past"));
+    QVERIFY(errorOf([&] {
+              (void)unpickleRestricted("p", std::as_bytes(std::span(deep.data(), deep.size())));
+            }).contains("stack grows past"));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     qInfo("hostile size claims refused in %.2f ms", ms);
     QVERIFY(ms < 2000);
@@ -272,15 +285,23 @@ class TestPtCheckpoint : public QObject {
     QVERIFY(errorOpening("not a checkpoint").contains("not a PyTorch zip checkpoint"));
     const std::string good = ptArchive(oneTensorPickle(), {{"0", kFloats}});
     QVERIFY(errorOpening(good.substr(0, good.size() - 30)).contains("zip: "));
-    QVERIFY(errorOpening(testing::storedZip({{"archive/data.pkl", oneTensorPickle()}}, 8)).contains("is compressed (method 8)"));
+    QVERIFY(errorOpening(testing::storedZip({{"archive/data.pkl", oneTensorPickle()}}, 8))
+                .contains("is compressed (method 8)"));
     QVERIFY(errorOpening(testing::storedZip({{"archive/version", "3\n"}})).contains("no <prefix>/data.pkl"));
     const std::string truncatedPickle = oneTensorPickle().substr(0, 40);
     QVERIFY(errorOpening(ptArchive(truncatedPickle, {{"0", kFloats}})).contains("ends early"));
-    const std::string list("\x80\x02]q\x00h\x00" "a.", 9);  // a list inside itself: a cycle, no dict of tensors
+    const std::string list(
+        "\x80\x02]q\x00h\x00"
+        "a.",
+        9);  // a list inside itself: a cycle, no dict of tensors
     QVERIFY(errorOpening(ptArchive(list, {})).contains("not a dict of tensors"));
-    const std::string hooks = pk::dictPickle({{"w", pk::global("torch._utils", "_rebuild_tensor_v2") +
-        pk::tuple({pk::tuple({pk::str("storage"), pk::global("torch", "FloatStorage"), pk::str("../x"), pk::str("cpu"),
-                              pk::integer(4)}) + "Q", pk::integer(0), pk::tuple({}), pk::tuple({}), "\x89", "}"}) + "R"}});
+    const std::string hooks =
+        pk::dictPickle({{"w", pk::global("torch._utils", "_rebuild_tensor_v2") +
+                                  pk::tuple({pk::tuple({pk::str("storage"), pk::global("torch", "FloatStorage"),
+                                                        pk::str("../x"), pk::str("cpu"), pk::integer(4)}) +
+                                                 "Q",
+                                             pk::integer(0), pk::tuple({}), pk::tuple({}), "\x89", "}"}) +
+                                  "R"}});
     QVERIFY(errorOpening(ptArchive(hooks, {})).contains("storage key \"../x\" is not a plain name"));
   }
 
@@ -291,7 +312,8 @@ class TestPtCheckpoint : public QObject {
     writeBytes(root() / "two.pt", ptArchive(pickle, {{"0", kFloats}}));
     const auto checkpoint = PtCheckpoint::open(root() / "two.pt");
     const QString error = errorOf([&] { (void)checkpoint->stateDict(); });
-    QVERIFY2(error.contains("several state dicts (\"first\", \"second\")") && error.contains("--key"), qPrintable(error));
+    QVERIFY2(error.contains("several state dicts (\"first\", \"second\")") && error.contains("--key"),
+             qPrintable(error));
     QCOMPARE(checkpoint->stateDict("second").tensors.size(), std::size_t{1});
   }
 };

@@ -6,10 +6,10 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "malformed_corpus.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::io;
@@ -173,7 +173,8 @@ class TestSafetensors : public QObject {
   void writerRejectsDuplicatesAndIsAtomic() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "d.safetensors";
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, saveSafetensors(path, {{"a", at::ones({1})}, {"a", at::ones({1})}}));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             saveSafetensors(path, {{"a", at::ones({1})}, {"a", at::ones({1})}}));
     QVERIFY(!std::filesystem::exists(path));
     saveSafetensors(path, {{"a", at::ones({1})}});
     QCOMPARE(std::distance(std::filesystem::directory_iterator(path.parent_path()), {}), std::ptrdiff_t{1});
@@ -181,7 +182,8 @@ class TestSafetensors : public QObject {
 
   void goldenFilesLoad() {
     const auto dir = goldenDir();
-    if (!std::filesystem::is_directory(dir)) QFAIL(qPrintable("golden folder missing: " + QString::fromStdString(dir.string())));
+    if (!std::filesystem::is_directory(dir))
+      QFAIL(qPrintable("golden folder missing: " + QString::fromStdString(dir.string())));
     for (const char* name : {"wan_dit_tiny.safetensors", "wan_dit_tiny_io.safetensors", "wan_vae_tiny.safetensors",
                              "umt5_tiny.safetensors", "schedule_io.safetensors"}) {
       const auto file = SafetensorsFile::open(dir / name);

@@ -8,13 +8,13 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/fp8.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "raw_safetensors.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -36,7 +36,8 @@ std::string floatBytes(std::initializer_list<float> values) {
 }
 
 void writeBytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace
@@ -49,12 +50,12 @@ class TestWeightSet : public QObject {
     const auto& t = float8E4M3Table();
     QCOMPARE(t[0x00], 0.0f);
     QVERIFY(std::signbit(t[0x80]) && t[0x80] == 0.0f);
-    QCOMPARE(t[0x38], 1.0f);            // E=7, M=0
-    QCOMPARE(t[0x7E], 448.0f);          // largest finite
+    QCOMPARE(t[0x38], 1.0f);    // E=7, M=0
+    QCOMPARE(t[0x7E], 448.0f);  // largest finite
     QCOMPARE(t[0xFE], -448.0f);
-    QCOMPARE(t[0x01], 0.001953125f);    // smallest subnormal 2^-9
-    QCOMPARE(t[0x08], 0.015625f);       // smallest normal 2^-6
-    QCOMPARE(t[0x07], 7.0f / 512.0f);   // largest subnormal
+    QCOMPARE(t[0x01], 0.001953125f);   // smallest subnormal 2^-9
+    QCOMPARE(t[0x08], 0.015625f);      // smallest normal 2^-6
+    QCOMPARE(t[0x07], 7.0f / 512.0f);  // largest subnormal
     QVERIFY(std::isnan(t[0x7F]) && std::isnan(t[0xFF]));
     int nans = 0;
     for (const float v : t) nans += std::isnan(v) ? 1 : 0;
@@ -76,8 +77,10 @@ class TestWeightSet : public QObject {
     const auto& t = float8E5M2Table();
     for (unsigned b = 0; b < 256; ++b) {
       const float expected = halfBitsToFloat(static_cast<std::uint16_t>(b << 8));
-      if (std::isnan(expected)) QVERIFY(std::isnan(t[b]));
-      else QCOMPARE(t[b], expected);
+      if (std::isnan(expected))
+        QVERIFY(std::isnan(t[b]));
+      else
+        QCOMPARE(t[b], expected);
     }
     QVERIFY(std::isinf(t[0x7C]) && t[0x7C] > 0);
   }
@@ -86,7 +89,7 @@ class TestWeightSet : public QObject {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "f8.safetensors";
     writeBytes(path, rawSafetensors({{"a", "F8_E4M3", {4}, std::string("\x38\x7E\x01\xC0", 4)},
-                              {"b", "F8_E5M2", {2}, std::string("\x3C\xC0", 2)}}));
+                                     {"b", "F8_E5M2", {2}, std::string("\x3C\xC0", 2)}}));
     const auto file = SafetensorsFile::open(path);
     const at::Tensor a = file->tensor("a");
     QCOMPARE(a.scalar_type(), at::kFloat);
@@ -100,7 +103,8 @@ class TestWeightSet : public QObject {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "scaled.safetensors";
     // Prefixed keys, marker, scalar scale of shape [] and an ignored input scale.
-    writeBytes(path, rawSafetensors({{"model.diffusion_model.scaled_fp8", "F8_E4M3", {2}, std::string(2, '\0')},
+    writeBytes(
+        path, rawSafetensors({{"model.diffusion_model.scaled_fp8", "F8_E4M3", {2}, std::string(2, '\0')},
                               {"model.diffusion_model.l.weight", "F8_E4M3", {2, 2}, std::string("\x38\x40\x30\xB8", 4)},
                               {"model.diffusion_model.l.scale_weight", "F32", {}, floatBytes({0.5f})},
                               {"model.diffusion_model.l.scale_input", "F32", {}, floatBytes({3.0f})},
@@ -122,8 +126,8 @@ class TestWeightSet : public QObject {
     const auto path = std::filesystem::path(dir.path().toStdString()) / "rowwise.safetensors";
     const std::string quant = R"({"format":"float8_e4m3fn_rowwise"})";
     writeBytes(path, rawSafetensors({{"l.weight", "F8_E4M3", {2, 2}, std::string("\x38\x40\x30\xB8", 4)},
-                              {"l.weight_scale", "F32", {2}, floatBytes({2.0f, 10.0f})},
-                              {"l.comfy_quant", "U8", {static_cast<std::int64_t>(quant.size())}, quant}}));
+                                     {"l.weight_scale", "F32", {2}, floatBytes({2.0f, 10.0f})},
+                                     {"l.comfy_quant", "U8", {static_cast<std::int64_t>(quant.size())}, quant}}));
     const WeightSet set = WeightSet::open(path);
     QVERIFY(set.find("l.weight")->perRowScale);
     QVERIFY(at::equal(set.load("l.weight", at::kFloat), at::tensor({2.0f, 4.0f, 5.0f, -10.0f}).view({2, 2})));
@@ -133,15 +137,17 @@ class TestWeightSet : public QObject {
   void unknownQuantisationIsRefusedByName() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "nvfp4.safetensors";
-    writeBytes(path, rawSafetensors({{"l.weight", "F8_E4M3", {1, 2}, std::string("\x38\x40", 2)},
-                              {"l.weight_scale", "F32", {}, floatBytes({1.0f})}},
-                             "{\"_quantization_metadata\":\"{\\\"layers\\\":{\\\"l\\\":{\\\"format\\\":\\\"nvfp4\\\"}}}\"}"));
+    writeBytes(
+        path,
+        rawSafetensors({{"l.weight", "F8_E4M3", {1, 2}, std::string("\x38\x40", 2)},
+                        {"l.weight_scale", "F32", {}, floatBytes({1.0f})}},
+                       "{\"_quantization_metadata\":\"{\\\"layers\\\":{\\\"l\\\":{\\\"format\\\":\\\"nvfp4\\\"}}}\"}"));
     const QString message = errorOf([&] { (void)WeightSet::open(path); });
     QVERIFY2(message.contains("nvfp4.safetensors: layer \"l\": quantisation format \"nvfp4\" is not supported"),
              qPrintable(message));
     const auto block = std::filesystem::path(dir.path().toStdString()) / "block.safetensors";
     writeBytes(block, rawSafetensors({{"l.weight", "F8_E4M3", {2, 2}, std::string(4, '\x38')},
-                               {"l.weight_scale", "F32", {2, 2}, floatBytes({1, 1, 1, 1})}}));
+                                      {"l.weight_scale", "F32", {2, 2}, floatBytes({1, 1, 1, 1})}}));
     QVERIFY(errorOf([&] { (void)WeightSet::open(block); }).contains("block-wise scales are not supported"));
   }
 
@@ -161,20 +167,27 @@ class TestWeightSet : public QObject {
     QCOMPARE(set.load("c", at::kFloat).item<float>(), 7.0f);
     QCOMPARE(set.totalBytes(), std::uint64_t{24});
 
-    QVERIFY(errorOf([&] { (void)WeightSet::open(index(R"("a":"../m-00001-of-00002.safetensors")")); })
-                .contains("must be a plain file name"));
-    QVERIFY(errorOf([&] { (void)WeightSet::open(index(R"("a":"/etc/passwd")")); }).contains("must be a plain file name"));
+    QVERIFY(errorOf([&] {
+              (void)WeightSet::open(index(R"("a":"../m-00001-of-00002.safetensors")"));
+            }).contains("must be a plain file name"));
+    QVERIFY(
+        errorOf([&] { (void)WeightSet::open(index(R"("a":"/etc/passwd")")); }).contains("must be a plain file name"));
     QVERIFY(errorOf([&] {
               (void)WeightSet::open(index(R"("a":"m-00001-of-00002.safetensors","c":"m-00002-of-00002.safetensors")"));
             }).contains("tensor \"b\" of m-00001-of-00002.safetensors is not in the weight_map"));
-    QVERIFY(errorOf([&] {
-              (void)WeightSet::open(index(
-                  R"("a":"m-00001-of-00002.safetensors","b":"m-00002-of-00002.safetensors","c":"m-00002-of-00002.safetensors")"));
-            }).contains("tensor \"b\" is in m-00001-of-00002.safetensors but the weight_map says m-00002-of-00002.safetensors"));
+    QVERIFY(
+        errorOf([&] {
+          (void)WeightSet::open(index(
+              R"("a":"m-00001-of-00002.safetensors","b":"m-00002-of-00002.safetensors","c":"m-00002-of-00002.safetensors")"));
+        })
+            .contains("tensor \"b\" is in m-00001-of-00002.safetensors but the weight_map says "
+                      "m-00002-of-00002.safetensors"));
     QVERIFY(errorOf([&] {
               (void)WeightSet::open(index(R"("a":"m-00001-of-00002.safetensors","a":"m-00002-of-00002.safetensors")"));
             }).contains("duplicate key \"a\""));
-    QVERIFY(errorOf([&] { (void)WeightSet::open(index(R"("a":"missing.safetensors")")); }).contains("missing.safetensors: cannot open"));
+    QVERIFY(errorOf([&] {
+              (void)WeightSet::open(index(R"("a":"missing.safetensors")"));
+            }).contains("missing.safetensors: cannot open"));
   }
 
   void prefixKeptWhenFewKeysCarryIt() {
@@ -191,7 +204,8 @@ class TestWeightSet : public QObject {
   void strictLoaderListsEveryProblemAtOnce() {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "m.safetensors";
-    saveSafetensors(path, {{"w1", at::ones({2, 3})}, {"w2", at::ones({4})}, {"extra", at::ones({1})}, {"tied", at::ones({1})}});
+    saveSafetensors(
+        path, {{"w1", at::ones({2, 3})}, {"w2", at::ones({4})}, {"extra", at::ones({1})}, {"tied", at::ones({1})}});
     const WeightSet set = WeightSet::open(path);
     StrictWeightLoader bad(set, "a test model");
     bad.require("w1", {2, 3}, at::kFloat);
@@ -199,7 +213,8 @@ class TestWeightSet : public QObject {
     bad.require("w3", {1}, at::kFloat);
     bad.tolerate([](const std::string& name) { return name == "tied"; });
     const QString message = errorOf([&] { (void)bad.finish(at::kCPU); });
-    QVERIFY2(message.startsWith(QString::fromStdString(set.label()) + ": not a test model (1 missing, 1 with another shape, 1 unexpected)"),
+    QVERIFY2(message.startsWith(QString::fromStdString(set.label()) +
+                                ": not a test model (1 missing, 1 with another shape, 1 unexpected)"),
              qPrintable(message));
     QVERIFY2(message.contains("tensor \"w3\" is missing"), qPrintable(message));
     QVERIFY2(message.contains("tensor \"w2\" has shape [4] but the config needs [5]"), qPrintable(message));
@@ -217,8 +232,9 @@ class TestWeightSet : public QObject {
   }
 
   void picklesAreRefused() {
-    QVERIFY(errorOf([] { (void)WeightSet::open("models_t5_umt5-xxl-enc-bf16.ckpt"); })
-                .startsWith("models_t5_umt5-xxl-enc-bf16.ckpt: PyTorch pickle checkpoints are never loaded"));
+    QVERIFY(errorOf([] {
+              (void)WeightSet::open("models_t5_umt5-xxl-enc-bf16.ckpt");
+            }).startsWith("models_t5_umt5-xxl-enc-bf16.ckpt: PyTorch pickle checkpoints are never loaded"));
     QVERIFY(errorOf([] { (void)WeightSet::open("missing.pth"); }).startsWith("missing.pth: cannot open"));
   }
 };

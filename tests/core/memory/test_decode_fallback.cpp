@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/decode_fallback.h"
 #include "memory/memory_probe.h"
@@ -10,6 +9,7 @@
 #include "models/wan/wan_vae_memory.h"
 #include "runtime/torch_runtime.h"
 #include "simulated_device.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;

@@ -5,7 +5,6 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_planner.h"
 #include "models/wan/wan_memory.h"
@@ -13,6 +12,7 @@
 #include "models/wan/wan_vae.h"
 #include "models/wan/wan_vae_memory.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "util/byte_size.h"
 
@@ -67,7 +67,8 @@ class MemoryPlanTest : public QObject {
     for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
       const models::WanModel dit = models::WanModel::random(models::WanConfig::preset("tiny"), 1, {dtype});
       std::uint64_t bytes = 0;
-      for (const auto& [name, t] : dit.namedParameters()) bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+      for (const auto& [name, t] : dit.namedParameters())
+        bytes += static_cast<std::uint64_t>(t.numel()) * t.element_size();
       QCOMPARE(models::wanDitWeightBytes(dit.config(), dtype), bytes);
     }
     const models::WanVae vae = models::WanVae::random(models::WanVaeConfig::preset("tiny"), 1);
@@ -121,7 +122,8 @@ class MemoryPlanTest : public QObject {
     QCOMPARE(plan.peakPinned, std::max({plan.textEncoderPeak + resident, resident + plan.ditActivationPeak,
                                         resident + plan.vaeDecodeFull}));
     QCOMPARE(plan.textEncoderPeak, 11 * GiB + 300 * MiB);
-    const auto full = models::estimateWanVaeDecode(models::WanVaeConfig::preset("wan21"), 21, 60, 104, at::kFloat).totalBytes();
+    const auto full =
+        models::estimateWanVaeDecode(models::WanVaeConfig::preset("wan21"), 21, 60, 104, at::kFloat).totalBytes();
     QCOMPARE(plan.vaeDecodeFull, full);
     QCOMPARE(plan.chosenPeak(), plan.peakPinned);
     QVERIFY(plan.peakOffload <= plan.peakPinned);
@@ -166,7 +168,8 @@ class MemoryPlanTest : public QObject {
       r.deviceTotal = total;
       const memory::MemoryPlan plan = memory::planMemory(r);
       std::printf("A14B bf16 on %s: %s, %s; peak both %s, one at a time %s; %s\n", util::formatByteSize(total).c_str(),
-                  toString(plan.expertsChosen), toString(plan.chosen), util::formatByteSize(plan.peakExpertsResident).c_str(),
+                  toString(plan.expertsChosen), toString(plan.chosen),
+                  util::formatByteSize(plan.peakExpertsResident).c_str(),
                   util::formatByteSize(plan.peakExpertsSwapped).c_str(), plan.expertReason.c_str());
       QVERIFY2(plan.fits, plan.reason.c_str());
       const bool bothFit = plan.peakExpertsResident + plan.margin <= total;
@@ -181,12 +184,15 @@ class MemoryPlanTest : public QObject {
     for (const std::uint64_t total : {141 * GiB, 80 * GiB}) {
       fp8.deviceTotal = total;
       const memory::MemoryPlan plan = memory::planMemory(fp8);
-      std::printf("A14B fp8 on %s: %s, %s; experts %s each; peak both %s, one at a time %s\n", util::formatByteSize(total).c_str(),
-                  toString(plan.expertsChosen), toString(plan.chosen), util::formatByteSize(plan.highNoiseExpertWeights).c_str(),
-                  util::formatByteSize(plan.peakExpertsResident).c_str(), util::formatByteSize(plan.peakExpertsSwapped).c_str());
+      std::printf("A14B fp8 on %s: %s, %s; experts %s each; peak both %s, one at a time %s\n",
+                  util::formatByteSize(total).c_str(), toString(plan.expertsChosen), toString(plan.chosen),
+                  util::formatByteSize(plan.highNoiseExpertWeights).c_str(),
+                  util::formatByteSize(plan.peakExpertsResident).c_str(),
+                  util::formatByteSize(plan.peakExpertsSwapped).c_str());
       QVERIFY2(plan.fits, plan.reason.c_str());
       QCOMPARE(plan.expertsChosen, ExpertResidency::Resident);
-      QVERIFY(plan.highNoiseExpertWeights < memory::planMemory(r).highNoiseExpertWeights * 6 / 10);  // about half the bf16 size
+      QVERIFY(plan.highNoiseExpertWeights <
+              memory::planMemory(r).highNoiseExpertWeights * 6 / 10);  // about half the bf16 size
     }
     r.deviceTotal = 141 * GiB;
     r.experts = ExpertResidency::Swap;
@@ -207,7 +213,8 @@ class MemoryPlanTest : public QObject {
     r.textEncoderActivations = 0;
     const memory::MemoryPlan open = memory::planMemory(r);
     const std::uint64_t resident = open.ditWeights + open.vaeWeights + open.ringBufferBytes;
-    QVERIFY2(resident + open.vaeDecodeFull > resident + open.ditActivationPeak, "the decode must dominate for this test");
+    QVERIFY2(resident + open.vaeDecodeFull > resident + open.ditActivationPeak,
+             "the decode must dominate for this test");
 
     r.budget = open.peakPinned + r.margin.value();  // exactly fits
     memory::MemoryPlan plan = memory::planMemory(r);
@@ -227,7 +234,8 @@ class MemoryPlanTest : public QObject {
     const memory::MemoryPlan big = memory::planMemory(r);
     const std::uint64_t withoutDit = big.vaeWeights + big.ringBufferBytes;
     const std::uint64_t sampling = resident + big.ditActivationPeak;
-    r.budget = std::max({big.textEncoderPeak + withoutDit, sampling, withoutDit + big.vaeDecodeFull}) + r.margin.value();
+    r.budget =
+        std::max({big.textEncoderPeak + withoutDit, sampling, withoutDit + big.vaeDecodeFull}) + r.margin.value();
     QVERIFY(big.textEncoderPeak + resident + r.margin.value() > *r.budget);
     plan = memory::planMemory(r);
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);

@@ -6,9 +6,9 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_probe.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 

@@ -30,7 +30,8 @@ namespace {
 
 std::unique_ptr<models::VideoDiffusionModel> goldenDit(c10::Device device) {
   const io::WeightSet weights = io::WeightSet::open(golden("wan_dit_tiny.safetensors"));
-  return std::make_unique<models::WanModel>(models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, device, models::AttentionImpl::Auto}));
+  return std::make_unique<models::WanModel>(
+      models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, device, models::AttentionImpl::Auto}));
 }
 
 std::map<std::string, at::Tensor> weightsOf(const models::VideoDiffusionModel& model) {

@@ -3,7 +3,6 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/memory_planner.h"
@@ -12,6 +11,7 @@
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -82,10 +82,12 @@ class ResidencyTest : public QObject {
     const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Pinned));
     QVERIFY(plan.fits);
     int loads = 0;
-    memory::ModelSlot dit([&](c10::Device) {
-      ++loads;
-      return tinyDit(5);
-    }, at::kCPU);
+    memory::ModelSlot dit(
+        [&](c10::Device) {
+          ++loads;
+          return tinyDit(5);
+        },
+        at::kCPU);
     memory::ResidencyManager residency(plan, *probe_, dit);
     residency.beforeShot(0);
     probe_->markTransfers();  // after the first load: between shots nothing may move
@@ -112,10 +114,12 @@ class ResidencyTest : public QObject {
     QVERIFY(plan.fits);
     QCOMPARE(plan.chosen, ResidencyPolicy::Reload);
     int loads = 0;
-    memory::ModelSlot dit([&](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> {
-      ++loads;
-      return std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(file)));
-    }, at::kCPU);
+    memory::ModelSlot dit(
+        [&](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> {
+          ++loads;
+          return std::make_unique<models::WanModel>(models::WanModel::load(io::WeightSet::open(file)));
+        },
+        at::kCPU);
     memory::ResidencyManager residency(plan, *probe_, dit);
     const std::uint64_t bytes = parameterBytes(original);
     for (int shot = 0; shot < 3; ++shot) {
@@ -148,8 +152,9 @@ class ResidencyTest : public QObject {
     QVERIFY2(plan.fits, plan.reason.c_str());
     QCOMPARE(plan.chosen, ResidencyPolicy::Offload);
 
-    memory::ModelSlot dit([](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); }, at::kCPU,
-                  tinyDit(11, {at::kBFloat16}));
+    memory::ModelSlot dit(
+        [](c10::Device) -> std::unique_ptr<models::VideoDiffusionModel> { throw std::logic_error("no load expected"); },
+        at::kCPU, tinyDit(11, {at::kBFloat16}));
     memory::ResidencyManager residency(plan, *probe_, dit);
     for (int shot = 0; shot < 4; ++shot) {
       const bool more = shot < 3;
@@ -167,7 +172,7 @@ class ResidencyTest : public QObject {
     QCOMPARE(residency.stats().bytesToHost, 4 * bytes);
     QCOMPARE(residency.stats().bytesToDevice, 3 * bytes);
     QCOMPARE(residency.stats().stagingAllocations, 1);  // allocated once, reused by every shot
-    residency.finish();  // brings the last offload back
+    residency.finish();                                 // brings the last offload back
     QVERIFY(dit.get() != nullptr);
     for (const auto& [name, t] : dit.get()->namedParameters()) QVERIFY(at::equal(t, originals.at(name)));
   }
@@ -211,10 +216,12 @@ class ResidencyTest : public QObject {
     const memory::MemoryPlan plan = memory::planMemory(tinyRequest(ResidencyPolicy::Auto, 1024));
     QVERIFY(!plan.fits);
     bool loaded = false;
-    memory::ModelSlot dit([&](c10::Device) {
-      loaded = true;
-      return tinyDit(2);
-    }, at::kCPU);
+    memory::ModelSlot dit(
+        [&](c10::Device) {
+          loaded = true;
+          return tinyDit(2);
+        },
+        at::kCPU);
     const QString error = errorOf([&] { memory::ResidencyManager residency(plan, *probe_, dit); });
     QVERIFY2(error.startsWith("memory plan refused before any work: nothing fits"), qPrintable(error));
     QVERIFY(!loaded);

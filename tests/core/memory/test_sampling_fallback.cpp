@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "test_registry.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_probe.h"
 #include "memory/out_of_memory.h"
@@ -11,6 +10,7 @@
 #include "runtime/torch_runtime.h"
 #include "sampling/sampler.h"
 #include "simulated_device.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 
@@ -67,7 +67,8 @@ class SamplingFallbackTest : public QObject {
     const at::Tensor batched = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, false);
     const at::Tensor split = sampling::guidedVelocity(denoiser_, x, 700, cond_, uncond_, 5.0, true);
     // A fixed input: batch 1 and batch 2 round differently, and an unseeded one now and then went past 1e-5.
-    QVERIFY2(at::allclose(split, batched, 1e-4, 1e-5), qPrintable(QString::number((split - batched).abs().max().item<double>())));
+    QVERIFY2(at::allclose(split, batched, 1e-4, 1e-5),
+             qPrintable(QString::number((split - batched).abs().max().item<double>())));
   }
 
   void outOfMemoryInABatchTwoStepSplitsGuidance() {
@@ -102,7 +103,8 @@ class SamplingFallbackTest : public QObject {
 
   void withoutTheCallbackTheErrorPropagates() {
     const at::NoGradGuard noGrad;
-    const std::uint64_t splitPeak = peakAbove([&] { sampling::sampleFlow(denoiser_, shape_, cond_, uncond_, options(true)); });
+    const std::uint64_t splitPeak =
+        peakAbove([&] { sampling::sampleFlow(denoiser_, shape_, cond_, uncond_, options(true)); });
     bool outOfMemory = false;
     try {
       const testing::SimulatedDevice device(splitPeak * 9 / 8);

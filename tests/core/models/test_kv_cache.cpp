@@ -5,12 +5,12 @@
 
 #include <QTemporaryDir>
 
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "models/kv_cache.h"
 #include "models/wan/wan_model.h"
 #include "sampling/stream_sampler.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -53,8 +53,8 @@ class KvCacheTest : public QObject {
     double largest = 0;
     for (std::int64_t first = 0; first < frames; first += block) {
       const at::Tensor chunk = randn({2, config.inDim, block, h, w}, 100 + first);
-      const at::Tensor t = block == 1 ? at::tensor({700, 310}, at::kLong)
-                                      : at::tensor({800, 600, 500, 900}, at::kLong).view({2, 2});
+      const at::Tensor t =
+          block == 1 ? at::tensor({700, 310}, at::kLong) : at::tensor({800, 600, 500, 900}, at::kLong).view({2, 2});
       const at::Tensor cached = model.forwardCached(chunk, t, context, *cache, 0, false);
       const at::Tensor clip = finished.defined() ? at::cat({finished, chunk}, 2) : chunk;
       const std::int64_t held = finished.defined() ? finished.size(2) : 0;
@@ -88,8 +88,10 @@ class KvCacheTest : public QObject {
       const at::Tensor x = randn({2, config.inDim, 1, 4, 4}, 50 + i);
       const at::Tensor t = at::tensor({0, 0}, at::kLong);
       const at::Tensor both = model.forwardCached(x, t, context, *together, 0, true);
-      const at::Tensor first = model.forwardCached(x.narrow(0, 0, 1), t.narrow(0, 0, 1), context.narrow(0, 0, 1), *apart, 0, true);
-      const at::Tensor second = model.forwardCached(x.narrow(0, 1, 1), t.narrow(0, 1, 1), context.narrow(0, 1, 1), *apart, 1, true);
+      const at::Tensor first =
+          model.forwardCached(x.narrow(0, 0, 1), t.narrow(0, 0, 1), context.narrow(0, 0, 1), *apart, 0, true);
+      const at::Tensor second =
+          model.forwardCached(x.narrow(0, 1, 1), t.narrow(0, 1, 1), context.narrow(0, 1, 1), *apart, 1, true);
       QVERIFY(relativeL2(at::cat({first, second}), both) <= 1e-5);
     }
     QCOMPARE(apart->bytes(), together->bytes());
@@ -133,8 +135,10 @@ class KvCacheTest : public QObject {
     const at::Tensor context = randn({1, 5, config.textDim}, 5);
     std::vector<at::Tensor> frames;
     for (int i = 0; i < 4; ++i) frames.push_back(randn({1, config.inDim, 1, 4, 4}, 300 + i));
-    for (int i = 0; i < 4; ++i) model.forwardCached(frames[static_cast<std::size_t>(i)], at::zeros({1}, at::kLong), context, *sliding, 0, true);
-    for (int i : {0, 2, 3}) model.forwardCached(frames[static_cast<std::size_t>(i)], at::zeros({1}, at::kLong), context, *direct, 0, true);
+    for (int i = 0; i < 4; ++i)
+      model.forwardCached(frames[static_cast<std::size_t>(i)], at::zeros({1}, at::kLong), context, *sliding, 0, true);
+    for (int i : {0, 2, 3})
+      model.forwardCached(frames[static_cast<std::size_t>(i)], at::zeros({1}, at::kLong), context, *direct, 0, true);
     QCOMPARE(sliding->frames(), std::int64_t{3});
     const double keys = relativeL2(sliding->keys(0, 0), direct->keys(0, 0));
     QVERIFY2(keys <= 1e-5, qPrintable(QString::number(keys)));
@@ -154,7 +158,8 @@ class KvCacheTest : public QObject {
     const at::Tensor cond = randn({6, config.textDim}, 1), uncond = randn({4, config.textDim}, 2);
     const std::vector<std::int64_t> shape{config.inDim, 4, 4, 4};
     std::unique_ptr<KvCache> cache = model.newKvCache(2, 4, 4, {});
-    const auto streamed = sampling::sampleStream(sampling::cachedChunkDenoiser(model, *cache), shape, 1, cond, uncond, options);
+    const auto streamed =
+        sampling::sampleStream(sampling::cachedChunkDenoiser(model, *cache), shape, 1, cond, uncond, options);
     const auto rerun = sampling::sampleStream(sampling::rerunChunkDenoiser(model), shape, 1, cond, uncond, options);
     QCOMPARE(streamed.stepsDone, 16);
     const double error = relativeL2(streamed.latent, rerun.latent);
@@ -194,7 +199,8 @@ class KvCacheTest : public QObject {
     std::unique_ptr<KvCache> cache = causal.newKvCache(1, 4, 4, {});
     const at::Tensor x = randn({1, causal.config().inDim, 1, 4, 4}, 1);
     QVERIFY(testing::errorOf([&] {
-              causal.forwardCached(x, at::zeros({1}, at::kLong), randn({1, 3, causal.config().textDim}, 1), *cache, 0, false);
+              causal.forwardCached(x, at::zeros({1}, at::kLong), randn({1, 3, causal.config().textDim}, 1), *cache, 0,
+                                   false);
             }).contains("one causal block"));
   }
 };

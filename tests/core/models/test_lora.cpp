@@ -9,14 +9,14 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
-#include "models/wan/wan_knowledge.h"
 #include "models/lora/lora_file.h"
 #include "models/lora/lora_patcher.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -54,7 +54,9 @@ class TestLora : public QObject {
   std::optional<WanModel> model_;
   std::optional<io::WeightSet> expected_;
 
-  std::filesystem::path path(const std::string& name) const { return std::filesystem::path(dir_.path().toStdString()) / name; }
+  std::filesystem::path path(const std::string& name) const {
+    return std::filesystem::path(dir_.path().toStdString()) / name;
+  }
 
   WeightShapes shapes() const {
     WeightShapes out;
@@ -63,7 +65,8 @@ class TestLora : public QObject {
   }
 
   std::shared_ptr<const LoraFile> read(const std::filesystem::path& file) const {
-    return std::make_shared<const LoraFile>(readLoraFile(file, shapes(), model_->family(), models::wanLoraLayerAliases()));
+    return std::make_shared<const LoraFile>(
+        readLoraFile(file, shapes(), model_->family(), models::wanLoraLayerAliases()));
   }
 
   at::Tensor weight(const std::string& name) const {
@@ -84,7 +87,8 @@ class TestLora : public QObject {
         const std::string name = "blocks." + std::to_string(block) + ".self_attn." + p + ".weight";
         const at::Tensor want = expected_->load(name, at::kFloat);
         const double err = (weight(name) - want).abs().max().item<double>();
-        QVERIFY2(err <= 2e-7 * std::max(1.0, want.abs().max().item<double>()), qPrintable(QString("%1 %2: %3").arg(what.c_str(), name.c_str()).arg(err)));
+        QVERIFY2(err <= 2e-7 * std::max(1.0, want.abs().max().item<double>()),
+                 qPrintable(QString("%1 %2: %3").arg(what.c_str(), name.c_str()).arg(err)));
       }
   }
 
@@ -135,7 +139,8 @@ class TestLora : public QObject {
 
   void everyKeyFormMergesTheSame_data() {
     QTest::addColumn<QString>("form");
-    for (const char* form : {"comfy", "kohya", "peft", "diffusers", "diffusers_lora_dot", "diff"}) QTest::newRow(form) << QString(form);
+    for (const char* form : {"comfy", "kohya", "peft", "diffusers", "diffusers_lora_dot", "diff"})
+      QTest::newRow(form) << QString(form);
   }
 
   void everyKeyFormMergesTheSame() {
@@ -145,8 +150,10 @@ class TestLora : public QObject {
       const std::string f = form.toStdString();
       std::string diffusers = p.layer;
       diffusers.replace(diffusers.find("self_attn."), 10, "attn1.");
-      if (diffusers.ends_with(".o")) diffusers.replace(diffusers.size() - 1, 1, "to_out.0");
-      else diffusers.insert(diffusers.size() - 1, "to_");
+      if (diffusers.ends_with(".o"))
+        diffusers.replace(diffusers.size() - 1, 1, "to_out.0");
+      else
+        diffusers.insert(diffusers.size() - 1, "to_");
       std::string kohya = p.layer;
       for (char& c : kohya)
         if (c == '.') c = '_';
@@ -205,13 +212,20 @@ class TestLora : public QObject {
   void badLorasNameTheFileAndKey_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("message");
-    QTest::newRow("another model") << "diffusion_model.double_blocks.0.img_attn.qkv.lora_up.weight" << "matches no weight of the";
-    QTest::newRow("not a lora key") << "diffusion_model.blocks.0.self_attn.q.weight" << "is not a LoRA key";
-    QTest::newRow("half a pair") << "diffusion_model.blocks.0.self_attn.q.lora_up.weight" << "has no down (A) half";
-    QTest::newRow("LoCon mid") << "diffusion_model.blocks.0.self_attn.q.lora_mid.weight" << "does not apply";
-    QTest::newRow("DoRA") << "diffusion_model.blocks.0.self_attn.q.dora_scale" << "does not apply";
-    QTest::newRow("wrong shape") << "diffusion_model.blocks.0.self_attn.q.diff" << "is not the shape of blocks.0.self_attn.q.weight";
-    QTest::newRow("not finite") << "diffusion_model.blocks.0.ffn.2.diff_b" << "not finite";
+    QTest::newRow("another model") << "diffusion_model.double_blocks.0.img_attn.qkv.lora_up.weight"
+                                   << "matches no weight of the";
+    QTest::newRow("not a lora key") << "diffusion_model.blocks.0.self_attn.q.weight"
+                                    << "is not a LoRA key";
+    QTest::newRow("half a pair") << "diffusion_model.blocks.0.self_attn.q.lora_up.weight"
+                                 << "has no down (A) half";
+    QTest::newRow("LoCon mid") << "diffusion_model.blocks.0.self_attn.q.lora_mid.weight"
+                               << "does not apply";
+    QTest::newRow("DoRA") << "diffusion_model.blocks.0.self_attn.q.dora_scale"
+                          << "does not apply";
+    QTest::newRow("wrong shape") << "diffusion_model.blocks.0.self_attn.q.diff"
+                                 << "is not the shape of blocks.0.self_attn.q.weight";
+    QTest::newRow("not finite") << "diffusion_model.blocks.0.ffn.2.diff_b"
+                                << "not finite";
   }
 
   void badLorasNameTheFileAndKey() {
@@ -219,10 +233,14 @@ class TestLora : public QObject {
     QFETCH(QString, message);
     io::NamedTensors tensors;
     const std::string k = key.toStdString();
-    if (message == "not finite") tensors.emplace_back(k, at::full({64}, NAN));
-    else if (k.ends_with(".diff")) tensors.emplace_back(k, at::ones({3, 3}));
-    else if (k.ends_with(".diff_b")) tensors.emplace_back(k, at::ones({64}));
-    else tensors.emplace_back(k, at::ones({64, 4}));
+    if (message == "not finite")
+      tensors.emplace_back(k, at::full({64}, NAN));
+    else if (k.ends_with(".diff"))
+      tensors.emplace_back(k, at::ones({3, 3}));
+    else if (k.ends_with(".diff_b"))
+      tensors.emplace_back(k, at::ones({64}));
+    else
+      tensors.emplace_back(k, at::ones({64, 4}));
     io::saveSafetensors(path("bad.safetensors"), tensors);
     try {
       (void)read(path("bad.safetensors"));

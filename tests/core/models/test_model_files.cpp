@@ -6,15 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "resolve/plan_request.h"
-#include "resolve/resolve_sequence.h"
-#include "test_registry.h"
 #include "cli_run.h"
 #include "memory/memory_planner.h"
 #include "model_folder.h"
 #include "models/model_files.h"
+#include "resolve/plan_request.h"
+#include "resolve/resolve_sequence.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -77,7 +77,8 @@ class ModelFilesTest : public QObject {
     writeFile(tempPath(dir) / "models" / "vae" / "broken.safetensors", "not a safetensors file");
     const CliRun run = runCli({"models", QString::fromStdString((tempPath(dir) / "models").string()), "--json"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out));
-    const nlohmann::json listed = nlohmann::json::parse(run.out.toStdString().substr(0, run.out.toStdString().rfind(']') + 1));
+    const nlohmann::json listed =
+        nlohmann::json::parse(run.out.toStdString().substr(0, run.out.toStdString().rfind(']') + 1));
     QCOMPARE(listed.size(), std::size_t{4});
     std::map<std::string, nlohmann::json> byName;
     for (const auto& entry : listed) byName[fs::path(entry["file"].get<std::string>()).filename().string()] = entry;
@@ -105,7 +106,8 @@ class ModelFilesTest : public QObject {
   void explicitFilesAreRelativeToTheFolder() {
     QTemporaryDir dir;
     makeModelFolder(tempPath(dir));
-    fs::copy_file(golden("wan_dit_tiny.safetensors"), tempPath(dir) / "models" / "diffusion_models" / "second.safetensors");
+    fs::copy_file(golden("wan_dit_tiny.safetensors"),
+                  tempPath(dir) / "models" / "diffusion_models" / "second.safetensors");
     ModelSet model = folderModel();
     // Two DiTs: detection refuses to guess.
     const QString twice = errorOf([&] { models::resolveModelFiles(model, tempPath(dir)); });
@@ -124,7 +126,8 @@ class ModelFilesTest : public QObject {
   void problemsNameTheFieldAndThePath() {
     QTemporaryDir dir;
     const QString noFolder = errorOf([&] { models::resolveModelFiles(folderModel("absent"), tempPath(dir)); });
-    QVERIFY2(noFolder == "model.folder: " + q((tempPath(dir) / "absent").string()) + " is not a folder", qPrintable(noFolder));
+    QVERIFY2(noFolder == "model.folder: " + q((tempPath(dir) / "absent").string()) + " is not a folder",
+             qPrintable(noFolder));
     makeModelFolder(tempPath(dir));
     fs::remove(tempPath(dir) / "models" / "vae" / "vae_tiny.safetensors");
     const QString noVae = errorOf([&] { models::resolveModelFiles(folderModel(), tempPath(dir)); });
@@ -142,7 +145,8 @@ class ModelFilesTest : public QObject {
     const LoadResult loaded = parseSequence(sequenceJson(R"({ "folder": "models" })"));
     QVERIFY(loaded.ok());
     const resolve::ResolvedSequence resolved = resolve::resolveSequence(*loaded.sequence, {tempPath(dir)});
-    const memory::PlanRequest r = resolve::planRequest(resolved, loaded.sequence->settings, {"cpu", std::nullopt, std::uint64_t(1) << 30, ResidencyPolicy::Pinned});
+    const memory::PlanRequest r = resolve::planRequest(
+        resolved, loaded.sequence->settings, {"cpu", std::nullopt, std::uint64_t(1) << 30, ResidencyPolicy::Pinned});
     QCOMPARE(QString::fromStdString(r.dit->variant()), QString("tiny"));
     QCOMPARE(QString::fromStdString(r.vae->variant()), QString("tiny"));
     QCOMPARE(r.shots.size(), std::size_t(3));

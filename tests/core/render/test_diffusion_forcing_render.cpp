@@ -2,20 +2,20 @@
 // random SkyReels-V2 DF style model written by the test: the handed latents are a clean prefix that
 // leaves sampling bit-identical, with zero bytes copied; on a Wan 2.1 T2V model the plan and the
 // report say that continuation is approximate.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <filesystem>
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
 #include "sampling/sampler.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 

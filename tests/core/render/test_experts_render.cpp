@@ -9,7 +9,6 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "export_test_frames.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
@@ -18,6 +17,7 @@
 #include "sampling/flow_schedule.h"
 #include "sequence/validation.h"
 #include "test_bmp.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -118,7 +118,8 @@ class ExpertsRenderTest : public QObject {
     const render::RenderSummary moved = render(offload, "offload", none);
     QVERIFY(moved.finished.completed);
     QCOMPARE(moved.plan.chosen, ResidencyPolicy::Offload);
-    for (const auto& [index, id] : {std::pair{0, "a"}, std::pair{1, "b"}}) QVERIFY(at::equal(tail("t2v", index, id), tail("offload", index, id)));
+    for (const auto& [index, id] : {std::pair{0, "a"}, std::pair{1, "b"}})
+      QVERIFY(at::equal(tail("t2v", index, id), tail("offload", index, id)));
   }
 
   void imageToVideoFromAStartImageThenTheLastFrame() {
@@ -174,7 +175,7 @@ class ExpertsRenderTest : public QObject {
     const std::uint64_t high = runs.at(ExpertResidency::Resident).plan.highNoiseExpertWeights;
     QVERIFY(high > 0);
     QCOMPARE(runs.at(ExpertResidency::Resident).shots[0].experts->bytesMoved, std::uint64_t{0});
-    QCOMPARE(runs.at(ExpertResidency::Swap).shots[0].experts->bytesMoved, 4 * high);  // high in, low out; and back
+    QCOMPARE(runs.at(ExpertResidency::Swap).shots[0].experts->bytesMoved, 4 * high);    // high in, low out; and back
     QCOMPARE(runs.at(ExpertResidency::Reload).shots[1].experts->bytesMoved, 2 * high);  // each read once
     for (const auto& [index, id] : {std::pair{0, "a"}, std::pair{1, "b"}}) {
       QVERIFY(at::equal(tail("placed-resident", index, id), tail("placed-swap", index, id)));
@@ -198,8 +199,10 @@ class ExpertsRenderTest : public QObject {
     for (double share = 1.0; share > 0.2 && !tight; share -= 0.01) {
       options.budget = static_cast<std::uint64_t>(static_cast<double>(open.peakExpertsResident) * share / 0.95);
       const memory::MemoryPlan plan = renderer.plan(s, options);
-      if (plan.expertsChosen == ExpertResidency::Swap) tight = plan;
-      else QVERIFY2(plan.fits, plan.reason.c_str());  // resident is chosen only where it fits
+      if (plan.expertsChosen == ExpertResidency::Swap)
+        tight = plan;
+      else
+        QVERIFY2(plan.fits, plan.reason.c_str());  // resident is chosen only where it fits
     }
     QVERIFY(tight.has_value());
     QVERIFY2(tight->fits, tight->reason.c_str());

@@ -9,24 +9,22 @@
 #include <ATen/ATen.h>
 
 #include "golden_model_facts.h"
-#include "resolve/resolve_sequence.h"
-#include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_key.h"
 #include "render/shot_record.h"
+#include "resolve/resolve_sequence.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
 #include "sequence/validation.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 class FewStepRenderTest : public QObject {
   Q_OBJECT
@@ -109,7 +107,8 @@ class FewStepRenderTest : public QObject {
     Sequence s = sequence();
     s.settings.sampler.fewStep.steps = {1000, 1000, 250};
     bool refused = false;
-    for (const Diagnostic& d : validateSequence(s)) refused = refused || (d.isError() && d.path == "sampler.few_step.steps[1]");
+    for (const Diagnostic& d : validateSequence(s))
+      refused = refused || (d.isError() && d.path == "sampler.few_step.steps[1]");
     QVERIFY(refused);
   }
 };

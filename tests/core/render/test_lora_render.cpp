@@ -1,9 +1,9 @@
 // LoRAs per shot through the real renderer on a tiny random Wan model: each shot renders as it
 // would alone with its LoRAs, the DiT is loaded once and leaves the render as the base model, the
 // figures are in the events and shot.json, a LoRA is part of the shot's key, a bad file is named.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <filesystem>
 
@@ -11,7 +11,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "golden_model_facts.h"
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "render/output_layout.h"
@@ -20,6 +19,7 @@
 #include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -49,7 +49,8 @@ class LoraRenderTest : public QObject {
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(seed);
     io::NamedTensors tensors;
     for (const io::WeightInfo& w : dit.weights()) {
-      if (w.name.find("self_attn.") == std::string::npos || !w.name.ends_with(".weight") || w.shape.size() != 2) continue;
+      if (w.name.find("self_attn.") == std::string::npos || !w.name.ends_with(".weight") || w.shape.size() != 2)
+        continue;
       const std::string layer = "diffusion_model." + w.name.substr(0, w.name.size() - 7);
       const auto out = static_cast<std::int64_t>(w.shape[0]), in = static_cast<std::int64_t>(w.shape[1]);
       tensors.emplace_back(layer + ".lora_B.weight", at::randn({out, 2}, g) * 0.3);
@@ -102,7 +103,8 @@ class LoraRenderTest : public QObject {
     const QString all = q(formatAll(parseSequence(serializeSequence(s)).diagnostics));
     QVERIFY2(all.contains("shots[0].loras[0].file: must name a LoRA file"), qPrintable(all));
     QVERIFY2(all.contains("shots[0].loras[0].strength: 12 is outside -10..10"), qPrintable(all));
-    QVERIFY2(!parseSequence(R"({"schema": "shotchain.sequence/1", "shots": [], "loras": {"file": "x"}})").ok(), "an object is not a list");
+    QVERIFY2(!parseSequence(R"({"schema": "shotchain.sequence/1", "shots": [], "loras": {"file": "x"}})").ok(),
+             "an object is not a list");
   }
 
   void eachShotRendersAsItWouldAloneWithItsLoras() {
@@ -143,7 +145,8 @@ class LoraRenderTest : public QObject {
     }
     // The LoRAs changed the picture.
     Sequence plain = base({tinyShot("a", 1)});
-    QVERIFY(renderer.render(plain, options("plain.render"), observer).finished.completed);  // the same renderer, its DiT kept
+    QVERIFY(renderer.render(plain, options("plain.render"), observer)
+                .finished.completed);  // the same renderer, its DiT kept
     QVERIFY(!at::equal(tail("plain.render", 0, "a"), tail("chain.render", 0, "a")));
     render::Renderer fresh;
     QVERIFY(fresh.render(plain, options("fresh.render"), observer).finished.completed);
@@ -186,8 +189,9 @@ class LoraRenderTest : public QObject {
     QVERIFY(!summary.finished.completed);
     QCOMPARE(observer.failures.size(), std::size_t{1});
     const std::string& message = observer.failures[0].message;
-    QVERIFY2(message.find("flux.safetensors") != std::string::npos && message.find("matches no weight") != std::string::npos,
-             message.c_str());
+    QVERIFY2(
+        message.find("flux.safetensors") != std::string::npos && message.find("matches no weight") != std::string::npos,
+        message.c_str());
   }
 };
 

@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "memory/memory_probe.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -98,9 +98,10 @@ class RendererTest : public QObject {
     sequence_.settings.model = models_.modelSet();
     sequence_.settings.sampler.steps = 3;
     sequence_.settings.policy = ResidencyPolicy::Pinned;
-    sequence_.shots = {makeShot("a", "a red circle moving right on a black background", ContinuityMode::None, 1),
-                       makeShot("b", "a red circle moving down on a black background", ContinuityMode::Latent, 2),
-                       makeShot("c", "a blue square moving left on a black background", ContinuityMode::LatentOverlap, 3)};
+    sequence_.shots = {
+        makeShot("a", "a red circle moving right on a black background", ContinuityMode::None, 1),
+        makeShot("b", "a red circle moving down on a black background", ContinuityMode::Latent, 2),
+        makeShot("c", "a blue square moving left on a black background", ContinuityMode::LatentOverlap, 3)};
   }
 
   void rendersEveryShotWithEvents() {
@@ -121,10 +122,12 @@ class RendererTest : public QObject {
     QCOMPARE(summary.shots[0].framesWritten, 9);
     QCOMPARE(summary.shots[1].framesWritten, 9);
     QVERIFY(summary.shots[2].framesWritten < 9 + 5);
-    QCOMPARE(observer.framesSeen, summary.shots[0].framesWritten + summary.shots[1].framesWritten + summary.shots[2].framesWritten);
+    QCOMPARE(observer.framesSeen,
+             summary.shots[0].framesWritten + summary.shots[1].framesWritten + summary.shots[2].framesWritten);
     const std::filesystem::path out = options("full").outputDirectory;
     for (int i = 0; i < 3; ++i) {
-      const std::filesystem::path shotDir = render::shotDirectory(out, i, sequence_.shots[static_cast<std::size_t>(i)].id);
+      const std::filesystem::path shotDir =
+          render::shotDirectory(out, i, sequence_.shots[static_cast<std::size_t>(i)].id);
       QVERIFY(std::filesystem::exists(render::tailLatentPath(shotDir)));
       const auto record = render::readShotRecord(shotDir);
       QVERIFY(record.has_value());
@@ -146,7 +149,9 @@ class RendererTest : public QObject {
         events.push_back("started " + std::to_string(e.index));
         gaps.push_back(e.gap);
       }
-      void shotFinished(const render::ShotFinished& e) override { events.push_back("finished " + std::to_string(e.index)); }
+      void shotFinished(const render::ShotFinished& e) override {
+        events.push_back("finished " + std::to_string(e.index));
+      }
     };
     const LoadResult loaded = loadSequenceFile(workflow("demo.json"));
     QVERIFY(loaded.ok());
@@ -328,7 +333,8 @@ class RendererTest : public QObject {
       std::string id;
       void framesDecoded(const render::FramesDecoded& e) override {
         CountingObserver::framesDecoded(e);
-        if (e.shotIndex == shot) std::filesystem::create_directories(render::tailLatentPath(render::shotDirectory(out, shot, id)));
+        if (e.shotIndex == shot)
+          std::filesystem::create_directories(render::tailLatentPath(render::shotDirectory(out, shot, id)));
       }
       void failed(const render::RenderFailure& f) override {
         CountingObserver::failed(f);
@@ -344,17 +350,22 @@ class RendererTest : public QObject {
     const render::RenderSummary summary = renderer.render(sequence_, o, observer);
     QVERIFY(!summary.finished.completed);
     QCOMPARE(observer.failedShots, std::vector<int>{failing});
-    const std::string expected = "shot " + std::to_string(failing + 1) + " (" + observer.id + "): writing its tail and record: ";
-    QVERIFY2(observer.failuresText[0].rfind(expected, 0) == 0 && observer.failuresText[0].find("is a directory") != std::string::npos,
+    const std::string expected =
+        "shot " + std::to_string(failing + 1) + " (" + observer.id + "): writing its tail and record: ";
+    QVERIFY2(observer.failuresText[0].rfind(expected, 0) == 0 &&
+                 observer.failuresText[0].find("is a directory") != std::string::npos,
              observer.failuresText[0].c_str());
   }
 
   void refusesBeforeAnyWork_data() {
     QTest::addColumn<QString>("problem");
     QTest::addColumn<QString>("field");
-    QTest::newRow("unwritable output folder") << "output" << "output";
-    QTest::newRow("missing model file") << "model" << "model.dit";
-    QTest::newRow("plan cannot fit") << "budget" << "memory.budget";
+    QTest::newRow("unwritable output folder") << "output"
+                                              << "output";
+    QTest::newRow("missing model file") << "model"
+                                        << "model.dit";
+    QTest::newRow("plan cannot fit") << "budget"
+                                     << "memory.budget";
   }
 
   void refusesBeforeAnyWork() {

@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "test_registry.h"
 #include "io/file_fingerprint.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 

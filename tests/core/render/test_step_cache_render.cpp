@@ -1,9 +1,9 @@
 // Step caching through the real renderer on tiny random Wan models written by the test: off
 // changes nothing, a policy skips passes and says so in the events, shot.json and report.json, a
 // calibration render records every step, and what cannot be applied says why.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <filesystem>
 
@@ -11,16 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "golden_model_facts.h"
-#include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_key.h"
 #include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
 #include "sampling/cache_calibration.h"
-#include "util/atomic_file.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
+#include "util/atomic_file.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
@@ -158,7 +158,8 @@ class StepCacheRenderTest : public QObject {
     Collecting observer;
     const render::RenderSummary summary = render(s, "mag.render", &observer);
     QVERIFY(summary.shots[0].cache.has_value());
-    QVERIFY2(summary.shots[0].cache->off.find("calibrate-cache") != std::string::npos, summary.shots[0].cache->off.c_str());
+    QVERIFY2(summary.shots[0].cache->off.find("calibrate-cache") != std::string::npos,
+             summary.shots[0].cache->off.c_str());
     QCOMPARE(summary.shots[0].cache->skippedPasses, 0);
     bool warned = false;
     for (const render::RenderWarning& w : observer.warnings) warned = warned || (w.kind == "cache" && w.shotIndex == 0);

@@ -2,19 +2,19 @@
 // block-causal DiT written by the test: the KV cache is the handoff (kept or recached, zero bytes copied),
 // frames arrive while a shot samples, a resumed render rebuilds the cache from the latents on disk and
 // gives byte-identical results, and what cannot stream is refused before any work.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <filesystem>
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -107,7 +107,7 @@ class StreamRenderTest : public QObject {
       QVERIFY(shot.firstFrameSeconds > 0 && shot.firstFrameSeconds < shot.seconds);
     }
     QCOMPARE(summary.shots[3].stream->framesCommitted, 4 + 3 + 3 + 3);
-    QCOMPARE(summary.shots[3].stream->framesHeld, 1 + 8);  // the sink and the window
+    QCOMPARE(summary.shots[3].stream->framesHeld, 1 + 8);                          // the sink and the window
     QCOMPARE(summary.plan.kvCacheBytes, summary.shots[3].stream->peakCacheBytes);  // sink + window + a chunk
     // A first shot streams all its latents; a continuing one generates one fewer (its first frame is the
     // previous shot's last).
@@ -173,7 +173,8 @@ class StreamRenderTest : public QObject {
       QVERIFY(summary.finished.completed);
       for (int i = 0; i < 4; ++i) {
         const std::string id(1, static_cast<char>('a' + i));
-        QVERIFY2(at::equal(tail("pinned", i, id).latent, tail(toString(policy), i, id).latent), (toString(policy) + id).c_str());
+        QVERIFY2(at::equal(tail("pinned", i, id).latent, tail(toString(policy), i, id).latent),
+                 (toString(policy) + id).c_str());
       }
     }
   }

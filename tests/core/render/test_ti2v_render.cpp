@@ -9,7 +9,6 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_vae.h"
@@ -19,6 +18,7 @@
 #include "render/start_image.h"
 #include "runtime/torch_runtime.h"
 #include "test_bmp.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "tiny_model_set.h"
 
@@ -132,7 +132,9 @@ class Ti2vRenderTest : public QObject {
     options.outputDirectory = root() / "out2";
     options.sequenceDirectory = root();
     options.framesOnDisk = false;
-    options.loadImage = [](const fs::path& path) -> render::RgbFrame { throw std::runtime_error(path.string() + ": no such file"); };
+    options.loadImage = [](const fs::path& path) -> render::RgbFrame {
+      throw std::runtime_error(path.string() + ": no such file");
+    };
     render::Renderer renderer;
     Collecting observer;
     bool refused = false;

@@ -1,9 +1,9 @@
 // Every shot of every sequence in workflows/ and of a set of edge documents, resolved once: the memory plan's
 // request, the shot keys and the shot pass (what a real render on tiny models reports and writes) consume exactly
 // the resolved values.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -98,11 +98,13 @@ void checkRender(const resolve::ResolvedSequence& resolved, const Recorded& even
         if (runs.empty() || runs.back() != expert) runs.push_back(expert);
       QCOMPARE(runs, shot.experts->runs);
       for (std::size_t i = 0; i < finished.experts->experts.size(); ++i)
-        QCOMPARE(finished.experts->guidances[i], finished.experts->experts[i] ? shot.experts->highGuidance : shot.guidance);
+        QCOMPARE(finished.experts->guidances[i],
+                 finished.experts->experts[i] ? shot.experts->highGuidance : shot.guidance);
     }
     if (!shot.imageCondition.empty()) QCOMPARE(finished.conditionedOn, shot.imageCondition);
     // The record on disk holds the key the resolved shot gives (the fingerprint aside, it is the same digest).
-    const std::optional<render::ShotRecord> record = render::readShotRecord(out / "shots" / fs::path(finished.directory).filename());
+    const std::optional<render::ShotRecord> record =
+        render::readShotRecord(out / "shots" / fs::path(finished.directory).filename());
     QVERIFY(record.has_value());
     QCOMPARE(record->framesWritten, shot.outputFrames);
     // shot.json and report.json say what the shot was rendered with: the resolved shot, written once.
@@ -115,8 +117,9 @@ void checkRender(const resolve::ResolvedSequence& resolved, const Recorded& even
   const nlohmann::ordered_json report = nlohmann::ordered_json::parse(readFile(out / "report.json"));
   QCOMPARE(report["shots"].size(), events.finished.size());
   for (const nlohmann::ordered_json& shot : report["shots"])
-    QCOMPARE(QString::fromStdString(shot["resolved"].dump()),
-             QString::fromStdString(render::resolvedShotToJson(resolved.shots[shot["index"].get<std::size_t>()]).dump()));
+    QCOMPARE(
+        QString::fromStdString(shot["resolved"].dump()),
+        QString::fromStdString(render::resolvedShotToJson(resolved.shots[shot["index"].get<std::size_t>()]).dump()));
   QCOMPARE(keys.size(), resolved.shots.size());
 }
 
@@ -133,7 +136,8 @@ class ResolvedShots : public QObject {
   void writeEncoderWithTokenizer(const TinyModelSet& set, const fs::path& to) const {
     const io::WeightSet weights = io::WeightSet::open(set.textEncoder);
     io::NamedTensors tensors;
-    for (const io::WeightInfo& info : weights.weights()) tensors.emplace_back(info.name, weights.load(info.name, at::kFloat));
+    for (const io::WeightInfo& info : weights.weights())
+      tensors.emplace_back(info.name, weights.load(info.name, at::kFloat));
     const std::string bytes = readFile(set.tokenizer);
     tensors.emplace_back("spiece_model", at::tensor(std::vector<std::uint8_t>(bytes.begin(), bytes.end())));
     io::saveSafetensors(to, tensors);
@@ -183,8 +187,9 @@ class ResolvedShots : public QObject {
       return s;
     };
     Sequence modes = base(*plain_);
-    modes.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent), tinyShot("c", 3, ContinuityMode::LatentOverlap),
-                   tinyShot("d", 4, ContinuityMode::VaeRoundtrip), tinyShot("e", 5, ContinuityMode::Blend)};
+    modes.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent),
+                   tinyShot("c", 3, ContinuityMode::LatentOverlap), tinyShot("d", 4, ContinuityMode::VaeRoundtrip),
+                   tinyShot("e", 5, ContinuityMode::Blend)};
     modes.shots[1].steps = 3;
     modes.shots[1].guidance = 1.0;
     modes.shots[2].shift = 7.0;
@@ -196,9 +201,11 @@ class ResolvedShots : public QObject {
     Sequence cached = base(*plain_);
     cached.settings.sampler.steps = 8;
     cached.settings.sampler.cache.policy = StepCachePolicy::TeaCache;
-    cached.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent), tinyShot("c", 3, ContinuityMode::Latent)};
+    cached.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent),
+                    tinyShot("c", 3, ContinuityMode::Latent)};
     cached.shots[1].cache = StepCacheSettings{StepCachePolicy::FirstBlock, 0.2, {}, {}};
-    cached.shots[2].cache = StepCacheSettings{StepCachePolicy::MagCache, {}, {}, {}};  // no numbers for a tiny model: off
+    cached.shots[2].cache =
+        StepCacheSettings{StepCachePolicy::MagCache, {}, {}, {}};  // no numbers for a tiny model: off
     out.emplace_back("cache", cached);
 
     Sequence fewStep = base(*plain_);
@@ -212,7 +219,8 @@ class ResolvedShots : public QObject {
 
     Sequence loras = base(*plain_);
     loras.settings.loras = {LoraRef{(root() / "style.safetensors").string(), 0.8, {}, {}}};
-    loras.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent), tinyShot("c", 3, ContinuityMode::Latent)};
+    loras.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent),
+                   tinyShot("c", 3, ContinuityMode::Latent)};
     loras.shots[1].loras = std::vector<LoraRef>{};
     loras.shots[2].loras = std::vector<LoraRef>{LoraRef{(root() / "style.safetensors").string(), 1.5, {}, {}}};
     out.emplace_back("loras", loras);
@@ -269,7 +277,8 @@ class ResolvedShots : public QObject {
     const io::WeightSet dit = io::WeightSet::open(plain_->dit);
     io::NamedTensors lora;
     for (const io::WeightInfo& w : dit.weights()) {
-      if (w.name.find("self_attn.") == std::string::npos || !w.name.ends_with(".weight") || w.shape.size() != 2) continue;
+      if (w.name.find("self_attn.") == std::string::npos || !w.name.ends_with(".weight") || w.shape.size() != 2)
+        continue;
       const std::string layer = "diffusion_model." + w.name.substr(0, w.name.size() - 7);
       lora.emplace_back(layer + ".lora_B.weight", at::full({static_cast<std::int64_t>(w.shape[0]), 2}, 0.01));
       lora.emplace_back(layer + ".lora_A.weight", at::full({2, static_cast<std::int64_t>(w.shape[1])}, 0.02));
@@ -279,8 +288,10 @@ class ResolvedShots : public QObject {
 
   static std::string kTinyPngForResolve() {
     return std::string(
-        "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x02\x08\x02\x00\x00"
-        "\x00\xfd\xd4\x9a\x73\x00\x00\x00\x10\x49\x44\x41\x54\x78\x9c\x63\x38\x21\x27\x07\x44\x0c\x10\x0a\x00\x1f\x26\x04"
+        "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x02\x08\x02\x00"
+        "\x00"
+        "\x00\xfd\xd4\x9a\x73\x00\x00\x00\x10\x49\x44\x41\x54\x78\x9c\x63\x38\x21\x27\x07\x44\x0c\x10\x0a\x00\x1f\x26"
+        "\x04"
         "\x11\xa2\x8f\x22\xaf\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82",
         73);
   }
@@ -296,11 +307,14 @@ class ResolvedShots : public QObject {
       if (!sequence.settings.model.isBuiltin()) {
         folder = root() / entry.path().stem();
         fs::create_directories(folder / "images");
-        fs::copy(sourceDir() / "workflows" / "images", folder / "images", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+        fs::copy(sourceDir() / "workflows" / "images", folder / "images",
+                 fs::copy_options::recursive | fs::copy_options::overwrite_existing);
         const bool ti2v = sequence.settings.model.dit.find("ti2v") != std::string::npos;
         const bool df = sequence.settings.model.dit.find("skyreels") != std::string::npos;
         standIn(folder / sequence.settings.model.folder, sequence,
-                golden(ti2v ? "wan22_ti2v_tiny.safetensors" : df ? "skyreels_df_tiny.safetensors" : "wan_dit_tiny.safetensors"),
+                golden(ti2v ? "wan22_ti2v_tiny.safetensors"
+                       : df ? "skyreels_df_tiny.safetensors"
+                            : "wan_dit_tiny.safetensors"),
                 golden(ti2v ? "wan22_vae_tiny.safetensors" : "wan_vae_tiny.safetensors"));
       }
       const resolve::ResolvedSequence resolved = resolve::resolveSequence(sequence, {folder, true});
@@ -353,7 +367,8 @@ class ResolvedShots : public QObject {
       // A value a shot runs with is in its key.
       Sequence seeded = sequence;
       seeded.shots.back().seed += 1;
-      QVERIFY2(render::shotKeys(resolve::resolveSequence(seeded, {root()}), "model").back() != render::shotKeys(resolved, "model").back(),
+      QVERIFY2(render::shotKeys(resolve::resolveSequence(seeded, {root()}), "model").back() !=
+                   render::shotKeys(resolved, "model").back(),
                name.c_str());
     }
   }

@@ -1,8 +1,8 @@
 // What the resolver refuses with the field and the fix, against the family the model set belongs to: what a
 // render would refuse is refused by `validate` first.
+#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
-#include <QtTest/qtestassert.h>
 
 #include <functional>
 
@@ -63,7 +63,9 @@ bool hasError(const Diagnostics& problems, const std::string& path, const std::s
 
 // The golden tiny files as a model set of explicit files (absolute paths).
 Json goldenModel(const char* dit, const char* vae, bool tokenizer = true, const char* highNoise = nullptr) {
-  Json model = {{"dit", golden(dit).string()}, {"vae", golden(vae).string()}, {"text_encoder", golden("umt5_tiny.safetensors").string()}};
+  Json model = {{"dit", golden(dit).string()},
+                {"vae", golden(vae).string()},
+                {"text_encoder", golden("umt5_tiny.safetensors").string()}};
   if (tokenizer) model["tokenizer"] = (sourceDir() / "resources" / "demo" / "tokenizer.model").string();
   if (highNoise) model["dit_high_noise"] = golden(highNoise).string();
   return model;
@@ -95,21 +97,33 @@ class ResolvedValidation : public QObject {
     auto row = [](const char* name, Mutation m, const char* path, const char* message) {
       QTest::newRow(name) << m << QString(path) << QString(message);
     };
-    row("frames not 4k+1", [](Json& d) { d["shots"][2]["frames"] = 18; }, "shots[2].frames", "18 is not 4k+1 (try 17 or 21)");
-    row("width not a multiple of 16", [](Json& d) { d["shots"][0]["width"] = 100; }, "shots[0].width",
-        "100 is not a multiple of 16 for Wan 2.1 T2V (diffusion forcing), causal, chunk 1 (VAE stride 4 × patch 4); try 96 or 112");
-    row("height not a multiple of 16", [](Json& d) { d["shots"][1]["height"] = 70; }, "shots[1].height", "not a multiple of 16");
-    row("overlap too large for the shot", [](Json& d) { d["shots"][2]["continuity"]["overlap_latents"] = 5; },
+    row(
+        "frames not 4k+1", [](Json& d) { d["shots"][2]["frames"] = 18; }, "shots[2].frames",
+        "18 is not 4k+1 (try 17 or 21)");
+    row(
+        "width not a multiple of 16", [](Json& d) { d["shots"][0]["width"] = 100; }, "shots[0].width",
+        "100 is not a multiple of 16 for Wan 2.1 T2V (diffusion forcing), causal, chunk 1 (VAE stride 4 × patch 4); "
+        "try 96 or 112");
+    row(
+        "height not a multiple of 16", [](Json& d) { d["shots"][1]["height"] = 70; }, "shots[1].height",
+        "not a multiple of 16");
+    row(
+        "overlap too large for the shot", [](Json& d) { d["shots"][2]["continuity"]["overlap_latents"] = 5; },
         "shots[2].continuity.overlap_latents", "less than the shot's 5 latent frames");
-    row("overlap beyond the previous shot", [](Json& d) {
+    row(
+        "overlap beyond the previous shot",
+        [](Json& d) {
           d["shots"][1]["frames"] = 5;
           d["shots"][2]["frames"] = 33;
           d["shots"][2]["continuity"]["overlap_latents"] = 3;
         },
         "shots[2].continuity.overlap_latents", "more than the previous shot's 2 latent frames");
-    row("prefix frames fill the shot", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 5; },
+    row(
+        "prefix frames fill the shot", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 5; },
         "shots[1].continuity.prefix_frames", "less than the shot's 5 latent frames");
-    row("stream changes the size", [](Json& d) {
+    row(
+        "stream changes the size",
+        [](Json& d) {
           d["shots"][1]["continuity"]["mode"] = "stream";
           d["shots"][1]["width"] = 128;
         },
@@ -125,8 +139,9 @@ class ResolvedValidation : public QObject {
     const LoadResult loaded = parseSequence(doc.dump());
     QVERIFY2(loaded.ok(), formatAll(loaded.diagnostics).c_str());  // the document itself is fine
     const Diagnostics problems = resolve::validate(*loaded.sequence, {root()});
-    QVERIFY2(hasError(problems, path.toStdString(), message.toStdString()),
-             ("expected " + path.toStdString() + ": " + message.toStdString() + "\ngot:\n" + formatAll(problems)).c_str());
+    QVERIFY2(
+        hasError(problems, path.toStdString(), message.toStdString()),
+        ("expected " + path.toStdString() + ": " + message.toStdString() + "\ngot:\n" + formatAll(problems)).c_str());
   }
 
   // A 1280×720 shot for Wan 2.2 TI2V (a size users type) is refused with the family's geometry and the sizes
@@ -143,7 +158,8 @@ class ResolvedValidation : public QObject {
              formatAll(problems).c_str());
     QVERIFY2(!hasError(problems, "shots[0].width", ""), formatAll(problems).c_str());
     doc["shots"][0]["height"] = 704;
-    QVERIFY2(!hasErrors(resolve::validate(parsed(doc), {root()})), formatAll(resolve::validate(parsed(doc), {root()})).c_str());
+    QVERIFY2(!hasErrors(resolve::validate(parsed(doc), {root()})),
+             formatAll(resolve::validate(parsed(doc), {root()})).c_str());
     // The CLI says the same and exits 1.
     writeFile(root() / "ti2v.json", doc.dump(2));
     doc["shots"][0]["height"] = 720;
@@ -158,8 +174,10 @@ class ResolvedValidation : public QObject {
     Json doc = demoDocument();
     doc["model"] = goldenModel("wan_dit_tiny.safetensors", "wan_vae_tiny.safetensors", false);
     const Diagnostics problems = resolve::validate(parsed(doc), {root()});
-    QVERIFY2(hasError(problems, "model.tokenizer", "umt5_tiny.safetensors carries no tokenizer"), formatAll(problems).c_str());
-    QVERIFY2(hasError(problems, "model.tokenizer", "give model.tokenizer a spiece.model file"), formatAll(problems).c_str());
+    QVERIFY2(hasError(problems, "model.tokenizer", "umt5_tiny.safetensors carries no tokenizer"),
+             formatAll(problems).c_str());
+    QVERIFY2(hasError(problems, "model.tokenizer", "give model.tokenizer a spiece.model file"),
+             formatAll(problems).c_str());
     doc["model"] = goldenModel("wan_dit_tiny.safetensors", "wan_vae_tiny.safetensors", true);
     QVERIFY(!hasError(resolve::validate(parsed(doc), {root()}), "model.tokenizer", ""));
   }
@@ -168,7 +186,8 @@ class ResolvedValidation : public QObject {
   // for it (before, both were).
   void aCacheThatDoesNotRunIsNotInTheKeyOrThePlan() {
     Json doc = demoDocument();
-    doc["model"] = goldenModel("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors", true, "wan22_moe_high_tiny.safetensors");
+    doc["model"] = goldenModel("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors", true,
+                               "wan22_moe_high_tiny.safetensors");
     doc["sampler"]["cache"] = {{"policy", "teacache"}, {"threshold", 0.1}};
     const Sequence low = parsed(doc);
     doc["sampler"]["cache"]["threshold"] = 0.3;
@@ -187,7 +206,8 @@ class ResolvedValidation : public QObject {
     const Sequence one = parsed(doc);
     doc["sampler"]["cache"]["threshold"] = 0.1;
     QVERIFY(shotKeysOf(one, root()) != shotKeysOf(parsed(doc), root()));
-    QCOMPARE(resolve::planRequest(resolve::resolveSequence(one, {root()}), one.settings, {}).shots[0].stepCacheTensors, 1);
+    QCOMPARE(resolve::planRequest(resolve::resolveSequence(one, {root()}), one.settings, {}).shots[0].stepCacheTensors,
+             1);
   }
 
   // A LoRA on the high-noise expert with memory.experts auto, where auto keeps one expert at a time (before: refused
@@ -250,9 +270,10 @@ class ResolvedValidation : public QObject {
     s.shots[0].frames = 13;  // 4 latent frames: two chunks
     QVERIFY2(!hasErrors(resolve::validate(s, {root()})), formatAll(resolve::validate(s, {root()})).c_str());
     s.shots[1].frames = 13;  // continuing: 3 new latent frames
-    QVERIFY(hasError(resolve::validate(s, {root()}), "shots[1].frames",
-                     "13 frames give 3 new latent frames (the first frame repeats the previous shot's last), not whole chunks of 2: "
-                     "try 9 or 17 frames"));
+    QVERIFY(hasError(
+        resolve::validate(s, {root()}), "shots[1].frames",
+        "13 frames give 3 new latent frames (the first frame repeats the previous shot's last), not whole chunks of 2: "
+        "try 9 or 17 frames"));
   }
 
   // A step cache says where it does not run and why, once per field.
@@ -263,7 +284,8 @@ class ResolvedValidation : public QObject {
     doc["shots"][1]["frames"] = 13;
     doc["shots"][2]["cache"] = {{"policy", "easycache"}, {"calibration", "y.cache.json"}};
     const QString all = q(formatAll(resolve::validate(parsed(doc), {root()})));
-    QVERIFY2(all.contains("sampler.cache.policy: warning: step cache teacache is off for this shot: stream shots"), qPrintable(all));
+    QVERIFY2(all.contains("sampler.cache.policy: warning: step cache teacache is off for this shot: stream shots"),
+             qPrintable(all));
     QVERIFY2(all.contains("shots[2].cache.calibration: warning: is not read by easycache"), qPrintable(all));
     QVERIFY2(all.contains("sampler.cache.calibration: warning: \"x.cache.json\" does not exist"), qPrintable(all));
     doc["sampler"]["cache"]["policy"] = "off";

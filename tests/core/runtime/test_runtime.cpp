@@ -5,9 +5,9 @@
 
 #include <ATen/Parallel.h>
 
-#include "test_registry.h"
 #include "runtime/thread_intra_op.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "util/byte_size.h"
 
 using namespace shotchain;

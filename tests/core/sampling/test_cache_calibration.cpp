@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "test_registry.h"
 #include "sampling/cache_calibration.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
 
@@ -50,19 +50,27 @@ class TestCacheCalibration : public QObject {
   void badFilesNameTheFileAndField_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("message");
-    const auto row = [](const char* name, const char* text, const char* message) { QTest::newRow(name) << QString(text) << QString(message); };
+    const auto row = [](const char* name, const char* text, const char* message) {
+      QTest::newRow(name) << QString(text) << QString(message);
+    };
     const char* head = R"({"format": "shotchain.cache-calibration/1", "steps": 2, )";
     row("not json", "{\"format\": ", "bad.cache.json");
     row("an array", "[1, 2]", "not a calibration file");
     row("no format", R"({"steps": 2})", "format: must be \"shotchain.cache-calibration/1\"");
     row("other format", R"({"format": "comfy", "steps": 2})", "format: must be");
     row("steps missing", R"({"format": "shotchain.cache-calibration/1"})", "steps: must be a whole number in 1..1000");
-    row("steps negative", R"({"format": "shotchain.cache-calibration/1", "steps": -4})", "steps: must be a whole number");
-    row("ratios too few", (std::string(head) + R"("magcache_ratios": [1, 1, 0.9]})").c_str(), "magcache_ratios: 3 entries; 4 expected");
-    row("ratio not a number", (std::string(head) + R"("magcache_ratios": [1, 1, "x", 0.9]})").c_str(), "magcache_ratios[2]: must be a finite number");
-    row("ratio zero", (std::string(head) + R"("magcache_ratios": [1, 1, 0, 0.9]})").c_str(), "magcache_ratios[2]: must be greater than 0");
-    row("coefficients an object", (std::string(head) + R"("teacache_coefficients": {"a": 1}})").c_str(), "teacache_coefficients: must be an array");
-    row("unknown field", (std::string(head) + R"("code": "import os"})").c_str(), "code: is not a field of a calibration file");
+    row("steps negative", R"({"format": "shotchain.cache-calibration/1", "steps": -4})",
+        "steps: must be a whole number");
+    row("ratios too few", (std::string(head) + R"("magcache_ratios": [1, 1, 0.9]})").c_str(),
+        "magcache_ratios: 3 entries; 4 expected");
+    row("ratio not a number", (std::string(head) + R"("magcache_ratios": [1, 1, "x", 0.9]})").c_str(),
+        "magcache_ratios[2]: must be a finite number");
+    row("ratio zero", (std::string(head) + R"("magcache_ratios": [1, 1, 0, 0.9]})").c_str(),
+        "magcache_ratios[2]: must be greater than 0");
+    row("coefficients an object", (std::string(head) + R"("teacache_coefficients": {"a": 1}})").c_str(),
+        "teacache_coefficients: must be an array");
+    row("unknown field", (std::string(head) + R"("code": "import os"})").c_str(),
+        "code: is not a field of a calibration file");
     row("key twice", R"({"format": "shotchain.cache-calibration/1", "steps": 2, "steps": 3})", "bad.cache.json");
     row("too deep", (std::string(head) + R"("teacache_coefficients": [[[[[1]]]]]})").c_str(), "bad.cache.json");
   }

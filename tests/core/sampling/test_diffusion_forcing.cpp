@@ -1,5 +1,5 @@
-#include <QTest>
 #include <QtTest/qtestassert.h>
+#include <QTest>
 
 #include <atomic>
 #include <cstdio>
@@ -8,9 +8,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
 
-#include "test_registry.h"
 #include "sampling/sampler.h"
 #include "sampling/timestep_matrix.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::sampling;
@@ -134,7 +134,8 @@ class TestDiffusionForcing : public QObject {
     request.baseFrames = 6;
     request.arStep = 2;
     request.readyFrames = 1;
-    QCOMPARE(static_cast<std::int64_t>(calls), diffusionForcingMatrix(flowMatchingSchedule(8, 5.0).timesteps, request).rows());
+    QCOMPARE(static_cast<std::int64_t>(calls),
+             diffusionForcingMatrix(flowMatchingSchedule(8, 5.0).timesteps, request).rows());
     QVERIFY(calls > 8);
     const double error = (r.latent - x0).abs().max().item<double>();
     std::printf("  %d iterations for 5 frames at ar_step 2; max |x − x0| = %.3g\n", calls, error);
@@ -172,10 +173,13 @@ class TestDiffusionForcing : public QObject {
     o.perFrame = PerFrameSampling{};
     o.perFrame->arStep = 1;
     int seen = 0;
-    const SampleResult r = sampleFlow(analyticVelocity, shape_, cond_, uncond_, o, [&](const StepEvent&) {
-      if (++seen == 3) cancel = true;
-      return true;
-    }, {}, &cancel);
+    const SampleResult r = sampleFlow(
+        analyticVelocity, shape_, cond_, uncond_, o,
+        [&](const StepEvent&) {
+          if (++seen == 3) cancel = true;
+          return true;
+        },
+        {}, &cancel);
     QVERIFY(r.cancelled);
     QCOMPARE(r.stepsDone, 3);
   }
@@ -185,7 +189,8 @@ class TestDiffusionForcing : public QObject {
   void outOfMemoryFallsBackToSplitGuidance() {
     int released = 0, batchTwoCalls = 0;
     const Denoiser failsOnce = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
-      if (x.size(0) == 2 && batchTwoCalls++ == 1) throw c10::Error(std::string("CUDA out of memory. Tried to allocate 2 GiB"));
+      if (x.size(0) == 2 && batchTwoCalls++ == 1)
+        throw c10::Error(std::string("CUDA out of memory. Tried to allocate 2 GiB"));
       return analyticVelocity(x, t, context);
     };
     SamplerOptions o = options(5);

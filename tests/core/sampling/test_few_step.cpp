@@ -8,12 +8,12 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "test_registry.h"
 #include "io/weight_set.h"
 #include "models/kv_cache.h"
 #include "models/wan/wan_model.h"
 #include "sampling/few_step.h"
 #include "sampling/stream_sampler.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -27,7 +27,8 @@ class TestFewStep : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     const io::WeightSet weights = io::WeightSet::open(shotchain::testing::golden("wan_dit_tiny.safetensors"));
-    model_.emplace(models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
+    model_.emplace(
+        models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
   }
 
   // Self-Forcing (configs/self_forcing_dmd.yaml: denoising_step_list [1000, 750, 500, 250], warp_denoising_step,
@@ -42,7 +43,8 @@ class TestFewStep : public QObject {
       QVERIFY(std::abs(five.sigmas[i] - want[i] / 1000) < 1e-6);
     }
     const FewStepSchedule plain = warpedDenoisingSteps({1000, 750, 500, 250}, 1.0);
-    for (std::size_t i = 0; i < 4; ++i) QVERIFY(std::abs(plain.timesteps[i] - (1000.0 - 250.0 * static_cast<double>(i))) < 1e-3);
+    for (std::size_t i = 0; i < 4; ++i)
+      QVERIFY(std::abs(plain.timesteps[i] - (1000.0 - 250.0 * static_cast<double>(i))) < 1e-3);
     // A step between the table's entries: 1000 − 1 = index 1 of the 1000-step schedule.
     QVERIFY(std::abs(warpedDenoisingSteps({999}, 5.0).timesteps[0] - 1000.0 * 5 * 0.999 / (1 + 4 * 0.999)) < 1e-3);
   }

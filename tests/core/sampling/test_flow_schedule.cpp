@@ -7,9 +7,9 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_reader.h"
 #include "sampling/flow_schedule.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -48,7 +48,8 @@ class TestFlowSchedule : public QObject {
     for (int i = 0; i < steps; ++i) {
       if (s.timesteps[static_cast<std::size_t>(i)] != timesteps[i].item<std::int64_t>()) ++timestepMismatches;
       worstF64 = std::max(worstF64, std::abs(s.sigmasF64[static_cast<std::size_t>(i)] - sigmasF64[i].item<double>()));
-      worstT64 = std::max(worstT64, std::abs(s.timestepsF64[static_cast<std::size_t>(i)] - timestepsF64[i].item<double>()));
+      worstT64 =
+          std::max(worstT64, std::abs(s.timestepsF64[static_cast<std::size_t>(i)] - timestepsF64[i].item<double>()));
     }
     for (int i = 0; i <= steps; ++i)
       worstUlp = std::max(worstUlp, ulpDistance(s.sigmas[static_cast<std::size_t>(i)], sigmas[i].item<float>()));
@@ -56,9 +57,9 @@ class TestFlowSchedule : public QObject {
                 prefix.c_str(), static_cast<long long>(timestepMismatches), worstF64, worstT64,
                 static_cast<long long>(worstUlp));
     QCOMPARE(timestepMismatches, std::int64_t{0});  // exact
-    QCOMPARE(worstF64, 0.0);                         // computed in double as described: exact
+    QCOMPARE(worstF64, 0.0);                        // computed in double as described: exact
     QCOMPARE(worstT64, 0.0);
-    QCOMPARE(worstUlp, std::int64_t{0});             // README allows ≤ 1 ulp; we are exact
+    QCOMPARE(worstUlp, std::int64_t{0});  // README allows ≤ 1 ulp; we are exact
     QCOMPARE(s.sigmas.back(), 0.0f);
   }
 

@@ -7,9 +7,9 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "sampling/flow_schedule.h"
 #include "sampling/flow_solvers.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain::sampling;
@@ -50,7 +50,8 @@ GaussianFlow makeFlow(at::ScalarType dtype) {
 double integrate(SolverKind kind, const std::vector<double>& sigmas, const GaussianFlow& flow) {
   auto solver = makeSolver(kind, sigmas);
   at::Tensor x = flow.exact(sigmas.front());
-  for (int i = 0; i < solver->steps(); ++i) x = solver->step(i, x, flow.velocity(x, sigmas[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < solver->steps(); ++i)
+    x = solver->step(i, x, flow.velocity(x, sigmas[static_cast<std::size_t>(i)]));
   return (x.to(at::kDouble) - flow.exact(sigmas.back()).to(at::kDouble)).abs().max().item<double>();
 }
 
@@ -94,7 +95,8 @@ struct ReferenceUniPC {
         rhos = at::tensor(std::vector<double>{0.5}, at::kDouble);
       } else {
         const at::Tensor rk = (lam(i - 2) - lam(i - 1)) / h;
-        const at::Tensor r = at::stack({at::stack({at::ones_like(rk), at::ones_like(rk)}), at::stack({rk, at::ones_like(rk)})});
+        const at::Tensor r =
+            at::stack({at::stack({at::ones_like(rk), at::ones_like(rk)}), at::stack({rk, at::ones_like(rk)})});
         rhos = at::linalg_solve(r, coeffB(hh, bh, 2));
         corr = rhos[0] * ((outputs[0] - m0) / rk);
       }

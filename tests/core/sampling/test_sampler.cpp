@@ -8,13 +8,13 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/weight_set.h"
-#include "models/wan/wan_model.h"
 #include "models/wan/wan_knowledge.h"
+#include "models/wan/wan_model.h"
 #include "sampling/latent_preview.h"
 #include "sampling/sampler.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -49,7 +49,8 @@ class TestSampler : public QObject {
     if (!std::filesystem::is_directory(SHOTCHAIN_GOLDEN_DIR))
       QFAIL(qPrintable(QString("golden folder missing: %1").arg(SHOTCHAIN_GOLDEN_DIR)));
     const io::WeightSet weights = io::WeightSet::open(golden("wan_dit_tiny.safetensors"));
-    model_.emplace(models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
+    model_.emplace(
+        models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
     denoiser_ = ditDenoiser(*model_);
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(99);
     cond_ = at::randn({7, 48}, g);
@@ -139,8 +140,9 @@ class TestSampler : public QObject {
     const SampleResult a = sampleFlow(denoiser_, kShape, cond_, uncond_, options(3));
     const SampleResult b = sampleFlow(denoiser_, kShape, cond_, uncond_, options(3), {}, {}, nullptr, noise * 1.0);
     QVERIFY(at::equal(a.latent, b.latent));
-    QVERIFY(errorOf([&] { sampleFlow(denoiser_, kShape, cond_, uncond_, options(3), {}, {}, nullptr, at::zeros({16, 1, 8, 8})); })
-                .contains("latent shape"));
+    QVERIFY(errorOf([&] {
+              sampleFlow(denoiser_, kShape, cond_, uncond_, options(3), {}, {}, nullptr, at::zeros({16, 1, 8, 8}));
+            }).contains("latent shape"));
   }
 
   void beforeStepHookSeesEverySample() {
@@ -167,8 +169,8 @@ class TestSampler : public QObject {
       ++calls;
       return denoiser_(x, t, c);
     };
-    const SampleResult r = sampleFlow(counting, kShape, cond_, uncond_, options(10),
-                                      [](const StepEvent& e) { return e.step < 2; });
+    const SampleResult r =
+        sampleFlow(counting, kShape, cond_, uncond_, options(10), [](const StepEvent& e) { return e.step < 2; });
     QVERIFY(r.cancelled);
     QCOMPARE(r.stepsDone, 3);
     QCOMPARE(calls, 3);  // no model call after the cancelling step
@@ -207,7 +209,8 @@ class TestSampler : public QObject {
     const at::Tensor rgb = latentToRgb(latent, f);
     QCOMPARE(rgb.sizes(), at::IntArrayRef({2, 3, 4, 3}));
     for (int k = 0; k < 3; ++k)
-      QVERIFY(std::abs(rgb[1][2][3][k].item<float>() - (f.weights[5][static_cast<std::size_t>(k)] + f.bias[static_cast<std::size_t>(k)])) < 1e-6);
+      QVERIFY(std::abs(rgb[1][2][3][k].item<float>() -
+                       (f.weights[5][static_cast<std::size_t>(k)] + f.bias[static_cast<std::size_t>(k)])) < 1e-6);
     // Batched input and 8-bit output.
     const at::Tensor rgb8 = latentToRgb8(latent.unsqueeze(0).expand({2, 16, 2, 3, 4}), f);
     QCOMPARE(rgb8.sizes(), at::IntArrayRef({2, 2, 3, 4, 3}));
@@ -226,10 +229,12 @@ class TestSampler : public QObject {
     double worst = 0;
     for (int c = 0; c < 16; ++c)
       for (int k = 0; k < 3; ++k)
-        worst = std::max(worst, static_cast<double>(std::abs(fit.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] -
-                                                             truth.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)])));
+        worst = std::max(worst, static_cast<double>(
+                                    std::abs(fit.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)] -
+                                             truth.weights[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)])));
     for (int k = 0; k < 3; ++k)
-      worst = std::max(worst, static_cast<double>(std::abs(fit.bias[static_cast<std::size_t>(k)] - truth.bias[static_cast<std::size_t>(k)])));
+      worst = std::max(worst, static_cast<double>(std::abs(fit.bias[static_cast<std::size_t>(k)] -
+                                                           truth.bias[static_cast<std::size_t>(k)])));
     std::printf("  least-squares fit of the preview factors: max |error| %.3g\n", worst);
     QVERIFY(worst < 1e-5);
     QVERIFY(errorOf([&] { fitLatentRgbFactors(latents, rgb.narrow(1, 0, 2)); }).contains("3 channels"));
@@ -258,7 +263,8 @@ class TestSampler : public QObject {
     const LatentRgbFactors back = loadLatentRgbFactors(path);
     QCOMPARE(back.channels(), 16);
     QCOMPARE(back.source, f.source);
-    for (int c = 0; c < 16; ++c) QVERIFY(back.weights[static_cast<std::size_t>(c)] == f.weights[static_cast<std::size_t>(c)]);
+    for (int c = 0; c < 16; ++c)
+      QVERIFY(back.weights[static_cast<std::size_t>(c)] == f.weights[static_cast<std::size_t>(c)]);
     QVERIFY(back.bias == f.bias);
     std::filesystem::remove(path);
   }

@@ -7,9 +7,9 @@
 
 #include "golden_compare.h"
 #include "io/weight_set.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
 #include "sampling/sampler.h"
-#include "models/wan/wan_knowledge.h"
 #include "sampling/step_cache.h"
 #include "sampling/step_cache_rules.h"
 #include "test_registry.h"
@@ -39,7 +39,8 @@ class TestStepCache : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     const io::WeightSet weights = io::WeightSet::open(golden("wan_dit_tiny.safetensors"));
-    model_.emplace(models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
+    model_.emplace(
+        models::WanModel::load(weights, models::WanLoadOptions{at::kFloat, at::kCPU, models::AttentionImpl::Auto}));
     at::Generator g = at::make_generator<at::CPUGeneratorImpl>(99);
     cond_ = at::randn({7, 48}, g);
     uncond_ = at::randn({11, 48}, g);
@@ -55,11 +56,13 @@ class TestStepCache : public QObject {
     const bool expected[] = {true, true, false, false, true, true, false, true};
     for (int s = 0; s < 8; ++s) QCOMPARE(rule.compute(s, change[s]), expected[s]);
     // The published 1.3B polynomial at a relative change of 0.1 (numpy.poly1d by hand).
-    const models::PublishedCacheTable* published = models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
+    const models::PublishedCacheTable* published =
+        models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
     QVERIFY(published);
     const std::vector<double> c(published->teaCacheCoefficients.begin(), published->teaCacheCoefficients.end());
     const double x = 0.1;
-    QVERIFY(std::abs(evaluatePolynomial(c, x) - (c[0] * x * x * x * x + c[1] * x * x * x + c[2] * x * x + c[3] * x + c[4])) < 1e-9);
+    QVERIFY(std::abs(evaluatePolynomial(c, x) -
+                     (c[0] * x * x * x * x + c[1] * x * x * x + c[2] * x * x + c[3] * x + c[4])) < 1e-9);
   }
 
   void magCacheAccumulatesTheRatioError() {
@@ -73,7 +76,8 @@ class TestStepCache : public QObject {
     const bool capped[] = {true, false, false, true, false, false, true, true};
     for (int s = 0; s < 8; ++s) QCOMPARE(flat.compute(s), capped[s]);
     // The published table: 50 steps a branch, two leading 1.0, resampled by nearest index.
-    const models::PublishedCacheTable* published = models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
+    const models::PublishedCacheTable* published =
+        models::publishedCacheTable(models::wanT2vKnowledge(), models::kWan21T2v1_3B);
     QVERIFY(published);
     const std::vector<double> table(published->magCacheRatios.begin(), published->magCacheRatios.end());
     QCOMPARE(table.size(), std::size_t{100});
@@ -110,7 +114,8 @@ class TestStepCache : public QObject {
 
   void aCacheThatNeverSkipsChangesNoBit() {
     const SampleResult plain = run(nullptr);
-    for (const StepCachePolicy rule : {StepCachePolicy::TeaCache, StepCachePolicy::FirstBlock, StepCachePolicy::EasyCache}) {
+    for (const StepCachePolicy rule :
+         {StepCachePolicy::TeaCache, StepCachePolicy::FirstBlock, StepCachePolicy::EasyCache}) {
       StepCacheConfig config;
       config.policy = rule;
       config.threshold = 1e-12;
@@ -126,11 +131,15 @@ class TestStepCache : public QObject {
 
   void skippedStepsReuseTheResidualAndSayWhich() {
     const SampleResult plain = run(nullptr, 20);
-    for (const StepCachePolicy rule : {StepCachePolicy::TeaCache, StepCachePolicy::MagCache, StepCachePolicy::EasyCache, StepCachePolicy::FirstBlock}) {
+    for (const StepCachePolicy rule : {StepCachePolicy::TeaCache, StepCachePolicy::MagCache, StepCachePolicy::EasyCache,
+                                       StepCachePolicy::FirstBlock}) {
       StepCacheConfig config;
       config.policy = rule;
       // The tiny golden model's modulation moves ~0.8 (relative) a step; a real Wan's a few percent.
-      config.threshold = rule == StepCachePolicy::TeaCache ? 2.0 : rule == StepCachePolicy::MagCache ? 0.5 : rule == StepCachePolicy::EasyCache ? 1.0 : 0.8;
+      config.threshold = rule == StepCachePolicy::TeaCache    ? 2.0
+                         : rule == StepCachePolicy::MagCache  ? 0.5
+                         : rule == StepCachePolicy::EasyCache ? 1.0
+                                                              : 0.8;
       config.steps = 20;
       config.warmup = 3;
       config.magCacheRatios = std::vector<double>(40, 0.97);
@@ -142,7 +151,8 @@ class TestStepCache : public QObject {
       QVERIFY2(cache.skippedPasses() > 0, qPrintable(QString("%1: %2").arg(toString(rule), cond.c_str())));
       QCOMPARE(cache.skippedPasses() + cache.computedPasses(), 40);
       // Close to the full run, not equal to it.
-      const double error = (cached.latent - plain.latent).abs().mean().item<double>() / plain.latent.abs().mean().item<double>();
+      const double error =
+          (cached.latent - plain.latent).abs().mean().item<double>() / plain.latent.abs().mean().item<double>();
       QVERIFY2(error > 0 && error < 0.5, qPrintable(QString("%1: %2").arg(toString(rule)).arg(error)));
     }
   }

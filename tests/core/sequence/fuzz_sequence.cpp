@@ -25,13 +25,16 @@ void roundTrip(const shotchain::Sequence& sequence) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const shotchain::LoadResult loaded = shotchain::parseSequence(text);
-  if (loaded.ok()) roundTrip(*loaded.sequence);
-  else if (!shotchain::hasErrors(loaded.diagnostics)) __builtin_trap();  // refused without saying why
+  if (loaded.ok())
+    roundTrip(*loaded.sequence);
+  else if (!shotchain::hasErrors(loaded.diagnostics))
+    __builtin_trap();  // refused without saying why
 
   // The image-latent and image-to-video node words of two families, written here: the registry that holds them
   // (models::comfyWordsOfFamilies) needs libtorch, which this fuzzer does not link.
   shotchain::interop::ComfyImportOptions options;
-  options.families = {{.latentNode = "ImageLatentA", .latentTakesStartImage = true}, {.imageToVideoNode = "ImageToVideoB"}};
+  options.families = {{.latentNode = "ImageLatentA", .latentTakesStartImage = true},
+                      {.imageToVideoNode = "ImageToVideoB"}};
   shotchain::interop::ComfyImport imported;
   try {
     imported = shotchain::interop::importComfyWorkflow(std::string(text), "fuzz.json", options);

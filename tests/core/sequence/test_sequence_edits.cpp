@@ -1,7 +1,7 @@
 #include <QTest>
 
-#include "test_registry.h"
 #include "edit_checks.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;

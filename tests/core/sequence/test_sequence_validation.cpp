@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
+#include "bad_documents.h"
 #include "sequence/continuity_modes.h"
 #include "sequence/sequence_io.h"
-#include "bad_documents.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -97,82 +97,151 @@ class SequenceValidation : public QObject {
     auto row = [](const char* name, Mutation m, const char* path, const char* message) {
       QTest::newRow(name) << m << QString(path) << QString(message);
     };
-    row("frames zero", [](Json& d) { d["shots"][0]["frames"] = 0; }, "shots[0].frames", "outside 1..1025");
-    row("frames negative", [](Json& d) { d["shots"][0]["frames"] = -3; }, "shots[0].frames", "outside 1..1025");
-    row("frames too many", [](Json& d) { d["shots"][0]["frames"] = 4097; }, "shots[0].frames", "outside 1..1025");
-    row("frames fractional", [](Json& d) { d["shots"][1]["frames"] = 17.5; }, "shots[1].frames",
+    row(
+        "frames zero", [](Json& d) { d["shots"][0]["frames"] = 0; }, "shots[0].frames", "outside 1..1025");
+    row(
+        "frames negative", [](Json& d) { d["shots"][0]["frames"] = -3; }, "shots[0].frames", "outside 1..1025");
+    row(
+        "frames too many", [](Json& d) { d["shots"][0]["frames"] = 4097; }, "shots[0].frames", "outside 1..1025");
+    row(
+        "frames fractional", [](Json& d) { d["shots"][1]["frames"] = 17.5; }, "shots[1].frames",
         "must be a whole number");
-    row("frames a string", [](Json& d) { d["shots"][1]["frames"] = "17"; }, "shots[1].frames",
+    row(
+        "frames a string", [](Json& d) { d["shots"][1]["frames"] = "17"; }, "shots[1].frames",
         "must be a whole number, not a string");
-    row("frames missing", [](Json& d) { d["shots"][1].erase("frames"); }, "shots[1].frames", "missing (required)");
-    row("width too large", [](Json& d) { d["shots"][0]["width"] = 8192; }, "shots[0].width", "outside 16..4096");
-    row("height zero", [](Json& d) { d["shots"][0]["height"] = 0; }, "shots[0].height", "outside 16..4096");
-    row("seed negative", [](Json& d) { d["shots"][0]["seed"] = -1; }, "shots[0].seed", "is negative");
-    row("seed beyond 64 bits", [](Json& d) { d["shots"][0]["seed"] = Json::parse("18446744073709551616"); },
+    row(
+        "frames missing", [](Json& d) { d["shots"][1].erase("frames"); }, "shots[1].frames", "missing (required)");
+    row(
+        "width too large", [](Json& d) { d["shots"][0]["width"] = 8192; }, "shots[0].width", "outside 16..4096");
+    row(
+        "height zero", [](Json& d) { d["shots"][0]["height"] = 0; }, "shots[0].height", "outside 16..4096");
+    row(
+        "seed negative", [](Json& d) { d["shots"][0]["seed"] = -1; }, "shots[0].seed", "is negative");
+    row(
+        "seed beyond 64 bits", [](Json& d) { d["shots"][0]["seed"] = Json::parse("18446744073709551616"); },
         "shots[0].seed", "does not fit in 64 bits");
-    row("seed fractional", [](Json& d) { d["shots"][0]["seed"] = 1.5; }, "shots[0].seed", "must be a whole number");
-    row("blend ratio above 1", [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = 1.5; },
+    row(
+        "seed fractional", [](Json& d) { d["shots"][0]["seed"] = 1.5; }, "shots[0].seed", "must be a whole number");
+    row(
+        "blend ratio above 1", [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = 1.5; },
         "shots[1].continuity.blend_ratio", "outside [0, 1]");
-    row("blend ratio negative", [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = -0.1; },
+    row(
+        "blend ratio negative", [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = -0.1; },
         "shots[1].continuity.blend_ratio", "outside [0, 1]");
-    row("fps zero", [](Json& d) { d["fps"] = 0; }, "fps", "must be greater than 0");
-    row("fps negative", [](Json& d) { d["fps"] = -24; }, "fps", "must be greater than 0");
-    row("fps a string", [](Json& d) { d["fps"] = "24"; }, "fps", "must be a number, not a string");
-    row("empty tag with handoff", [](Json& d) { d["shots"][1]["continuity"]["tag"] = ""; }, "shots[1].continuity.tag",
+    row(
+        "fps zero", [](Json& d) { d["fps"] = 0; }, "fps", "must be greater than 0");
+    row(
+        "fps negative", [](Json& d) { d["fps"] = -24; }, "fps", "must be greater than 0");
+    row(
+        "fps a string", [](Json& d) { d["fps"] = "24"; }, "fps", "must be a number, not a string");
+    row(
+        "empty tag with handoff", [](Json& d) { d["shots"][1]["continuity"]["tag"] = ""; }, "shots[1].continuity.tag",
         "must not be empty when the mode is latent");
-    row("unknown continuity mode", [](Json& d) { d["shots"][1]["continuity"]["mode"] = "teleport"; },
+    row(
+        "unknown continuity mode", [](Json& d) { d["shots"][1]["continuity"]["mode"] = "teleport"; },
         "shots[1].continuity.mode", "\"teleport\" is not one of");
-    row("duplicate shot id", [](Json& d) { d["shots"][2]["id"] = "a"; }, "shots[2].id", "used by an earlier shot");
-    row("empty shot id", [](Json& d) { d["shots"][1]["id"] = ""; }, "shots[1].id", "must not be empty");
-    row("shot id with slash", [](Json& d) { d["shots"][1]["id"] = "../x"; }, "shots[1].id",
-        "only letters, digits");
-    row("overlap zero", [](Json& d) { d["shots"][2]["continuity"]["overlap_latents"] = 0; },
+    row(
+        "duplicate shot id", [](Json& d) { d["shots"][2]["id"] = "a"; }, "shots[2].id", "used by an earlier shot");
+    row(
+        "empty shot id", [](Json& d) { d["shots"][1]["id"] = ""; }, "shots[1].id", "must not be empty");
+    row(
+        "shot id with slash", [](Json& d) { d["shots"][1]["id"] = "../x"; }, "shots[1].id", "only letters, digits");
+    row(
+        "overlap zero", [](Json& d) { d["shots"][2]["continuity"]["overlap_latents"] = 0; },
         "shots[2].continuity.overlap_latents", "at least 1");
-    row("steps zero", [](Json& d) { d["sampler"]["steps"] = 0; }, "sampler.steps", "outside 1..1000");
-    row("shot steps too many", [](Json& d) { d["shots"][0]["steps"] = 5000; }, "shots[0].steps", "outside 1..1000");
-    row("guidance negative", [](Json& d) { d["sampler"]["guidance"] = -1; }, "sampler.guidance", "outside 0..50");
-    row("shot shift zero", [](Json& d) { d["shots"][0]["shift"] = 0; }, "shots[0].shift", "greater than 0");
-    row("unknown solver", [](Json& d) { d["sampler"]["solver"] = "dpm++"; }, "sampler.solver",
+    row(
+        "steps zero", [](Json& d) { d["sampler"]["steps"] = 0; }, "sampler.steps", "outside 1..1000");
+    row(
+        "shot steps too many", [](Json& d) { d["shots"][0]["steps"] = 5000; }, "shots[0].steps", "outside 1..1000");
+    row(
+        "guidance negative", [](Json& d) { d["sampler"]["guidance"] = -1; }, "sampler.guidance", "outside 0..50");
+    row(
+        "shot shift zero", [](Json& d) { d["shots"][0]["shift"] = 0; }, "shots[0].shift", "greater than 0");
+    row(
+        "unknown solver", [](Json& d) { d["sampler"]["solver"] = "dpm++"; }, "sampler.solver",
         "\"dpm++\" is not one of euler, unipc");
-    row("unknown policy", [](Json& d) { d["memory"]["policy"] = "yolo"; }, "memory.policy", "\"yolo\" is not one of");
-    row("budget not a size", [](Json& d) { d["memory"]["budget"] = "lots"; }, "memory.budget", "is not a size");
-    row("budget too small", [](Json& d) { d["memory"]["budget"] = "1MiB"; }, "memory.budget", "below the smallest");
-    row("allocator tuning not bool", [](Json& d) { d["memory"]["allocator_tuning"] = "yes"; },
+    row(
+        "unknown policy", [](Json& d) { d["memory"]["policy"] = "yolo"; }, "memory.policy", "\"yolo\" is not one of");
+    row(
+        "budget not a size", [](Json& d) { d["memory"]["budget"] = "lots"; }, "memory.budget", "is not a size");
+    row(
+        "budget too small", [](Json& d) { d["memory"]["budget"] = "1MiB"; }, "memory.budget", "below the smallest");
+    row(
+        "allocator tuning not bool", [](Json& d) { d["memory"]["allocator_tuning"] = "yes"; },
         "memory.allocator_tuning", "must be true or false");
-    row("unknown builtin model", [](Json& d) { d["model"] = "builtin:sora"; }, "model", "not a built-in model");
-    row("model path string", [](Json& d) { d["model"] = "/models/wan.safetensors"; }, "model", "is not a model");
-    row("model object incomplete", [](Json& d) { d["model"] = {{"dit", "dit.safetensors"}}; }, "model.vae",
-        "missing: give a \"folder\" or all of dit, vae and text_encoder");
-    row("model wrong type", [](Json& d) { d["model"] = 3; }, "model", "not a whole number");
-    row("prompt not a string", [](Json& d) { d["shots"][0]["prompt"] = 42; }, "shots[0].prompt", "must be a string");
-    row("enabled not bool", [](Json& d) { d["shots"][0]["enabled"] = 1; }, "shots[0].enabled", "true or false");
-    row("shot not an object", [](Json& d) { d["shots"][1] = "b"; }, "shots[1]", "must be an object, not a string");
-    row("shots not an array", [](Json& d) { d["shots"] = Json::object(); }, "shots", "must be an array");
-    row("shots missing", [](Json& d) { d.erase("shots"); }, "shots", "missing (required)");
-    row("continuity not an object", [](Json& d) { d["shots"][0]["continuity"] = "latent"; }, "shots[0].continuity",
+    row(
+        "unknown builtin model", [](Json& d) { d["model"] = "builtin:sora"; }, "model", "not a built-in model");
+    row(
+        "model path string", [](Json& d) { d["model"] = "/models/wan.safetensors"; }, "model", "is not a model");
+    row(
+        "model object incomplete",
+        [](Json& d) {
+          d["model"] = {{"dit", "dit.safetensors"}};
+        },
+        "model.vae", "missing: give a \"folder\" or all of dit, vae and text_encoder");
+    row(
+        "model wrong type", [](Json& d) { d["model"] = 3; }, "model", "not a whole number");
+    row(
+        "prompt not a string", [](Json& d) { d["shots"][0]["prompt"] = 42; }, "shots[0].prompt", "must be a string");
+    row(
+        "enabled not bool", [](Json& d) { d["shots"][0]["enabled"] = 1; }, "shots[0].enabled", "true or false");
+    row(
+        "shot not an object", [](Json& d) { d["shots"][1] = "b"; }, "shots[1]", "must be an object, not a string");
+    row(
+        "shots not an array", [](Json& d) { d["shots"] = Json::object(); }, "shots", "must be an array");
+    row(
+        "shots missing", [](Json& d) { d.erase("shots"); }, "shots", "missing (required)");
+    row(
+        "continuity not an object", [](Json& d) { d["shots"][0]["continuity"] = "latent"; }, "shots[0].continuity",
         "must be an object");
-    row("prefix frames zero", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 0; },
+    row(
+        "prefix frames zero", [](Json& d) { d["shots"][1]["continuity"]["prefix_frames"] = 0; },
         "shots[1].continuity.prefix_frames", "must be at least 1");
-    row("condition noise beyond a timestep", [](Json& d) { d["shots"][1]["continuity"]["condition_noise"] = 1000; },
+    row(
+        "condition noise beyond a timestep", [](Json& d) { d["shots"][1]["continuity"]["condition_noise"] = 1000; },
         "shots[1].continuity.condition_noise", "outside 0..999");
-    row("ar_step negative", [](Json& d) { d["sampler"]["ar_step"] = -1; }, "sampler.ar_step", "outside 0..");
-    row("stream window zero", [](Json& d) { d["sampler"]["stream_window"] = 0; }, "sampler.stream_window", "outside 1..1024");
-    row("recache not bool", [](Json& d) { d["shots"][1]["continuity"]["recache"] = "yes"; }, "shots[1].continuity.recache",
-        "true or false");
-    row("cache policy unknown", [](Json& d) { d["sampler"]["cache"] = {{"policy", "fastcache"}}; }, "sampler.cache.policy",
-        "\"fastcache\" is not one of off, teacache, magcache, easycache, first_block");
-    row("cache threshold zero", [](Json& d) { d["sampler"]["cache"] = {{"policy", "teacache"}, {"threshold", 0}}; },
+    row(
+        "ar_step negative", [](Json& d) { d["sampler"]["ar_step"] = -1; }, "sampler.ar_step", "outside 0..");
+    row(
+        "stream window zero", [](Json& d) { d["sampler"]["stream_window"] = 0; }, "sampler.stream_window",
+        "outside 1..1024");
+    row(
+        "recache not bool", [](Json& d) { d["shots"][1]["continuity"]["recache"] = "yes"; },
+        "shots[1].continuity.recache", "true or false");
+    row(
+        "cache policy unknown",
+        [](Json& d) {
+          d["sampler"]["cache"] = {{"policy", "fastcache"}};
+        },
+        "sampler.cache.policy", "\"fastcache\" is not one of off, teacache, magcache, easycache, first_block");
+    row(
+        "cache threshold zero",
+        [](Json& d) {
+          d["sampler"]["cache"] = {{"policy", "teacache"}, {"threshold", 0}};
+        },
         "sampler.cache.threshold", "0 must be greater than 0 and at most 10");
-    row("cache threshold too large", [](Json& d) { d["shots"][1]["cache"] = {{"policy", "easycache"}, {"threshold", 11}}; },
+    row(
+        "cache threshold too large",
+        [](Json& d) {
+          d["shots"][1]["cache"] = {{"policy", "easycache"}, {"threshold", 11}};
+        },
         "shots[1].cache.threshold", "11 must be greater than 0 and at most 10");
-    row("cache threshold a string", [](Json& d) { d["shots"][0]["cache"] = {{"policy", "magcache"}, {"threshold", "0.1"}}; },
+    row(
+        "cache threshold a string",
+        [](Json& d) {
+          d["shots"][0]["cache"] = {{"policy", "magcache"}, {"threshold", "0.1"}};
+        },
         "shots[0].cache.threshold", "must be a number, not a string");
-    row("cache not an object", [](Json& d) { d["sampler"]["cache"] = "teacache"; }, "sampler.cache",
+    row(
+        "cache not an object", [](Json& d) { d["sampler"]["cache"] = "teacache"; }, "sampler.cache",
         "must be an object, not a string");
-    row("schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
-    row("schema from the future", [](Json& d) { d["schema"] = "shotchain.sequence/2"; }, "schema",
+    row(
+        "schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
+    row(
+        "schema from the future", [](Json& d) { d["schema"] = "shotchain.sequence/2"; }, "schema",
         "newer or unknown ShotChain");
-    row("schema of something else", [](Json& d) { d["schema"] = "comfyui.workflow/1"; }, "schema",
+    row(
+        "schema of something else", [](Json& d) { d["schema"] = "comfyui.workflow/1"; }, "schema",
         "not a ShotChain sequence");
   }
 
@@ -298,7 +367,8 @@ class SequenceValidation : public QObject {
     const LoadResult result = parseSequence(doc.dump());
     QVERIFY(result.ok());
     QString all = q(formatAll(result.diagnostics));
-    QVERIFY2(all.contains("shots[1].continuity.condition_noise: warning: is not applied to stream shots"), qPrintable(all));
+    QVERIFY2(all.contains("shots[1].continuity.condition_noise: warning: is not applied to stream shots"),
+             qPrintable(all));
     QVERIFY2(all.contains("sampler.ar_step: warning: is not applied to stream shots (shot 2)"), qPrintable(all));
     doc["shots"][1]["continuity"]["mode"] = "latent";
     all = q(formatAll(parseSequence(doc.dump()).diagnostics));

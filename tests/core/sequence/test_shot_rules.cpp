@@ -1,9 +1,9 @@
 #include <QTest>
 
-#include "test_registry.h"
 #include "edit_checks.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;

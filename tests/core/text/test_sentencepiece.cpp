@@ -1,8 +1,8 @@
 #include <QProcess>
 #include <QTest>
 
-#include <torch/version.h>
 #include <ATen/ATen.h>
+#include <torch/version.h>
 
 #include "test_registry.h"
 #include "test_support.h"
@@ -30,8 +30,8 @@ class SentencePiece : public QObject {
     writeFile(corpus.toStdString(), text);
     QProcess train;
     train.setWorkingDirectory(dir_.path());
-    train.start("spm_train", {"--input=" + corpus, "--model_prefix=spm", "--vocab_size=40",
-                              "--model_type=unigram", "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1"});
+    train.start("spm_train", {"--input=" + corpus, "--model_prefix=spm", "--vocab_size=40", "--model_type=unigram",
+                              "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1"});
     QVERIFY2(train.waitForFinished(60000), "spm_train did not finish");
     QVERIFY2(train.exitCode() == 0, train.readAllStandardError().constData());
     model_ = dir_.filePath("spm.model").toStdString();
@@ -53,7 +53,8 @@ class SentencePiece : public QObject {
 
   void loadsFromEmbeddedBytes() {
     const std::string bytes = readFile(model_);
-    const text::SentencePieceTokenizer a = text::SentencePieceTokenizer::fromBytes(bytes, "umt5.safetensors: spiece_model");
+    const text::SentencePieceTokenizer a =
+        text::SentencePieceTokenizer::fromBytes(bytes, "umt5.safetensors: spiece_model");
     const text::SentencePieceTokenizer b = text::SentencePieceTokenizer::fromFile(model_);
     QCOMPARE(a.encode("a red square moving left"), b.encode("a red square moving left"));
   }

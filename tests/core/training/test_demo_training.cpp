@@ -10,7 +10,6 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "test_registry.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_generation.h"
 #include "demo/demo_prompts.h"
@@ -21,6 +20,7 @@
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "runtime/torch_runtime.h"
+#include "test_registry.h"
 #include "training/adamw_optimizer.h"
 #include "training/demo_dit_training.h"
 #include "training/demo_trainer.h"
@@ -85,7 +85,8 @@ class TestDemoTraining : public QObject {
   void vaeGradientsReachEveryParameter() {
     models::WanVae vae = models::WanVae::random(demo::demoVaeConfig(), 5);
     vae.setTrainable(true);
-    const at::Tensor video = demo::renderClip(demo::randomClipParams(6)).narrow(1, 0, 5).unsqueeze(0).repeat({2, 1, 1, 1, 1});
+    const at::Tensor video =
+        demo::renderClip(demo::randomClipParams(6)).narrow(1, 0, 5).unsqueeze(0).repeat({2, 1, 1, 1, 1});
     const models::WanVaeMoments m = vae.encodeMoments(video);
     (vae.decodeRaw(m.mu) - video).pow(2).mean().add(m.logVar.mean()).backward();
     for (const auto& [name, p] : vae.namedParameters()) {
@@ -103,7 +104,10 @@ class TestDemoTraining : public QObject {
     const at::Tensor x0 = at::randn({4, c.inDim, 2, 8, 8}, g);
     const at::Tensor context = at::randn({4, 5, c.textDim}, g);
     const training::FlowMatchingBatch batch = training::makeFlowMatchingBatch(x0, 3.0, g);
-    QVERIFY(at::allclose(batch.noisy, (1 - batch.sigma.view({4, 1, 1, 1, 1})) * x0 + batch.sigma.view({4, 1, 1, 1, 1}) * (batch.target + x0), 1e-4, 1e-5));
+    QVERIFY(at::allclose(
+        batch.noisy,
+        (1 - batch.sigma.view({4, 1, 1, 1, 1})) * x0 + batch.sigma.view({4, 1, 1, 1, 1}) * (batch.target + x0), 1e-4,
+        1e-5));
     const at::Tensor inference = dit.forwardBatch(batch.noisy, batch.timestep, context);
     dit.setTrainable(true);
     const at::Tensor trained = dit.forwardBatch(batch.noisy, batch.timestep, context);
@@ -171,7 +175,8 @@ class TestDemoTraining : public QObject {
     training::DiffusionForcingRecipe recipe;
     recipe.window = window;
     const at::Tensor index = at::randint(n, {256}, g, at::TensorOptions().dtype(at::kLong));
-    const training::DiffusionForcingBatch b = training::makeDiffusionForcingBatch(latents, index, first, second, recipe, 3.0, g);
+    const training::DiffusionForcingBatch b =
+        training::makeDiffusionForcingBatch(latents, index, first, second, recipe, 3.0, g);
     QCOMPARE(b.timestep.sizes().vec(), (std::vector<std::int64_t>{256, window}));
     QCOMPARE(b.lossMask.sizes().vec(), (std::vector<std::int64_t>{256, 1, window, 1, 1}));
     int chains = 0, prefixed = 0, shared = 0, perFrame = 0, noisedPrefix = 0, cleanPrefix = 0;
@@ -197,7 +202,9 @@ class TestDemoTraining : public QObject {
           QVERIFY(t > 0);
         }
         const float s = b.timestep[k][f].item<float>() / 1000;
-        QVERIFY(at::allclose(b.noisy[k].select(1, f), (1 - s) * b.x0[k].select(1, f) + s * (b.target[k].select(1, f) + b.x0[k].select(1, f)), 1e-4, 1e-5));
+        QVERIFY(at::allclose(b.noisy[k].select(1, f),
+                             (1 - s) * b.x0[k].select(1, f) + s * (b.target[k].select(1, f) + b.x0[k].select(1, f)),
+                             1e-4, 1e-5));
       }
       chains += chain;
       prefixed += !chain && prefix > 0;
@@ -205,8 +212,8 @@ class TestDemoTraining : public QObject {
       const at::Tensor noisy = b.timestep[k].narrow(0, prefix, window - prefix);
       if (noisy.numel() > 1) (at::equal(noisy, noisy[0].expand_as(noisy)) ? shared : perFrame) += 1;
     }
-    qInfo("256 windows: %d across a chain's cut, %d with a prefix of one clip; %d share one sigma, %d one per frame", chains,
-          prefixed, shared, perFrame);
+    qInfo("256 windows: %d across a chain's cut, %d with a prefix of one clip; %d share one sigma, %d one per frame",
+          chains, prefixed, shared, perFrame);
     QVERIFY(chains > 256 * recipe.chainShare * 0.7 && chains < 256 * recipe.chainShare * 1.3);
     const double single = 256 * (1 - recipe.chainShare) * recipe.prefixShare;
     QVERIFY(prefixed > single * 0.6 && prefixed < single * 1.4);
@@ -214,14 +221,15 @@ class TestDemoTraining : public QObject {
     QVERIFY(noisedPrefix > 30 && cleanPrefix > 30);
 
     // Clips without a second one (F == window): no chain windows.
-    const training::DiffusionForcingBatch alone = training::makeDiffusionForcingBatch(
-        latents.narrow(2, 0, window), index, first, at::Tensor(), recipe, 3.0, g);
+    const training::DiffusionForcingBatch alone =
+        training::makeDiffusionForcingBatch(latents.narrow(2, 0, window), index, first, at::Tensor(), recipe, 3.0, g);
     QVERIFY(at::equal(alone.promptRow, index));
   }
 
   void shiftedSigmasFollowTheShift() {
     at::Generator g = at::detail::createCPUGenerator(1);
-    const at::Tensor s1 = training::sampleShiftedSigmas(20000, 1.0, g), s3 = training::sampleShiftedSigmas(20000, 3.0, g);
+    const at::Tensor s1 = training::sampleShiftedSigmas(20000, 1.0, g),
+                     s3 = training::sampleShiftedSigmas(20000, 3.0, g);
     QVERIFY(s1.min().item<float>() >= 0 && s3.max().item<float>() <= 1);
     QVERIFY(std::abs(s1.mean().item<float>() - 0.5f) < 0.02f);
     QVERIFY(s3.mean().item<float>() > 0.6f);  // shift > 1 spends more samples at high noise
@@ -275,7 +283,9 @@ class TestDemoTraining : public QObject {
     demo::saveVae(dir_ / "vae.safetensors", vae);
     const models::WanVae loaded = models::WanVae::load(io::WeightSet::open(dir_ / "vae.safetensors"));
     QCOMPARE(loaded.config().toJson(), demo::demoVaeConfig().toJson());
-    for (int i = 0; i < channels; ++i) QVERIFY(std::abs(loaded.latentStd()[static_cast<std::size_t>(i)] - deviation[static_cast<std::size_t>(i)]) < 1e-6);
+    for (int i = 0; i < channels; ++i)
+      QVERIFY(std::abs(loaded.latentStd()[static_cast<std::size_t>(i)] - deviation[static_cast<std::size_t>(i)]) <
+              1e-6);
     const at::Tensor clip = demo::renderClip(demo::randomClipParams(1));
     const at::Tensor raw = vae.encode(clip, false), normalised = loaded.encode(clip);
     QVERIFY(at::allclose(normalised.select(0, 3), (raw.select(0, 3) - 0.3) / 0.65, 1e-4, 1e-4));
@@ -387,7 +397,8 @@ class TestDemoTraining : public QObject {
     training::DemoTrainOptions negative;
     negative.outDir = dir_ / "refused";
     negative.shapeWeight = -1;
-    QVERIFY2(refusal(negative).find("--shape-weight must be 0 or more") != std::string::npos, refusal(negative).c_str());
+    QVERIFY2(refusal(negative).find("--shape-weight must be 0 or more") != std::string::npos,
+             refusal(negative).c_str());
     QVERIFY(!std::filesystem::exists(dir_ / "refused"));
   }
 };

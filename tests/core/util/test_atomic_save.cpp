@@ -5,8 +5,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "test_registry.h"
 #include "sequence/sequence_io.h"
+#include "test_registry.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
 

@@ -38,7 +38,8 @@ class WriteTarget : public QObject {
     const fs::path fifo = at("out.json");
     QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
     const std::string why = refusal(fifo);
-    QVERIFY2(why.find("out.json: cannot save") != std::string::npos && why.find("FIFO") != std::string::npos, why.c_str());
+    QVERIFY2(why.find("out.json: cannot save") != std::string::npos && why.find("FIFO") != std::string::npos,
+             why.c_str());
     QVERIFY(fs::is_fifo(fifo));
   }
 

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <tuple>
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/fp8.h"
 #include "io/safetensors_reader.h"
@@ -19,14 +18,15 @@
 #include "io/weight_set.h"
 #include "models/umt5/umt5.h"
 #include "raw_safetensors.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
 using shotchain::testing::errorOf;
-using shotchain::testing::q;
 using shotchain::testing::golden;
+using shotchain::testing::q;
 
 namespace {
 
@@ -131,7 +131,9 @@ class TestUmt5Golden : public QObject {
 
   void output() { check("out", goldenOut(), io_->tensor("out")); }
 
-  void batchWithMask() { check("batch.out", model_->forward(io_->tensor("batch.ids"), io_->tensor("batch.mask")), io_->tensor("batch.out")); }
+  void batchWithMask() {
+    check("batch.out", model_->forward(io_->tensor("batch.ids"), io_->tensor("batch.mask")), io_->tensor("batch.out"));
+  }
 
   void intermediates() {
     Umt5Trace trace;
@@ -164,7 +166,8 @@ class TestUmt5Golden : public QObject {
     // Second sample of the batch: 10 real tokens among 12.
     const at::Tensor ids2 = io_->tensor("batch.ids")[1].narrow(0, 0, 10).contiguous();
     const std::vector<std::int64_t> tokens2(ids2.data_ptr<std::int64_t>(), ids2.data_ptr<std::int64_t>() + 10);
-    check("encode(batch row 1) vs batch.out[1,:10]", model_->encode(tokens2), io_->tensor("batch.out")[1].narrow(0, 0, 10));
+    check("encode(batch row 1) vs batch.out[1,:10]", model_->encode(tokens2),
+          io_->tensor("batch.out")[1].narrow(0, 0, 10));
     const at::Tensor padded = model_->encodePadded(tokens, 16);
     QCOMPARE(padded.size(0), std::int64_t{16});
     QVERIFY(at::equal(padded.narrow(0, 0, n), rows));
@@ -177,9 +180,11 @@ class TestUmt5Golden : public QObject {
   // ComfyUI / HF naming (wan21.md §3.4): a renamed copy gives the same outputs.
   void huggingFaceNaming() {
     io::NamedTensors renamed;
-    for (const auto& [name, t] : model_->namedParameters()) renamed.emplace_back(umt5StoredName(name, Umt5Naming::HuggingFace), t);
-    renamed.emplace_back("encoder.embed_tokens.weight", weights_->load("token_embedding.weight", at::kFloat));  // tied copy
-    renamed.emplace_back("spiece_model", at::arange(16, at::kByte));  // embedded tokenizer: not a weight
+    for (const auto& [name, t] : model_->namedParameters())
+      renamed.emplace_back(umt5StoredName(name, Umt5Naming::HuggingFace), t);
+    renamed.emplace_back("encoder.embed_tokens.weight",
+                         weights_->load("token_embedding.weight", at::kFloat));  // tied copy
+    renamed.emplace_back("spiece_model", at::arange(16, at::kByte));             // embedded tokenizer: not a weight
     const std::filesystem::path path = dir_.filePath("umt5_tiny_hf.safetensors").toStdString();
     io::saveSafetensors(path, renamed);
     const io::WeightSet hf = io::WeightSet::open(path);
@@ -205,7 +210,8 @@ class TestUmt5Golden : public QObject {
 
   void missingAndMisshapenTensorsAreNamed() {
     io::NamedTensors tensors = model_->namedParameters();
-    tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [](const auto& p) { return p.first == "blocks.1.ffn.fc2.weight"; }),
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const auto& p) { return p.first == "blocks.1.ffn.fc2.weight"; }),
                   tensors.end());
     const std::filesystem::path path = dir_.filePath("broken.safetensors").toStdString();
     io::saveSafetensors(path, tensors);
@@ -228,8 +234,9 @@ class TestUmt5Golden : public QObject {
     tensors.emplace_back("decoder.block.0.layer.0.SelfAttention.q.weight", at::zeros({2, 2}));
     tensors.emplace_back("lm_head.weight", at::zeros({2, 2}));
     io::saveSafetensors(path, tensors);
-    QVERIFY(at::equal(Umt5Encoder::load(io::WeightSet::open(path), Umt5LoadOptions{at::kFloat, at::kCPU}).forward(io_->tensor("ids")),
-                      model_->forward(io_->tensor("ids"))));
+    QVERIFY(at::equal(
+        Umt5Encoder::load(io::WeightSet::open(path), Umt5LoadOptions{at::kFloat, at::kCPU}).forward(io_->tensor("ids")),
+        model_->forward(io_->tensor("ids"))));
     // Not a text encoder at all.
     io::saveSafetensors(path, {{"conv.weight", at::zeros({2, 2})}});
     error = errorOf([&] { Umt5Encoder::load(io::WeightSet::open(path)); });
@@ -265,9 +272,12 @@ class TestUmt5Golden : public QObject {
     const at::Tensor expected = io_->tensor("batch.out");
     const at::Tensor mask = io_->tensor("batch.mask");
     const at::Tensor real = mask.to(at::kBool).unsqueeze(-1).expand_as(expected);
-    const auto e32 = compareTensors(f32.forward(io_->tensor("batch.ids"), mask).masked_select(real), expected.masked_select(real));
-    const auto e16 = compareTensors(asStored.forward(io_->tensor("batch.ids"), mask).masked_select(real), expected.masked_select(real));
-    std::printf("  fp8 weights, float32 compute: max-abs %.3g  rel-L2 %.3g (real rows of batch.out)\n", e32.maxAbs, e32.relL2);
+    const auto e32 =
+        compareTensors(f32.forward(io_->tensor("batch.ids"), mask).masked_select(real), expected.masked_select(real));
+    const auto e16 = compareTensors(asStored.forward(io_->tensor("batch.ids"), mask).masked_select(real),
+                                    expected.masked_select(real));
+    std::printf("  fp8 weights, float32 compute: max-abs %.3g  rel-L2 %.3g (real rows of batch.out)\n", e32.maxAbs,
+                e32.relL2);
     std::printf("  fp8 weights, bf16 compute:    max-abs %.3g  rel-L2 %.3g\n", e16.maxAbs, e16.relL2);
     // Dequantised weights equal decode(byte) · scale exactly.
     at::Tensor w;

@@ -7,14 +7,14 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "models/umt5/prompt_cleaning.h"
 #include "models/umt5/umt5.h"
 #include "models/umt5/umt5_text_encoder.h"
-#include "test_support.h"
-#include "models/umt5/prompt_cleaning.h"
 #include "models/umt5/umt5_tokenizer.h"
+#include "test_registry.h"
+#include "test_support.h"
 
 using namespace shotchain;
 using namespace shotchain::testing;
@@ -35,9 +35,7 @@ class TestUmt5Tokenizer : public QObject {
   QTemporaryDir dir_;
   std::filesystem::path model_;
 
-  std::filesystem::path goldenWeights() const {
-    return shotchain::testing::golden("umt5_tiny.safetensors");
-  }
+  std::filesystem::path goldenWeights() const { return shotchain::testing::golden("umt5_tiny.safetensors"); }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -51,8 +49,9 @@ class TestUmt5Tokenizer : public QObject {
     writeFile(corpus.toStdString(), text);
     QProcess train;
     train.setWorkingDirectory(dir_.path());
-    train.start("spm_train", {"--input=" + corpus, "--model_prefix=spm", "--vocab_size=48", "--hard_vocab_limit=false", "--model_type=unigram",
-                              "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1", "--character_coverage=1.0"});
+    train.start("spm_train", {"--input=" + corpus, "--model_prefix=spm", "--vocab_size=48", "--hard_vocab_limit=false",
+                              "--model_type=unigram", "--eos_id=1", "--unk_id=2", "--pad_id=0", "--bos_id=-1",
+                              "--character_coverage=1.0"});
     QVERIFY2(train.waitForFinished(60000), "spm_train did not finish");
     QVERIFY2(train.exitCode() == 0, train.readAllStandardError().constData());
     model_ = dir_.filePath("spm.model").toStdString();
@@ -75,8 +74,8 @@ class TestUmt5Tokenizer : public QObject {
     QCOMPARE(wanCleanPrompt("Tom &amp; Jerry"), std::string("Tom & Jerry"));
     QCOMPARE(wanCleanPrompt("&quot;hi&quot; &lt;3"), std::string("\"hi\" <3"));
     QCOMPARE(wanCleanPrompt("caf&eacute; caf&#233; caf&#xE9;"), std::string("café café café"));
-    QCOMPARE(wanCleanPrompt("&amp;lt;b&amp;gt;"), std::string("<b>"));  // twice
-    QCOMPARE(wanCleanPrompt("a&nbsp;&nbsp;b"), std::string("a b"));     // NBSP then collapsed
+    QCOMPARE(wanCleanPrompt("&amp;lt;b&amp;gt;"), std::string("<b>"));            // twice
+    QCOMPARE(wanCleanPrompt("a&nbsp;&nbsp;b"), std::string("a b"));               // NBSP then collapsed
     QCOMPARE(wanCleanPrompt("&copy2024 &amp &ampx"), std::string("©2024 & &x"));  // legacy names without ';'
     QCOMPARE(wanCleanPrompt("&unknown; a&b &#128; &#0;"), std::string("&unknown; a&b € \uFFFD"));
     QCOMPARE(wanCleanPrompt("&Alpha;&omega;&hellip;&mdash;"), std::string("Αω…—"));
@@ -91,7 +90,11 @@ class TestUmt5Tokenizer : public QObject {
     QCOMPARE(wanCleanPrompt("\u201Chello\u201D \u2018x\u2019"), std::string("\"hello\" 'x'"));
     QCOMPARE(wanCleanPrompt("\uFB01sh \uFB02ow"), std::string("fish flow"));
     QCOMPARE(wanCleanPrompt("\uFF21\uFF22\uFF23\uFF11"), std::string("ABC1"));
-    QCOMPARE(wanCleanPrompt(std::string("a\x01" "b\x7F" "c\uFEFF" "d")), std::string("abcd"));
+    QCOMPARE(wanCleanPrompt(std::string("a\x01"
+                                        "b\x7F"
+                                        "c\uFEFF"
+                                        "d")),
+             std::string("abcd"));
     QCOMPARE(wanCleanPrompt("\x1b[31mred\x1b[0m"), std::string("red"));
     QCOMPARE(wanCleanPrompt("bad \xFF byte"), std::string("bad \uFFFD byte"));
   }
@@ -164,12 +167,14 @@ class TestUmt5Tokenizer : public QObject {
     io::NamedTensors tensors;
     {
       const io::WeightSet golden = io::WeightSet::open(goldenWeights());
-      for (const io::WeightInfo& info : golden.weights()) tensors.emplace_back(info.name, golden.load(info.name, at::kFloat));
+      for (const io::WeightInfo& info : golden.weights())
+        tensors.emplace_back(info.name, golden.load(info.name, at::kFloat));
     }
     const std::filesystem::path plain = dir_.filePath("umt5_plain.safetensors").toStdString();
     io::saveSafetensors(plain, tensors);
-    tensors.emplace_back("spiece_model",
-                         at::from_blob(const_cast<char*>(bytes.data()), {static_cast<std::int64_t>(bytes.size())}, at::kByte).clone());
+    tensors.emplace_back(
+        "spiece_model",
+        at::from_blob(const_cast<char*>(bytes.data()), {static_cast<std::int64_t>(bytes.size())}, at::kByte).clone());
     const std::filesystem::path path = dir_.filePath("umt5_with_tokenizer.safetensors").toStdString();
     io::saveSafetensors(path, tensors);
 
@@ -187,8 +192,10 @@ class TestUmt5Tokenizer : public QObject {
     models::Umt5TextEncoderOptions options;
     options.model.computeDtype = at::kFloat;
     models::Umt5TextEncoder encoder = models::Umt5TextEncoder::load(path, options);
-    const models::Umt5Encoder reference = models::Umt5Encoder::load(io::WeightSet::open(goldenWeights()), options.model);
-    const std::vector<std::string> prompts = {prompt, "a blue fish moving up", "", "a red square  &amp; a green triangle"};
+    const models::Umt5Encoder reference =
+        models::Umt5Encoder::load(io::WeightSet::open(goldenWeights()), options.model);
+    const std::vector<std::string> prompts = {prompt, "a blue fish moving up", "",
+                                              "a red square  &amp; a green triangle"};
     const std::vector<at::Tensor> contexts = encoder.encode(prompts);
     QCOMPARE(contexts.size(), prompts.size());
     for (std::size_t i = 0; i < prompts.size(); ++i) {

@@ -8,13 +8,13 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"
 #include "sampling/flow_schedule.h"
 #include "sampling/timestep_matrix.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
@@ -108,8 +108,9 @@ class TestSkyreelsGolden : public QObject {
   void intermediates() {
     WanTrace trace;
     run("df1", io_->tensor("df1.t"), &trace);
-    for (const char* name : {"patch_embedding", "time_embedding", "time_projection", "fps_projection", "text_embedding",
-                             "blocks.0.self_attn", "blocks.0.cross_attn", "blocks.0.ffn", "blocks.0", "blocks.1", "head"}) {
+    for (const char* name :
+         {"patch_embedding", "time_embedding", "time_projection", "fps_projection", "text_embedding",
+          "blocks.0.self_attn", "blocks.0.cross_attn", "blocks.0.ffn", "blocks.0", "blocks.1", "head"}) {
       QVERIFY2(trace.contains(name), name);
       check(std::string("df1.inter.") + name, trace.at(name), io_->tensor(std::string("df1.inter.") + name));
     }
@@ -123,8 +124,9 @@ class TestSkyreelsGolden : public QObject {
     QVERIFY(at::equal(scalar, perFrame));
     // A batch whose rows differ takes the per-frame path for both; the uniform row still equals its scalar result.
     const at::Tensor x = io_->tensor("uni.x"), ctx = io_->tensor("uni.context");
-    const at::Tensor mixed = model_->forwardBatch(at::stack({x, x}), at::tensor({637.0f, 637.0f, 637.0f, 0.0f, 500.0f, 999.0f}).view({2, 3}),
-                                                  at::stack({ctx, ctx}), 1);
+    const at::Tensor mixed =
+        model_->forwardBatch(at::stack({x, x}), at::tensor({637.0f, 637.0f, 637.0f, 0.0f, 500.0f, 999.0f}).view({2, 3}),
+                             at::stack({ctx, ctx}), 1);
     QVERIFY(compareTensors(mixed[0], scalar).maxAbs <= 1e-5);
   }
 
@@ -177,9 +179,11 @@ class TestSkyreelsGolden : public QObject {
       const sampling::TimestepMatrix m = sampling::diffusionForcingMatrix(schedule.timesteps, r);
       std::vector<std::int64_t> update(m.update.begin(), m.update.end()), intervals;
       for (const auto& [start, end] : m.validInterval) intervals.insert(intervals.end(), {start, end});
-      QVERIFY2(at::equal(longTable(m.timesteps, m.rows(), m.frames), file->tensor(name + ".step_matrix")), name.c_str());
+      QVERIFY2(at::equal(longTable(m.timesteps, m.rows(), m.frames), file->tensor(name + ".step_matrix")),
+               name.c_str());
       QVERIFY2(at::equal(longTable(m.stepIndex, m.rows(), m.frames), file->tensor(name + ".step_index")), name.c_str());
-      QVERIFY2(at::equal(longTable(update, m.rows(), m.frames), file->tensor(name + ".step_update_mask")), name.c_str());
+      QVERIFY2(at::equal(longTable(update, m.rows(), m.frames), file->tensor(name + ".step_update_mask")),
+               name.c_str());
       QVERIFY2(at::equal(longTable(intervals, m.rows(), 2), file->tensor(name + ".valid_interval")), name.c_str());
       std::printf("  %s: %lld iterations × %lld frames, exact\n", name.c_str(), static_cast<long long>(m.rows()),
                   static_cast<long long>(m.frames));
@@ -188,8 +192,9 @@ class TestSkyreelsGolden : public QObject {
     tooSlow.frames = 21;
     tooSlow.baseFrames = 9;
     tooSlow.arStep = 1;
-    QVERIFY_EXCEPTION_THROWN(sampling::diffusionForcingMatrix(sampling::flowMatchingSchedule(30, 8.0).timesteps, tooSlow),
-                             std::invalid_argument);
+    QVERIFY_EXCEPTION_THROWN(
+        sampling::diffusionForcingMatrix(sampling::flowMatchingSchedule(30, 8.0).timesteps, tooSlow),
+        std::invalid_argument);
   }
 
   void verifyVerb() {
@@ -199,9 +204,11 @@ class TestSkyreelsGolden : public QObject {
     QVERIFY(process.waitForFinished(120000));
     QString out = QString::fromUtf8(process.readAllStandardOutput());
     QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
-    for (const char* name : {"df1.out", "df2.out", "causal.out", "uni.out_scalar_t", "uni.out_perframe_t", "df1.inter.head"})
+    for (const char* name :
+         {"df1.out", "df2.out", "causal.out", "uni.out_scalar_t", "uni.out_perframe_t", "df1.inter.head"})
       QVERIFY2(out.contains(name), qPrintable(out));
-    process.start(SHOTCHAIN_CLI, {"verify", QString::fromStdString(golden("skyreels_timestep_matrix_io.safetensors").string())});
+    process.start(SHOTCHAIN_CLI,
+                  {"verify", QString::fromStdString(golden("skyreels_timestep_matrix_io.safetensors").string())});
     QVERIFY(process.waitForFinished(120000));
     out = QString::fromUtf8(process.readAllStandardOutput());
     QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));

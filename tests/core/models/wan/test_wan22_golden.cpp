@@ -6,20 +6,20 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "sampling/sampler.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
 using shotchain::testing::compareTensors;
+using shotchain::testing::golden;
 using shotchain::testing::goldenMismatch;
 using shotchain::testing::Tolerance;
-using shotchain::testing::golden;
 
 namespace {
 
@@ -50,8 +50,9 @@ class TestWan22Golden : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    for (const char* name : {"wan22_ti2v_tiny.safetensors", "wan22_ti2v_tiny_io.safetensors", "wan22_vae_tiny.safetensors",
-                             "wan22_vae_tiny_io.safetensors", "wan22_ti2v_loop_io.safetensors"})
+    for (const char* name :
+         {"wan22_ti2v_tiny.safetensors", "wan22_ti2v_tiny_io.safetensors", "wan22_vae_tiny.safetensors",
+          "wan22_vae_tiny_io.safetensors", "wan22_ti2v_loop_io.safetensors"})
       if (!std::filesystem::is_regular_file(golden(name)))
         QFAIL(qPrintable(QString("golden file missing: %1").arg(golden(name).string().c_str())));
     dit_ = io::SafetensorsFile::open(golden("wan22_ti2v_tiny_io.safetensors"));
@@ -84,10 +85,11 @@ class TestWan22Golden : public QObject {
 
   void perTokenTimestepsCaseA() {
     WanTrace trace;
-    const auto out = model_->forward({dit_->tensor("caseA.x")}, dit_->tensor("caseA.t"), {dit_->tensor("caseA.context")}, &trace);
+    const auto out =
+        model_->forward({dit_->tensor("caseA.x")}, dit_->tensor("caseA.t"), {dit_->tensor("caseA.context")}, &trace);
     check("caseA.out (frame 0 at t=0, 3 padding)", out.at(0), dit_->tensor("caseA.out"), kDit);
-    for (const char* name : {"patch_embedding", "text_embedding", "blocks.0.self_attn", "blocks.0.cross_attn", "blocks.0.ffn",
-                             "blocks.0", "blocks.1"}) {
+    for (const char* name : {"patch_embedding", "text_embedding", "blocks.0.self_attn", "blocks.0.cross_attn",
+                             "blocks.0.ffn", "blocks.0", "blocks.1"}) {
       const at::Tensor expected = dit_->tensor(std::string("caseA.inter.") + name);
       const at::Tensor got = trace.at(name);
       // The official tensors carry the 3 padding tokens; the real 45 are compared.
@@ -103,14 +105,16 @@ class TestWan22Golden : public QObject {
   }
 
   void oneTimestepCaseB() {
-    const auto out = model_->forward({dit_->tensor("caseA.x")}, dit_->tensor("caseB.t"), {dit_->tensor("caseA.context")});
+    const auto out =
+        model_->forward({dit_->tensor("caseA.x")}, dit_->tensor("caseB.t"), {dit_->tensor("caseA.context")});
     check("caseB.out (1-D t)", out.at(0), dit_->tensor("caseB.out"), kDit);
     // The per-token timestep matters: caseA and caseB differ by 31 %.
     QVERIFY(compareTensors(dit_->tensor("caseA.out"), dit_->tensor("caseB.out")).relL2 > 0.3);
   }
 
   void uniformTokensCaseC() {
-    const auto out = model_->forward({dit_->tensor("caseC.x")}, dit_->tensor("caseC.t"), {dit_->tensor("caseC.context")});
+    const auto out =
+        model_->forward({dit_->tensor("caseC.x")}, dit_->tensor("caseC.t"), {dit_->tensor("caseC.context")});
     check("caseC.out (t2v rows)", out.at(0), dit_->tensor("caseC.out"), kDit);
   }
 
@@ -176,8 +180,10 @@ class TestWan22Golden : public QObject {
 
   void vaePrefixProperty() {
     const at::Tensor video = vae_->tensor("video");
-    check("latent[:1] from 1 frame", coder_->encode(video.narrow(1, 0, 1)), vae_->tensor("latent").narrow(1, 0, 1), kVae);
-    check("latent[:2] from 5 frames", coder_->encode(video.narrow(1, 0, 5)), vae_->tensor("latent").narrow(1, 0, 2), kVae);
+    check("latent[:1] from 1 frame", coder_->encode(video.narrow(1, 0, 1)), vae_->tensor("latent").narrow(1, 0, 1),
+          kVae);
+    check("latent[:2] from 5 frames", coder_->encode(video.narrow(1, 0, 5)), vae_->tensor("latent").narrow(1, 0, 2),
+          kVae);
   }
 
   // 9.3: the official i2v() loop through sampleFlow with a clean prefix.
@@ -222,7 +228,8 @@ class TestWan22Golden : public QObject {
       QVERIFY(at::equal(latents[k].narrow(1, 0, 1), loop_->tensor("z")));
     }
     const at::Tensor expectedSteps = loop_->tensor("timesteps");
-    QCOMPARE(steps, (std::vector<std::int64_t>(expectedSteps.data_ptr<std::int64_t>(), expectedSteps.data_ptr<std::int64_t>() + 4)));
+    QCOMPARE(steps, (std::vector<std::int64_t>(expectedSteps.data_ptr<std::int64_t>(),
+                                               expectedSteps.data_ptr<std::int64_t>() + 4)));
     check("x0", result.latent, loop_->tensor("x0"), kLoop);
     check("video", coder_->decode(result.latent), loop_->tensor("video"), kVae);
   }

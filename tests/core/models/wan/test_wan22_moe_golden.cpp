@@ -9,21 +9,21 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
-#include "golden_compare.h"
 #include "continuity/image_condition.h"
+#include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/model_registry.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
 #include "sampling/sampler.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
+using shotchain::testing::golden;
 using shotchain::testing::goldenMismatch;
 using shotchain::testing::Tolerance;
-using shotchain::testing::golden;
 
 namespace {
 
@@ -62,8 +62,8 @@ class TestWan22MoeGolden : public QObject {
 
   // Runs the loop file's two-expert sampling and compares every step: its timestep, its expert and guidance
   // (exact), both noise predictions of the expert that ran and the latent after the step.
-  void runLoop(const io::SafetensorsFile& loop, const WanModel& high, const WanModel& low, sampling::SamplerOptions options,
-               const at::Tensor& y) {
+  void runLoop(const io::SafetensorsFile& loop, const WanModel& high, const WanModel& low,
+               sampling::SamplerOptions options, const at::Tensor& y) {
     Calls highCalls, lowCalls;
     options.experts->highNoise = recording(high, highCalls, y);
     std::vector<std::pair<int, int>> switches;
@@ -71,17 +71,19 @@ class TestWan22MoeGolden : public QObject {
     std::vector<at::Tensor> latents;
     const at::Tensor noise = loop.tensor("noise");
     QVERIFY(at::equal(sampling::seededNoise(noise.sizes().vec(), options.seed), noise));
-    const sampling::SampleResult result = sampling::sampleFlow(
-        recording(low, lowCalls, y), noise.sizes().vec(), loop.tensor("context"), loop.tensor("context_null"), options,
-        [&](const sampling::StepEvent& event) {
-          latents.push_back(event.latent.clone());
-          return true;
-        });
-    const at::Tensor timesteps = loop.tensor("timesteps"), experts = loop.tensor("expert"), scales = loop.tensor("guide_scale");
+    const sampling::SampleResult result =
+        sampling::sampleFlow(recording(low, lowCalls, y), noise.sizes().vec(), loop.tensor("context"),
+                             loop.tensor("context_null"), options, [&](const sampling::StepEvent& event) {
+                               latents.push_back(event.latent.clone());
+                               return true;
+                             });
+    const at::Tensor timesteps = loop.tensor("timesteps"), experts = loop.tensor("expert"),
+                     scales = loop.tensor("guide_scale");
     QCOMPARE(static_cast<std::int64_t>(result.experts.size()), timesteps.numel());
     QVERIFY(at::equal(at::tensor(result.schedule.timesteps, at::kLong), timesteps));
     QVERIFY(at::equal(at::tensor(result.schedule.sigmas, at::kFloat), loop.tensor("sigmas")));
-    QVERIFY(at::equal(at::tensor(std::vector<std::int64_t>(result.experts.begin(), result.experts.end()), at::kLong), experts));
+    QVERIFY(at::equal(at::tensor(std::vector<std::int64_t>(result.experts.begin(), result.experts.end()), at::kLong),
+                      experts));
     QVERIFY(at::equal(at::tensor(result.guidances, at::kDouble), scales));
     std::size_t h = 0, l = 0;
     for (std::int64_t k = 0; k < timesteps.numel(); ++k) {
@@ -104,9 +106,10 @@ class TestWan22MoeGolden : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    for (const char* name : {"wan22_moe_loop_io.safetensors", "wan22_moe_high_tiny.safetensors", "wan22_moe_low_tiny.safetensors",
-                             "wan22_i2v_moe_loop_io.safetensors", "wan22_i2v_high_tiny.safetensors",
-                             "wan22_i2v_low_tiny.safetensors", "wan_vae_tiny.safetensors"})
+    for (const char* name :
+         {"wan22_moe_loop_io.safetensors", "wan22_moe_high_tiny.safetensors", "wan22_moe_low_tiny.safetensors",
+          "wan22_i2v_moe_loop_io.safetensors", "wan22_i2v_high_tiny.safetensors", "wan22_i2v_low_tiny.safetensors",
+          "wan_vae_tiny.safetensors"})
       if (!std::filesystem::is_regular_file(golden(name)))
         QFAIL(qPrintable(QString("golden file missing: %1").arg(golden(name).string().c_str())));
   }
@@ -168,13 +171,15 @@ class TestWan22MoeGolden : public QObject {
   void verifyVerb() {
     const auto path = [](const char* name) { return QString::fromStdString(golden(name).string()); };
     QProcess process;
-    process.start(SHOTCHAIN_CLI, {"verify", path("wan22_i2v_low_tiny.safetensors"), path("wan22_i2v_moe_loop_io.safetensors"),
-                                  "--high-noise", path("wan22_i2v_high_tiny.safetensors"), "--vae", path("wan_vae_tiny.safetensors")});
+    process.start(SHOTCHAIN_CLI,
+                  {"verify", path("wan22_i2v_low_tiny.safetensors"), path("wan22_i2v_moe_loop_io.safetensors"),
+                   "--high-noise", path("wan22_i2v_high_tiny.safetensors"), "--vae", path("wan_vae_tiny.safetensors")});
     QVERIFY(process.waitForFinished(120000));
     const QString out = QString::fromUtf8(process.readAllStandardOutput());
     QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
     QVERIFY2(out.contains("0 failed: PASS") && out.contains("expert ") && out.contains("y "), qPrintable(out));
-    process.start(SHOTCHAIN_CLI, {"verify", path("wan22_moe_low_tiny.safetensors"), path("wan22_moe_loop_io.safetensors")});
+    process.start(SHOTCHAIN_CLI,
+                  {"verify", path("wan22_moe_low_tiny.safetensors"), path("wan22_moe_loop_io.safetensors")});
     QVERIFY(process.waitForFinished(120000));
     QVERIFY(process.exitCode() != 0);
     QVERIFY(QString::fromUtf8(process.readAllStandardError()).contains("--high-noise"));

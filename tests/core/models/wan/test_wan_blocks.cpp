@@ -6,13 +6,13 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "models/attention.h"
 #include "models/wan/rope.h"
 #include "models/wan/wan_blocks.h"
 #include "models/wan/wan_model.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -24,7 +24,8 @@ namespace {
 
 // softmax(q·kᵀ/√d)·v in float64, keys beyond `keys` dropped, one sample, written out by hand.
 at::Tensor naiveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, std::int64_t keys) {
-  const at::Tensor qd = q.to(at::kDouble), kd = k.to(at::kDouble).narrow(0, 0, keys), vd = v.to(at::kDouble).narrow(0, 0, keys);
+  const at::Tensor qd = q.to(at::kDouble), kd = k.to(at::kDouble).narrow(0, 0, keys),
+                   vd = v.to(at::kDouble).narrow(0, 0, keys);
   at::Tensor out = at::zeros(q.sizes(), at::kDouble);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
   for (std::int64_t h = 0; h < q.size(1); ++h) {
@@ -91,9 +92,12 @@ class TestWanBlocks : public QObject {
             const double position = axis == 0 ? fi : axis == 1 ? hi : wi;
             const double theta = position / std::pow(10000.0, 2.0 * j / 4.0);
             for (std::int64_t head = 0; head < 2; ++head) {
-              const double a = x[0][token][head][2 * pair].item<double>(), b = x[0][token][head][2 * pair + 1].item<double>();
-              QVERIFY(std::abs(out[0][token][head][2 * pair].item<double>() - (a * std::cos(theta) - b * std::sin(theta))) < 1e-6);
-              QVERIFY(std::abs(out[0][token][head][2 * pair + 1].item<double>() - (a * std::sin(theta) + b * std::cos(theta))) < 1e-6);
+              const double a = x[0][token][head][2 * pair].item<double>(),
+                           b = x[0][token][head][2 * pair + 1].item<double>();
+              QVERIFY(std::abs(out[0][token][head][2 * pair].item<double>() -
+                               (a * std::cos(theta) - b * std::sin(theta))) < 1e-6);
+              QVERIFY(std::abs(out[0][token][head][2 * pair + 1].item<double>() -
+                               (a * std::sin(theta) + b * std::cos(theta))) < 1e-6);
             }
           }
         }
@@ -105,13 +109,19 @@ class TestWanBlocks : public QObject {
     for (const std::int64_t blockBytes : {std::int64_t{1}, std::int64_t{3 * 41 * 4 * 5}, std::int64_t{256} << 20}) {
       const at::Tensor out = attention(q, k, v, lengths, AttentionImpl::Blocked, blockBytes);
       for (std::int64_t b = 0; b < 2; ++b) {
-        const double error = (out[b].to(at::kDouble) - naiveAttention(q[b], k[b], v[b], lengths[static_cast<std::size_t>(b)]))
-                                 .abs().max().item<double>();
+        const double error =
+            (out[b].to(at::kDouble) - naiveAttention(q[b], k[b], v[b], lengths[static_cast<std::size_t>(b)]))
+                .abs()
+                .max()
+                .item<double>();
         QVERIFY2(error < 1e-5, qPrintable(QString("block bytes %1: error %2").arg(blockBytes).arg(error)));
       }
     }
-    const double error = (attention(q, k, v, lengths, AttentionImpl::Sdpa) - attention(q, k, v, lengths, AttentionImpl::Blocked))
-                             .abs().max().item<double>();
+    const double error =
+        (attention(q, k, v, lengths, AttentionImpl::Sdpa) - attention(q, k, v, lengths, AttentionImpl::Blocked))
+            .abs()
+            .max()
+            .item<double>();
     QVERIFY(error < 1e-5);
   }
 
@@ -141,7 +151,8 @@ class TestWanBlocks : public QObject {
     QTemporaryDir dir;
     const auto path = std::filesystem::path(dir.path().toStdString()) / "dit.safetensors";
     io::NamedTensors tensors;
-    for (const auto& [name, tensor] : model.namedParameters()) tensors.emplace_back("model.diffusion_model." + name, tensor);
+    for (const auto& [name, tensor] : model.namedParameters())
+      tensors.emplace_back("model.diffusion_model." + name, tensor);
     io::saveSafetensors(path, tensors);  // no config metadata, prefixed keys
     const io::WeightSet weights = io::WeightSet::open(path);
     const WanDetection detection = detectWanConfig(weights);
@@ -155,7 +166,8 @@ class TestWanBlocks : public QObject {
     tensors.emplace_back("model.diffusion_model.blocks.0.cross_attn.k_img.weight", at::zeros({256, 256}));
     io::saveSafetensors(path, tensors);
     const QString message = errorOf([&] { (void)WanModel::load(io::WeightSet::open(path)); });
-    QVERIFY2(message.contains("Wan 2.1 I2V models (a CLIP image embedding) are not supported yet"), qPrintable(message));
+    QVERIFY2(message.contains("Wan 2.1 I2V models (a CLIP image embedding) are not supported yet"),
+             qPrintable(message));
 
     tensors.pop_back();
     tensors.pop_back();  // drop a needed tensor
@@ -171,9 +183,12 @@ class TestWanBlocks : public QObject {
     const auto out = model.forward({x}, at::tensor({500.0f}), {at::randn({20, 4096})});
     QVERIFY(out.at(0).sizes() == x.sizes());
     QVERIFY(at::isfinite(out.at(0)).all().item<bool>());
-    QVERIFY(errorOf([&] { (void)model.forward({at::randn({16, 2, 7, 6})}, at::tensor({1.0f}), {at::randn({2, 4096})}); })
-                .contains("multiples of the patch size"));
-    QVERIFY(errorOf([&] { (void)model.forward({x}, at::tensor({1.0f}), {at::randn({513, 4096})}); }).contains("context 0"));
+    QVERIFY(errorOf([&] {
+              (void)model.forward({at::randn({16, 2, 7, 6})}, at::tensor({1.0f}), {at::randn({2, 4096})});
+            }).contains("multiples of the patch size"));
+    QVERIFY(errorOf([&] {
+              (void)model.forward({x}, at::tensor({1.0f}), {at::randn({513, 4096})});
+            }).contains("context 0"));
   }
 
   void flopCount() {

@@ -12,15 +12,15 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "test_registry.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
-#include "models/wan/wan_knowledge.h"
 #include "models/lora/lora_file.h"
 #include "models/lora/lora_patcher.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "raw_safetensors.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -35,7 +35,8 @@ std::string bytesOf(const at::Tensor& t) {
 }
 
 bool quantised(const std::string& name, const at::Tensor& t) {
-  return t.dim() == 2 && name.ends_with(".weight") && (name.starts_with("blocks.") || name.starts_with("text_embedding."));
+  return t.dim() == 2 && name.ends_with(".weight") &&
+         (name.starts_with("blocks.") || name.starts_with("text_embedding."));
 }
 
 // The golden tiny DiT with its quantised weights as F8_E4M3 codes and a float32 `scale_weight` per row.
@@ -53,11 +54,14 @@ void writeFloat8Dit(const std::filesystem::path& path) {
     const at::Tensor codes = (t / scale).to(at::kFloat8_e4m3fn).view(at::kByte);
     const std::string layer = entry.name.substr(0, entry.name.size() - 7);
     tensors.emplace_back(entry.name, "F8_E4M3", shape, bytesOf(codes));
-    tensors.emplace_back(layer + ".scale_weight", "F32", std::vector<std::int64_t>{shape[0]}, bytesOf(scale.reshape({shape[0]})));
+    tensors.emplace_back(layer + ".scale_weight", "F32", std::vector<std::int64_t>{shape[0]},
+                         bytesOf(scale.reshape({shape[0]})));
   }
-  writeFile(path, rawSafetensors(tensors, golden->header().metadata.count("config")
-                                               ? "{\"config\":" + nlohmann::json(golden->header().metadata.at("config")).dump() + "}"
-                                               : ""));
+  writeFile(
+      path,
+      rawSafetensors(tensors, golden->header().metadata.count("config")
+                                  ? "{\"config\":" + nlohmann::json(golden->header().metadata.at("config")).dump() + "}"
+                                  : ""));
 }
 
 }  // namespace
@@ -66,7 +70,9 @@ class TestWanFloat8 : public QObject {
   Q_OBJECT
 
   QTemporaryDir dir_;
-  std::filesystem::path file() const { return std::filesystem::path(dir_.path().toStdString()) / "wan_tiny_fp8.safetensors"; }
+  std::filesystem::path file() const {
+    return std::filesystem::path(dir_.path().toStdString()) / "wan_tiny_fp8.safetensors";
+  }
 
  private Q_SLOTS:
   void initTestCase() { writeFloat8Dit(file()); }
@@ -104,7 +110,8 @@ class TestWanFloat8 : public QObject {
     WanModel model = WanModel::load(weights, kept), dequantised = WanModel::load(weights, WanLoadOptions{});
     WeightShapes shapes;
     for (const auto& [name, value] : model.namedParameters()) shapes.emplace_back(name, value.sizes().vec());
-    const auto lora = std::make_shared<const LoraFile>(readLoraFile(golden("lora_tiny.pt"), shapes, model.family(), wanLoraLayerAliases()));
+    const auto lora = std::make_shared<const LoraFile>(
+        readLoraFile(golden("lora_tiny.pt"), shapes, model.family(), wanLoraLayerAliases()));
     const auto io = io::SafetensorsFile::open(golden("wan_dit_tiny_io.safetensors"));
     const auto run = [&](const WanModel& m) {
       return m.forward({io->tensor("case1.x")}, io->tensor("case1.t"), {io->tensor("case1.context")}).at(0);
@@ -121,8 +128,9 @@ class TestWanFloat8 : public QObject {
     const at::Tensor withLora = run(model), reference = run(dequantised);
     const double change = ((withLora - base).norm() / base.norm()).item<double>();
     const double error = ((withLora - reference).norm() / reference.norm()).item<double>();
-    std::printf("  LoRA beside fp8 layers: changes the output by %.3g (rel L2), %.3g from the merged dequantised model\n",
-                change, error);
+    std::printf(
+        "  LoRA beside fp8 layers: changes the output by %.3g (rel L2), %.3g from the merged dequantised model\n",
+        change, error);
     QVERIFY(change > 1e-2);
     QVERIFY(error < change / 10);
     beside.restore(model);

@@ -6,12 +6,12 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/rope.h"
 #include "models/wan/wan_model.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
@@ -100,7 +100,8 @@ class TestWanGolden : public QObject {
     // Same-size batch of 2 (cond/uncond style): equals two single calls.
     const at::Tensor x = io_->tensor("case1.x");
     const at::Tensor ctx = io_->tensor("case1.context");
-    const at::Tensor out = model_->forwardBatch(at::stack({x, x}), at::tensor({637.0f, 250.0f}), at::stack({ctx, at::zeros_like(ctx)}));
+    const at::Tensor out =
+        model_->forwardBatch(at::stack({x, x}), at::tensor({637.0f, 250.0f}), at::stack({ctx, at::zeros_like(ctx)}));
     check("cfg[0] = case1.out", out[0], io_->tensor("case1.out"));
     const at::Tensor single = model_->forward({x}, at::tensor({250.0f}), {at::zeros_like(ctx)}).at(0);
     const auto e = compareTensors(out[1], single);

@@ -8,13 +8,13 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/counting_cpu_allocator.h"
 #include "models/wan/wan_vae.h"
 #include "models/wan/wan_vae_memory.h"
+#include "test_registry.h"
 #include "test_support.h"
 
 using namespace shotchain;
@@ -92,7 +92,8 @@ class TestWanVae : public QObject {
     QTemporaryDir dir;
     const io::WeightSet weights = io::WeightSet::open(golden("wan_vae_tiny.safetensors"));
     io::NamedTensors tensors;
-    for (const io::WeightInfo& info : weights.weights()) tensors.emplace_back(info.name, weights.load(info.name, at::kFloat));
+    for (const io::WeightInfo& info : weights.weights())
+      tensors.emplace_back(info.name, weights.load(info.name, at::kFloat));
     // No metadata: the config comes from the shapes.
     const std::filesystem::path bare = std::filesystem::path(dir.path().toStdString()) / "vae.safetensors";
     io::saveSafetensors(bare, tensors);
@@ -107,7 +108,8 @@ class TestWanVae : public QObject {
     const std::filesystem::path broken = std::filesystem::path(dir.path().toStdString()) / "broken.safetensors";
     io::saveSafetensors(broken, missing, {{"config", WanVaeConfig::preset("tiny").toJson()}});
     const QString error = errorOf([&] { (void)WanVae::load(io::WeightSet::open(broken)); });
-    QVERIFY2(error.contains("decoder.upsamples.3.time_conv.bias") && error.contains("broken.safetensors"), qPrintable(error));
+    QVERIFY2(error.contains("decoder.upsamples.3.time_conv.bias") && error.contains("broken.safetensors"),
+             qPrintable(error));
     // The Wan 2.1 preset's published sizes.
     QCOMPARE(WanVaeConfig::preset("wan21").variant(), std::string("wan2.1"));
     QVERIFY(!errorOf([] { (void)WanVaeConfig::fromJson(R"({"dim": 8, "attn_scales": [0.5]})"); }).isEmpty());
@@ -160,7 +162,8 @@ class TestWanVae : public QObject {
                qPrintable(QString("tiled decode differs from full: rel-L2 %1").arg(e.relL2)));
       // Streamed tiled decode delivers the same frames in the same chunks.
       std::vector<std::int64_t> counts;
-      vae.decode(latent, [&](const at::Tensor& frames, std::int64_t) { counts.push_back(frames.size(1)); }, options);
+      vae.decode(
+          latent, [&](const at::Tensor& frames, std::int64_t) { counts.push_back(frames.size(1)); }, options);
       QCOMPARE(counts, (std::vector<std::int64_t>{1, 4, 4}));
     }
     QVERIFY(errors[0] < errors[1]);
@@ -213,9 +216,10 @@ class TestWanVae : public QObject {
   void tilingChosenFromBudget() {
     const WanVaeConfig config;  // Wan 2.1 sizes, 81 frames at 480×832
     const auto full = estimateWanVaeDecode(config, 21, 60, 104, at::kFloat);
-    std::printf("  Wan 2.1 decode 81x480x832 fp32: caches %.2f GiB, activations %.2f GiB, clip %.2f GiB, total %.2f GiB\n",
-                static_cast<double>(full.cacheBytes) / 1073741824.0, static_cast<double>(full.activationBytes) / 1073741824.0,
-                static_cast<double>(full.clipBytes) / 1073741824.0, static_cast<double>(full.totalBytes()) / 1073741824.0);
+    std::printf(
+        "  Wan 2.1 decode 81x480x832 fp32: caches %.2f GiB, activations %.2f GiB, clip %.2f GiB, total %.2f GiB\n",
+        static_cast<double>(full.cacheBytes) / 1073741824.0, static_cast<double>(full.activationBytes) / 1073741824.0,
+        static_cast<double>(full.clipBytes) / 1073741824.0, static_cast<double>(full.totalBytes()) / 1073741824.0);
     QVERIFY(!chooseWanVaeTiling(config, 21, 60, 104, at::kFloat, full.totalBytes()).enabled());
     const std::uint64_t budget = full.totalBytes() / 2;
     const VaeTiling tiling = chooseWanVaeTiling(config, 21, 60, 104, at::kFloat, budget);

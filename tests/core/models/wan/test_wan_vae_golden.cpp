@@ -6,11 +6,11 @@
 
 #include <ATen/ATen.h>
 
-#include "test_registry.h"
 #include "golden_compare.h"
 #include "io/safetensors_reader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_vae.h"
+#include "test_registry.h"
 
 using namespace shotchain;
 using namespace shotchain::models;
@@ -33,7 +33,8 @@ class TestWanVaeGolden : public QObject {
 
   void check(const char* what, const at::Tensor& got, const at::Tensor& expected) {
     QVERIFY2(got.sizes() == expected.sizes(),
-             qPrintable(QString("%1: shape %2 vs %3").arg(what, c10::str(got.sizes()).c_str(), c10::str(expected.sizes()).c_str())));
+             qPrintable(QString("%1: shape %2 vs %3")
+                            .arg(what, c10::str(got.sizes()).c_str(), c10::str(expected.sizes()).c_str())));
     const auto e = compareTensors(got, expected);
     std::printf("  %-34s max-abs %.3g  rel-L2 %.3g\n", what, e.maxAbs, e.relL2);
     QVERIFY2(e.maxAbs <= kMaxAbs && e.relL2 <= kRelL2,
@@ -67,8 +68,10 @@ class TestWanVaeGolden : public QObject {
 
   void scaleMatchesReference() {
     // mean, std and 1/std as the reference wrapper computes them (float32), bitwise.
-    const at::Tensor mean = at::tensor(std::vector<double>(kWanVaeLatentMean.begin(), kWanVaeLatentMean.end())).to(at::kFloat);
-    const at::Tensor std_ = at::tensor(std::vector<double>(kWanVaeLatentStd.begin(), kWanVaeLatentStd.end())).to(at::kFloat);
+    const at::Tensor mean =
+        at::tensor(std::vector<double>(kWanVaeLatentMean.begin(), kWanVaeLatentMean.end())).to(at::kFloat);
+    const at::Tensor std_ =
+        at::tensor(std::vector<double>(kWanVaeLatentStd.begin(), kWanVaeLatentStd.end())).to(at::kFloat);
     QVERIFY(at::equal(mean, io_->tensor("scale_mean")));
     QVERIFY(at::equal(std_, io_->tensor("scale_std")));
     QVERIFY(at::equal(at::reciprocal(std_), io_->tensor("scale_inv_std")));
@@ -101,11 +104,14 @@ class TestWanVaeGolden : public QObject {
     options.clamp = false;
     std::vector<std::int64_t> firsts, counts;
     std::vector<at::Tensor> parts;
-    vae_->decode(io_->tensor("latent"), [&](const at::Tensor& frames, std::int64_t first) {
-      firsts.push_back(first);
-      counts.push_back(frames.size(1));
-      parts.push_back(frames.clone());
-    }, options);
+    vae_->decode(
+        io_->tensor("latent"),
+        [&](const at::Tensor& frames, std::int64_t first) {
+          firsts.push_back(first);
+          counts.push_back(frames.size(1));
+          parts.push_back(frames.clone());
+        },
+        options);
     QCOMPARE(firsts, (std::vector<std::int64_t>{0, 1, 5}));
     QCOMPARE(counts, (std::vector<std::int64_t>{1, 4, 4}));
     check("streamed decode", at::cat(parts, 1), io_->tensor("decoded_unclamped"));
