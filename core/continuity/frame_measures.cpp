@@ -120,6 +120,11 @@ LabStats labStats(const at::Tensor& rgb) {
   return {labOf(mean), labOf((lab - mean.unsqueeze(1)).pow(2).mean(1).sqrt())};
 }
 
+double meanDeltaE76(const at::Tensor& a, const at::Tensor& b) {
+  if (a.sizes() != b.sizes()) throw std::invalid_argument("meanDeltaE76: the frames differ in size");
+  return (labPixels(a, "meanDeltaE76") - labPixels(b, "meanDeltaE76")).pow(2).sum(0).sqrt().mean().item<double>();
+}
+
 double deltaE76(const LabColour& x, const LabColour& y) {
   return std::sqrt((x.l - y.l) * (x.l - y.l) + (x.a - y.a) * (x.a - y.a) + (x.b - y.b) * (x.b - y.b));
 }

@@ -35,5 +35,7 @@ struct LabStats {
 LabStats labStats(const at::Tensor& rgb);
 // CIE76 colour difference: the Euclidean distance in L*a*b*.
 double deltaE76(const LabColour& x, const LabColour& y);
+// The CIE76 difference of two frames of one size, pixel by pixel, averaged.
+double meanDeltaE76(const at::Tensor& a, const at::Tensor& b);
 
 }  // namespace shotchain::continuity

@@ -183,6 +183,8 @@ Conditioning prepareConditioning(const Continuity& settings, const PreviousShot*
       }
       break;
     }
+    case ContinuityMode::Svi:  // the handed latents enter the image condition (image_condition.h), not the latent
+      break;
     case ContinuityMode::VaeRoundtrip:
       if (!hasPrevious) break;
       tailOf(1);

@@ -52,6 +52,12 @@ void addStartImage(Json& g, Json& inputs, ComfyShotWorkflow& w, const resolve::R
   w.notes.push_back("copy " + shot.startImage.filename().string() + " into ComfyUI's input folder");
 }
 
+void addEndImage(Json& g, Json& inputs, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot) {
+  g["16"] = node("LoadImage", {{"image", shot.endImage.filename().string()}}, "End image");
+  inputs["end_image"] = link(16);
+  w.notes.push_back("copy " + shot.endImage.filename().string() + " into ComfyUI's input folder");
+}
+
 void addVideoOutput(Json& g, const resolve::ResolvedShot& shot, double fps) {
   g["10"] = node("CreateVideo", {{"fps", fps}, {"images", link(9)}}, "Create Video");
   g["12"] =
@@ -77,7 +83,14 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
     Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
                    {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
     if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);
-    g["7"] = node(dit.imageToVideoNode, inputs, dit.imageToVideoNode);
+    if (shot.imageCondition == "svi")
+      w.notes.push_back(
+          "continuity svi has no stock ComfyUI node (a custom node takes the "
+          "previous clip's latent): this shot is written without its anchor and motion latents");
+    const bool firstLast = !shot.endImage.empty() && *dit.firstLastFrameNode;
+    if (firstLast) addEndImage(g, inputs, w, shot);
+    const char* type = firstLast ? dit.firstLastFrameNode : dit.imageToVideoNode;
+    g["7"] = node(type, inputs, type);
     positive = link(7, 0);
     negative = link(7, 1);
     latent = link(7, 2);

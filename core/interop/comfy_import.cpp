@@ -30,6 +30,7 @@ std::vector<std::string> familyLatentTypes(const std::vector<models::ComfyWords>
   for (const models::ComfyWords& words : families) {
     if (words.latentTakesStartImage && *words.latentNode) types.push_back(words.latentNode);
     if (*words.imageToVideoNode) types.push_back(words.imageToVideoNode);
+    if (*words.firstLastFrameNode) types.push_back(words.firstLastFrameNode);
   }
   return types;
 }
@@ -198,8 +199,10 @@ class Importer {
                        [&](const models::ComfyWords& w) { return w.latentTakesStartImage && type == w.latentNode; });
   }
   bool isImageToVideo(const std::string& type) const {
-    return std::any_of(options_.families.begin(), options_.families.end(),
-                       [&](const models::ComfyWords& w) { return *w.imageToVideoNode && type == w.imageToVideoNode; });
+    return std::any_of(options_.families.begin(), options_.families.end(), [&](const models::ComfyWords& w) {
+      return (*w.imageToVideoNode && type == w.imageToVideoNode) ||
+             (*w.firstLastFrameNode && type == w.firstLastFrameNode);
+    });
   }
 
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
@@ -319,6 +322,14 @@ class Importer {
                            ": the start image is resized with Lanczos and centre-cropped as the model's "
                            "reference code does (ComfyUI scales it bilinearly)");
     }
+    if (const ComfyNode* image = upstream(node, "end_image")) {
+      if (image->type != "LoadImage") cannotMap(node, "end_image", *image);
+      shot.endImage = fileName(*image, "image");
+    }
+    for (const char* input : {"clip_vision_start_image", "clip_vision_end_image"})
+      if (const ComfyNode* vision = upstream(node, input))
+        out_.notes.push_back(nodeLabel(node) + ": " + input + " (" + nodeLabel(*vision) +
+                             ") is not used: these image-to-video experts take the pictures through the VAE alone");
     if (const ComfyNode* vision = upstream(node, "clip_vision_output"))
       out_.notes.push_back(nodeLabel(node) + ": clip_vision_output (" + nodeLabel(*vision) +
                            ") is not used: these image-to-video experts take the image through the VAE alone");

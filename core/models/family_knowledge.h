@@ -40,12 +40,13 @@ struct LatentRgbTable {
 
 // ComfyUI's vocabulary for a family: what export-comfy writes and import-comfy reads.
 struct ComfyWords {
-  const char* file = "";               // the stock template's file name for this component
-  const char* clipType = "";           // text encoders: CLIPLoader's type
-  const char* latentNode = "";         // DiTs: the node its template samples from
-  bool latentTakesStartImage = false;  // … with vae and start_image inputs (an image latent)
-  const char* imageToVideoNode = "";   // two experts of an image-to-video pair: the node that conditions on the image
-  bool videoOutput = false;            // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
+  const char* file = "";                // the stock template's file name for this component
+  const char* clipType = "";            // text encoders: CLIPLoader's type
+  const char* latentNode = "";          // DiTs: the node its template samples from
+  bool latentTakesStartImage = false;   // … with vae and start_image inputs (an image latent)
+  const char* imageToVideoNode = "";    // two experts of an image-to-video pair: the node that conditions on the image
+  const char* firstLastFrameNode = "";  // … and the one that conditions on a start and an end image
+  bool videoOutput = false;             // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
 };
 
 struct FamilyKnowledge {

@@ -27,6 +27,7 @@ struct DitFacts {
   bool cleanFirstFrames = false;
   std::int64_t causalBlockSize = 0;         // > 0: streams over a KV cache, chunks of this many latent frames
   std::int64_t imageConditionChannels = 0;  // > 0: image-to-video (a start image is required)
+  bool firstLastFrame = false;              // its image condition can hold a last frame too (an end keyframe)
   std::int64_t contextLength = 512;
   std::uint64_t parameters = 0;
   const FamilyKnowledge* knowledge = nullptr;

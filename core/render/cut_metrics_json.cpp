@@ -110,4 +110,29 @@ continuity::CutMetrics cutMetricsFromJson(const Json& json) {
   return cut;
 }
 
+Json keyframeLandingsToJson(const std::vector<continuity::KeyframeLanding>& landings) {
+  Json out = Json::array();
+  for (const continuity::KeyframeLanding& l : landings)
+    out.push_back({{"end", l.end},
+                   {"psnr", number(l.psnr)},
+                   {"ssim", number(l.ssim)},
+                   {"delta_e", number(l.deltaE)},
+                   {"missed", l.missed}});
+  return out;
+}
+
+std::vector<continuity::KeyframeLanding> keyframeLandingsFromJson(const Json& json) {
+  std::vector<continuity::KeyframeLanding> out;
+  for (const Json& item : json) {
+    if (!item.is_object()) continue;
+    continuity::KeyframeLanding& l = out.emplace_back();
+    l.end = item.value("end", std::string());
+    l.psnr = readOptional(item, "psnr").value_or(0.0);
+    l.ssim = readOptional(item, "ssim").value_or(0.0);
+    l.deltaE = readOptional(item, "delta_e").value_or(0.0);
+    l.missed = item.value("missed", false);
+  }
+  return out;
+}
+
 }  // namespace shotchain::render

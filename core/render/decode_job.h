@@ -39,6 +39,7 @@ class DecodeJob {
   std::shared_ptr<PriorShot> self, previous, first;
   std::shared_ptr<PriorShot> neighbour;  // the enabled shot just before in sequence order (null: not known)
   at::Tensor previousTail;
+  at::Tensor startKeyframe, endKeyframe;  // PreparedShot's
   ShotRecord record;
   bool lastShot = false;
   util::Stopwatch::time_point shotStart = util::Stopwatch::now();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "continuity/cut_metrics.h"
+#include "continuity/keyframe_landing.h"
 #include "memory/memory_plan.h"
 #include "memory/memory_sample.h"
 
@@ -109,7 +110,7 @@ struct ExpertFigures {
   std::vector<std::int64_t> timesteps;
   std::vector<double> guidances;
   int switchStep = -1;  // the first low-noise step (−1: none ran)
-  // image-to-video: "start_image", "handed_latent" or "previous_last_frame"; empty: text-to-video
+  // image-to-video: "start_image", "handed_latent", "previous_last_frame", "svi" or "none"; empty: text-to-video
   std::string imageCondition;
   std::string residency;         // "resident", "swap", "reload" (memory.experts as planned)
   std::uint64_t bytesMoved = 0;  // swap: host↔device; reload: read from the files
@@ -132,7 +133,8 @@ struct ShotFinished {
   std::optional<LoraFigures> loras;
   std::optional<FewStepFigures> fewStep;
   std::optional<ExpertFigures> experts;
-  std::string directory;  // shots/<NN>-<id> inside the output folder
+  std::vector<continuity::KeyframeLanding> keyframes;  // how close it came to the pictures it starts and ends on
+  std::string directory;                               // shots/<NN>-<id> inside the output folder
 };
 
 struct SequenceFinished {

@@ -49,6 +49,7 @@ Json shotToJson(const ShotFinished& shot, const resolve::ResolvedSequence& resol
   if (shot.loras) json["loras"] = loraFiguresToJson(*shot.loras);
   if (shot.fewStep) json["few_step"] = fewStepFiguresToJson(*shot.fewStep);
   if (shot.experts) json["experts"] = expertFiguresToJson(*shot.experts);
+  if (!shot.keyframes.empty()) json["keyframes"] = keyframeLandingsToJson(shot.keyframes);
   if (shot.index >= 0 && static_cast<std::size_t>(shot.index) < resolved.shots.size())
     json["resolved"] = resolvedShotToJson(resolved.shots[static_cast<std::size_t>(shot.index)]);
   return json;

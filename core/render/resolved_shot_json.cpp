@@ -105,7 +105,11 @@ Json resolvedShotToJson(const resolve::ResolvedShot& shot) {
   json["negative_prompt_used"] = shot.uncondPrompt;
   json["continuity"] = continuityJson(shot);
   json["start_image"] = pathOrNull(shot.startImage);
+  json["end_image"] = pathOrNull(shot.endImage);
+  if (shot.sharedStartKeyframe) json["start_keyframe_shared"] = true;
   json["image_condition"] = shot.imageCondition.empty() ? Json(nullptr) : Json(shot.imageCondition);
+  if (shot.imageCondition == "svi")
+    json["svi"] = {{"anchor_image", pathOrNull(shot.anchorImage)}, {"motion_latents", shot.motionLatents}};
   return json;
 }
 

@@ -58,6 +58,13 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   }
   if (!shot.startImage.empty())
     j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
+  if (!shot.endImage.empty())
+    j["end_image"] = fileDigest(shot.endImage, shot.endImage.string(), util::kMaxImageFileBytes);
+  if (shot.imageCondition == "svi") {
+    j["svi"] = {shot.motionLatents};
+    if (!shot.anchorImage.empty())
+      j["svi"].push_back(fileDigest(shot.anchorImage, shot.anchorImage.string(), util::kMaxImageFileBytes));
+  }
   if (!shot.loras.empty()) {
     Json& list = j["loras"] = Json::array();
     for (const resolve::ResolvedLora& lora : shot.loras) list.push_back({lora.fingerprint, lora.strength});

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "continuity/image_condition.h"
+#include "continuity/keyframe_measures.h"
 #include "continuity/latent_ops.h"
 #include "memory/device_memory.h"
 #include "render/decode_job.h"
@@ -92,6 +93,8 @@ std::unique_ptr<DecodeJob> decodeJobFor(const Shot& document, PreparedShot& prep
   job->conditioning = std::move(prepared.conditioning);
   job->previous = prepared.previous;
   job->previousTail = prepared.previousTail;
+  job->startKeyframe = prepared.startKeyframe;
+  job->endKeyframe = prepared.endKeyframe;
   job->lastShot = prepared.lastShot;
   job->shotStart = prepared.start;
   if (sampled.streamed) {
@@ -167,10 +170,7 @@ at::Tensor ShotPass::fallbackImage(const resolve::ResolvedShot& shot) const {
 }
 
 at::Tensor ShotPass::startImage(const resolve::ResolvedShot& shot) const {
-  if (shot.startImage.empty()) return {};
-  if (!options_.loadImage)
-    throw std::runtime_error(shot.startImage.string() + ": start images need an image reader (start_image)");
-  return startImageTensor(options_.loadImage(shot.startImage), shot.width, shot.height);
+  return picture(shot.startImage, shot, "start_image");
 }
 
 void ShotPass::pump(bool wait) {
@@ -212,6 +212,7 @@ void ShotPass::finalize(DecodeJob& job) {
   }
   const at::Tensor lastFrame = job.video.select(1, job.video.size(1) - 1).contiguous();
   job.self->lastFrame = lastFrame;
+  measureKeyframes(job, lastFrame);
   job.self->stats = job.stats;
   record.seconds += job.decodeSeconds;
   if (options_.writesFiles)
@@ -241,6 +242,7 @@ void ShotPass::finalize(DecodeJob& job) {
   finished.loras = record.loras;
   finished.fewStep = record.fewStep;
   finished.experts = record.experts;
+  finished.keyframes = record.keyframes;
   finished.directory = job.directory.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);
@@ -285,7 +287,8 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   if (out.previous) {
     handed.latent = chain_.handoff(shot.settings.tag);
     handed.lastFrame = out.previous->lastFrame;
-    out.previousTail = handed.latent.narrow(1, handed.latent.size(1) - 1, 1);
+    out.previousTail = handed.latent.narrow(1, handed.latent.size(1) - std::max(1, shot.motionLatents),
+                                            std::max(1, shot.motionLatents));
   }
   continuity::ConditioningOptions conditioningOptions;
   conditioningOptions.freshClipDecode = residency_.dit().capabilities().freshClipContinuation;
@@ -294,6 +297,7 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
   out.conditioning =
       continuity::prepareConditioning(shot.settings, out.previous && !imageToVideo ? &handed : nullptr, vae,
                                       fallbackImage(shot), shape, shot.seed, models_.device, conditioningOptions);
+  if (out.conditioning.source == "start_image") out.startKeyframe = conditioningOptions.startImage;
   if (imageToVideo) timed(gap_.encodingFrames, [&] { prepareImageCondition(out, vae); });
   if (out.conditioning.framesEncoded > 0) gap_.encodingFrames += out.conditioning.seconds;
 
@@ -331,29 +335,72 @@ PreparedShot ShotPass::prepare(int index, const std::string& key, int count, boo
 
 void ShotPass::prepareImageCondition(PreparedShot& out, const models::VideoVae& vae) const {
   const resolve::ResolvedShot& shot = *out.shot;
-  const std::int64_t frames = vae.geometry().pixelFrames(out.conditioning.sampleShape[1]);
+  const std::int64_t latentFrames = out.conditioning.sampleShape[1];
+  const std::int64_t frames = vae.geometry().pixelFrames(latentFrames);
   out.imageConditionSource = shot.imageCondition;
-  if (shot.imageCondition == "handed_latent" && out.previousTail.defined()) {
-    // The previous shot's last latent frame stands for the image's encoding (zero copy, no round trip).
-    out.imageCondition = continuity::imageToVideoConditionFromLatent(vae, out.previousTail, frames).to(models_.device);
-    out.conditioning.source = out.imageConditionSource;
+  out.conditioning.source = shot.imageCondition;
+  const at::Tensor end = picture(shot.endImage, shot, "end_image");
+  out.endKeyframe = end;
+  if (shot.imageCondition == "svi") {
+    const at::Tensor anchor = vae.encode(picture(shot.anchorImage, shot, "continuity.anchor_image").unsqueeze(1));
+    out.conditioning.framesEncoded += 1;
+    const at::Tensor motion = out.previous ? out.previousTail : at::Tensor();
+    out.imageCondition =
+        continuity::sviCondition(anchor, motion, latentFrames, vae.geometry().temporalFactor).to(models_.device);
+    if (motion.defined()) {
+      // The new clip's first latent frame's worth of frames repeats the end of the previous one.
+      const std::int64_t drop = vae.geometry().temporalFactor;
+      out.conditioning.dropPixelFrames += drop;
+      out.conditioning.outputPixelFrames -= drop;
+      out.conditioning.storedTail = out.conditioning.conditionedOn = motion;
+    } else {
+      out.startKeyframe = picture(shot.anchorImage, shot, "continuity.anchor_image");
+    }
     return;
   }
-  at::Tensor image;
-  if (shot.imageCondition == "start_image") {
-    image = startImage(shot);
-  } else if (out.previous && out.previous->lastFrame.defined()) {
-    image = out.previous->lastFrame;
-    if (image.size(1) != shot.height || image.size(2) != shot.width)
-      image = at::upsample_bicubic2d(image.unsqueeze(0), {shot.height, shot.width}, false)[0].clamp(-1, 1);
-    out.imageConditionSource = "previous_last_frame";
+  if (shot.imageCondition == "handed_latent" && out.previousTail.defined()) {
+    // The previous shot's last latent frame stands for the first frame's encoding (zero copy, no round trip).
+    out.imageCondition =
+        continuity::imageToVideoConditionFromLatent(vae, out.previousTail, end, frames).to(models_.device);
+    out.conditioning.framesEncoded += end.defined() ? 1 : 0;
+    return;
   }
-  if (!image.defined())
+  at::Tensor first;
+  if (shot.imageCondition == "start_image") {
+    first = out.startKeyframe = startImage(shot);
+  } else if (shot.imageCondition != "none" && out.previous && out.previous->lastFrame.defined()) {
+    first = out.previous->lastFrame;
+    if (first.size(1) != shot.height || first.size(2) != shot.width)
+      first = at::upsample_bicubic2d(first.unsqueeze(0), {shot.height, shot.width}, false)[0].clamp(-1, 1);
+    out.imageConditionSource = out.conditioning.source = "previous_last_frame";
+  }
+  if (!first.defined() && shot.imageCondition != "none")
     throw std::runtime_error("shot " + std::to_string(shot.index + 1) + " (" + shot.id +
                              "): the shot before it left no frame to start from");
-  out.imageCondition = continuity::imageToVideoCondition(vae, image, frames).to(models_.device);
-  out.conditioning.source = out.imageConditionSource;
-  out.conditioning.framesEncoded += 1;
+  out.imageCondition = continuity::imageToVideoCondition(vae, first, end, frames).to(models_.device);
+  out.conditioning.framesEncoded += (first.defined() ? 1 : 0) + (end.defined() ? 1 : 0);
+}
+
+at::Tensor ShotPass::picture(const std::filesystem::path& file, const resolve::ResolvedShot& shot,
+                             const char* field) const {
+  if (file.empty()) return {};
+  if (!options_.loadImage)
+    throw std::runtime_error(file.string() + ": pictures need an image reader (" + std::string(field) + ")");
+  return startImageTensor(options_.loadImage(file), shot.width, shot.height);
+}
+
+void ShotPass::measureKeyframes(DecodeJob& job, const at::Tensor& lastFrame) {
+  ShotRecord& record = job.record;
+  if (job.startKeyframe.defined())
+    record.keyframes.push_back(continuity::measureLanding("start", job.video.select(1, 0), job.startKeyframe));
+  if (job.endKeyframe.defined())
+    record.keyframes.push_back(continuity::measureLanding("end", lastFrame, job.endKeyframe));
+  for (const continuity::KeyframeLanding& landing : record.keyframes) {
+    if (!landing.missed) continue;
+    const RenderWarning warning{job.index, "keyframe", continuity::landingWarning(job.index, job.shotId, landing)};
+    summary_.warnings.push_back(warning);
+    observer_.warning(warning);
+  }
 }
 
 SampledShot ShotPass::sample(PreparedShot& prepared) {
@@ -532,6 +579,7 @@ void ShotPass::reuse(int index, const std::string& key, int count) {
   finished.loras = record->loras;
   finished.fewStep = record->fewStep;
   finished.experts = record->experts;
+  finished.keyframes = record->keyframes;
   finished.directory = dir.string();
   summary_.shots.push_back(finished);
   observer_.shotFinished(finished);

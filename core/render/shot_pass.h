@@ -62,6 +62,8 @@ struct PreparedShot {
   // Image-to-video (DitCapabilities::imageConditionChannels): y on the device and where its image came from.
   at::Tensor imageCondition;
   std::string imageConditionSource;
+  // The pictures its first and last frames are to land on ([3, H, W] in [−1, 1]; undefined: none).
+  at::Tensor startKeyframe, endKeyframe;
   int frames = 0;  // pixel frames the shot writes
 };
 
@@ -115,6 +117,11 @@ class ShotPass {
   at::Tensor fallbackImage(const resolve::ResolvedShot& shot) const;
   // The shot's start image at its size (render/start_image.h), or undefined when it has none it uses.
   at::Tensor startImage(const resolve::ResolvedShot& shot) const;
+  // A picture of the document at the shot's size; undefined for an empty path. `field` names it in errors.
+  at::Tensor picture(const std::filesystem::path& file, const resolve::ResolvedShot& shot, const char* field) const;
+  // How close the decoded first and last frames came to the shot's keyframes, into its record; a warning
+  // for each one it misses.
+  void measureKeyframes(DecodeJob& job, const at::Tensor& lastFrame);
   // y of an image-to-video shot, from where the resolver said its image comes from.
   void prepareImageCondition(PreparedShot& out, const models::VideoVae& vae) const;
   void restoreLoras();

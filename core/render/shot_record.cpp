@@ -47,6 +47,7 @@ void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& rec
   if (record.fewStep) json["few_step"] = fewStepFiguresToJson(*record.fewStep);
   if (record.experts) json["experts"] = expertFiguresToJson(*record.experts);
   json["cut_in"] = record.cutIn ? cutMetricsToJson(*record.cutIn) : Json(nullptr);
+  if (!record.keyframes.empty()) json["keyframes"] = keyframeLandingsToJson(record.keyframes);
   json["stats"] = record.statsJson.empty() ? Json(nullptr) : Json::parse(record.statsJson);
   json["fallbacks"] = record.fallbacks;
   std::filesystem::create_directories(shotDir);
@@ -88,6 +89,8 @@ std::optional<ShotRecord> readShotRecord(const std::filesystem::path& shotDir) {
     if (json.contains("experts") && json["experts"].is_object())
       record.experts = expertFiguresFromJson(json["experts"]);
     if (json.contains("cut_in") && !json["cut_in"].is_null()) record.cutIn = cutMetricsFromJson(json["cut_in"]);
+    if (json.contains("keyframes") && json["keyframes"].is_array())
+      record.keyframes = keyframeLandingsFromJson(json["keyframes"]);
     if (json.contains("stats") && !json["stats"].is_null()) record.statsJson = json["stats"].dump();
     record.fallbacks = json.value("fallbacks", std::vector<std::string>());
     return record;

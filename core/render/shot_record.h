@@ -37,8 +37,9 @@ struct ShotRecord {
   std::optional<ExpertFigures> experts;
   std::vector<double> stepSeconds;
   std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
-  std::string statsJson;                        // per-shot statistics the next cut is measured against (JSON text)
-  std::vector<std::string> fallbacks;           // what the memory manager fell back to, in words
+  std::vector<continuity::KeyframeLanding> keyframes;
+  std::string statsJson;               // per-shot statistics the next cut is measured against (JSON text)
+  std::vector<std::string> fallbacks;  // what the memory manager fell back to, in words
 };
 
 // Atomic writes. Throws FileWriteError naming the file.

@@ -126,6 +126,50 @@ void checkStream(const Shot& shot, const ResolvedShot& r, const ResolvedSequence
                                             std::to_string(g.pixelFrames(static_cast<int>(low + chunk))) + " frames");
 }
 
+// Stable Video Infinity: the chain's anchor picture (the shot's own, else its predecessor's, else the start image
+// of the chain's first shot) and the previous shot's last latents, both in the image condition.
+void resolveSvi(const Shot& shot, ResolvedShot& r, const ResolvedSequence& resolved, const ResolveContext& context,
+                Problems& problems) {
+  const std::string path = shotPath(r.index, "continuity.mode");
+  if (resolved.models.dit.imageConditionChannels == 0)
+    return problems.error(path, std::string("svi conditions an image-to-video model; ") +
+                                    resolved.models.dit.description + " takes no image condition");
+  r.imageCondition = "svi";
+  if (!r.endImage.empty())
+    problems.error(shotPath(r.index, "end_image"),
+                   "svi shots continue from their anchor and the handed latents; an end keyframe is not part of "
+                   "their condition (use continuity latent to end a continued shot on a picture)");
+  if (r.predecessor >= 0) {
+    const ResolvedShot& before = resolved.shots[static_cast<std::size_t>(r.predecessor)];
+    r.motionLatents = motionLatents(shot.continuity);
+    if (r.motionLatents > before.latentFrames)
+      problems.error(shotPath(r.index, "continuity.motion_latents"),
+                     std::to_string(r.motionLatents) + " is more than the previous shot's " +
+                         std::to_string(before.latentFrames) + " latent frames");
+    if (r.motionLatents + 1 > r.latentFrames)
+      problems.error(shotPath(r.index, "continuity.motion_latents"),
+                     std::to_string(r.motionLatents) + " motion latents and the anchor do not fit the shot's " +
+                         std::to_string(r.latentFrames) + " latent frames");
+    if (before.latentWidth != r.latentWidth || before.latentHeight != r.latentHeight)
+      problems.error(shotPath(r.index, "continuity.mode"),
+                     "svi continues the latents of shot \"" + before.id + "\" and needs its size (" +
+                         std::to_string(before.width) + "x" + std::to_string(before.height) + ")");
+  }
+  if (!shot.continuity.anchorImage.empty())
+    r.anchorImage = documentFile(context, shot.continuity.anchorImage);
+  else if (r.predecessor >= 0)
+    r.anchorImage = resolved.shots[static_cast<std::size_t>(r.predecessor)].anchorImage;
+  if (r.anchorImage.empty() && !r.startImage.empty()) r.anchorImage = r.startImage;
+  if (r.anchorImage.empty() && r.predecessor >= 0) {
+    const ResolvedShot& before = resolved.shots[static_cast<std::size_t>(r.predecessor)];
+    r.anchorImage = before.startImage;
+  }
+  if (r.anchorImage.empty() && shot.enabled)
+    problems.error(shotPath(r.index, "continuity.anchor_image"),
+                   "svi needs an anchor picture: give this shot (or the first shot of its chain) a start image or "
+                   "an anchor image");
+}
+
 // The pictures a shot reads and, on an image-to-video model, where its image comes from.
 void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& resolved, const ResolveContext& context,
                      Problems& problems) {
@@ -140,6 +184,17 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
                                                            resolved.shots[static_cast<std::size_t>(r.predecessor)].id +
                                                            "\" (continuity " + toString(shot.continuity.mode) +
                                                            "); set continuity to none to start from the picture");
+  if (!shot.endImage.empty()) r.endImage = documentFile(context, shot.endImage);
+  if (r.neighbour >= 0 && !shot.startImage.empty()) {
+    const ResolvedShot& before = resolved.shots[static_cast<std::size_t>(r.neighbour)];
+    r.sharedStartKeyframe = !before.endImage.empty() && before.endImage == documentFile(context, shot.startImage);
+  }
+  if (!r.endImage.empty() && !resolved.models.dit.firstLastFrame)
+    problems.error(shotPath(r.index, "end_image"),
+                   resolved.models.dit.description +
+                       " cannot end a shot on a picture: that takes a first–last-frame model (an image-to-video "
+                       "model whose condition holds a last frame)");
+  if (shot.continuity.mode == ContinuityMode::Svi) return resolveSvi(shot, r, resolved, context, problems);
   if (!imageToVideo) return;
   if (!r.startImage.empty()) {
     r.imageCondition = "start_image";
@@ -149,6 +204,8 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
                                source.latentHeight == r.latentHeight
                            ? "handed_latent"
                            : "previous_last_frame";
+  } else if (!r.endImage.empty()) {
+    r.imageCondition = "none";
   } else if (shot.enabled) {
     problems.error(shotPath(r.index, "start_image"),
                    resolved.models.dit.description +
@@ -220,7 +277,7 @@ ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSe
     if (r.predecessor >= 0) r.continuity = continuityGeometry(shot.continuity);
     r.sampledLatentFrames = r.latentFrames + r.continuity.extraLatents;
     r.outputFrames =
-        shot.frames - (shot.continuity.mode == ContinuityMode::LatentOverlap && r.predecessor >= 0 ? 1 : 0);
+        shot.frames - r.continuity.droppedFrames - r.continuity.droppedLatentFrames * resolved.geometry.temporalFactor;
     resolveSampling(sequence, shot, r, resolved);
     if (r.sampling == SamplingKind::KvStream)
       for (int j = r.predecessor; j >= 0;

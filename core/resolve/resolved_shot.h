@@ -130,8 +130,13 @@ struct ResolvedShot {
   std::filesystem::path
       startImage;  // held as its first latent (or y of an image-to-video model); empty: none or unused
   std::filesystem::path fallbackImage;  // blend's (resolved); empty: none
-  // Image-to-video: where its image will come from ("start_image", "handed_latent", "previous_last_frame"; "" not I2V).
+  // Image-to-video: where its first frame will come from ("start_image", "handed_latent", "previous_last_frame",
+  // "svi", or "none" when only its end is given; "" not I2V).
   std::string imageCondition;
+  std::filesystem::path endImage;     // the keyframe it ends on (a first–last-frame model); empty: none
+  bool sharedStartKeyframe = false;   // its start image is the end image of the shot before it
+  std::filesystem::path anchorImage;  // svi: the chain's anchor picture
+  int motionLatents = 0;              // svi: the previous shot's last latents in its image condition (0: none)
 };
 
 struct ResolvedSequence {

@@ -19,11 +19,22 @@ ContinuityGeometry latent(const Continuity& c) {
   return g;
 }
 
-// A one-frame encode of the last frame, then the previous shot's last k latents.
+// A one-frame encode of the last frame, then the previous shot's last k latents; the shot's first frame is
+// the previous shot's last.
 ContinuityGeometry latentOverlap(const Continuity& c) {
   ContinuityGeometry g;
   g.handedTailLatents = g.extraLatents = std::max(1, c.overlapLatents);
   g.heldLatents = g.handedTailLatents + 1;
+  g.droppedFrames = 1;
+  return g;
+}
+
+// Stable Video Infinity: the previous shot's last latents enter the image condition, not the sampled latent;
+// the new clip's first latent frame's worth of frames repeats the previous shot and is left out.
+ContinuityGeometry svi(const Continuity& c) {
+  ContinuityGeometry g;
+  g.handedTailLatents = motionLatents(c);
+  g.droppedLatentFrames = 1;
   return g;
 }
 
@@ -44,21 +55,23 @@ ContinuityGeometry oneSlot(const Continuity&) {
 }
 
 //                      mode                           name              description
-//                      handoff lastFrame afterPred overlap prefix blend recache sampling geometry
+//                      handoff lastFrame afterPred overlap prefix blend recache motion sampling geometry
 constexpr auto kClip = ShotSampling::WholeClip;
-constexpr std::array<ContinuityModeTraits, 6> kModes{{
-    {ContinuityMode::None, "none", "none — a fresh start", false, false, false, false, false, false, false, kClip,
-     none},
+constexpr std::array<ContinuityModeTraits, 7> kModes{{
+    {ContinuityMode::None, "none", "none — a fresh start", false, false, false, false, false, false, false, false,
+     kClip, none},
     {ContinuityMode::Latent, "latent", "latent — continue from the last latent frame", true, false, true, false, true,
-     false, false, kClip, latent},
+     false, false, false, kClip, latent},
     {ContinuityMode::LatentOverlap, "latent_overlap", "latent overlap — re-use the last k latents", true, true, false,
-     true, false, false, false, kClip, latentOverlap},
+     true, false, false, false, false, kClip, latentOverlap},
     {ContinuityMode::Blend, "blend", "blend — handoff mixed with the fallback image", true, false, false, false, false,
-     true, false, kClip, oneSlot},
+     true, false, false, kClip, oneSlot},
     {ContinuityMode::VaeRoundtrip, "vae_roundtrip", "VAE round trip — through pixels (drifts)", true, true, false,
-     false, false, false, false, kClip, oneSlot},
+     false, false, false, false, false, kClip, oneSlot},
     {ContinuityMode::Stream, "stream", "stream — the model's KV cache carries on (block-causal models)", true, false,
-     true, false, false, false, true, ShotSampling::KvStream, stream},
+     true, false, false, false, true, false, ShotSampling::KvStream, stream},
+    {ContinuityMode::Svi, "svi", "SVI — anchor picture and the last latents in the image condition (SVI LoRAs)", true,
+     false, false, false, false, false, false, true, kClip, svi},
 }};
 
 }  // namespace
@@ -82,6 +95,8 @@ int prefixFrames(const Continuity& continuity) { return std::max(1, continuity.p
 bool streams(ContinuityMode mode) { return traitsOf(mode).sampling == ShotSampling::KvStream; }
 
 bool recaches(const Continuity& continuity) { return continuity.recache.value_or(true); }
+
+int motionLatents(const Continuity& continuity) { return std::max(1, continuity.motionLatents.value_or(1)); }
 
 ContinuityGeometry continuityGeometry(const Continuity& continuity) {
   return traitsOf(continuity.mode).geometry(continuity);

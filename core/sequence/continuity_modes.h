@@ -14,6 +14,10 @@ struct ContinuityGeometry {
   int extraLatents = 0;         // latent frames sampled beyond the shot's own latentFrames()
   int handedTailLatents = 0;    // tail latents of the previous shot read from the ring buffer
   int decodePrefixLatents = 0;  // previous-shot latents decoded ahead of the shot's own and dropped
+  // Decoded frames of the shot's own clip left out because they repeat the previous shot: this many frames,
+  // plus this many latent frames' worth (the family's pixel frames per latent frame).
+  int droppedFrames = 0;
+  int droppedLatentFrames = 0;
 };
 
 // How a shot of a mode is sampled: the whole clip at once (holding any handed latents in its first
@@ -34,6 +38,7 @@ struct ContinuityModeTraits {
   bool readsPrefix;              // continuity.prefix_frames
   bool readsBlend;               // continuity.blend_ratio and continuity.fallback_image
   bool readsRecache;             // continuity.recache (and the sequence's sampler.stream_window)
+  bool readsMotion;              // continuity.motion_latents and continuity.anchor_image (svi)
   ShotSampling sampling;
   ContinuityGeometry (*geometry)(const Continuity& continuity);
 };
@@ -51,5 +56,7 @@ int prefixFrames(const Continuity& continuity);
 bool streams(ContinuityMode mode);
 // continuity.recache with its default (true).
 bool recaches(const Continuity& continuity);
+// continuity.motion_latents with its default (1).
+int motionLatents(const Continuity& continuity);
 
 }  // namespace shotchain

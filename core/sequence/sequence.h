@@ -11,7 +11,7 @@ namespace shotchain {
 // JSON text of a key this build does not know, kept verbatim so a save does not drop it.
 using UnknownFields = std::map<std::string, std::string>;
 
-enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip, Stream };
+enum class ContinuityMode { None, Latent, LatentOverlap, Blend, VaeRoundtrip, Stream, Svi };
 enum class Solver { Euler, UniPC };
 enum class ResidencyPolicy { Pinned, Offload, Reload, Auto };
 // Skipping sampling steps whose DiT output would barely change (docs/step-cache.md).
@@ -126,6 +126,10 @@ struct Continuity {
   // `stream`: at a cut to a new prompt, rebuild the cache of the frames it holds under the new prompt
   // (unset: true); false keeps it as the previous prompt left it.
   std::optional<bool> recache;
+  // `svi`: the previous shot's last latents handed into the image condition (unset: 1), and the picture every
+  // shot of the chain is anchored to (relative to the sequence file; empty: the chain's first start image).
+  std::optional<int> motionLatents;
+  std::string anchorImage;
   UnknownFields unknown = {};
   bool operator==(const Continuity&) const = default;
 };
@@ -149,6 +153,9 @@ struct Shot {
   // A picture the shot starts from (relative to the sequence file): encoded as its first latent frame
   // and held clean through sampling on models trained for it (Wan 2.2 TI2V). Empty: none.
   std::string startImage;
+  // A picture the shot ends on (a first–last-frame model). When it is also the next shot's start_image, the
+  // two shots share one keyframe at their cut. Empty: none.
+  std::string endImage;
   std::optional<StepCacheSettings> cache;     // unset: the sequence's sampler.cache
   std::optional<FewStepSettings> fewStep;     // unset: the sequence's sampler.few_step
   std::optional<std::vector<LoraRef>> loras;  // replaces the sequence's `loras` for this shot ([]: none)

@@ -338,6 +338,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.optionalInteger("switch_step", shot.switchStep);
   reader.optionalReal("shift", shot.shift);
   reader.string("start_image", shot.startImage);
+  reader.string("end_image", shot.endImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
   if (const Json* fewStep = reader.object("few_step"))
     shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out);
@@ -354,6 +355,8 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
     c.optionalInteger("prefix_frames", shot.continuity.prefixFrames);
     c.optionalInteger("condition_noise", shot.continuity.conditionNoise);
     c.optionalBoolean("recache", shot.continuity.recache);
+    c.optionalInteger("motion_latents", shot.continuity.motionLatents);
+    c.string("anchor_image", shot.continuity.anchorImage);
     shot.continuity.unknown = c.unknownFields();
   }
   shot.unknown = reader.unknownFields();
@@ -432,6 +435,7 @@ Json shotToJson(const Shot& shot) {
   if (shot.switchStep) object["switch_step"] = *shot.switchStep;
   if (shot.shift) object["shift"] = *shot.shift;
   if (!shot.startImage.empty()) object["start_image"] = shot.startImage;
+  if (!shot.endImage.empty()) object["end_image"] = shot.endImage;
   if (shot.cache) object["cache"] = cacheToJson(*shot.cache);
   if (shot.fewStep) object["few_step"] = fewStepToJson(*shot.fewStep);
   if (shot.loras) object["loras"] = lorasToJson(*shot.loras);
@@ -445,6 +449,8 @@ Json shotToJson(const Shot& shot) {
   if (shot.continuity.prefixFrames) continuity["prefix_frames"] = *shot.continuity.prefixFrames;
   if (shot.continuity.conditionNoise) continuity["condition_noise"] = *shot.continuity.conditionNoise;
   if (shot.continuity.recache) continuity["recache"] = *shot.continuity.recache;
+  if (shot.continuity.motionLatents) continuity["motion_latents"] = *shot.continuity.motionLatents;
+  if (!shot.continuity.anchorImage.empty()) continuity["anchor_image"] = shot.continuity.anchorImage;
   addUnknown(continuity, shot.continuity.unknown);
   object["continuity"] = continuity;
   object["enabled"] = shot.enabled;

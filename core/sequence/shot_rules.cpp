@@ -64,6 +64,21 @@ const char* placeDroppedImage(Shot& shot, std::string path) {
   return "start_image";
 }
 
+Edit keyframeEdit(const Sequence& sequence, std::size_t index, bool end, const std::string& path) {
+  const std::vector<Shot>& shots = sequence.shots;
+  Shot shot = shots.at(index);
+  std::string& field = end ? shot.endImage : shot.startImage;
+  const std::size_t other = end ? index + 1 : index - 1;  // the neighbour across the cut (wraps past 0: none)
+  const bool shared =
+      !field.empty() && other < shots.size() && (end ? shots[other].startImage : shots[other].endImage) == field;
+  field = path;
+  if (!shared) return SetShot{index, std::move(shot)};
+  Shot neighbour = shots[other];
+  (end ? neighbour.startImage : neighbour.endImage) = path;
+  if (end) return ReplaceShots{index, 2, {std::move(shot), std::move(neighbour)}};
+  return ReplaceShots{other, 2, {std::move(neighbour), std::move(shot)}};
+}
+
 std::string documentPath(const std::filesystem::path& baseFolder, const std::filesystem::path& file) {
   const std::filesystem::path absolute = absoluteNormal(file);
   if (baseFolder.empty()) return absolute.generic_string();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sequence/diagnostic.h"
+#include "sequence/edits.h"
 #include "sequence/sequence.h"
 
 namespace shotchain {
@@ -24,6 +25,10 @@ void setFallbackImage(Shot& shot, std::string path);
 // continues its predecessor keeps its mode and blends the picture with the handoff (its fallback image).
 // Returns the document field it set ("start_image" or "continuity.fallback_image").
 const char* placeDroppedImage(Shot& shot, std::string path);
+
+// Sets shot `index`'s start picture (`end` false) or end picture. A keyframe shared at a cut (shot N's end_image
+// names the file shot N+1's start_image names) is one picture: changed from either side, both follow, in one edit.
+Edit keyframeEdit(const Sequence& sequence, std::size_t index, bool end, const std::string& path);
 
 // How a file the user picked is written into the document: relative to `baseFolder` (the sequence
 // file's folder) when it lies inside it, else absolute; absolute when `baseFolder` is empty.

@@ -216,6 +216,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (shot.shift) checkShift(report, shotPath(index, "shift"), *shot.shift);
   if (shot.prompt.empty()) report.warning(shotPath(index, "prompt"), "is empty");
   if (!shot.startImage.empty()) checkFallbackImage(report, shotPath(index, "start_image"), shot.startImage, context);
+  if (!shot.endImage.empty()) checkFallbackImage(report, shotPath(index, "end_image"), shot.endImage, context);
   if (shot.cache) checkCache(report, shotPath(index, "cache"), *shot.cache);
   if (shot.fewStep) checkFewStep(report, shotPath(index, "few_step"), *shot.fewStep);
   if (shot.loras) checkLoras(report, shotPath(index, "loras"), *shot.loras);
@@ -246,6 +247,17 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   if (c.recache && !mode.readsRecache)
     report.warning(shotPath(index, "continuity.recache"),
                    std::string("is read by the stream mode only (this shot is ") + toString(c.mode) + ")");
+  if (c.motionLatents && *c.motionLatents < 1)
+    report.error(shotPath(index, "continuity.motion_latents"),
+                 std::to_string(*c.motionLatents) + " must be at least 1");
+  else if (c.motionLatents && !mode.readsMotion)
+    report.warning(shotPath(index, "continuity.motion_latents"),
+                   std::string("is read by the svi mode only (this shot is ") + toString(c.mode) + ")");
+  if (!c.anchorImage.empty() && !mode.readsMotion)
+    report.warning(shotPath(index, "continuity.anchor_image"),
+                   std::string("is read by the svi mode only (this shot is ") + toString(c.mode) + ")");
+  else if (!c.anchorImage.empty())
+    checkFallbackImage(report, shotPath(index, "continuity.anchor_image"), c.anchorImage, context);
   if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
     report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
   if (mode.readsBlend) {

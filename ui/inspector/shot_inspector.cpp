@@ -65,7 +65,10 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
       overlap_(new QSpinBox(this)),
       blend_(new QDoubleSpinBox(this)),
       start_(new ImageField(tr("Start image"), tr("none (drop a picture on a shot that starts fresh)"), this)),
+      end_(new ImageField(tr("End image"), tr("none (a first–last-frame model ends the shot on it)"), this)),
       fallback_(new ImageField(tr("Fallback image"), tr("none (drop a picture on a continuing shot)"), this)),
+      motion_(new QSpinBox(this)),
+      sviAnchor_(new ImageField(tr("Anchor image"), tr("the chain's first start image"), this)),
       anchor_(new QCheckBox(tr("Pull colours toward shot 1 (AdaIN)"), this)),
       recache_(new QCheckBox(tr("Recache the stream under a new prompt"), this)),
       enabled_(new QCheckBox(tr("Render this shot"), this)),
@@ -116,6 +119,10 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
          "trained for it), or the image an image-to-video model conditions on; a shot that continues the "
          "previous one starts from the handoff."));
   errors_["start_image"] = addField(form, tr("Start image"), start_);
+  end_->setToolTip(
+      tr("The picture the shot ends on (an image-to-video model: its last frame is conditioned on it). When it is "
+         "also the next shot's start image the two shots share one keyframe: changing it here changes both."));
+  errors_["end_image"] = addField(form, tr("End image"), end_);
 
   addSection(form, tr("Sampler overrides"));
   steps_->setRange(0, limits::kMaxSteps);
@@ -124,7 +131,7 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   shift_->setRange(0, limits::kMaxShift);
   shift_->setSingleStep(0.5);
   for (QAbstractSpinBox* box :
-       std::initializer_list<QAbstractSpinBox*>{frames_, steps_, guidance_, shift_, overlap_, blend_})
+       std::initializer_list<QAbstractSpinBox*>{frames_, steps_, guidance_, shift_, overlap_, blend_, motion_})
     box->setKeyboardTracking(false);
   errors_["steps"] = addField(form, tr("Steps"), steps_);
   errors_["guidance"] = addField(form, tr("Guidance"), guidance_);
@@ -150,6 +157,12 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   blend_->setSingleStep(0.05);
   errors_["continuity.blend_ratio"] = addField(form, tr("Blend ratio"), blend_);
   errors_["continuity.fallback_image"] = addField(form, tr("Fallback image"), fallback_);
+  motion_->setRange(1, 16);
+  motion_->setSuffix(tr(" latents"));
+  motion_->setToolTip(tr("SVI: how many of the previous shot's last latent frames go into this shot's condition"));
+  errors_["continuity.motion_latents"] = addField(form, tr("Motion"), motion_);
+  sviAnchor_->setToolTip(tr("SVI: the picture every shot of the chain is anchored to"));
+  errors_["continuity.anchor_image"] = addField(form, tr("SVI anchor"), sviAnchor_);
   errors_["continuity.anchor_colour"] = addField(form, QString(), anchor_);
   recache_->setToolTip(
       tr("Stream: at a cut to a new prompt, rebuild the model's memory of the frames it keeps under "
@@ -173,7 +186,10 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
               {"blend", blend_},
               {"fallback", fallback_->edit()},
               {"preset", preset_},
-              {"start_image", start_->edit()}};
+              {"start_image", start_->edit()},
+              {"end_image", end_->edit()},
+              {"motion", motion_},
+              {"anchor_image", sviAnchor_->edit()}};
 
   guardWheel(this);
   connect(name_, &QLineEdit::editingFinished, this,
@@ -237,8 +253,21 @@ ShotInspector::ShotInspector(SequenceDocument* document, QWidget* parent)
   connect(fallback_, &ImageField::chosen, this, [this](const QString& path) {
     commit("continuity.fallback_image", [&path](Shot& s) { setFallbackImage(s, path.toStdString()); });
   });
-  connect(start_, &ImageField::chosen, this, [this](const QString& path) {
-    commit("start_image", [&path](Shot& s) { s.startImage = path.toStdString(); });
+  for (ImageField* field : {start_, end_})
+    connect(field, &ImageField::chosen, this, [this, field](const QString& path) {
+      if (index_ < 0) return;
+      const bool end = field == end_;
+      const Diagnostics errors = document_->edit(
+          keyframeEdit(document_->sequence(), static_cast<std::size_t>(index_), end, path.toStdString()));
+      errors_[end ? "end_image" : "start_image"]->show(errors.empty() ? QString()
+                                                                      : QString::fromStdString(errors.front().message));
+    });
+  connect(motion_, &QSpinBox::valueChanged, this, [this](int v) {
+    commit("continuity.motion_latents",
+           [v](Shot& s) { s.continuity.motionLatents = v == 1 ? std::nullopt : std::optional<int>(v); });
+  });
+  connect(sviAnchor_, &ImageField::chosen, this, [this](const QString& path) {
+    commit("continuity.anchor_image", [&path](Shot& s) { s.continuity.anchorImage = path.toStdString(); });
   });
   connect(anchor_, &QCheckBox::toggled, this,
           [this](bool on) { commit("continuity.anchor_colour", [on](Shot& s) { s.continuity.anchorColour = on; }); });
@@ -372,9 +401,14 @@ void ShotInspector::refresh() {
   const ContinuityModeTraits& traits = traitsOf(shot.continuity.mode);
   overlap_->setEnabled(traits.readsOverlap);
   blend_->setEnabled(traits.readsBlend);
-  for (ImageField* field : {start_, fallback_}) field->setBaseFolder(document_->baseFolder());
+  for (ImageField* field : {start_, end_, fallback_, sviAnchor_}) field->setBaseFolder(document_->baseFolder());
   fallback_->setPath(QString::fromStdString(shot.continuity.fallbackImage));
   start_->setPath(QString::fromStdString(shot.startImage));
+  end_->setPath(QString::fromStdString(shot.endImage));
+  sviAnchor_->setPath(QString::fromStdString(shot.continuity.anchorImage));
+  quietly(motion_, [&] { motion_->setValue(motionLatents(shot.continuity)); });
+  motion_->setEnabled(traits.readsMotion);
+  sviAnchor_->setEnabled(traits.readsMotion);
   loras_->setBaseFolder(document_->baseFolder());
   std::vector<LoraRef> shown;
   for (const resolve::ResolvedLora& lora : effective.loras) shown.push_back(lora.written);

@@ -76,7 +76,10 @@ class ShotInspector : public QWidget {
   QSpinBox* overlap_;
   QDoubleSpinBox* blend_;
   ImageField* start_;
+  ImageField* end_;
   ImageField* fallback_;
+  QSpinBox* motion_;
+  ImageField* sviAnchor_;
   QCheckBox* anchor_;
   QCheckBox* recache_;
   QCheckBox* enabled_;

@@ -302,6 +302,7 @@ void RenderState::shotFinished(const render::ShotFinished& shot) {
   status.progress = 1;
   status.cache = shot.cache;
   status.experts = shot.experts;
+  status.keyframes = shot.keyframes;
   Q_EMIT changed();
 }
 

@@ -23,8 +23,9 @@ struct ShotStatus {
   double progress = 0;  // 0..1 while rendering
   QImage firstThumbnail = {};
   QImage lastThumbnail = {};
-  std::optional<render::StepCacheFigures> cache = {};  // its last render's step cache, when its policy was not off
-  std::optional<render::ExpertFigures> experts = {};   // two experts: which ran when, and what moved for them
+  std::optional<render::StepCacheFigures> cache = {};       // its last render's step cache, when its policy was not off
+  std::optional<render::ExpertFigures> experts = {};        // two experts: which ran when, and what moved for them
+  std::vector<continuity::KeyframeLanding> keyframes = {};  // how close it came to its start and end pictures
 };
 
 // One row of the Cuts table: the cut into a shot as last measured, and whether it still describes the

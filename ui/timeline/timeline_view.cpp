@@ -528,6 +528,8 @@ bool TimelineView::event(QEvent* event) {
       QString cache = stepCacheLine(state_->status(shot.id));
       if (const QString experts = expertsLine(state_->status(shot.id)); !experts.isEmpty())
         cache += (cache.isEmpty() ? QString() : QStringLiteral("\n")) + experts;
+      if (const std::string landing = continuity::landingSummary(state_->status(shot.id).keyframes); !landing.empty())
+        cache += (cache.isEmpty() ? QString() : QStringLiteral("\n")) + QString::fromStdString(landing);
       QToolTip::showText(
           help->globalPos(),
           tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "

@@ -44,7 +44,7 @@ void verifyExpertLoop(const io::WeightSet& weights, const io::SafetensorsFile& f
     y = file.tensor("y");
     if (!report.vae.empty()) {
       const models::WanVae vae = models::WanVae::load(io::WeightSet::open(report.vae));
-      report.compare("y", continuity::imageToVideoCondition(vae, file.tensor("image").squeeze(1), frames), y);
+      report.compare("y", continuity::imageToVideoCondition(vae, file.tensor("image").squeeze(1), {}, frames), y);
     } else {
       std::printf("(no --vae: the loop runs on the stored y; y is not checked)\n");
     }

@@ -98,6 +98,7 @@ DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) 
   facts.cleanFirstFrames = config.modelType == "ti2v";
   facts.causalBlockSize = config.causalBlockSize;
   facts.imageConditionChannels = config.modelType == "i2v" ? config.inDim - config.outDim : 0;
+  facts.firstLastFrame = facts.imageConditionChannels > 0;  // the mask has a channel per pixel frame
   facts.contextLength = config.textLen;
   facts.parameters = config.parameterCount();
   facts.knowledge = &knowledge;

@@ -129,6 +129,7 @@ const FamilyKnowledge& i2vKnowledge() {
                                          .comfy = {.file = "wan2.2_i2v_low_noise_14B_fp16.safetensors",
                                                    .latentNode = "EmptyHunyuanLatentVideo",
                                                    .imageToVideoNode = "WanImageToVideo",
+                                                   .firstLastFrameNode = "WanFirstLastFrameToVideo",
                                                    .videoOutput = true}};
   return knowledge;
 }

@@ -190,6 +190,7 @@ class TestHandoffChain : public QObject {
         break;
       case ContinuityMode::LatentOverlap:
       case ContinuityMode::Stream:  // not among this test's rows (tests/core/render/test_stream_render)
+      case ContinuityMode::Svi:     // nor this (tests/core/render/test_keyframes_render)
         break;
     }
 

@@ -124,6 +124,20 @@ Json a14bTemplate(bool i2v, bool withLoras = false) {
   return {{"last_node_id", 81}, {"last_link_id", 31}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
 }
 
+// "video_wan2_2_14B_flf2v": the I2V pair's graph with WanFirstLastFrameToVideo taking a start and an end image
+// (no CLIP vision: Wan 2.2 has no image embedding).
+Json flfTemplate() {
+  Json workflow = a14bTemplate(true);
+  for (Json& n : workflow["nodes"])
+    if (n["id"] == 50) {
+      n["type"] = "WanFirstLastFrameToVideo";
+      n["inputs"].push_back(in("end_image", 27));
+    }
+  workflow["nodes"].push_back(node(63, "LoadImage", Json::array(), {"lamp.png", "image"}));
+  workflow["links"].push_back({27, 63, 0, 50, 4, "IMAGE"});
+  return workflow;
+}
+
 std::map<std::string, std::vector<Json>> byType(const std::string& json) {
   std::map<std::string, std::vector<Json>> out;
   const Json graph = Json::parse(json);
@@ -218,6 +232,25 @@ class TestComfyA14b : public QObject {
       QCOMPARE(QString::fromStdString(serializeShot(again.sequence.shots.front())),
                QString::fromStdString(serializeShot(imported.sequence.shots.front())));
     }
+  }
+
+  void firstLastFrameTemplateImportsBothPicturesAndRoundTrips() {
+    const ComfyImport imported =
+        importComfyWorkflow(flfTemplate().dump(), "video_wan2_2_14B_flf2v.json", testing::withFamilies());
+    checkShot(imported, true);
+    const Shot& shot = imported.sequence.shots.front();
+    QCOMPARE(shot.endImage, std::string("lamp.png"));
+    const auto facts = testing::goldenModelFacts("wan22_i2v_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                 "wan22_i2v_high_tiny.safetensors");
+    const std::vector<ComfyShotWorkflow> out =
+        exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
+    auto types = byType(out[0].json);
+    QCOMPARE(types["WanFirstLastFrameToVideo"].size(), std::size_t{1});
+    QCOMPARE(types.count("WanImageToVideo"), std::size_t{0});
+    QCOMPARE(types["LoadImage"].size(), std::size_t{2});
+    const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
+    QCOMPARE(QString::fromStdString(serializeShot(again.sequence.shots.front())),
+             QString::fromStdString(serializeShot(shot)));
   }
 
   void aSecondHalfOfAnotherLengthIsRefused() {

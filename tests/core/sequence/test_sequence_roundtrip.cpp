@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "edit_checks.h"
 #include "sequence/sequence_io.h"
 #include "test_registry.h"
 #include "test_support.h"
@@ -161,6 +162,21 @@ class SequenceRoundTrip : public QObject {
     const LoadResult streamed = parseSequence(serializeSequence(s));
     QVERIFY2(streamed.ok(), formatAll(streamed.diagnostics).c_str());
     QVERIFY(*streamed.sequence == s);
+  }
+
+  void keyframesAndSviRoundTrip() {
+    Sequence s = demoSequence();
+    s.shots[0].endImage = "key.png";
+    s.shots[1].startImage = "key.png";
+    s.shots[1].continuity.mode = ContinuityMode::Svi;
+    s.shots[1].continuity.motionLatents = 2;
+    s.shots[1].continuity.anchorImage = "anchor.png";
+    const LoadResult back = parseSequence(serializeSequence(s));
+    QVERIFY(back.sequence && *back.sequence == s);
+    const std::string text = serializeSequence(s);
+    QVERIFY(text.find("\"end_image\": \"key.png\"") != std::string::npos);
+    QVERIFY(text.find("\"mode\": \"svi\"") != std::string::npos);
+    QVERIFY(text.find("\"motion_latents\": 2") != std::string::npos);
   }
 
   // sampler.cache and a shot's cache: written only when set, read back equal, unknown keys kept.

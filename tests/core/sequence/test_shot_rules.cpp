@@ -152,6 +152,28 @@ class ShotRules : public QObject {
     });
   }
 
+  // A keyframe shared at a cut is one picture: changed from either side, both shots follow, in one undoable edit;
+  // a keyframe that is not shared changes one shot.
+  void aSharedKeyframeChangesBothShotsInOneEdit() {
+    Sequence s = demoSequence();
+    s.shots[0].endImage = "door.png";
+    s.shots[1].startImage = "door.png";
+    rhythm(s, keyframeEdit(s, 0, true, "window.png"), [](const Sequence& r) {
+      QCOMPARE(r.shots[0].endImage, std::string("window.png"));
+      QCOMPARE(r.shots[1].startImage, std::string("window.png"));
+    });
+    rhythm(s, keyframeEdit(s, 1, false, "hall.png"), [](const Sequence& r) {
+      QCOMPARE(r.shots[0].endImage, std::string("hall.png"));
+      QCOMPARE(r.shots[1].startImage, std::string("hall.png"));
+    });
+    const Edit own = keyframeEdit(s, 1, true, "stairs.png");
+    QVERIFY(std::holds_alternative<SetShot>(own));
+    QCOMPARE(std::get<SetShot>(own).shot.endImage, std::string("stairs.png"));
+    s.shots[1].startImage = "other.png";
+    QVERIFY(std::holds_alternative<SetShot>(keyframeEdit(s, 0, true, "window.png")));
+    QVERIFY(std::holds_alternative<SetShot>(keyframeEdit(s, 0, false, "first.png")));  // no shot before the first
+  }
+
   void splitFrameNearFollowsThePlayhead() {
     Shot shot;
     shot.frames = 17;

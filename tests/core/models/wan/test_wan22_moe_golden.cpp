@@ -155,7 +155,7 @@ class TestWan22MoeGolden : public QObject {
     const auto loop = io::SafetensorsFile::open(golden("wan22_i2v_moe_loop_io.safetensors"));
     QVERIFY(at::equal(continuity::imageToVideoMask(9, 8, 8), loop->tensor("msk")));
     const WanVae vae = WanVae::load(io::WeightSet::open(golden("wan_vae_tiny.safetensors")));
-    const at::Tensor y = continuity::imageToVideoCondition(vae, loop->tensor("image").squeeze(1), 9);
+    const at::Tensor y = continuity::imageToVideoCondition(vae, loop->tensor("image").squeeze(1), {}, 9);
     check("y", y, loop->tensor("y"), kExact);
     const WanModel high = load("wan22_i2v_high_tiny.safetensors"), low = load("wan22_i2v_low_tiny.safetensors");
     sampling::SamplerOptions options;
