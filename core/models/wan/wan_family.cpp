@@ -97,7 +97,7 @@ DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) 
   facts.perFrameTimesteps = config.takesPerFrameTimesteps();
   facts.cleanFirstFrames = config.modelType == "ti2v";
   facts.causalBlockSize = config.causalBlockSize;
-  facts.imageConditionChannels = config.modelType == "i2v" ? config.inDim - config.outDim : 0;
+  facts.imageConditionChannels = config.imageConditionChannels();
   facts.contextLength = config.textLen;
   facts.parameters = config.parameterCount();
   facts.knowledge = &knowledge;

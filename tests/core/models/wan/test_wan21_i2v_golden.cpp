@@ -1,0 +1,192 @@
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+#include "golden_compare.h"
+#include "io/safetensors_reader.h"
+#include "io/safetensors_writer.h"
+#include "io/weight_set.h"
+#include "models/wan/wan_memory.h"
+#include "models/wan/wan_model.h"
+#include "test_registry.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::models;
+using shotchain::testing::compareTensors;
+using shotchain::testing::errorOf;
+using shotchain::testing::golden;
+using shotchain::testing::goldenMismatch;
+using shotchain::testing::q;
+using shotchain::testing::Tolerance;
+
+namespace {
+
+// Golden README §11: the DiT rows of §6.
+constexpr Tolerance kDit{1e-4, 1e-5};
+
+struct Case {
+  const char* stem;  // "wan21_i2v_tiny", "wan21_flf2v_tiny"
+  const char* modelType;
+  const char* family;
+};
+constexpr Case kCases[] = {{"wan21_i2v_tiny", "i2v", "Wan 2.1 I2V"}, {"wan21_flf2v_tiny", "flf2v", "Wan 2.1 FLF2V"}};
+
+}  // namespace
+
+// Wan 2.1 I2V and FLF2V (golden §11): the CLIP image embedding, the two-softmax cross-attention, 36 input channels.
+class TestWan21I2vGolden : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+
+  void check(const std::string& what, const at::Tensor& got, const at::Tensor& expected) {
+    const std::string mismatch = goldenMismatch(what, got, expected, kDit);
+    QVERIFY2(mismatch.empty(), mismatch.c_str());
+  }
+
+  static std::shared_ptr<const io::SafetensorsFile> ioOf(const Case& c) {
+    return io::SafetensorsFile::open(golden(std::string(c.stem) + "_io.safetensors"));
+  }
+  static WanModel modelOf(const Case& c) {
+    return WanModel::load(io::WeightSet::open(golden(std::string(c.stem) + ".safetensors")),
+                          WanLoadOptions{at::kFloat, at::kCPU, AttentionImpl::Auto});
+  }
+  // The official forward concatenates x and y along the channels.
+  static at::Tensor input(const io::SafetensorsFile& io) { return at::cat({io.tensor("x"), io.tensor("y")}, 0); }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    for (const Case& c : kCases)
+      for (const std::string suffix : {".safetensors", "_io.safetensors"})
+        if (!std::filesystem::is_regular_file(golden(c.stem + suffix)))
+          QFAIL(qPrintable(QString("golden file missing: %1").arg(q(golden(c.stem + suffix).string()))));
+  }
+
+  // Every configurable value from the file's metadata, the image embedding from the shapes.
+  void detection() {
+    for (const Case& c : kCases) {
+      const auto io = ioOf(c);
+      const nlohmann::json config = nlohmann::json::parse(io->header().metadata.at("config"));
+      const io::WeightSet weights = io::WeightSet::open(golden(std::string(c.stem) + ".safetensors"));
+      const WanDetection d = detectWanConfig(weights);
+      QVERIFY2(d.problems.empty(), d.problems.empty() ? "" : d.problems.front().c_str());
+      QVERIFY(d.imageEmbedding);
+      QCOMPARE(d.config.modelType, std::string(c.modelType));
+      QCOMPARE(d.config.family(), std::string(c.family));
+      QCOMPARE(d.config.imageDim, config["image_dim"].get<std::int64_t>());
+      QCOMPARE(d.config.dim, config["dim"].get<std::int64_t>());
+      QCOMPARE(d.config.inDim, config["in_dim"].get<std::int64_t>());
+      QCOMPARE(d.config.textLen, config["text_len"].get<std::int64_t>());
+      QCOMPARE(d.config.imageTokens(), io->tensor("clip_fea").size(0) * io->tensor("clip_fea").size(1));
+      const WanModel model = WanModel::load(weights, WanLoadOptions{at::kFloat, at::kCPU, AttentionImpl::Auto});
+      QCOMPARE(model.capabilities().imageConditionChannels, d.config.inDim - d.config.outDim);
+      QCOMPARE(model.capabilities().imageEmbeddingTokens, d.config.imageTokens());
+      std::uint64_t count = 0;
+      for (const auto& [name, t] : model.namedParameters()) count += static_cast<std::uint64_t>(t.numel());
+      QCOMPARE(count, d.config.parameterCount());
+      QCOMPARE(model.weightBytes(), wanDitWeightBytes(d.config, at::kFloat));
+      // The config written back reads as the same model.
+      const WanConfig again = WanConfig::fromJson(d.config.toJson());
+      QCOMPARE(again.imageDim, d.config.imageDim);
+      QCOMPARE(again.imagePositionTokens, d.config.imagePositionTokens);
+    }
+    // The published 14B: Wan 2.1 I2V-14B and FLF2V-14B (the A14B experts' blocks plus the image embedding).
+    const WanConfig i2v = WanConfig::preset("i2v-14b"), flf2v = WanConfig::preset("flf2v-14b");
+    QCOMPARE(i2v.family() + ", " + i2v.variant(), std::string("Wan 2.1 I2V, 14B"));
+    QCOMPARE(flf2v.family() + ", " + flf2v.variant(), std::string("Wan 2.1 FLF2V, 14B"));
+    QCOMPARE(flf2v.imageTokens(), std::int64_t{514});
+    QCOMPARE(i2v.imageTokens(), std::int64_t{257});
+    QCOMPARE(WanConfig::preset("i2v-a14b").family(), std::string("Wan 2.2 I2V"));
+    // models-next.md §1.1: about 16.4 G parameters (14B blocks, 36 channels, the CLIP embedding).
+    QCOMPARE(i2v.parameterCount() / 100'000'000, std::uint64_t{163});
+  }
+
+  void forwardAndIntermediates() {
+    for (const Case& c : kCases) {
+      const auto io = ioOf(c);
+      const WanModel model = modelOf(c);
+      model.setImageEmbedding(io->tensor("clip_fea"));
+      WanTrace trace;
+      const auto out = model.forward({input(*io)}, io->tensor("t"), {io->tensor("context")}, &trace);
+      check(std::string(c.stem) + " out", out.at(0), io->tensor("out"));
+      for (const char* name : {"img_emb", "blocks.0.cross_attn", "blocks.0", "blocks.1"})
+        check(std::string(c.stem) + " inter." + name, trace.at(name), io->tensor(std::string("inter.") + name));
+      model.setImageEmbedding(at::Tensor());
+      QVERIFY(errorOf([&] {
+                model.forward({input(*io)}, io->tensor("t"), {io->tensor("context")});
+              }).contains("setImageEmbedding"));
+    }
+  }
+
+  // Classifier-free guidance as one batch: both rows see the same image tokens, as the official pipeline's two calls.
+  void guidanceBatch() {
+    for (const Case& c : kCases) {
+      const auto io = ioOf(c);
+      const WanModel model = modelOf(c);
+      const at::Tensor context = io->tensor("context"), null = io->tensor("context_null");
+      const at::Tensor padded = at::cat({context, at::zeros({null.size(0) - context.size(0), context.size(1)})});
+      const at::Tensor x = input(*io).unsqueeze(0).repeat({2, 1, 1, 1, 1});
+      const at::Tensor t = io->tensor("t").repeat({2});
+      at::Tensor out;
+      {
+        const ImageEmbeddingScope scope(model, io->tensor("clip_fea"));
+        out = model.forwardBatch(x, t, at::stack({padded, null}));
+      }
+      check(std::string(c.stem) + " batch out", out[0], io->tensor("out"));
+      check(std::string(c.stem) + " batch out_null", out[1], io->tensor("out_null"));
+      QVERIFY(!errorOf([&] { model.forwardBatch(x, t, at::stack({padded, null})); }).isEmpty());  // scope cleared
+    }
+  }
+
+  // ComfyUI's start-image-only FLF2V: 257 tokens get emb_pos[:, :257].
+  void flf2vStartImageOnly() {
+    const auto io = ioOf(kCases[1]);
+    const WanModel model = modelOf(kCases[1]);
+    model.setImageEmbedding(io->tensor("clip_fea")[0]);
+    const auto out = model.forward({input(*io)}, io->tensor("t"), {io->tensor("context")});
+    check("flf2v start_only.out", out.at(0), io->tensor("start_only.out"));
+  }
+
+  // The image tokens matter, and as their own softmax (not one over image and text together).
+  void imageBranchMatters() {
+    const auto io = ioOf(kCases[0]);
+    const WanModel model = modelOf(kCases[0]);
+    model.setImageEmbedding(io->tensor("clip_fea") * 0.0);
+    const auto blank = model.forward({input(*io)}, io->tensor("t"), {io->tensor("context")});
+    const double relL2 = compareTensors(blank.at(0), io->tensor("out")).relL2;
+    std::printf("  other image features change out by rel-L2 %.3g\n", relL2);
+    QVERIFY(relL2 > 1e-2);
+  }
+
+  void refusals() {
+    const auto io = ioOf(kCases[1]);
+    const WanModel flf2v = modelOf(kCases[1]);
+    const std::int64_t dim = io->tensor("clip_fea").size(2);
+    QVERIFY(errorOf([&] { flf2v.setImageEmbedding(at::zeros({3, 257, dim})); }).contains("position rows"));
+    QVERIFY(errorOf([&] { flf2v.setImageEmbedding(at::zeros({257, dim + 1})); }).contains("CLIP features"));
+    const WanModel t2v = WanModel::load(io::WeightSet::open(golden("wan_dit_tiny.safetensors")));
+    QVERIFY(errorOf([&] { t2v.setImageEmbedding(at::zeros({257, dim})); }).contains("no image embedding"));
+    QCOMPARE(t2v.capabilities().imageEmbeddingTokens, std::int64_t{0});
+    // A file without one block's image keys: the error names the file and the key.
+    const auto file = io::SafetensorsFile::open(golden("wan21_i2v_tiny.safetensors"));
+    io::NamedTensors tensors;
+    for (const auto& entry : file->header().tensors)
+      if (entry.name != "blocks.1.cross_attn.v_img.weight") tensors.emplace_back(entry.name, file->tensor(entry));
+    const std::filesystem::path path = dir_.filePath("no_v_img.safetensors").toStdString();
+    io::saveSafetensors(path, tensors, file->header().metadata);
+    const QString error = errorOf([&] { WanModel::load(io::WeightSet::open(path)); });
+    QVERIFY2(error.contains("no_v_img.safetensors") && error.contains("blocks.1.cross_attn.v_img.weight"),
+             qPrintable(error));
+  }
+};
+
+SHOTCHAIN_TEST(TestWan21I2vGolden, Appless)
+#include "test_wan21_i2v_golden.moc"
