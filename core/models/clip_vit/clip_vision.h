@@ -15,7 +15,7 @@ class WeightSet;
 
 namespace shotchain::models {
 
-// The vision tower of a CLIP ViT (models-next.md §1.2): the image encoder of Wan 2.1 I2V and FLF2V. Every value
+// The vision tower of a CLIP ViT (golden README §11.1): the image encoder of Wan 2.1 I2V and FLF2V. Every value
 // but the head count and eps can be read from tensor shapes; ViT-H/14 is the default.
 struct ClipVisionConfig {
   std::int64_t imageSize = 224;
@@ -60,7 +60,7 @@ struct ClipVisionLoadOptions {
   at::Device device = at::kCPU;
 };
 
-// How an image becomes the tower's input (models-next.md §1.2, §1.6).
+// How an image becomes the tower's input (golden README §11.1).
 enum class ClipPreprocessing {
   Official,  // Wan's CLIPModel.visual: bicubic squash to imageSize², no antialias, float
   ComfyUi,   // ComfyUI's clip_preprocess (crop=center): shortest side to imageSize (bicubic, antialias), centre crop,

@@ -40,7 +40,7 @@ struct WanLoadOptions {
 };
 
 // The Wan 2.1 text-to-video DiT (wan21.md §1), its SkyReels-V2 diffusion-forcing variant, Wan 2.1 I2V / FLF2V
-// (a CLIP image embedding: models-next.md §1.3) and the Wan 2.2 DiTs.
+// (a CLIP image embedding: golden README §11.2) and the Wan 2.2 DiTs.
 class WanModel final : public VideoDiffusionModel {
  public:
   // Strict: every tensor the config needs must be present with the right shape, and every tensor

@@ -105,7 +105,7 @@ class TestWan21I2vGolden : public QObject {
     QCOMPARE(flf2v.imageTokens(), std::int64_t{514});
     QCOMPARE(i2v.imageTokens(), std::int64_t{257});
     QCOMPARE(WanConfig::preset("i2v-a14b").family(), std::string("Wan 2.2 I2V"));
-    // models-next.md §1.1: about 16.4 G parameters (14B blocks, 36 channels, the CLIP embedding).
+    // About 16.4 G parameters (14B blocks, 36 input channels, the CLIP embedding), the size of the published files.
     QCOMPARE(i2v.parameterCount() / 100'000'000, std::uint64_t{163});
   }
 
