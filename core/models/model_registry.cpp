@@ -12,7 +12,7 @@
 namespace shotchain::models {
 
 std::span<const ModelFamilyRow> modelFamilies() {
-  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(), wan22VaeFamily(),
+  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(), wan22VaeFamily(), wan21I2vFamily(),
                                wanDitFamily(),    wanVaeFamily(),   umt5Family()};
   return rows;
 }

@@ -13,6 +13,10 @@
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "models/model_family.h"
+#include "models/model_registry.h"
+#include "models/model_set_facts.h"
+#include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "test_registry.h"
@@ -164,6 +168,38 @@ class TestWan21I2vGolden : public QObject {
     const double relL2 = compareTensors(blank.at(0), io->tensor("out")).relL2;
     std::printf("  other image features change out by rel-L2 %.3g\n", relL2);
     QVERIFY(relL2 > 1e-2);
+  }
+
+  // The registry row: 480p and 720p have the same shapes, so the file name tells them apart; the defaults of
+  // the reference's generate.py (shift 3.0 for i2v at 480p, 16 for flf2v, 5.0 otherwise; 40 steps; guide 5.0).
+  void familyRow() {
+    const IdentifiedModel i2v = identifyModel(io::WeightSet::open(golden("wan21_i2v_tiny.safetensors")));
+    QCOMPARE(i2v.family, std::string("wan21_i2v"));
+    QVERIFY(i2v.role == ModelRole::Dit);
+    QCOMPARE(i2v.description, std::string("Wan 2.1 I2V, custom"));
+    QVERIFY2(i2v.problem.find("CLIP") != std::string::npos, i2v.problem.c_str());
+    const IdentifiedModel flf2v = identifyModel(io::WeightSet::open(golden("wan21_flf2v_tiny.safetensors")));
+    QCOMPARE(flf2v.description, std::string("Wan 2.1 FLF2V, custom"));
+    const std::filesystem::path named = dir_.filePath("Wan2.1-I2V-14B-480P-tiny.safetensors").toStdString();
+    std::filesystem::copy_file(golden("wan21_i2v_tiny.safetensors"), named);
+    const io::WeightSet weights = io::WeightSet::open(named);
+    QCOMPARE(identifyModel(weights).description, std::string("Wan 2.1 I2V 480p, custom"));
+    const auto [row, id] = identifyFamily(weights);
+    QVERIFY(row != nullptr && row->ditFacts != nullptr);
+    const DitFacts facts = row->ditFacts(weights);
+    QCOMPARE(std::string(facts.knowledge->name), std::string("Wan 2.1 I2V 480p"));
+    QCOMPARE(facts.imageConditionChannels, std::int64_t{20});
+    // By name alone (ComfyUI import), with what keeps it from rendering today.
+    const std::string unsupported = " (not supported yet: the renderer does not compute its CLIP image features)";
+    QCOMPARE(familyFromFileName("wan2.1_i2v_720p_14B_fp16.safetensors"), "Wan 2.1 I2V 720p" + unsupported);
+    QCOMPARE(familyFromFileName("wan2.1_flf2v_720p_14B_fp16.safetensors"), "Wan 2.1 FLF2V" + unsupported);
+    QCOMPARE(familyFromFileName("Wan2.1-I2V-14B.safetensors"), "Wan 2.1 I2V-14B" + unsupported);
+    const ReferenceSampling at480 = wan21I2vKnowledge("Wan 2.1 I2V 480p").sampling;
+    QCOMPARE(at480.shift, 3.0);
+    QCOMPARE(at480.steps, 40);
+    QCOMPARE(at480.guidance, 5.0);
+    QCOMPARE(wan21I2vKnowledge("Wan 2.1 I2V 720p").sampling.shift, 5.0);
+    QCOMPARE(wan21I2vKnowledge("Wan 2.1 FLF2V").sampling.shift, 16.0);
   }
 
   void refusals() {
