@@ -1,3 +1,4 @@
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -176,6 +177,20 @@ class TestClipVisionGolden : public QObject {
     QVERIFY(errorOf([&] {
               ClipVisionEncoder::load(*weights_, {at::kFloat, at::kCPU}).forward(at::zeros({1, 3, 14, 14}));
             }).contains("pixels must be"));
+  }
+  // shotchain verify WEIGHTS IO, with either naming.
+  void verifyVerb() {
+    for (const char* weights : {"clip_vision_tiny.safetensors", "clip_vision_tiny_hf.safetensors"}) {
+      QProcess process;
+      process.start(SHOTCHAIN_CLI,
+                    {"verify", q(golden(weights).string()), q(golden("clip_vision_tiny_io.safetensors").string())});
+      QVERIFY(process.waitForFinished(120000));
+      const QString out = QString::fromUtf8(process.readAllStandardOutput());
+      QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
+      QVERIFY2(
+          out.contains("CLIP vision encoder") && out.contains("out_all_blocks") && out.contains("3 compared, 0 failed"),
+          qPrintable(out));
+    }
   }
 };
 

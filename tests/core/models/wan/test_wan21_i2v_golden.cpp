@@ -1,3 +1,4 @@
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -221,6 +222,20 @@ class TestWan21I2vGolden : public QObject {
     const QString error = errorOf([&] { WanModel::load(io::WeightSet::open(path)); });
     QVERIFY2(error.contains("no_v_img.safetensors") && error.contains("blocks.1.cross_attn.v_img.weight"),
              qPrintable(error));
+  }
+  // shotchain verify WEIGHTS IO checks both files with the DiT tolerance.
+  void verifyVerb() {
+    for (const Case& c : kCases) {
+      QProcess process;
+      process.start(SHOTCHAIN_CLI, {"verify", q(golden(std::string(c.stem) + ".safetensors").string()),
+                                    q(golden(std::string(c.stem) + "_io.safetensors").string())});
+      QVERIFY(process.waitForFinished(120000));
+      const QString out = QString::fromUtf8(process.readAllStandardOutput());
+      QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
+      QVERIFY2(out.contains("Wan 2.1 I2V / FLF2V DiT") && out.contains("out_null") && out.contains("inter.img_emb") &&
+                   out.contains("0 failed"),
+               qPrintable(out));
+    }
   }
 };
 
