@@ -15,6 +15,8 @@
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "models/clip_vit/clip_vision.h"
+#include "models/model_catalogue.h"
+#include "models/model_family.h"
 #include "test_registry.h"
 #include "test_support.h"
 
@@ -178,6 +180,18 @@ class TestClipVisionGolden : public QObject {
               ClipVisionEncoder::load(*weights_, {at::kFloat, at::kCPU}).forward(at::zeros({1, 3, 14, 14}));
             }).contains("pixels must be"));
   }
+  // A models folder lists the tower under its own name, with why nothing uses it yet.
+  void catalogued() {
+    for (const char* name : {"clip_vision_tiny.safetensors", "clip_vision_tiny_hf.safetensors"}) {
+      const CataloguedModel m = catalogueModelFile(golden(name));
+      QCOMPARE(m.id.family, std::string("clip_vision"));
+      QVERIFY(m.id.role == ModelRole::None);
+      QCOMPARE(m.id.description, std::string("CLIP vision, tiny"));
+      QVERIFY2(m.problem.find("renderer does not run") != std::string::npos, m.problem.c_str());
+      QVERIFY(!m.lora);
+    }
+  }
+
   // shotchain verify WEIGHTS IO, with either naming.
   void verifyVerb() {
     for (const char* weights : {"clip_vision_tiny.safetensors", "clip_vision_tiny_hf.safetensors"}) {
