@@ -11,8 +11,11 @@ configurations and writes:
   wan21_i2v_tiny_io.safetensors     x, y, t, context, clip_fea, outputs, intermediates
   wan21_flf2v_tiny.safetensors      tiny WanModel(model_type='flf2v') with img_emb.emb_pos
   wan21_flf2v_tiny_io.safetensors   the same for first and last frame
+  clip_vision_loop_tiny.safetensors a 224-pixel tiny tower whose 257 features fit the FLF2V DiT
+  wan21_flf2v_loop_io.safetensors   WanFLF2V.generate end to end (81 frames, 16x16 pixels, 4 steps)
 
-Usage: make_clip_wan21_i2v.py WAN21_CHECKOUT OUT_DIR
+Usage: make_clip_wan21_i2v.py WAN21_CHECKOUT OUT_DIR [GOLDEN_DIR]
+GOLDEN_DIR (default OUT_DIR) holds wan_vae_tiny.safetensors (§2).
 WAN21_CHECKOUT is a checkout (or `git archive`) of Wan-Video/Wan2.1 at COMMIT; nothing of it is copied.
 """
 import contextlib
@@ -80,12 +83,33 @@ def import_official(checkout: Path):
     if importlib.util.find_spec('torchvision') is None:  # clip.py imports it for its PIL transforms only
         tv = types.ModuleType('torchvision')
         tv.transforms = types.ModuleType('torchvision.transforms')
+        tv.transforms.functional = types.ModuleType('torchvision.transforms.functional')
+        tv.transforms.functional.to_tensor = image_to_tensor
+        tv.transforms.functional.center_crop = refuse_center_crop
         sys.modules['torchvision'] = tv
         sys.modules['torchvision.transforms'] = tv.transforms
+        sys.modules['torchvision.transforms.functional'] = tv.transforms.functional
     clip = importlib.import_module('wan.modules.clip')
     model.flash_attention = cpu_attention
     clip.flash_attention = cpu_attention
     return model, clip
+
+
+class Picture:
+    """What WanFLF2V.generate reads of a PIL RGB image: .size (width, height) and the uint8 pixels."""
+
+    def __init__(self, pixels):
+        self.pixels = pixels  # uint8 [H, W, 3]
+        self.size = (pixels.shape[1], pixels.shape[0])
+
+
+def image_to_tensor(picture):
+    """torchvision's to_tensor of an RGB uint8 image: [3, H, W] float in [0, 1]."""
+    return picture.pixels.permute(2, 0, 1).float().div(255)
+
+
+def refuse_center_crop(*args, **kwargs):
+    raise AssertionError('the first and last frame have one size here: center_crop is not reached')
 
 
 def is_norm(module):
@@ -326,6 +350,165 @@ def make_dit(model, model_type: str, seed: int, out: Path, stem: str):
                     (' and on channel 3 of the last latent frame' if flf else '') + '; t = [637.0]'})
 
 
+def make_flf2v_loop(model, clip, out: Path, golden: Path):
+    """WanFLF2V.generate run unchanged on a stand-in object holding tiny parts: the FLF2V DiT of §11.3, a
+    224-pixel CLIP tower with 16-wide features (257 tokens, what the DiT takes), the §2 VAE, and seeded contexts
+    instead of T5."""
+    for name in ('wan.utils', 'wan.distributed'):
+        package = types.ModuleType(name)
+        package.__path__ = [str(Path(sys.modules['wan'].__path__[0]) / name.split('.')[1])]
+        sys.modules[name] = package
+    vae_module = importlib.import_module('wan.modules.vae')
+    official_video_vae = vae_module._video_vae
+
+    def tiny_video_vae(pretrained_path=None, z_dim=None, device='cpu', **kwargs):
+        return official_video_vae(pretrained_path, z_dim, device, dim=8, **kwargs)  # the §2 width
+
+    vae_module._video_vae = tiny_video_vae
+    torch.cuda.current_device = lambda: 0  # only a default argument of T5EncoderModel, evaluated at import
+    flf = importlib.import_module('wan.first_last_frame2video')
+    from safetensors.torch import load_file
+
+    loop_clip_config = dict(CLIP_CONFIG, image_size=224, dim=CLIP_FEATURE_DIM, out_dim=CLIP_FEATURE_DIM, num_layers=2)
+    torch.manual_seed(0)
+    visual = clip.VisionTransformer(**loop_clip_config).eval()
+    init_weights(visual, 3401)
+    source = {'repository': REPO, 'commit': COMMIT, 'file': 'wan/first_last_frame2video.py'}
+    save({'visual.' + k: v for k, v in visual.state_dict().items()}, out / 'clip_vision_loop_tiny.safetensors',
+         {'source': dict(source, file='wan/modules/clip.py'), 'config': loop_clip_config,
+          'init': 'as clip_vision_tiny.safetensors, from Generator().manual_seed(3401)'})
+
+    official_mlp = model.MLPProj
+
+    class NarrowMLPProj(official_mlp):
+
+        def __init__(self, in_dim, out_dim, flf_pos_emb=False):
+            super().__init__(CLIP_FEATURE_DIM, out_dim, flf_pos_emb)
+            self.emb_pos = nn.Parameter(torch.zeros(1, self.emb_pos.shape[1], CLIP_FEATURE_DIM))
+
+    model.MLPProj = NarrowMLPProj
+    torch.manual_seed(0)
+    dit = model.WanModel(**dict(DIT_CONFIG, model_type='flf2v')).eval()
+    model.MLPProj = official_mlp
+    dit.load_state_dict(load_file(str(golden / 'wan21_flf2v_tiny.safetensors')))
+
+    vae_path = out / 'wan_vae_tiny.pth.tmp'
+    torch.save(load_file(str(golden / 'wan_vae_tiny.safetensors')), str(vae_path))
+    vae = vae_module.WanVAE(vae_pth=str(vae_path), device='cpu')
+    vae_path.unlink()
+
+    class Normalize:
+
+        def __call__(self, x):
+            return (x - torch.tensor(CLIP_MEAN).view(-1, 1, 1)) / torch.tensor(CLIP_STD).view(-1, 1, 1)
+
+    class Holder(nn.Module):
+
+        def __init__(self):
+            super().__init__()
+            self.image_size = loop_clip_config['image_size']
+            self.visual = visual
+
+    clip_stand_in = types.SimpleNamespace(dtype=torch.float32, model=Holder(),
+                                          transforms=types.SimpleNamespace(transforms=[Normalize()]))
+    clip_stand_in.visual = lambda videos: clip.CLIPModel.visual(clip_stand_in, videos)
+
+    g = torch.Generator().manual_seed(3402)
+    yy, xx = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing='ij')
+    frames = []
+    for _ in range(2):
+        f = 0.2 + 0.5 * torch.rand(3, 2, generator=g)
+        phase = 6.283 * torch.rand(3, 2, generator=g)
+        smooth = torch.stack([torch.sin(f[c, 0] * xx + phase[c, 0]) * torch.cos(f[c, 1] * yy + phase[c, 1])
+                              for c in range(3)], -1)
+        pixels = (127.5 + 90 * smooth + 20 * torch.randn(16, 16, 3, generator=g)).round().clamp(0, 255)
+        frames.append(pixels.to(torch.uint8))
+    context = torch.randn(7, 32, generator=g)
+    context_null = torch.randn(11, 32, generator=g)
+
+    record = {}
+    calls = []
+    official_forward = dit.forward
+
+    def recording_forward(x, t, context, seq_len, clip_fea=None, y=None):
+        result = official_forward(x, t=t, context=context, seq_len=seq_len, clip_fea=clip_fea, y=y)
+        calls.append((t.clone(), result[0].clone(), clip_fea.clone(), y[0].clone(), seq_len))
+        return result
+
+    dit.forward = recording_forward
+    official_encode = vae.encode
+
+    def recording_encode(videos):
+        record['vae_input'] = videos[0].clone()
+        return official_encode(videos)
+
+    vae.encode = recording_encode
+    steps = []
+
+    class RecordingScheduler(flf.FlowUniPCMultistepScheduler):
+
+        def set_timesteps(self, *args, **kwargs):
+            result = super().set_timesteps(*args, **kwargs)
+            record['timesteps'] = self.timesteps.clone()
+            record['sigmas'] = self.sigmas.clone()
+            return result
+
+        def step(self, model_output, timestep, sample, **kwargs):
+            result = super().step(model_output, timestep, sample, **kwargs)
+            steps.append(result[0].squeeze(0).clone())
+            return result
+
+    flf.FlowUniPCMultistepScheduler = RecordingScheduler
+    runner = object.__new__(flf.WanFLF2V)
+    runner.device = torch.device('cpu')
+    runner.rank = 0
+    runner.t5_cpu = True
+    runner.num_train_timesteps = 1000
+    runner.param_dtype = torch.float32
+    runner.vae_stride = (4, 8, 8)
+    runner.patch_size = (1, 2, 2)
+    runner.sp_size = 1
+    runner.sample_neg_prompt = 'negative'
+    runner.vae = vae
+    runner.clip = clip_stand_in
+    runner.model = dit
+    runner.text_encoder = lambda texts, device: [context if texts[0] == 'prompt' else context_null]
+    run = dict(input_prompt='prompt', max_area=256, frame_num=81, shift=16.0, sample_solver='unipc',
+               sampling_steps=4, guide_scale=5.0, n_prompt='negative', seed=3403, offload_model=False)
+    with torch.no_grad():
+        video = runner.generate(first_frame=Picture(frames[0]), last_frame=Picture(frames[1]), **run)
+
+    first = frames[0].permute(2, 0, 1).float().div(255).sub(0.5).div(0.5)
+    last = frames[1].permute(2, 0, 1).float().div(255).sub(0.5).div(0.5)
+    assert len(calls) == 2 * run['sampling_steps']
+    io = {'first_frame': first, 'last_frame': last, 'context': context, 'context_null': context_null,
+          'clip_context': calls[0][2], 'y': calls[0][3], 'timesteps': record['timesteps'].long(),
+          'sigmas': record['sigmas'].float(), 'x0': steps[-1], 'video_frames_0_40_80': video[:, [0, 40, 80]]}
+    with torch.no_grad():
+        io['noise'] = torch.randn(16, 21, 2, 2, generator=torch.Generator().manual_seed(run['seed']))
+    for k in range(run['sampling_steps']):
+        io[f'step{k}.t'] = calls[2 * k][0].long()
+        io[f'step{k}.noise_pred_cond'] = calls[2 * k][1]
+        io[f'step{k}.noise_pred_uncond'] = calls[2 * k + 1][1]
+        io[f'step{k}.latent'] = steps[k]
+    assert torch.equal(record['vae_input'][:, 1:-1], torch.zeros_like(record['vae_input'][:, 1:-1]))
+    save(io, out / 'wan21_flf2v_loop_io.safetensors',
+         {'source': source, 'config': dict(DIT_CONFIG, model_type='flf2v', image_dim=CLIP_FEATURE_DIM),
+          'clip_config': loop_clip_config, 'run': {k: v for k, v in run.items()},
+          'inputs': 'Generator().manual_seed(3402): two 16x16 RGB uint8 frames (per channel 127.5 + 90 sin(fx x + px) '
+                    'cos(fy y + py), f in [0.2, 0.7), plus 20 N, rounded, clamped), then context randn(7,32), '
+                    'context_null randn(11,32)',
+          'calls': {
+              'generate': 'WanFLF2V.generate(first_frame, last_frame, **run) on a stand-in object: model = '
+                          'wan21_flf2v_tiny.safetensors, clip = clip_vision_loop_tiny.safetensors through '
+                          'CLIPModel.visual, vae = WanVAE of wan_vae_tiny.safetensors, text_encoder = the two contexts',
+              'first_frame, last_frame': 'TF.to_tensor(frame).sub_(0.5).div_(0.5) as generate computes them',
+              'clip_context': 'clip.visual([first[:, None], last[:, None]]), [2, 257, 16], as the DiT received it',
+              'y': 'cat(msk, vae.encode([cat(bicubic(first), zeros(3, 79), bicubic(last))])) as the DiT received it',
+              'stepK.*': 'the cond / uncond DiT outputs and the scheduler step output of step K',
+              'x0': 'the final latent; video_frames_0_40_80: frames 0, 40, 80 of the decoded video'}})
+
+
 def main():
     checkout, out = Path(sys.argv[1]), Path(sys.argv[2])
     torch.set_num_threads(1)
@@ -334,6 +517,7 @@ def main():
     make_clip(clip, out)
     make_dit(model, 'i2v', 3201, out, 'wan21_i2v_tiny')
     make_dit(model, 'flf2v', 3301, out, 'wan21_flf2v_tiny')
+    make_flf2v_loop(model, clip, out, Path(sys.argv[3]) if len(sys.argv) > 3 else out)
 
 
 if __name__ == '__main__':

@@ -14,12 +14,15 @@
 #include "io/safetensors_reader.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "models/clip_vit/clip_vision.h"
 #include "models/model_family.h"
 #include "models/model_registry.h"
 #include "models/model_set_facts.h"
 #include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
+#include "models/wan/wan_vae.h"
+#include "sampling/sampler.h"
 #include "test_registry.h"
 #include "test_support.h"
 
@@ -34,8 +37,10 @@ using shotchain::testing::Tolerance;
 
 namespace {
 
-// Golden README §11: the DiT rows of §6.
+// Golden README §11: the DiT rows of §6; the VAE latent of §6; loops run end to end as §9.7.
 constexpr Tolerance kDit{1e-4, 1e-5};
+constexpr Tolerance kVae{1e-4, 2e-5};
+constexpr Tolerance kLoop{5e-4, 5e-5};
 
 struct Case {
   const char* stem;  // "wan21_i2v_tiny", "wan21_flf2v_tiny"
@@ -52,8 +57,8 @@ class TestWan21I2vGolden : public QObject {
 
   QTemporaryDir dir_;
 
-  void check(const std::string& what, const at::Tensor& got, const at::Tensor& expected) {
-    const std::string mismatch = goldenMismatch(what, got, expected, kDit);
+  void check(const std::string& what, const at::Tensor& got, const at::Tensor& expected, Tolerance tolerance = kDit) {
+    const std::string mismatch = goldenMismatch(what, got, expected, tolerance);
     QVERIFY2(mismatch.empty(), mismatch.c_str());
   }
 
@@ -73,6 +78,9 @@ class TestWan21I2vGolden : public QObject {
       for (const std::string suffix : {".safetensors", "_io.safetensors"})
         if (!std::filesystem::is_regular_file(golden(c.stem + suffix)))
           QFAIL(qPrintable(QString("golden file missing: %1").arg(q(golden(c.stem + suffix).string()))));
+    for (const char* name : {"wan21_flf2v_loop_io.safetensors", "clip_vision_loop_tiny.safetensors"})
+      if (!std::filesystem::is_regular_file(golden(name)))
+        QFAIL(qPrintable(QString("golden file missing: %1").arg(q(golden(name).string()))));
   }
 
   // Every configurable value from the file's metadata, the image embedding from the shapes.
@@ -223,6 +231,70 @@ class TestWan21I2vGolden : public QObject {
     QVERIFY2(error.contains("no_v_img.safetensors") && error.contains("blocks.1.cross_attn.v_img.weight"),
              qPrintable(error));
   }
+  // §11.5: WanFLF2V.generate end to end: the CLIP features of both frames, y (the mask and the latent of first
+  // frame, zeros, last frame), the guided UniPC loop, every step, and the decoded video.
+  void flf2vLoop() {
+    const auto loop = io::SafetensorsFile::open(golden("wan21_flf2v_loop_io.safetensors"));
+    const nlohmann::json run = nlohmann::json::parse(loop->header().metadata.at("run"));
+    const at::Tensor first = loop->tensor("first_frame"), last = loop->tensor("last_frame");
+    const ClipVisionEncoder clip = ClipVisionEncoder::load(
+        io::WeightSet::open(golden("clip_vision_loop_tiny.safetensors")), {at::kFloat, at::kCPU});
+    const at::Tensor features = clip.encode(at::stack({first, last}));
+    check("clip_context", features, loop->tensor("clip_context"));
+
+    const std::int64_t frames = run["frame_num"].get<std::int64_t>();
+    const WanVae vae = WanVae::load(io::WeightSet::open(golden("wan_vae_tiny.safetensors")));
+    const at::Tensor video =
+        at::cat({first.unsqueeze(1), at::zeros({3, frames - 2, first.size(1), first.size(2)}), last.unsqueeze(1)}, 1);
+    const at::Tensor latent = vae.encode(video);
+    at::Tensor mask = at::zeros({4, latent.size(1), latent.size(2), latent.size(3)});
+    mask.select(1, 0).fill_(1.0);  // the first pixel frame, repeated over the four channels
+    mask.select(1, latent.size(1) - 1).select(0, 3).fill_(1.0);  // the last pixel frame: the last latent's channel 3
+    const at::Tensor y = loop->tensor("y");
+    QVERIFY(at::equal(mask, y.narrow(0, 0, 4)));
+    check("y latent", latent, y.narrow(0, 4, 16), kVae);
+
+    const WanModel model = modelOf(kCases[1]);
+    sampling::SamplerOptions options;
+    options.steps = run["sampling_steps"].get<int>();
+    options.shift = run["shift"].get<double>();
+    options.seed = run["seed"].get<std::uint64_t>();
+    options.guidance = run["guide_scale"].get<double>();
+    const at::Tensor noise = loop->tensor("noise");
+    QVERIFY(at::equal(sampling::seededNoise(noise.sizes().vec(), options.seed), noise));
+    std::vector<at::Tensor> ts, velocities, latents;
+    const sampling::Denoiser denoiser = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
+      ts.push_back(t[0].clone());
+      velocities.push_back(
+          model.forwardBatch(at::cat({x, y.unsqueeze(0).expand({x.size(0), -1, -1, -1, -1})}, 1), t, context));
+      return velocities.back();
+    };
+    sampling::SampleResult result;
+    {
+      const ImageEmbeddingScope scope(model, loop->tensor("clip_context"));
+      result = sampling::sampleFlow(denoiser, noise.sizes().vec(), loop->tensor("context"),
+                                    loop->tensor("context_null"), options, [&](const sampling::StepEvent& event) {
+                                      latents.push_back(event.latent.clone());
+                                      return true;
+                                    });
+    }
+    QVERIFY(at::equal(at::tensor(result.schedule.timesteps, at::kLong), loop->tensor("timesteps")));
+    QVERIFY(at::equal(at::tensor(result.schedule.sigmas, at::kFloat), loop->tensor("sigmas")));
+    QCOMPARE(static_cast<int>(velocities.size()), options.steps);
+    for (int k = 0; k < options.steps; ++k) {
+      const std::string step = "step" + std::to_string(k);
+      const auto n = static_cast<std::size_t>(k);
+      QVERIFY2(at::equal(ts[n].reshape({1}).to(at::kLong), loop->tensor(step + ".t")), step.c_str());
+      check(step + ".noise_pred_cond", velocities[n][0], loop->tensor(step + ".noise_pred_cond"), kLoop);
+      check(step + ".noise_pred_uncond", velocities[n][1], loop->tensor(step + ".noise_pred_uncond"), kLoop);
+      check(step + ".latent", latents[n], loop->tensor(step + ".latent"), kLoop);
+    }
+    check("x0", result.latent, loop->tensor("x0"), kLoop);
+    const at::Tensor decoded = vae.decode(result.latent);
+    check("video frames 0, 40, 80", decoded.index_select(1, at::tensor({0, 40, 80}, at::kLong)),
+          loop->tensor("video_frames_0_40_80"), kLoop);
+  }
+
   // shotchain verify WEIGHTS IO checks both files with the DiT tolerance.
   void verifyVerb() {
     for (const Case& c : kCases) {
