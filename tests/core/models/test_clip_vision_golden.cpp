@@ -144,6 +144,19 @@ class TestClipVisionGolden : public QObject {
     check("out (HF names)", encoder.forward(io_->tensor("pixels")), io_->tensor("out"), kOutput);
   }
 
+  // The published towers are stored in float16 (the reference runs them under fp16 autocast): an F16 file
+  // computes its matmuls in half precision, LayerNorms and the residual stream in float32.
+  void halfPrecisionFile() {
+    const io::WeightSet half = edited("half.safetensors", [](io::NamedTensors& t) {
+      for (auto& [name, tensor] : t) tensor = tensor.to(at::kHalf);
+    });
+    const ClipVisionEncoder encoder = ClipVisionEncoder::load(half);
+    QVERIFY(encoder.computeDtype() == at::kHalf);
+    const at::Tensor out = encoder.forward(io_->tensor("pixels"));
+    QVERIFY(out.scalar_type() == at::kFloat);
+    check("out (F16 weights, half matmuls)", out, io_->tensor("out"), {2e-2, 5e-3});
+  }
+
   void textTowerAndHeadAreIgnored() {
     const io::WeightSet weights = edited("with_text.safetensors", [](io::NamedTensors& t) {
       t.emplace_back("textual.token_embedding.weight", at::zeros({4, 4}));
