@@ -49,6 +49,13 @@ struct ComfyWords {
   bool videoOutput = false;             // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
 };
 
+// The reference's sampler settings for a family, where they differ from the sequence's own defaults (0: none).
+struct ReferenceSampling {
+  double shift = 0;
+  int steps = 0;
+  double guidance = 0;
+};
+
 struct FamilyKnowledge {
   const char* name = "";  // what the studio calls the family ("Wan 2.2 TI2V-5B")
   // DiTs.
@@ -58,6 +65,7 @@ struct FamilyKnowledge {
   std::span<const LoraLayerAlias> loraLayerAliases = {};
   const char* loraTarget = "";  // what a LoRA for it is called in the Models panel ("Wan DiT")
   std::span<const PublishedCacheTable> cacheTables = {};
+  ReferenceSampling sampling = {};
   // VAEs.
   const LatentRgbTable* preview = nullptr;
   ComfyWords comfy;

@@ -23,11 +23,11 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
     for (const auto& [name, bytes] : byDtype)
       if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
     if (m.id.role == ModelRole::None) m.lora = summariseLora(weights, ditFamilyKnowledge());
-    m.problem = m.id.role != ModelRole::None ? m.id.problem
-                : m.lora                     ? (m.lora->target.empty()
-                                                    ? "a LoRA for a model ShotChain does not know (its layer names are no DiT's it reads)"
-                                                    : "")
-                                             : "not a model of a family ShotChain knows";
+    m.problem = m.id.role != ModelRole::None || !m.id.family.empty() ? m.id.problem
+                : m.lora                                             ? (m.lora->target.empty()
+                                                                            ? "a LoRA for a model ShotChain does not know (its layer names are no DiT's it reads)"
+                                                                            : "")
+                                                                     : "not a model of a family ShotChain knows";
   } catch (const std::exception& error) {
     m.problem = error.what();
     std::error_code ignored;  // what the file takes on disk, even when its header cannot be read

@@ -28,4 +28,8 @@ void VideoDiffusionModel::setBlockCache(BlockCache* cache) const {
   if (cache) throw std::invalid_argument(blockCacheProblem());
 }
 
+void VideoDiffusionModel::setImageEmbedding(const at::Tensor& features) const {
+  if (features.defined()) throw std::invalid_argument(family() + " takes no CLIP image features");
+}
+
 }  // namespace shotchain::models

@@ -39,6 +39,9 @@ struct DitCapabilities {
   // > 0: image-to-video (Wan 2.2 I2V): every call takes this many channels of conditioning `y` (the frame
   // mask and the start image's latent, sampling/image_condition.h) after the latentChannels() it denoises.
   std::int64_t imageConditionChannels = 0;
+  // > 0: it also takes the CLIP features of its image(s) (Wan 2.1 I2V: 257 tokens, FLF2V: 514 for the first and
+  // last frames), set for the shot with an ImageEmbeddingScope before forwardBatch.
+  std::int64_t imageEmbeddingTokens = 0;
 };
 
 // A video diffusion transformer, whatever its family: what residency, the sampler and the renderer
@@ -75,6 +78,10 @@ class VideoDiffusionModel {
   // The cache forwardBatch consults until it is set again (null: none). The render thread's: set around
   // one shot's sampling (BlockCacheScope), never while another thread runs a forward of this model.
   virtual void setBlockCache(BlockCache* cache) const;
+  // The CLIP image features forwardBatch uses for every batch row until set again (capabilities().
+  // imageEmbeddingTokens > 0): [tokens, dim] or [images, tokens, dim]; undefined clears them. Set around one shot's
+  // sampling (ImageEmbeddingScope), like the block cache. Throws std::invalid_argument for a model without them.
+  virtual void setImageEmbedding(const at::Tensor& features) const;
 
   // The adapters of every weight that has some (weight name → adapters), replacing those set before; {} takes
   // them all off, leaving the model bit for bit as it was. Throws std::invalid_argument for a family without them.
@@ -95,6 +102,20 @@ class BlockCacheScope {
   ~BlockCacheScope() { model_.setBlockCache(nullptr); }
   BlockCacheScope(const BlockCacheScope&) = delete;
   BlockCacheScope& operator=(const BlockCacheScope&) = delete;
+
+ private:
+  const VideoDiffusionModel& model_;
+};
+
+// Sets a model's CLIP image features for a scope and clears them on the way out, also by an exception.
+class ImageEmbeddingScope {
+ public:
+  ImageEmbeddingScope(const VideoDiffusionModel& model, const at::Tensor& features) : model_(model) {
+    model_.setImageEmbedding(features);
+  }
+  ~ImageEmbeddingScope() { model_.setImageEmbedding(at::Tensor()); }
+  ImageEmbeddingScope(const ImageEmbeddingScope&) = delete;
+  ImageEmbeddingScope& operator=(const ImageEmbeddingScope&) = delete;
 
  private:
   const VideoDiffusionModel& model_;

@@ -14,7 +14,9 @@ namespace {
 const VerifiableComponent kComponents[] = {
     {"Wan 2.2 TI2V image-to-video loop", &matchesTi2vLoop, &verifyTi2vLoop, {5e-4, 5e-5}},
     {"Wan 2.2 A14B two-expert loop", &matchesExpertLoop, &verifyExpertLoop, {5e-4, 5e-5}},
+    {"Wan 2.1 I2V / FLF2V DiT", &matchesWan21I2v, &verifyWan21I2v},
     {"Wan DiT", &matchesWanDit, &verifyWanDit},
+    {"CLIP vision encoder", &matchesClipVision, &verifyClipVision, {2e-5, 1e-5}},
     {"Wan VAE", &matchesWanVae, &verifyWanVae, {1e-4, 2e-5}},
     {"UMT5 text encoder", &matchesUmt5, &verifyUmt5, {2e-5, 1e-5}},
 };

@@ -64,6 +64,10 @@ bool matchesTi2vLoop(const io::WeightSet& weights, const std::string& source);
 void verifyTi2vLoop(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesExpertLoop(const io::WeightSet& weights, const std::string& source);
 void verifyExpertLoop(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesWan21I2v(const io::WeightSet& weights, const std::string& source);
+void verifyWan21I2v(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
+bool matchesClipVision(const io::WeightSet& weights, const std::string& source);
+void verifyClipVision(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 bool matchesUmt5(const io::WeightSet& weights, const std::string& source);
 void verifyUmt5(const io::WeightSet& weights, const io::SafetensorsFile& file, Report& report);
 

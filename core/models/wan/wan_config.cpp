@@ -36,6 +36,12 @@ std::uint64_t WanConfig::parameterCount() const {
   const auto headOut = static_cast<std::uint64_t>(outDim * patchVolume());
   total += 2 * d + headOut * d + headOut;                             // head
   if (injectSampleInfo) total += 2 * d + linear + 6 * d * d + 6 * d;  // fps embedding and projection
+  if (imageDim > 0) {
+    const auto i = static_cast<std::uint64_t>(imageDim);
+    total += 2 * i + i * i + i + d * i + d + 2 * d;                // img_emb: LN, Linear, Linear, LN
+    total += static_cast<std::uint64_t>(imagePositionTokens) * i;  // FLF2V emb_pos
+    total += static_cast<std::uint64_t>(numLayers) * (2 * linear + (qkNorm ? d : 0));  // k_img, v_img, norm_k_img
+  }
   return total;
 }
 
@@ -43,9 +49,10 @@ std::string WanConfig::variant() const {
   if (modelType == "ti2v" && inDim == 48 && outDim == 48 && textDim == 4096 && freqDim == 256 && dim == 3072 &&
       ffnDim == 14336 && numHeads == 24 && numLayers == 30 && patch == std::array<std::int64_t, 3>{1, 2, 2})
     return "5B";
-  if (modelType == "i2v" && inDim == 36 && outDim == 16 && textDim == 4096 && freqDim == 256 && dim == 5120 &&
-      ffnDim == 13824 && numHeads == 40 && numLayers == 40 && patch == std::array<std::int64_t, 3>{1, 2, 2})
-    return "A14B";
+  if ((modelType == "i2v" || modelType == "flf2v") && inDim == 36 && outDim == 16 && textDim == 4096 &&
+      freqDim == 256 && dim == 5120 && ffnDim == 13824 && numHeads == 40 && numLayers == 40 &&
+      patch == std::array<std::int64_t, 3>{1, 2, 2})
+    return imageDim > 0 ? "14B" : "A14B";
   const bool standard = modelType == "t2v" && inDim == 16 && outDim == 16 && textDim == 4096 && freqDim == 256 &&
                         patch == std::array<std::int64_t, 3>{1, 2, 2};
   if (standard && dim == 1536 && ffnDim == 8960 && numHeads == 12 && numLayers == 30) return "1.3B";
@@ -58,20 +65,27 @@ std::string WanConfig::variant() const {
 }
 
 std::string WanConfig::family() const {
-  std::string name = modelType == "ti2v"  ? "Wan 2.2 TI2V"
-                     : modelType == "i2v" ? "Wan 2.2 I2V"
-                     : injectSampleInfo   ? "SkyReels-V2 DF"
-                     : diffusionForcing   ? "Wan 2.1 T2V (diffusion forcing)"
-                                          : "Wan 2.1 T2V";
+  std::string name = modelType == "ti2v"    ? "Wan 2.2 TI2V"
+                     : modelType == "flf2v" ? "Wan 2.1 FLF2V"
+                     : modelType == "i2v"   ? (imageDim > 0 ? "Wan 2.1 I2V" : "Wan 2.2 I2V")
+                     : injectSampleInfo     ? "SkyReels-V2 DF"
+                     : diffusionForcing     ? "Wan 2.1 T2V (diffusion forcing)"
+                                            : "Wan 2.1 T2V";
   if (causalBlockSize > 0) name += ", causal, chunk " + std::to_string(causalBlockSize);
   return name;
 }
 
 void WanConfig::check() const {
-  if (modelType != "t2v" && modelType != "ti2v" && modelType != "i2v")
-    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (t2v, ti2v and i2v)");
-  if (modelType == "i2v" && inDim <= outDim)
-    throw std::invalid_argument("an i2v model takes the image condition as extra input channels: in_dim " +
+  if (modelType != "t2v" && modelType != "ti2v" && modelType != "i2v" && modelType != "flf2v")
+    throw std::invalid_argument("model_type \"" + modelType + "\" is not supported yet (t2v, ti2v, i2v and flf2v)");
+  if (modelType == "flf2v" && (imageDim <= 0 || imagePositionTokens <= 0))
+    throw std::invalid_argument(
+        "an flf2v model needs an image embedding with its position embedding (img_emb.emb_pos)");
+  if (imageDim < 0 || imagePositionTokens < 0 || (imageDim > 0 && modelType != "i2v" && modelType != "flf2v"))
+    throw std::invalid_argument("an image embedding (image_dim) belongs to an i2v or flf2v model");
+  if ((modelType == "i2v" || modelType == "flf2v") && inDim <= outDim)
+    throw std::invalid_argument("an " + modelType +
+                                " model takes the image condition as extra input channels: in_dim " +
                                 std::to_string(inDim) + " must exceed out_dim " + std::to_string(outDim));
   if (modelType == "ti2v" && inDim != outDim)
     throw std::invalid_argument("a ti2v model denoises its own input: in_dim " + std::to_string(inDim) +
@@ -110,6 +124,8 @@ std::string WanConfig::toJson() const {
   if (causalBlockSize > 0) json["causal_block_size"] = causalBlockSize;
   if (diffusionForcing) json["diffusion_forcing"] = true;
   if (freshClipContinuation) json["fresh_clip_continuation"] = true;
+  if (imageDim > 0) json["image_dim"] = imageDim;
+  if (imagePositionTokens > 0) json["image_position_tokens"] = imagePositionTokens;
   return json.dump();
 }
 
@@ -149,6 +165,8 @@ WanConfig WanConfig::fromJson(std::string_view text) {
   config.outDim = positive(json, "out_dim", config.outDim);
   config.numHeads = positive(json, "num_heads", config.numHeads);
   config.numLayers = positive(json, "num_layers", config.numLayers);
+  config.imageDim = json.contains("image_dim") ? positive(json, "image_dim", 0) : 0;
+  config.imagePositionTokens = json.contains("image_position_tokens") ? positive(json, "image_position_tokens", 0) : 0;
   if (json.contains("eps")) {
     if (!json["eps"].is_number()) throw std::invalid_argument("config: \"eps\" must be a number");
     config.eps = json["eps"].get<double>();
@@ -198,6 +216,15 @@ WanConfig WanConfig::preset(std::string_view name) {
     config.inDim = 36;
     return config;
   }
+  if (name == "i2v-14b" || name == "i2v-14B" || name == "flf2v-14b" || name == "flf2v-14B") {
+    config = preset("i2v-a14b");  // Wan 2.1 I2V-14B: the same blocks, plus the CLIP image embedding
+    config.imageDim = 1280;
+    if (name.starts_with("flf2v")) {
+      config.modelType = "flf2v";
+      config.imagePositionTokens = 2 * 257;
+    }
+    return config;
+  }
   if (name == "tiny" || name == "tiny-ti2v" || name == "tiny-i2v") {  // the golden reference configurations
     if (name == "tiny-ti2v") {
       config.modelType = "ti2v";
@@ -217,7 +244,7 @@ WanConfig WanConfig::preset(std::string_view name) {
     return config;
   }
   throw std::invalid_argument("unknown config \"" + std::string(name) +
-                              "\" (tiny, tiny-ti2v, tiny-i2v, 1.3b, 14b, i2v-a14b, ti2v-5b)");
+                              "\" (tiny, tiny-ti2v, tiny-i2v, 1.3b, 14b, i2v-a14b, ti2v-5b, i2v-14b, flf2v-14b)");
 }
 
 WanDetection detectWanConfig(const io::WeightSet& weights) {
@@ -234,13 +261,6 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   if (shapeOf("vace_patch_embedding.weight")) result.problems.push_back("VACE models are not supported yet");
   result.imageEmbedding =
       shapeOf("img_emb.proj.0.weight") != nullptr || shapeOf("blocks.0.cross_attn.k_img.weight") != nullptr;
-  if (shapeOf("img_emb.emb_pos")) {
-    result.config.modelType = "flf2v";
-    result.problems.push_back("FLF2V models are not supported yet (T2V only)");
-  } else if (result.imageEmbedding) {
-    result.config.modelType = "i2v";
-    result.problems.push_back("Wan 2.1 I2V models (a CLIP image embedding) are not supported yet");
-  }
 
   const auto meta = weights.metadata().find("config");
   if (meta != weights.metadata().end()) {
@@ -306,6 +326,23 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   }
   // The fps embedding is what the key names say of a SkyReels-V2 DF checkpoint, whatever a config claims.
   if (shapeOf("fps_embedding.weight")) result.config.injectSampleInfo = true;
+  // Wan 2.1 I2V / FLF2V: the image embedding's width and FLF2V's position rows from their tensors.
+  WanConfig& c = result.config;
+  c.imageDim = 0;
+  c.imagePositionTokens = 0;
+  if (result.imageEmbedding) {
+    const auto* norm = shapeOf("img_emb.proj.0.weight");
+    if (norm && norm->size() == 1) {
+      c.imageDim = static_cast<std::int64_t>((*norm)[0]);
+    } else {
+      result.problems.push_back("blocks.0.cross_attn.k_img.weight without img_emb.proj.0.weight: no image embedding");
+    }
+    if (c.modelType == "t2v") c.modelType = "i2v";
+    if (const auto* position = shapeOf("img_emb.emb_pos")) {
+      c.modelType = "flf2v";
+      if (position->size() == 3) c.imagePositionTokens = static_cast<std::int64_t>((*position)[1]);
+    }
+  }
   // Wan 2.2 TI2V has Wan 2.1's key names; its 48 latent channels (the Wan 2.2 VAE's) tell it apart.
   if (result.configSource == "tensor shapes" && result.config.modelType == "t2v" && result.config.inDim == 48 &&
       result.config.outDim == 48)
@@ -318,8 +355,7 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
   if (result.config.modelType == "t2v" && result.config.inDim != result.config.outDim)
     result.problems.push_back("in_dim " + std::to_string(result.config.inDim) + " with out_dim " +
                               std::to_string(result.config.outDim) + ": a text-to-video DiT denoises its own input");
-  if (result.config.modelType == "t2v" || result.config.modelType == "ti2v" ||
-      (result.config.modelType == "i2v" && !result.imageEmbedding)) {
+  {
     try {
       result.config.check();
     } catch (const std::invalid_argument& error) {

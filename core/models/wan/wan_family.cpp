@@ -1,5 +1,8 @@
 #include "models/wan/wan_family.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "io/strict_weight_loader.h"
 #include "io/weight_set.h"
 #include "models/wan/wan_knowledge.h"
@@ -14,8 +17,8 @@ std::string firstOf(const std::vector<std::string>& problems) { return problems.
 
 std::optional<IdentifiedModel> identifyWanDit(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
-  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;  // Wan 2.2's rows
-  if (dit.config.modelType == "i2v" && !dit.imageEmbedding) return std::nullopt;
+  if (!dit.isWanDit || dit.config.modelType == "ti2v") return std::nullopt;                   // Wan 2.2's rows
+  if (dit.config.modelType == "i2v" || dit.config.modelType == "flf2v") return std::nullopt;  // Wan 2.2 I2V, wan21_i2v
   std::string description = dit.config.family() + ", " + dit.config.variant();
   // Wan 2.2's T2V-A14B experts have the shapes of Wan 2.1 T2V 14B: nothing in the header tells them apart.
   if (dit.config.modelType == "t2v" && dit.config.variant() == "14B" && !dit.config.takesPerFrameTimesteps())
@@ -28,6 +31,31 @@ std::optional<IdentifiedModel> identifyWanVae(const io::WeightSet& weights) {
   if (!vae.isWanVae || vae.config.generation == 22) return std::nullopt;  // Wan 2.2's row
   return IdentifiedModel{"wan_vae", ModelRole::Vae, "Wan 2.1 VAE (" + vae.config.variant() + ")",
                          firstOf(vae.problems)};
+}
+
+// A file name as the name rules read it (wan_knowledge.h): lower-cased, '-' as '_'.
+std::string normalisedName(const io::WeightSet& weights) {
+  std::string n = weights.label();
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+}
+
+std::optional<IdentifiedModel> identifyWan21I2v(const io::WeightSet& weights) {
+  const WanDetection dit = detectWanConfig(weights);
+  if (!dit.isWanDit || !dit.imageEmbedding) return std::nullopt;
+  std::string problem = firstOf(dit.problems);
+  if (problem.empty())
+    problem =
+        "rendering it needs the CLIP vision features of its image at every step, which the renderer does not "
+        "compute yet";
+  return IdentifiedModel{"wan21_i2v", ModelRole::Dit,
+                         wan21I2vName(normalisedName(weights), dit.config) + ", " + dit.config.variant(), problem};
+}
+
+DitFacts wan21I2vFactsOf(const io::WeightSet& weights) {
+  const WanConfig config = detectWanConfig(weights).config;
+  return wanDitFacts(config, wan21I2vKnowledge(wan21I2vName(normalisedName(weights), config)));
 }
 
 std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
@@ -97,7 +125,7 @@ DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) 
   facts.perFrameTimesteps = config.takesPerFrameTimesteps();
   facts.cleanFirstFrames = config.modelType == "ti2v";
   facts.causalBlockSize = config.causalBlockSize;
-  facts.imageConditionChannels = config.modelType == "i2v" ? config.inDim - config.outDim : 0;
+  facts.imageConditionChannels = config.imageConditionChannels();
   facts.firstLastFrame = facts.imageConditionChannels > 0;  // the mask has a channel per pixel frame
   facts.contextLength = config.textLen;
   facts.parameters = config.parameterCount();
@@ -137,6 +165,18 @@ const ModelFamilyRow& wanDitFamily() {
                                   .ditFacts = wanDitFactsOf,
                                   .familyFromFileName = wanDitNames,
                                   .assumed = assumedWanSet};
+  return row;
+}
+
+const ModelFamilyRow& wan21I2vFamily() {
+  static const ModelFamilyRow row{.name = "wan21_i2v",
+                                  .role = ModelRole::Dit,
+                                  .identify = identifyWan21I2v,
+                                  .loadDit = loadWanDit,
+                                  .ditMemory = wanDitMemoryOf,
+                                  .inspect = inspectWanDit,
+                                  .knowledge = &wan21I2vKnowledge(""),
+                                  .ditFacts = wan21I2vFactsOf};
   return row;
 }
 

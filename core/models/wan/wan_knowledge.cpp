@@ -68,6 +68,28 @@ const LatentRgbTable kPreview{kPreviewWeights, {-0.1835f, -0.0868f, -0.3360f}, "
 
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
+constexpr SizePreset kI2v480Sizes[] = {
+    {"832×480 — Wan 480p landscape", 832, 480},
+    {"480×832 — Wan 480p portrait", 480, 832},
+    {"624×624 — square", 624, 624},
+};
+constexpr SizePreset kI2v720Sizes[] = {
+    {"1280×720 — Wan 720p landscape", 1280, 720},
+    {"720×1280 — Wan 720p portrait", 720, 1280},
+    {"960×960 — square", 960, 960},
+};
+
+// generate.py: sample_shift 5.0, except i2v at 832×480 (3.0) and flf2v / vace (16); 40 steps for i2v, guide 5.0.
+FamilyKnowledge wan21I2vRow(const char* name, std::span<const SizePreset> sizes, double shift, const char* comfyFile) {
+  return FamilyKnowledge{.name = name,
+                         .defaultNegativePrompt = kNegativePrompt,
+                         .sizes = sizes,
+                         .loraLayerAliases = kLoraAliases,
+                         .loraTarget = "Wan DiT",
+                         .sampling = {.shift = shift, .steps = 40, .guidance = 5.0},
+                         .comfy = {.file = comfyFile}};
+}
+
 }  // namespace
 
 const char* wanNegativePrompt() { return kNegativePrompt; }
@@ -92,6 +114,27 @@ const FamilyKnowledge& wanVaeKnowledge() {
   return knowledge;
 }
 
+const FamilyKnowledge& wan21I2vKnowledge(const std::string& name) {
+  static const FamilyKnowledge i2v480 =
+      wan21I2vRow("Wan 2.1 I2V 480p", kI2v480Sizes, 3.0, "wan2.1_i2v_480p_14B_fp16.safetensors");
+  static const FamilyKnowledge i2v720 =
+      wan21I2vRow("Wan 2.1 I2V 720p", kI2v720Sizes, 5.0, "wan2.1_i2v_720p_14B_fp16.safetensors");
+  static const FamilyKnowledge flf2v =
+      wan21I2vRow("Wan 2.1 FLF2V", kI2v720Sizes, 16.0, "wan2.1_flf2v_720p_14B_fp16.safetensors");
+  static const FamilyKnowledge i2v = wan21I2vRow("Wan 2.1 I2V (480p or 720p)", kT2vSizes, 5.0, "");
+  if (name == i2v480.name) return i2v480;
+  if (name == i2v720.name) return i2v720;
+  if (name == flf2v.name) return flf2v;
+  return i2v;
+}
+
+std::string wan21I2vName(const std::string& n, const WanConfig& config) {
+  if (config.modelType == "flf2v" || has(n, "flf2v")) return "Wan 2.1 FLF2V";
+  if (has(n, "480p")) return "Wan 2.1 I2V 480p";
+  if (has(n, "720p")) return "Wan 2.1 I2V 720p";
+  return has(n, "14b") || config.variant() == "14B" ? "Wan 2.1 I2V-14B" : "Wan 2.1 I2V";
+}
+
 std::string wanVariantId(const WanConfig& config) {
   if (config.family() != "Wan 2.1 T2V") return "";
   const std::string size = config.variant();
@@ -110,8 +153,8 @@ std::string wanFamilyFromFileName(const std::string& n) {
     return std::string("Wan 2.2 T2V-A14B") + (has(n, "high")  ? " high-noise expert"
                                               : has(n, "low") ? " low-noise expert"
                                                               : "");
-  if (wan21 && has(n, "i2v")) return "Wan 2.1 I2V (not supported: it needs a CLIP image encoder)";
-  if (wan21 && has(n, "flf2v")) return "Wan 2.1 FLF2V (not supported)";
+  if (wan21 && (has(n, "i2v") || has(n, "flf2v")))
+    return wan21I2vName(n, WanConfig()) + " (not supported yet: the renderer does not compute its CLIP image features)";
   if (wan21 && has(n, "vace")) return "Wan 2.1 VACE (not supported)";
   if (wan21 && (has(n, "1.3b") || has(n, "1_3b"))) return "Wan 2.1 T2V-1.3B";
   if (wan21 && has(n, "14b")) return "Wan 2.1 T2V-14B";

@@ -22,6 +22,12 @@ std::span<const LoraLayerAlias> wanLoraLayerAliases();
 const FamilyKnowledge& wanT2vKnowledge();
 const FamilyKnowledge& wanVaeKnowledge();
 
+// Wan 2.1 I2V-14B and FLF2V-14B, by the name wan21I2vName gives ("Wan 2.1 I2V 480p", "Wan 2.1 I2V 720p",
+// "Wan 2.1 FLF2V"; any other name: an I2V of unknown resolution): the reference's sampler defaults differ.
+const FamilyKnowledge& wan21I2vKnowledge(const std::string& name);
+// The 480p and 720p I2V checkpoints have the same shapes: only a file name that says which tells them apart.
+std::string wan21I2vName(const std::string& normalised, const WanConfig& config);
+
 // The id of a Wan DiT's published tables ("" when nothing was published for it).
 std::string wanVariantId(const WanConfig& config);
 

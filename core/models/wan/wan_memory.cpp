@@ -23,9 +23,7 @@ class WanDitMemory final : public DitMemoryModel {
   std::int64_t latentChannels() const override { return config_.outDim; }
   bool perFrameTimesteps() const override { return config_.takesPerFrameTimesteps(); }
   bool cleanFirstFrames() const override { return config_.modelType == "ti2v"; }
-  std::int64_t imageConditionChannels() const override {
-    return config_.modelType == "i2v" ? config_.inDim - config_.outDim : 0;
-  }
+  std::int64_t imageConditionChannels() const override { return config_.imageConditionChannels(); }
   c10::ScalarType loadDtype() const override { return loadDtype_; }
   std::int64_t causalBlockSize() const override { return config_.causalBlockSize; }
   std::uint64_t kvCacheBytesPerFrame(c10::ScalarType dtype, std::int64_t branches, std::int64_t height,
@@ -116,6 +114,11 @@ std::uint64_t wanDitWeightBytes(const WanConfig& c, c10::ScalarType dtype) {
   std::uint64_t f32 = d * u(c.freqDim) + d + d * d + d + 6 * d * d + 6 * d;  // time MLP and projection
   f32 += u(c.numLayers) * (6 * d + (c.qkNorm ? 4 * d : 0) + (c.crossAttnNorm ? 2 * d : 0));
   f32 += 2 * d + headOut * d + headOut;
+  if (c.hasImageEmbedding()) {  // img_emb, and k_img / v_img / norm_k_img in every block
+    const std::uint64_t i = u(c.imageDim);
+    matmul += i * i + i + d * i + d + u(c.numLayers) * 2 * (d * d + d);
+    f32 += 2 * i + 2 * d + u(c.imagePositionTokens) * i + (c.qkNorm ? u(c.numLayers) * d : 0);
+  }
   return matmul * s + f32 * 4;
 }
 

@@ -50,6 +50,11 @@ std::vector<ParamSpec> parameterSpecs(const WanConfig& c) {
         specs.push_back({p + attn + ".norm_k.weight", {d}, WeightKind::Float32});
       }
     }
+    if (c.hasImageEmbedding()) {
+      linear(p + "cross_attn.k_img", d, d, WeightKind::Matmul);
+      linear(p + "cross_attn.v_img", d, d, WeightKind::Matmul);
+      if (c.qkNorm) specs.push_back({p + "cross_attn.norm_k_img.weight", {d}, WeightKind::Float32});
+    }
     if (c.crossAttnNorm) {
       specs.push_back({p + "norm3.weight", {d}, WeightKind::Float32});
       specs.push_back({p + "norm3.bias", {d}, WeightKind::Float32});
@@ -63,6 +68,17 @@ std::vector<ParamSpec> parameterSpecs(const WanConfig& c) {
     specs.push_back({"fps_embedding.weight", {2, d}, WeightKind::Float32});
     linear("fps_projection.0", d, d, WeightKind::Float32);
     linear("fps_projection.2", 6 * d, d, WeightKind::Float32);
+  }
+  if (c.hasImageEmbedding()) {
+    const std::int64_t i = c.imageDim;
+    specs.push_back({"img_emb.proj.0.weight", {i}, WeightKind::Float32});
+    specs.push_back({"img_emb.proj.0.bias", {i}, WeightKind::Float32});
+    linear("img_emb.proj.1", i, i, WeightKind::Matmul);
+    linear("img_emb.proj.3", d, i, WeightKind::Matmul);
+    specs.push_back({"img_emb.proj.4.weight", {d}, WeightKind::Float32});
+    specs.push_back({"img_emb.proj.4.bias", {d}, WeightKind::Float32});
+    if (c.imagePositionTokens > 0)
+      specs.push_back({"img_emb.emb_pos", {1, c.imagePositionTokens, i}, WeightKind::Float32});
   }
   return specs;
 }
@@ -84,7 +100,8 @@ DitCapabilities WanModel::capabilities() const {
           impl_->causalBlockSize > 0,
           impl_->config.freshClipContinuation,
           impl_->config.modelType == "ti2v",
-          impl_->config.modelType == "i2v" ? impl_->config.inDim - impl_->config.outDim : 0};
+          impl_->config.imageConditionChannels(),
+          impl_->config.imageTokens()};
 }
 
 std::int64_t WanModel::latentChannels() const { return impl_->config.outDim; }
@@ -159,6 +176,24 @@ void WanModel::setBlockCache(BlockCache* cache) const {
   impl_->blockCache = cache;
 }
 
+void WanModel::setImageEmbedding(const at::Tensor& features) const {
+  const WanConfig& c = impl_->config;
+  if (!features.defined()) {
+    impl_->imageFeatures = at::Tensor();
+    return;
+  }
+  if (!c.hasImageEmbedding())
+    throw std::invalid_argument(family() + " has no image embedding: it takes no CLIP image features");
+  if (features.dim() < 2 || features.dim() > 3 || features.size(-1) != c.imageDim || features.numel() == 0)
+    throw std::invalid_argument("setImageEmbedding: CLIP features must be [tokens, " + std::to_string(c.imageDim) +
+                                "] or [images, tokens, " + std::to_string(c.imageDim) + "]");
+  const at::Tensor flat = features.to(at::kFloat).reshape({1, -1, c.imageDim}).contiguous();
+  if (c.imagePositionTokens > 0 && flat.size(1) > c.imagePositionTokens)
+    throw std::invalid_argument("setImageEmbedding: " + std::to_string(flat.size(1)) + " image tokens, but " +
+                                family() + " has position rows for " + std::to_string(c.imagePositionTokens));
+  impl_->imageFeatures = flat;
+}
+
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
   requireNoDetectionProblems(weights.label(), "a Wan DiT", detection.problems);
@@ -177,7 +212,8 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
   } else if (const io::WeightInfo* probe = weights.find(kWanMatmulProbe)) {
     impl->compute = io::matmulLoadDtype(probe, /*halfStaysHalf=*/true);
   }
-  io::StrictWeightLoader loader(weights, "a t2v WanModel with " + std::to_string(config.numLayers) + " layers");
+  io::StrictWeightLoader loader(
+      weights, "a " + config.modelType + " WanModel with " + std::to_string(config.numLayers) + " layers");
   for (const ParamSpec& spec : parameterSpecs(config)) {
     const bool linearWeight =
         spec.kind == WeightKind::Matmul && spec.shape.size() == 2 && spec.name.ends_with(".weight");
@@ -376,8 +412,14 @@ std::vector<at::Tensor> WanModel::run(const std::vector<at::Tensor>& xs, const a
                                   std::to_string(c.textLen) + ", " + std::to_string(c.textDim) + "]");
     padded[b].narrow(0, 0, ctx.size(0)).copy_(ctx);
   }
-  const at::Tensor context = m.text2(at::gelu(m.text0(padded), "tanh"));
+  at::Tensor context = m.text2(at::gelu(m.text0(padded), "tanh"));
   if (runner.tracing()) runner.trace("text_embedding", context.to(at::kFloat));
+  // 4b. Wan 2.1 I2V / FLF2V: the projected CLIP tokens go ahead of the text (the same for every batch row).
+  if (c.hasImageEmbedding()) {
+    const at::Tensor image = m.imageContext();
+    runner.trace("img_emb", image);
+    context = at::cat({image.to(context.scalar_type()).expand({batch, -1, -1}), context}, 1);
+  }
 
   // 5. RoPE angles per sample; padding rows stay unrotated. A stream chunk comes after the cached frames.
   const auto f64 = at::TensorOptions().dtype(at::kDouble).device(m.device);
@@ -474,6 +516,12 @@ double wanForwardFlops(const WanConfig& c, std::int64_t tokens) {
                        + 2 * L * d * d * 2 + 2 * T * d * d * 2            // cross q, o and k, v
                        + 2 * 2 * L * T * d                                // cross attention
                        + 2 * 2 * L * d * f;                               // FFN
+  if (c.hasImageEmbedding()) {
+    const double image = static_cast<double>(c.imageTokens()), i = static_cast<double>(c.imageDim);
+    flops += 2 * image * (i * i + i * d);  // img_emb
+    flops +=
+        static_cast<double>(c.numLayers) * (2 * image * d * d * 2 + 2 * 2 * L * image * d);  // k_img, v_img, attention
+  }
   flops += static_cast<double>(c.numLayers) * block;
   flops += 2 * L * d * static_cast<double>(c.outDim) * pv;  // head
   return flops;

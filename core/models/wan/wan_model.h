@@ -39,7 +39,8 @@ struct WanLoadOptions {
   bool keepFloat8 = false;
 };
 
-// The Wan 2.1 text-to-video DiT (wan21.md §1) and its SkyReels-V2 diffusion-forcing variant.
+// The Wan 2.1 text-to-video DiT (wan21.md §1), its SkyReels-V2 diffusion-forcing variant, Wan 2.1 I2V / FLF2V
+// (a CLIP image embedding: golden README §11.2) and the Wan 2.2 DiTs.
 class WanModel final : public VideoDiffusionModel {
  public:
   // Strict: every tensor the config needs must be present with the right shape, and every tensor
@@ -80,6 +81,10 @@ class WanModel final : public VideoDiffusionModel {
   void setParallel(std::shared_ptr<DitParallel> parallel);
   std::string blockCacheProblem() const override;
   void setBlockCache(BlockCache* cache) const override;
+  // Wan 2.1 I2V / FLF2V: the CLIP penultimate features of the image (I2V: [257, imageDim] or [1, 257, imageDim])
+  // or of the first and last frames (FLF2V: [2, 257, imageDim], or the first alone), used by every forward until
+  // set again; undefined clears them. Throws std::invalid_argument for a model without an image embedding.
+  void setImageEmbedding(const at::Tensor& features) const override;
 
   // x[i] [in_dim, F, H, W] latents (H, W multiples of the patch); t [B] timesteps, or [B, F/p_t] with
   // one timestep per patched latent frame (diffusion forcing: every token gets its own frame's

@@ -47,6 +47,15 @@ struct Linear {
 struct Attention {
   Linear q, k, v, o;
   at::Tensor normQ, normK;  // undefined when qk_norm is off
+  Linear kImg, vImg;        // Wan 2.1 I2V / FLF2V cross-attention: keys and values of the image tokens
+  at::Tensor normKImg;
+};
+
+// Wan 2.1 I2V / FLF2V img_emb: LayerNorm, Linear, GELU, Linear, LayerNorm over the CLIP features.
+struct ImageEmbedding {
+  at::Tensor norm0Weight, norm0Bias, norm4Weight, norm4Bias;
+  Linear proj1, proj3;
+  at::Tensor position;  // FLF2V emb_pos [1, 514, imageDim]; undefined for I2V
 };
 
 struct Block {
@@ -66,6 +75,7 @@ struct StreamRope {
 
 using wan_detail::Attention;
 using wan_detail::Block;
+using wan_detail::ImageEmbedding;
 using wan_detail::Linear;
 using wan_detail::StreamRope;
 
@@ -78,6 +88,7 @@ struct WanModel::Impl {
   bool trainable = false;            // forward builds the autograd graph (differentiable attention, no NoGradGuard)
   std::shared_ptr<DitParallel> parallel = defaultDitParallel();
   mutable BlockCache* blockCache = nullptr;  // WanModel::setBlockCache
+  mutable at::Tensor imageFeatures;          // WanModel::setImageEmbedding: [1, tokens, imageDim] float32
   std::map<std::string, at::Tensor> params;
   std::map<std::string, std::vector<LayerAdapter>> adapters;  // weight name → beside its layer (setLayerAdapters)
   // Resolved references into params:
@@ -86,6 +97,7 @@ struct WanModel::Impl {
   at::Tensor headModulation;
   at::Tensor fpsEmbedding;  // undefined without inject_sample_info
   Linear fps0, fps2;
+  ImageEmbedding imageEmbedding;  // weights undefined without one
   std::vector<Block> blocks;
 
   const at::Tensor& get(const std::string& name) const { return params.at(name); }
@@ -111,6 +123,15 @@ struct WanModel::Impl {
       fps0 = linear("fps_projection.0");
       fps2 = linear("fps_projection.2");
     }
+    if (config.hasImageEmbedding()) {
+      imageEmbedding = {get("img_emb.proj.0.weight"),
+                        get("img_emb.proj.0.bias"),
+                        get("img_emb.proj.4.weight"),
+                        get("img_emb.proj.4.bias"),
+                        linear("img_emb.proj.1"),
+                        linear("img_emb.proj.3"),
+                        config.imagePositionTokens > 0 ? get("img_emb.emb_pos") : at::Tensor()};
+    }
     blocks.clear();
     for (std::int64_t i = 0; i < config.numLayers; ++i) {
       const std::string p = "blocks." + std::to_string(i) + ".";
@@ -118,10 +139,15 @@ struct WanModel::Impl {
       block.modulation = get(p + "modulation");
       auto attn = [&](const std::string& a) {
         Attention result{
-            linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}};
+            linear(p + a + ".q"), linear(p + a + ".k"), linear(p + a + ".v"), linear(p + a + ".o"), {}, {}, {}, {}, {}};
         if (config.qkNorm) {
           result.normQ = get(p + a + ".norm_q.weight");
           result.normK = get(p + a + ".norm_k.weight");
+        }
+        if (a == "cross_attn" && config.hasImageEmbedding()) {
+          result.kImg = linear(p + a + ".k_img");
+          result.vImg = linear(p + a + ".v_img");
+          if (config.qkNorm) result.normKImg = get(p + a + ".norm_k_img.weight");
         }
         return result;
       };
@@ -138,6 +164,21 @@ struct WanModel::Impl {
   }
 
   at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& weight) const { return wanRmsNorm(x, weight, config.eps); }
+
+  // img_emb of the features setImageEmbedding holds (FLF2V adds emb_pos to as many rows as there are tokens,
+  // as ComfyUI does for a start image alone): [1, tokens, dim] float32.
+  at::Tensor imageContext() const {
+    if (!imageFeatures.defined())
+      throw std::invalid_argument("WanModel::forward: " + config.family() +
+                                  " needs the CLIP features of its image (setImageEmbedding)");
+    const ImageEmbedding& e = imageEmbedding;
+    at::Tensor f = imageFeatures.to(device);
+    if (e.position.defined()) f = f + e.position.narrow(1, 0, f.size(1));
+    f = at::layer_norm(f, {config.imageDim}, e.norm0Weight, e.norm0Bias, kImageNormEps);
+    f = e.proj3(at::gelu(e.proj1(f)));
+    return at::layer_norm(f.to(at::kFloat), {config.dim}, e.norm4Weight, e.norm4Bias, kImageNormEps);
+  }
+  static constexpr double kImageNormEps = 1e-5;  // MLPProj's nn.LayerNorm default
 
   at::Tensor layerNorm(const at::Tensor& x) const {
     return at::layer_norm(x.to(at::kFloat), {config.dim}, {}, {}, config.eps);
@@ -179,12 +220,23 @@ struct WanModel::Impl {
     return at::matmul(at::softmax(logits, -1), v.transpose(1, 2)).transpose(1, 2);             // [B, Lq, H, d]
   }
 
+  // With an image embedding the context is [image tokens, text_len text tokens]: the queries attend to each part
+  // in its own softmax, and the two results are summed before `o`.
   at::Tensor crossAttention(const Attention& a, const at::Tensor& z, const at::Tensor& context) const {
+    const std::int64_t imageTokens = a.kImg.weight.defined() ? context.size(1) - config.textLen : 0;
+    const at::Tensor text = context.narrow(1, imageTokens, context.size(1) - imageTokens);
     const at::Tensor q = heads(rmsNorm(a.q(z), a.normQ));
-    const at::Tensor k = heads(rmsNorm(a.k(context), a.normK));
-    const at::Tensor v = heads(a.v(context));
-    if (trainable) return a.o(differentiableAttention(q, k, v).flatten(2));
-    return a.o(models::attention(q, k, v, {}, attention).flatten(2));
+    const at::Tensor k = heads(rmsNorm(a.k(text), a.normK));
+    const at::Tensor v = heads(a.v(text));
+    auto attend = [&](const at::Tensor& keys, const at::Tensor& values) {
+      return trainable ? differentiableAttention(q, keys, values) : models::attention(q, keys, values, {}, attention);
+    };
+    at::Tensor out = attend(k, v);
+    if (imageTokens > 0) {
+      const at::Tensor image = context.narrow(1, 0, imageTokens);
+      out = out + attend(heads(rmsNorm(a.kImg(image), a.normKImg)), heads(a.vImg(image)));
+    }
+    return a.o(out.flatten(2));
   }
 };
 

@@ -1,0 +1,46 @@
+#include "models/clip_vit/clip_vision_family.h"
+
+#include "io/weight_set.h"
+#include "models/clip_vit/clip_vision.h"
+
+namespace shotchain::models {
+namespace {
+
+// "CLIP vision H" for the ViT-H/14 tower of Wan 2.1 I2V / FLF2V (ComfyUI's clip_vision_h.safetensors).
+std::string describe(const ClipVisionConfig& config) {
+  return config.variant() == "ViT-H/14" ? "CLIP vision H (ViT-H/14)" : "CLIP vision, " + config.variant();
+}
+
+std::optional<IdentifiedModel> identifyClipVision(const io::WeightSet& weights) {
+  const ClipVisionDetection clip = detectClipVisionConfig(weights);
+  if (!clip.isClipVision) return std::nullopt;
+  return IdentifiedModel{"clip_vision", ModelRole::None, describe(clip.config),
+                         clip.problems.empty()
+                             ? "the image encoder of Wan 2.1 I2V / FLF2V, which the renderer does not run yet"
+                             : clip.problems.front()};
+}
+
+FamilyInspection inspectClipVision(const io::WeightSet& weights) {
+  const ClipVisionDetection clip = detectClipVisionConfig(weights);
+  const ClipVisionConfig& c = clip.config;
+  FamilyInspection out;
+  out.lines.emplace_back("family", describe(c));
+  out.lines.emplace_back(
+      "naming", clip.naming == ClipVisionNaming::OpenClip ? "open-clip (visual.*)" : "HF / ComfyUI (vision_model.*)");
+  out.lines.emplace_back("config", "image " + std::to_string(c.imageSize) + ", patch " + std::to_string(c.patchSize) +
+                                       ", width " + std::to_string(c.dim) + ", " + std::to_string(c.numLayers) +
+                                       " blocks, " + std::to_string(c.numHeads) + " heads (from " + clip.headsSource +
+                                       "), " + std::to_string(c.tokens()) + " tokens");
+  out.problems = clip.problems;
+  return out;
+}
+
+}  // namespace
+
+const ModelFamilyRow& clipVisionFamily() {
+  static const ModelFamilyRow row{
+      .name = "clip_vision", .role = ModelRole::None, .identify = identifyClipVision, .inspect = inspectClipVision};
+  return row;
+}
+
+}  // namespace shotchain::models
