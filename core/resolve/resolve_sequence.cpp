@@ -191,9 +191,9 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
   }
   if (!r.endImage.empty() && !resolved.models.dit.firstLastFrame)
     problems.error(shotPath(r.index, "end_image"),
-                   resolved.models.dit.description +
-                       " cannot end a shot on a picture: that takes a first–last-frame model (an image-to-video "
-                       "model whose condition holds a last frame)");
+                   "ending a shot on a picture takes a first–last-frame model (an image-to-video model whose "
+                   "condition holds a last frame); " +
+                       resolved.models.dit.description + " is not one");
   if (shot.continuity.mode == ContinuityMode::Svi) return resolveSvi(shot, r, resolved, context, problems);
   if (!imageToVideo) return;
   if (!r.startImage.empty()) {
