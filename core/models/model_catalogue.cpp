@@ -62,6 +62,8 @@ std::string* roleField(ModelSet& set, ModelRole role) {
       return &set.vae;
     case ModelRole::TextEncoder:
       return &set.textEncoder;
+    case ModelRole::ImageEncoder:
+      return &set.imageEncoder;
     case ModelRole::None:
       break;
   }

@@ -14,6 +14,8 @@ const char* roleName(ModelRole role) {
       return "vae";
     case ModelRole::TextEncoder:
       return "text_encoder";
+    case ModelRole::ImageEncoder:
+      return "image_encoder";
     case ModelRole::None:
       break;
   }

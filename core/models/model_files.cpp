@@ -231,6 +231,14 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
       component("model.text_encoder", model.textEncoder, {"text_encoders", "clip"}, "text_encoder", "text encoder");
   if (!model.tokenizer.empty())
     files.tokenizer = explicitFile("model.tokenizer", model.tokenizer, folder, sequenceDirectory);
+  if (!model.imageEncoder.empty())
+    files.imageEncoder = explicitFile("model.image_encoder", model.imageEncoder, folder, sequenceDirectory);
+  else if (!folder.empty() && isDirectory(folder / "clip_vision"))
+    for (const fs::path& file : weightsFilesUnder(folder, {"clip_vision"}))
+      if (const Identified id = identify(file); id.kind == "image_encoder" && id.problem.empty()) {
+        files.imageEncoder = file;
+        break;
+      }
   files.description = folder.empty() ? "files named in the sequence" : "models folder " + folder.string();
   return files;
 }

@@ -15,9 +15,10 @@ struct ModelFiles {
   std::filesystem::path ditHighNoise;  // empty: one DiT; else the high-noise expert (`dit` is the low-noise one)
   std::filesystem::path vae;
   std::filesystem::path textEncoder;
-  std::filesystem::path tokenizer;  // empty: the tokenizer embedded in the text encoder file
-  std::filesystem::path latentRgb;  // empty: none (the preview falls back to its default factors)
-  std::string description;          // "builtin:demo (…/share/shotchain/demo)", "models folder …"
+  std::filesystem::path tokenizer;     // empty: the tokenizer embedded in the text encoder file
+  std::filesystem::path latentRgb;     // empty: none (the preview falls back to its default factors)
+  std::filesystem::path imageEncoder;  // CLIP vision (Wan 2.1 I2V / FLF2V); empty: none
+  std::string description;             // "builtin:demo (…/share/shotchain/demo)", "models folder …"
 };
 
 // Where the files of "builtin:<name>" live: $SHOTCHAIN_RESOURCE_DIR/<name>, else

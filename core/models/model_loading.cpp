@@ -1,6 +1,7 @@
 #include "models/model_loading.h"
 
 #include "io/weight_set.h"
+#include "models/image_encoder.h"
 #include "models/model_memory.h"
 #include "models/model_registry.h"
 
@@ -27,6 +28,11 @@ std::unique_ptr<TextEncoder> loadTextEncoder(const ModelFiles& files, c10::Devic
   // The DiT takes at most its context length of rows: tokenize to that length.
   const auto maxTokens = static_cast<std::size_t>(ditMemoryModel(files.dit)->contextLength());
   return row.loadTextEncoder(files.textEncoder, files.tokenizer, device, maxTokens);
+}
+
+std::unique_ptr<ImageEncoder> loadImageEncoder(const ModelFiles& files, c10::Device device) {
+  const io::WeightSet weights = io::WeightSet::open(files.imageEncoder);
+  return familyFor(weights, ModelRole::ImageEncoder, false).loadImageEncoder(weights, device);
 }
 
 }  // namespace shotchain::models

@@ -4,6 +4,7 @@
 
 #include <c10/core/Device.h>
 
+#include "models/image_encoder.h"
 #include "models/model_files.h"
 #include "models/text_encoder.h"
 #include "models/video_diffusion_model.h"
@@ -20,5 +21,7 @@ std::unique_ptr<VideoDiffusionModel> loadHighNoiseExpert(const ModelFiles& files
 std::unique_ptr<VideoVae> loadVideoVae(const ModelFiles& files, c10::Device device);
 // Tokenizes to the DiT's context length (read from its file's header).
 std::unique_ptr<TextEncoder> loadTextEncoder(const ModelFiles& files, c10::Device device);
+// The image encoder of files.imageEncoder (throws when the set has none).
+std::unique_ptr<ImageEncoder> loadImageEncoder(const ModelFiles& files, c10::Device device);
 
 }  // namespace shotchain::models

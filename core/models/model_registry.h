@@ -23,6 +23,7 @@ namespace shotchain::models {
 class VideoDiffusionModel;
 class VideoVae;
 class TextEncoder;
+class ImageEncoder;
 
 // What `shotchain inspect` prints of a file a family recognises: lines of "name: value", and the
 // problems that keep it from loading (empty: loadable).
@@ -50,6 +51,7 @@ struct ModelFamilyRow {
                                                   const std::filesystem::path& tokenizer, c10::Device device,
                                                   std::size_t maxTokens) = nullptr;
   TextEncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
+  std::unique_ptr<ImageEncoder> (*loadImageEncoder)(const io::WeightSet& weights, c10::Device device) = nullptr;
   FamilyInspection (*inspect)(const io::WeightSet& weights) = nullptr;
   // What the product knows of the family beyond its classes (family_knowledge.h).
   const FamilyKnowledge* knowledge = nullptr;

@@ -66,6 +66,11 @@ ModelSetFacts readModelSetFacts(const ModelFiles& files) {
        });
   facts.textEncoder.file = files.textEncoder;
   facts.textEncoder.tokenizer = files.tokenizer;
+  if (!files.imageEncoder.empty())
+    read(files.imageEncoder, ModelRole::ImageEncoder, "model.image_encoder",
+         [&](const ModelFamilyRow&, const IdentifiedModel& id, const io::WeightSet&) {
+           facts.imageEncoder = id.description;
+         });
   return facts;
 }
 

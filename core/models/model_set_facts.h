@@ -27,6 +27,7 @@ struct DitFacts {
   bool cleanFirstFrames = false;
   std::int64_t causalBlockSize = 0;         // > 0: streams over a KV cache, chunks of this many latent frames
   std::int64_t imageConditionChannels = 0;  // > 0: image-to-video (a start image is required)
+  std::int64_t imageEmbeddingTokens = 0;    // > 0: attends to CLIP features of its pictures (257 a picture)
   bool firstLastFrame = false;              // its image condition can hold a last frame too (an end keyframe)
   std::int64_t contextLength = 512;
   std::uint64_t parameters = 0;
@@ -61,6 +62,7 @@ struct ModelSetFacts {
   std::optional<DitFacts> ditHighNoise;  // two experts: the high-noise one
   VaeFacts vae;
   TextEncoderFacts textEncoder;
+  std::string imageEncoder;  // the CLIP vision file's description; empty: none
 };
 
 // Reads the headers of every file of `files`. Throws std::runtime_error naming the document field

@@ -86,6 +86,7 @@ std::string modelFingerprint(const models::ModelFiles& files,
   for (const auto* path : {&files.dit, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
     all += path->empty() ? std::string("-") : ofFile(*path);
   if (!files.ditHighNoise.empty()) all += "high-noise expert " + ofFile(files.ditHighNoise);
+  if (!files.imageEncoder.empty()) all += "image encoder " + ofFile(files.imageEncoder);
   return util::digestHex(all);
 }
 

@@ -7,6 +7,8 @@
 #include "continuity/keyframe_measures.h"
 #include "continuity/latent_ops.h"
 #include "memory/device_memory.h"
+#include "models/image_encoder.h"
+#include "models/model_loading.h"
 #include "render/decode_job.h"
 #include "render/frame_conversion.h"
 #include "render/output_layout.h"
@@ -379,6 +381,17 @@ void ShotPass::prepareImageCondition(PreparedShot& out, const models::VideoVae& 
                              "): the shot before it left no frame to start from");
   out.imageCondition = continuity::imageToVideoCondition(vae, first, end, frames).to(models_.device);
   out.conditioning.framesEncoded += (first.defined() ? 1 : 0) + (end.defined() ? 1 : 0);
+  if (residency_.dit().capabilities().imageEmbeddingTokens > 0) out.imageEmbedding = clipFeatures(first, end);
+}
+
+at::Tensor ShotPass::clipFeatures(const at::Tensor& first, const at::Tensor& last) const {
+  // Loaded for the shot's pictures alone: it holds no memory while the DiT samples.
+  const std::unique_ptr<models::ImageEncoder> encoder = models::loadImageEncoder(models_.files, models_.device);
+  const bool both = residency_.dit().capabilities().imageEmbeddingTokens > encoder->tokens();
+  std::vector<at::Tensor> pictures;
+  if (first.defined()) pictures.push_back(first);
+  if (last.defined() && (both || pictures.empty())) pictures.push_back(last);
+  return encoder->encode(at::stack(pictures).to(models_.device, at::kFloat));
 }
 
 at::Tensor ShotPass::picture(const std::filesystem::path& file, const resolve::ResolvedShot& shot,
@@ -452,6 +465,8 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     const at::Tensor& uncond = promptContexts_.at(shot.uncondPrompt);
     std::optional<models::BlockCacheScope> blockCache;
     if (prepared.stepCache.cache) blockCache.emplace(dit, prepared.stepCache.cache.get());
+    std::optional<models::ImageEmbeddingScope> imageEmbedding;
+    if (prepared.imageEmbedding.defined()) imageEmbedding.emplace(dit, prepared.imageEmbedding);
     out.result = sampling::sampleFlow(
         denoiser, prepared.conditioning.sampleShape, cond, uncond, prepared.sampler, onStep,
         heldClean ? sampling::BeforeStepHook{} : continuity::holdSlotsHook(prepared.conditioning), &cancel_);

@@ -62,6 +62,8 @@ struct PreparedShot {
   // Image-to-video (DitCapabilities::imageConditionChannels): y on the device and where its image came from.
   at::Tensor imageCondition;
   std::string imageConditionSource;
+  // CLIP vision features of its pictures (a DiT with imageEmbeddingTokens): [pictures, tokens, dim].
+  at::Tensor imageEmbedding;
   // The pictures its first and last frames are to land on ([3, H, W] in [−1, 1]; undefined: none).
   at::Tensor startKeyframe, endKeyframe;
   int frames = 0;  // pixel frames the shot writes
@@ -119,6 +121,8 @@ class ShotPass {
   at::Tensor startImage(const resolve::ResolvedShot& shot) const;
   // A picture of the document at the shot's size; undefined for an empty path. `field` names it in errors.
   at::Tensor picture(const std::filesystem::path& file, const resolve::ResolvedShot& shot, const char* field) const;
+  // The CLIP vision features of the shot's first picture (and its last, for a DiT that takes both).
+  at::Tensor clipFeatures(const at::Tensor& first, const at::Tensor& last) const;
   // How close the decoded first and last frames came to the shot's keyframes, into its record; a warning
   // for each one it misses.
   void measureKeyframes(DecodeJob& job, const at::Tensor& lastFrame);

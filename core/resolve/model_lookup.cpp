@@ -32,13 +32,13 @@ Stamp stampOf(const fs::path& path) {
 std::vector<fs::path> watched(const models::ModelFiles& files, const ModelSet& model,
                               const fs::path& sequenceDirectory) {
   std::vector<fs::path> paths;
-  for (const fs::path* file :
-       {&files.dit, &files.ditHighNoise, &files.vae, &files.textEncoder, &files.tokenizer, &files.latentRgb})
+  for (const fs::path* file : {&files.dit, &files.ditHighNoise, &files.vae, &files.textEncoder, &files.tokenizer,
+                               &files.latentRgb, &files.imageEncoder})
     if (!file->empty()) paths.push_back(*file);
   if (!model.folder.empty()) {
     const fs::path folder =
         fs::path(model.folder).is_absolute() ? fs::path(model.folder) : sequenceDirectory / model.folder;
-    for (const char* sub : {"", "diffusion_models", "unet", "vae", "text_encoders", "clip"})
+    for (const char* sub : {"", "diffusion_models", "unet", "vae", "text_encoders", "clip", "clip_vision"})
       paths.push_back(folder / sub);
   }
   return paths;
@@ -54,7 +54,7 @@ std::map<std::pair<std::string, std::string>, Entry> cache;
 
 std::string keyOf(const ModelSet& m) {
   return m.builtin + '\n' + m.folder + '\n' + m.dit + '\n' + m.ditHighNoise + '\n' + m.vae + '\n' + m.textEncoder +
-         '\n' + m.tokenizer;
+         '\n' + m.tokenizer + '\n' + m.imageEncoder;
 }
 
 ModelSetLookup failure(const std::string& message) {

@@ -32,6 +32,11 @@ void checkModelSet(const models::ModelSetFacts& m, Problems& problems) {
                                                ") is not the other expert of " + m.dit.file.string() + " (" +
                                                m.dit.description +
                                                "): the two experts of a pair have the same family and shapes");
+  if (m.dit.imageEmbeddingTokens > 0 && m.imageEncoder.empty())
+    problems.error("model.image_encoder", m.dit.description +
+                                              " attends to CLIP vision features of the shot's pictures: name the "
+                                              "CLIP vision file (clip_vision_h.safetensors) or put it in the models "
+                                              "folder's clip_vision/");
   if (!m.textEncoder.embeddedTokenizer && m.textEncoder.tokenizer.empty())
     problems.error("model.tokenizer", m.textEncoder.file.string() + " carries no tokenizer (" +
                                           m.textEncoder.description + "): give model.tokenizer a spiece.model file");
@@ -131,9 +136,10 @@ void checkStream(const Shot& shot, const ResolvedShot& r, const ResolvedSequence
 void resolveSvi(const Shot& shot, ResolvedShot& r, const ResolvedSequence& resolved, const ResolveContext& context,
                 Problems& problems) {
   const std::string path = shotPath(r.index, "continuity.mode");
-  if (resolved.models.dit.imageConditionChannels == 0)
-    return problems.error(path, std::string("svi conditions an image-to-video model; ") +
-                                    resolved.models.dit.description + " takes no image condition");
+  if (resolved.models.dit.imageConditionChannels == 0 || resolved.models.dit.imageEmbeddingTokens > 0)
+    return problems.error(path, std::string("svi (2.0 Pro) conditions image-to-video experts that take no CLIP "
+                                            "features (the SVI LoRAs' models); ") +
+                                    resolved.models.dit.description + " is not one");
   r.imageCondition = "svi";
   if (!r.endImage.empty())
     problems.error(shotPath(r.index, "end_image"),
@@ -200,8 +206,9 @@ void resolvePictures(const Shot& shot, ResolvedShot& r, const ResolvedSequence& 
     r.imageCondition = "start_image";
   } else if (handedOff) {
     const ResolvedShot& source = resolved.shots[static_cast<std::size_t>(r.predecessor)];
+    // A model that attends to CLIP features of the first frame needs it in pixels.
     r.imageCondition = shot.continuity.mode == ContinuityMode::Latent && source.latentWidth == r.latentWidth &&
-                               source.latentHeight == r.latentHeight
+                               source.latentHeight == r.latentHeight && resolved.models.dit.imageEmbeddingTokens == 0
                            ? "handed_latent"
                            : "previous_last_frame";
   } else if (!r.endImage.empty()) {

@@ -50,6 +50,9 @@ struct ModelSet {
   std::string vae;
   std::string textEncoder;
   std::string tokenizer;
+  // Wan 2.1 I2V / FLF2V: the CLIP vision encoder whose features of the shot's pictures the DiT attends to (a
+  // models folder's clip_vision/ when not named).
+  std::string imageEncoder;
   UnknownFields unknown = {};
 
   bool isBuiltin() const { return !builtin.empty(); }

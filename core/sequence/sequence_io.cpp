@@ -223,6 +223,7 @@ void readModel(ObjectReader& root, ModelSet& model, Diagnostics& out) {
   reader.string("vae", model.vae);
   reader.string("text_encoder", model.textEncoder);
   reader.string("tokenizer", model.tokenizer);
+  reader.string("image_encoder", model.imageEncoder);
   model.unknown = reader.unknownFields();
 }
 
@@ -384,7 +385,8 @@ Json modelToJson(const ModelSet& model) {
                                                                {"dit_high_noise", &model.ditHighNoise},
                                                                {"vae", &model.vae},
                                                                {"text_encoder", &model.textEncoder},
-                                                               {"tokenizer", &model.tokenizer}};
+                                                               {"tokenizer", &model.tokenizer},
+                                                               {"image_encoder", &model.imageEncoder}};
   for (const auto& [key, value] : fields)
     if (!value->empty()) object[key] = *value;
   addUnknown(object, model.unknown);

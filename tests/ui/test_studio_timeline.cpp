@@ -173,6 +173,38 @@ class StudioTimeline : public QObject {
     QVERIFY(f.document.sequence().shots[1].startImage.empty());
   }
 
+  // A picture dropped on a shot's last quarter is its end keyframe; when that keyframe is the next shot's start,
+  // the two shots share it, and one drop (one undo step) changes both.
+  void droppedPictureOnTheEndIsTheEndKeyframe() {
+    Fixture f;
+    QTemporaryDir dir;
+    const QString door = dir.filePath("door.png"), hall = dir.filePath("hall.png");
+    QImage(8, 8, QImage::Format_RGB888).save(door);
+    QImage(8, 8, QImage::Format_RGB888).save(hall);
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(door)});
+    const QPoint at = f.view.endKeyframeZone(0).center();
+    QVERIFY(f.view.blockRect(0).contains(at) && at.x() > f.view.blockRect(0).center().x());
+    QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&f.view, &enter);
+    QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&f.view, &drop);
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[0].endImage), door);
+    QVERIFY(f.document.sequence().shots[0].startImage.empty());
+    QCOMPARE(f.stack()->count(), 1);
+
+    // Shared with the next shot's start: the same picture at the cut, changed from either side in one step.
+    Sequence shared = f.document.sequence();
+    shared.shots[1].startImage = shared.shots[0].endImage;
+    f.document.edit(SetShot{1, shared.shots[1]});
+    QVERIFY(f.view.placeEndImage(0, hall));
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[0].endImage), hall);
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[1].startImage), hall);
+    f.stack()->undo();
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[0].endImage), door);
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[1].startImage), door);
+  }
+
   void splitIsOneUndoStep() {
     Fixture f;
     const Sequence before = f.document.sequence();

@@ -60,7 +60,8 @@ void TimelineView::dropEvent(QDropEvent* event) {
   const QStringList images = droppedImages(event->mimeData());
   const int index = indexAt(event->position().toPoint());
   if (images.isEmpty() || index < 0) return event->ignore();
-  if (placeImage(index, images.front())) {
+  const bool end = endKeyframeZone(index).contains(event->position().toPoint());
+  if (end ? placeEndImage(index, images.front()) : placeImage(index, images.front())) {
     setSelectedIndex(index);
     event->acceptProposedAction();
   }
@@ -87,6 +88,24 @@ QImage TimelineView::startPicture(const std::string& path) {
     return image.isNull() ? image : image.scaledToHeight(RenderState::kThumbnailHeight, Qt::SmoothTransformation);
   }));
   return {};
+}
+
+QRect TimelineView::endKeyframeZone(int index) const {
+  const QRect block = blockRect(index);
+  return QRect(block.right() - block.width() / 4, block.top(), block.width() / 4, block.height());
+}
+
+bool TimelineView::placeEndImage(int index, const QString& imagePath) {
+  if (index < 0 || index >= static_cast<int>(document_->sequence().shots.size())) return false;
+  const std::string path = documentPath(document_->baseFolder(), imagePath.toStdString());
+  const Diagnostics errors =
+      document_->edit(keyframeEdit(document_->sequence(), static_cast<std::size_t>(index), true, path));
+  const Shot& shot = document_->sequence().shots[static_cast<std::size_t>(index)];
+  Q_EMIT statusMessage(
+      errors.empty()
+          ? tr("End image of %1: %2").arg(QString::fromStdString(shot.displayName()), QString::fromStdString(path))
+          : QString::fromStdString(errors.front().format()));
+  return errors.empty();
 }
 
 bool TimelineView::placeImage(int index, const QString& imagePath) {

@@ -312,13 +312,22 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
     p.drawImage(QPointF(rect.left() + 4, thumbTop), status.firstThumbnail);
     if (!status.lastThumbnail.isNull())
       p.drawImage(QPointF(rect.right() - 4 - status.lastThumbnail.width(), thumbTop), status.lastThumbnail);
-  } else if (!shot.startImage.empty()) {
-    const QImage picture = startPicture(shot.startImage);
-    if (!picture.isNull() && rect.width() > 3 * picture.width()) {
-      p.drawImage(QPointF(rect.left() + 4, thumbTop), picture);
-      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 1, Qt::DashLine));
-      p.drawRect(QRectF(rect.left() + 4, thumbTop, picture.width(), picture.height()));
-    }
+  } else {
+    // Keyframes of a shot not rendered yet: dashed, solid where one picture is shared across the cut.
+    const auto& shots = document_->sequence().shots;
+    const auto i = static_cast<std::size_t>(index);
+    const bool sharedStart = i > 0 && !shot.startImage.empty() && shots[i - 1].endImage == shot.startImage;
+    const bool sharedEnd = i + 1 < shots.size() && !shot.endImage.empty() && shots[i + 1].startImage == shot.endImage;
+    const auto keyframe = [&](const std::string& file, bool atEnd, bool shared) {
+      const QImage picture = startPicture(file);
+      if (picture.isNull() || rect.width() <= 3 * picture.width()) return;
+      const double left = atEnd ? rect.right() - 4 - picture.width() : rect.left() + 4;
+      p.drawImage(QPointF(left, thumbTop), picture);
+      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), shared ? 2 : 1, shared ? Qt::SolidLine : Qt::DashLine));
+      p.drawRect(QRectF(left, thumbTop, picture.width(), picture.height()));
+    };
+    if (!shot.startImage.empty()) keyframe(shot.startImage, false, sharedStart);
+    if (!shot.endImage.empty()) keyframe(shot.endImage, true, sharedEnd);
   }
   if (status.state == ShotState::Rendering) {
     const QRectF bar(rect.left(), rect.bottom() - 4, rect.width() * status.progress, 4);
@@ -346,7 +355,8 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   p.setPen(QColor(0xa8, 0xa8, 0xa8));
   const bool thumbs =
       (!status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width()) ||
-      (status.firstThumbnail.isNull() && !shot.startImage.empty() && !startPicture(shot.startImage).isNull());
+      (status.firstThumbnail.isNull() && ((!shot.startImage.empty() && !startPicture(shot.startImage).isNull()) ||
+                                          (!shot.endImage.empty() && !startPicture(shot.endImage).isNull())));
   const QRect factsRect =
       thumbs ? textRect.adjusted(0, 2 * line, 0, 0)
              : QRect(textRect.left(), static_cast<int>(rect.bottom()) - line - 6, textRect.width(), line);
@@ -533,7 +543,8 @@ bool TimelineView::event(QEvent* event) {
       QToolTip::showText(
           help->globalPos(),
           tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
-             "edge to trim (Alt: no snapping), drop a picture to start the shot from it (or, on a continuing shot, to "
+             "edge to trim (Alt: no snapping), drop a picture on its last quarter to end the shot on it, elsewhere to "
+             "start the shot from it (or, on a continuing shot, to "
              "blend it in).</i>")
               .arg(QString::fromStdString(shot.displayName()).toHtmlEscaped())
               .arg(shot.frames)

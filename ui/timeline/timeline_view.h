@@ -57,6 +57,11 @@ class TimelineView : public QWidget {
   bool splitShot(int index);
   // A dropped picture (shot_rules' placeDroppedImage): the start image of a fresh shot, the fallback of a continuing one.
   bool placeImage(int index, const QString& imagePath);
+  // A picture dropped on the last quarter of a shot: its end keyframe (shot_rules' keyframeEdit: a keyframe shared
+  // with the next shot's start changes both).
+  bool placeEndImage(int index, const QString& imagePath);
+  // The part of a shot's block where a dropped picture becomes its end keyframe.
+  QRect endKeyframeZone(int index) const;
 
   QSize sizeHint() const override { return {800, kTrackTop + kTrackHeight + 12}; }
   QSize minimumSizeHint() const override { return {200, kTrackTop + kTrackHeight + 12}; }

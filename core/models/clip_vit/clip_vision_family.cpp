@@ -2,9 +2,27 @@
 
 #include "io/weight_set.h"
 #include "models/clip_vit/clip_vision.h"
+#include "models/image_encoder.h"
 
 namespace shotchain::models {
 namespace {
+
+// Wan's image encoder: the penultimate hidden state of the official preprocessing's picture.
+class ClipImageEncoder final : public ImageEncoder {
+ public:
+  explicit ClipImageEncoder(ClipVisionEncoder encoder) : encoder_(std::move(encoder)) {}
+  std::int64_t tokens() const override { return encoder_.config().tokens(); }
+  at::Tensor encode(const at::Tensor& images) const override { return encoder_.encode(images); }
+
+ private:
+  ClipVisionEncoder encoder_;
+};
+
+std::unique_ptr<ImageEncoder> loadClipImageEncoder(const io::WeightSet& weights, c10::Device device) {
+  ClipVisionLoadOptions options;
+  options.device = device;
+  return std::make_unique<ClipImageEncoder>(ClipVisionEncoder::load(weights, options));
+}
 
 // "CLIP vision H" for the ViT-H/14 tower of Wan 2.1 I2V / FLF2V (ComfyUI's clip_vision_h.safetensors).
 std::string describe(const ClipVisionConfig& config) {
@@ -14,10 +32,8 @@ std::string describe(const ClipVisionConfig& config) {
 std::optional<IdentifiedModel> identifyClipVision(const io::WeightSet& weights) {
   const ClipVisionDetection clip = detectClipVisionConfig(weights);
   if (!clip.isClipVision) return std::nullopt;
-  return IdentifiedModel{"clip_vision", ModelRole::None, describe(clip.config),
-                         clip.problems.empty()
-                             ? "the image encoder of Wan 2.1 I2V / FLF2V, which the renderer does not run yet"
-                             : clip.problems.front()};
+  return IdentifiedModel{"clip_vision", ModelRole::ImageEncoder, describe(clip.config),
+                         clip.problems.empty() ? std::string() : clip.problems.front()};
 }
 
 FamilyInspection inspectClipVision(const io::WeightSet& weights) {
@@ -38,8 +54,11 @@ FamilyInspection inspectClipVision(const io::WeightSet& weights) {
 }  // namespace
 
 const ModelFamilyRow& clipVisionFamily() {
-  static const ModelFamilyRow row{
-      .name = "clip_vision", .role = ModelRole::None, .identify = identifyClipVision, .inspect = inspectClipVision};
+  static const ModelFamilyRow row{.name = "clip_vision",
+                                  .role = ModelRole::ImageEncoder,
+                                  .identify = identifyClipVision,
+                                  .loadImageEncoder = loadClipImageEncoder,
+                                  .inspect = inspectClipVision};
   return row;
 }
 

@@ -4,8 +4,8 @@
 
 namespace shotchain::models {
 
-// The CLIP vision tower's row of the registry: recognised in a models folder and by `inspect`; no role of a model
-// set yet (the renderer does not run an image encoder).
+// The CLIP vision tower's row of the registry: a model set's image encoder (model.image_encoder, a models folder's
+// clip_vision/), loaded as models::ImageEncoder; recognised by `inspect` and `models`.
 const ModelFamilyRow& clipVisionFamily();
 
 }  // namespace shotchain::models

@@ -44,11 +44,7 @@ std::string normalisedName(const io::WeightSet& weights) {
 std::optional<IdentifiedModel> identifyWan21I2v(const io::WeightSet& weights) {
   const WanDetection dit = detectWanConfig(weights);
   if (!dit.isWanDit || !dit.imageEmbedding) return std::nullopt;
-  std::string problem = firstOf(dit.problems);
-  if (problem.empty())
-    problem =
-        "rendering it needs the CLIP vision features of its image at every step, which the renderer does not "
-        "compute yet";
+  const std::string problem = firstOf(dit.problems);
   return IdentifiedModel{"wan21_i2v", ModelRole::Dit,
                          wan21I2vName(normalisedName(weights), dit.config) + ", " + dit.config.variant(), problem};
 }
@@ -127,6 +123,7 @@ DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) 
   facts.causalBlockSize = config.causalBlockSize;
   facts.imageConditionChannels = config.imageConditionChannels();
   facts.firstLastFrame = facts.imageConditionChannels > 0;  // the mask has a channel per pixel frame
+  facts.imageEmbeddingTokens = config.imageTokens();
   facts.contextLength = config.textLen;
   facts.parameters = config.parameterCount();
   facts.knowledge = &knowledge;

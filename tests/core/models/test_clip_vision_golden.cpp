@@ -193,14 +193,15 @@ class TestClipVisionGolden : public QObject {
               ClipVisionEncoder::load(*weights_, {at::kFloat, at::kCPU}).forward(at::zeros({1, 3, 14, 14}));
             }).contains("pixels must be"));
   }
-  // A models folder lists the tower under its own name, with why nothing uses it yet.
+  // A models folder lists the tower under its own name, as the image encoder a model set can name.
   void catalogued() {
     for (const char* name : {"clip_vision_tiny.safetensors", "clip_vision_tiny_hf.safetensors"}) {
       const CataloguedModel m = catalogueModelFile(golden(name));
       QCOMPARE(m.id.family, std::string("clip_vision"));
-      QVERIFY(m.id.role == ModelRole::None);
+      QVERIFY(m.id.role == ModelRole::ImageEncoder);
+      QCOMPARE(std::string(roleName(m.id.role)), std::string("image_encoder"));
       QCOMPARE(m.id.description, std::string("CLIP vision, tiny"));
-      QVERIFY2(m.problem.find("renderer does not run") != std::string::npos, m.problem.c_str());
+      QVERIFY2(m.problem.empty(), m.problem.c_str());
       QVERIFY(!m.lora);
     }
   }

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "export_test_frames.h"
+#include "io/safetensors_writer.h"
+#include "models/umt5/umt5.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
@@ -154,6 +156,45 @@ class KeyframesRenderTest : public QObject {
     QVERIFY(summary.finished.completed);
     QCOMPARE(summary.shots[1].keyframes.size(), std::size_t{1});
     QCOMPARE(summary.shots[1].keyframes[0].end, std::string("start"));
+  }
+
+  // Wan 2.1 I2V and FLF2V: the CLIP vision features of the shot's pictures reach the DiT (golden §11's tiny DiTs and
+  // 224-pixel tower, a text encoder of their width); a continuing shot gives CLIP the previous shot's last frame.
+  void clipImageToVideoRenders() {
+    models::Umt5Config text = models::Umt5Config::preset("tiny");
+    text.dim = 32;
+    io::saveSafetensors(root() / "text32.safetensors", models::Umt5Encoder::random(text, 5).namedParameters());
+    Sequence s;
+    s.settings.model.builtin.clear();
+    s.settings.model.dit = golden("wan21_i2v_tiny.safetensors").string();
+    s.settings.model.vae = set_.vae.string();
+    s.settings.model.textEncoder = (root() / "text32.safetensors").string();
+    s.settings.model.tokenizer = set_.tokenizer.string();
+    s.settings.sampler.steps = 3;
+    s.settings.policy = ResidencyPolicy::Pinned;
+    s.shots = {tinyShot("a", 1, ContinuityMode::None, 64), tinyShot("b", 2, ContinuityMode::Latent, 64)};
+    s.shots[0].startImage = "start.bmp";
+
+    const resolve::ResolvedSequence unnamed = resolve::resolveSequence(s, {root()});
+    QVERIFY(!unnamed.ok());
+    QCOMPARE(unnamed.problems.front().path, std::string("model.image_encoder"));
+
+    s.settings.model.imageEncoder = golden("clip_vision_loop_tiny.safetensors").string();
+    const render::RenderSummary i2v = render(s, "wan21-i2v");
+    QVERIFY(i2v.finished.completed);
+    QCOMPARE(i2v.shots[0].conditionedOn, std::string("start_image"));
+    QCOMPARE(i2v.shots[1].conditionedOn, std::string("previous_last_frame"));
+
+    Sequence flf = s;
+    flf.settings.model.dit = golden("wan21_flf2v_tiny.safetensors").string();
+    flf.shots.resize(1);
+    flf.shots[0].endImage = "key.bmp";
+    const render::RenderSummary both = render(flf, "wan21-flf2v");
+    QVERIFY(both.finished.completed);
+    QCOMPARE(both.shots[0].keyframes.size(), std::size_t{2});
+    flf.shots[0].endImage = "final.bmp";  // the end picture reaches y and the image tokens: another shot
+    QVERIFY(render(flf, "wan21-flf2v-other").finished.completed);
+    QVERIFY(!at::equal(tail("wan21-flf2v", 0, "a"), tail("wan21-flf2v-other", 0, "a")));
   }
 
   // What the resolver refuses before any shot renders, naming the field.
