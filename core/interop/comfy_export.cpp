@@ -66,11 +66,54 @@ void addVideoOutput(Json& g, const resolve::ResolvedShot& shot, double fps) {
            "Save Video");
 }
 
+// The conditioning and latent a sampler takes: the prompts and the empty latent, or, for an image-to-video shot,
+// the family's image-to-video node (first–last-frame when the shot ends on a picture) whose outputs carry the
+// prompts, with the CLIP vision branch of a DiT that attends to image features.
+struct ImageToVideoLinks {
+  Json positive = link(5), negative = link(6), latent = link(7);
+};
+
+ImageToVideoLinks addImageToVideo(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot,
+                                  const Sequence& sequence, const resolve::ResolvedSequence& resolved,
+                                  const models::ComfyWords& dit) {
+  ImageToVideoLinks out;
+  if (shot.imageCondition.empty() || !*dit.imageToVideoNode) return out;
+  Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
+                 {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
+  if (shot.imageCondition == "svi")
+    w.notes.push_back(
+        "continuity svi has no stock ComfyUI node (a custom node takes the "
+        "previous clip's latent): this shot is written without its anchor and motion latents");
+  if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);
+  const bool firstLast = !shot.endImage.empty() && *dit.firstLastFrameNode;
+  if (firstLast) addEndImage(g, inputs, w, shot);
+  if (resolved.models.dit.imageEmbeddingTokens > 0 && !sequence.settings.model.imageEncoder.empty()) {
+    g["17"] = node("CLIPVisionLoader", {{"clip_name", fileName(sequence.settings.model.imageEncoder, "")}},
+                   "Load CLIP Vision");
+    if (inputs.contains("start_image")) {
+      g["18"] = node("CLIPVisionEncode", {{"crop", "none"}, {"clip_vision", link(17)}, {"image", link(11)}},
+                     "CLIP Vision Encode (start)");
+      inputs[firstLast ? "clip_vision_start_image" : "clip_vision_output"] = link(18);
+    }
+    if (firstLast && resolved.models.dit.imagePictures == 2) {
+      g["19"] = node("CLIPVisionEncode", {{"crop", "none"}, {"clip_vision", link(17)}, {"image", link(16)}},
+                     "CLIP Vision Encode (end)");
+      inputs["clip_vision_end_image"] = link(19);
+    }
+  }
+  const char* type = firstLast ? dit.firstLastFrameNode : dit.imageToVideoNode;
+  g["7"] = node(type, inputs, type);
+  out.positive = link(7, 0);
+  out.negative = link(7, 1);
+  out.latent = link(7, 2);
+  return out;
+}
+
 // The two-expert template's second half: the high-noise expert's loader and shift (nodes 13, 14), the latent (the
 // family's image-to-video node for image-to-video experts, whose outputs carry the prompts), the two
 // KSamplerAdvanced (15 high, 8 low) split at the switch step, then decode and the video output.
 void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot, const Sequence& sequence,
-                   const models::ComfyWords& dit) {
+                   const resolve::ResolvedSequence& resolved, const models::ComfyWords& dit) {
   const resolve::ResolvedExperts& experts = *shot.experts;
   const int split = experts.switchStep >= 0 ? experts.switchStep : experts.highSteps;
   g["13"] = node("UNETLoader",
@@ -78,23 +121,8 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
                  "Load Diffusion Model (high noise)");
   const int model = loraChain(g, 13, 40, shot, resolve::LoraExpert::Low, "LoRA (high noise)");
   g["14"] = node("ModelSamplingSD3", {{"shift", shot.shift}, {"model", link(model)}}, "ModelSamplingSD3 (high noise)");
-  Json positive = link(5), negative = link(6), latent = link(7);
-  if (!shot.imageCondition.empty() && *dit.imageToVideoNode) {
-    Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
-                   {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
-    if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);
-    if (shot.imageCondition == "svi")
-      w.notes.push_back(
-          "continuity svi has no stock ComfyUI node (a custom node takes the "
-          "previous clip's latent): this shot is written without its anchor and motion latents");
-    const bool firstLast = !shot.endImage.empty() && *dit.firstLastFrameNode;
-    if (firstLast) addEndImage(g, inputs, w, shot);
-    const char* type = firstLast ? dit.firstLastFrameNode : dit.imageToVideoNode;
-    g["7"] = node(type, inputs, type);
-    positive = link(7, 0);
-    negative = link(7, 1);
-    latent = link(7, 2);
-  }
+  const ImageToVideoLinks links = addImageToVideo(g, w, shot, sequence, resolved, dit);
+  const Json &positive = links.positive, &negative = links.negative, &latent = links.latent;
   const auto sampler = [&](int from, const Json& input, int start, int end, bool first, double cfg,
                            const std::string& title) {
     return node("KSamplerAdvanced",
@@ -157,16 +185,17 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
     latent["vae"] = link(3);
     if (!shot.startImage.empty()) addStartImage(g, latent, w, shot);
     g["7"] = node(dit.latentNode, latent, dit.latentNode);
-  } else if (shot.imageCondition.empty() || !shot.experts) {
+  } else if (shot.imageCondition.empty() || !*dit.imageToVideoNode) {
     if (!shot.startImage.empty())
       w.notes.push_back("start_image has no stock node for this model's graph: the shot starts from noise there");
     g["7"] = node(dit.latentNode, size, "Empty latent video");
   }
   if (shot.experts) {
-    addExpertPair(g, w, shot, sequence, dit);
+    addExpertPair(g, w, shot, sequence, resolved, dit);
     w.json = g.dump(2);
     return w;
   }
+  const ImageToVideoLinks links = addImageToVideo(g, w, shot, sequence, resolved, dit);
   g["8"] = node("KSampler",
                 {{"seed", shot.seed},
                  {"steps", shot.steps},
@@ -175,9 +204,9 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
                  {"scheduler", "simple"},
                  {"denoise", 1.0},
                  {"model", link(4)},
-                 {"positive", link(5)},
-                 {"negative", link(6)},
-                 {"latent_image", link(7)}},
+                 {"positive", links.positive},
+                 {"negative", links.negative},
+                 {"latent_image", links.latent}},
                 title);
   g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
   if (dit.videoOutput) {

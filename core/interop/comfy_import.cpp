@@ -326,15 +326,25 @@ class Importer {
       if (image->type != "LoadImage") cannotMap(node, "end_image", *image);
       shot.endImage = fileName(*image, "image");
     }
-    for (const char* input : {"clip_vision_start_image", "clip_vision_end_image"})
-      if (const ComfyNode* vision = upstream(node, input))
-        out_.notes.push_back(nodeLabel(node) + ": " + input + " (" + nodeLabel(*vision) +
-                             ") is not used: these image-to-video experts take the pictures through the VAE alone");
-    if (const ComfyNode* vision = upstream(node, "clip_vision_output"))
-      out_.notes.push_back(nodeLabel(node) + ": clip_vision_output (" + nodeLabel(*vision) +
-                           ") is not used: these image-to-video experts take the image through the VAE alone");
+    for (const char* input : {"clip_vision_output", "clip_vision_start_image", "clip_vision_end_image"})
+      if (const ComfyNode* vision = upstream(node, input)) clipVision(node, input, *vision);
     if (const Json* batch = node.value("batch_size"); batch && batch->is_number() && batch->get<double>() != 1)
       out_.notes.push_back(nodeLabel(node) + ": batch_size " + batch->dump() + " rendered as one clip");
+  }
+
+  // CLIPVisionEncode of a picture by a CLIPVisionLoader: the model set's image encoder (a DiT without image
+  // tokens leaves it unused, and validate says so).
+  void clipVision(const ComfyNode& into, const std::string& input, const ComfyNode& encode) {
+    if (encode.type != "CLIPVisionEncode") cannotMap(into, input, encode);
+    const ComfyNode* loader = upstream(encode, "clip_vision");
+    if (!loader || loader->type != "CLIPVisionLoader")
+      fail(nodeLabel(encode) + ": its clip_vision must come from a CLIPVisionLoader");
+    imageEncoder_ = fileName(*loader, "clip_name");
+    upstream(encode, "image");  // the picture the image-to-video node takes too
+    if (const Json* crop = encode.value("crop"); crop && crop->is_string() && crop->get<std::string>() == "center")
+      out_.notes.push_back(nodeLabel(encode) +
+                           ": crop center: ShotChain gives CLIP the whole picture squashed to its size, as the "
+                           "model's reference code does (ComfyUI crops the centre)");
   }
 
   void size(const ComfyNode& node, Shot& shot) const {
@@ -547,12 +557,14 @@ class Importer {
       model.ditHighNoise = high;
       model.vae = vae;
       model.textEncoder = text;
+      model.imageEncoder = imageEncoder_.empty() ? "" : findIn(folder, imageEncoder_, {"clip_vision", "."});
       return;
     }
     model.dit = dit_;
     model.ditHighNoise = ditHigh_;
     model.vae = vae_;
     model.textEncoder = textEncoder_;
+    model.imageEncoder = imageEncoder_;
     if (options_.modelFolders.empty()) {
       out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " +
                            (vae_.empty() ? "(no VAE)" : vae_) + ", " +
@@ -570,7 +582,8 @@ class Importer {
     const Part parts[] = {{&ditHigh_, "diffusion_models", "unet"},
                           {&dit_, "diffusion_models", "unet"},
                           {&vae_, "vae", "vae"},
-                          {&textEncoder_, "text_encoders", "clip"}};
+                          {&textEncoder_, "text_encoders", "clip"},
+                          {&imageEncoder_, "clip_vision", "clip_vision"}};
     for (const Part& part : parts)
       if (!part.file->empty() && findIn(folder, *part.file, {part.sub, part.other, "."}).empty())
         out_.notes.push_back("model file " + *part.file + " is not in " + model.folder + ": put it in " +
@@ -584,7 +597,7 @@ class Importer {
   std::set<std::string> used_;
   std::set<std::string> handoffDone_;
   std::vector<std::string> samplerNames_;
-  std::string dit_, ditHigh_, vae_, textEncoder_;
+  std::string dit_, ditHigh_, vae_, textEncoder_, imageEncoder_;
   // A KSamplerAdvanced that ends before its last step: the first half of a two-expert pair.
   struct FirstStage {
     std::size_t shot;

@@ -28,6 +28,7 @@ struct DitFacts {
   std::int64_t causalBlockSize = 0;         // > 0: streams over a KV cache, chunks of this many latent frames
   std::int64_t imageConditionChannels = 0;  // > 0: image-to-video (a start image is required)
   std::int64_t imageEmbeddingTokens = 0;    // > 0: attends to CLIP features of its pictures (257 a picture)
+  int imagePictures = 0;                    // … of this many: 1 the start, 2 the start and the end
   bool firstLastFrame = false;              // its image condition can hold a last frame too (an end keyframe)
   std::int64_t contextLength = 512;
   std::uint64_t parameters = 0;

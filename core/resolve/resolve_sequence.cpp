@@ -32,6 +32,8 @@ void checkModelSet(const models::ModelSetFacts& m, Problems& problems) {
                                                ") is not the other expert of " + m.dit.file.string() + " (" +
                                                m.dit.description +
                                                "): the two experts of a pair have the same family and shapes");
+  if (m.dit.imageEmbeddingTokens == 0 && !m.imageEncoder.empty())
+    problems.warning("model.image_encoder", "is not used: " + m.dit.description + " takes no image features");
   if (m.dit.imageEmbeddingTokens > 0 && m.imageEncoder.empty())
     problems.error("model.image_encoder", m.dit.description +
                                               " attends to CLIP vision features of the shot's pictures: name the "

@@ -124,6 +124,7 @@ DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge) 
   facts.imageConditionChannels = config.imageConditionChannels();
   facts.firstLastFrame = facts.imageConditionChannels > 0;  // the mask has a channel per pixel frame
   facts.imageEmbeddingTokens = config.imageTokens();
+  facts.imagePictures = config.imagePositionTokens > 0 ? 2 : config.hasImageEmbedding() ? 1 : 0;
   facts.contextLength = config.textLen;
   facts.parameters = config.parameterCount();
   facts.knowledge = &knowledge;

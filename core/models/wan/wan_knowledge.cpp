@@ -87,7 +87,11 @@ FamilyKnowledge wan21I2vRow(const char* name, std::span<const SizePreset> sizes,
                          .loraLayerAliases = kLoraAliases,
                          .loraTarget = "Wan DiT",
                          .sampling = {.shift = shift, .steps = 40, .guidance = 5.0},
-                         .comfy = {.file = comfyFile}};
+                         .comfy = {.file = comfyFile,
+                                   .latentNode = "EmptyHunyuanLatentVideo",
+                                   .imageToVideoNode = "WanImageToVideo",
+                                   .firstLastFrameNode = "WanFirstLastFrameToVideo",
+                                   .videoOutput = true}};
 }
 
 }  // namespace

@@ -138,6 +138,20 @@ Json flfTemplate() {
   return workflow;
 }
 
+// The Wan 2.1 templates' CLIP vision branch on the image node: CLIPVisionLoader → CLIPVisionEncode(start picture)
+// into `input` (clip_vision_output for WanImageToVideo, clip_vision_start_image for WanFirstLastFrameToVideo).
+Json withClipVision(Json workflow, const char* input, const char* crop) {
+  for (Json& n : workflow["nodes"])
+    if (n["id"] == 50) n["inputs"].push_back(in(input, 42));
+  workflow["nodes"].push_back(node(70, "CLIPVisionLoader", Json::array(), {"clip_vision_h.safetensors"}));
+  workflow["nodes"].push_back(
+      node(71, "CLIPVisionEncode", Json::array({in("clip_vision", 40), in("image", 41)}), Json::array({crop})));
+  workflow["links"].push_back({40, 70, 0, 71, 0, "CLIP_VISION"});
+  workflow["links"].push_back({41, 62, 0, 71, 1, "IMAGE"});
+  workflow["links"].push_back({42, 71, 0, 50, 5, "CLIP_VISION_OUTPUT"});
+  return workflow;
+}
+
 std::map<std::string, std::vector<Json>> byType(const std::string& json) {
   std::map<std::string, std::vector<Json>> out;
   const Json graph = Json::parse(json);
@@ -251,6 +265,54 @@ class TestComfyA14b : public QObject {
     const ComfyImport again = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
     QCOMPARE(QString::fromStdString(serializeShot(again.sequence.shots.front())),
              QString::fromStdString(serializeShot(shot)));
+  }
+
+  // The CLIP vision branch names the model set's image encoder; ComfyUI's centre crop is said to differ.
+  void clipVisionBranchNamesTheImageEncoder() {
+    const ComfyImport i2v = importComfyWorkflow(withClipVision(a14bTemplate(true), "clip_vision_output", "none").dump(),
+                                                "wan21_i2v.json", testing::withFamilies());
+    QCOMPARE(i2v.sequence.settings.model.imageEncoder, std::string("clip_vision_h.safetensors"));
+    for (const UnmappedNode& n : i2v.unmapped)
+      QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
+    const ComfyImport flf =
+        importComfyWorkflow(withClipVision(flfTemplate(), "clip_vision_start_image", "center").dump(),
+                            "wan21_flf2v.json", testing::withFamilies());
+    QCOMPARE(flf.sequence.settings.model.imageEncoder, std::string("clip_vision_h.safetensors"));
+    QCOMPARE(flf.sequence.shots.front().endImage, std::string("lamp.png"));
+    QVERIFY(std::any_of(flf.notes.begin(), flf.notes.end(),
+                        [](const std::string& n) { return n.find("crops the centre") != std::string::npos; }));
+  }
+
+  // A Wan 2.1 I2V / FLF2V shot exports with its image node and CLIP vision branch, and imports back the same.
+  void wan21ImageShotsExportTheirClipBranch() {
+    for (const bool firstLast : {false, true}) {
+      Sequence s;
+      s.settings.model.builtin.clear();
+      s.settings.model.dit =
+          firstLast ? "wan2.1_flf2v_720p_14B_fp16.safetensors" : "wan2.1_i2v_480p_14B_fp16.safetensors";
+      s.settings.model.imageEncoder = "clip_vision_h.safetensors";
+      Shot shot;
+      shot.id = "a";
+      shot.prompt = "a lighthouse keeper climbs the spiral stairs";
+      shot.frames = 9;
+      shot.width = shot.height = 64;
+      shot.startImage = "keeper.png";
+      if (firstLast) shot.endImage = "lamp.png";
+      s.shots = {shot};
+      models::ModelSetFacts facts = testing::goldenModelFacts(
+          firstLast ? "wan21_flf2v_tiny.safetensors" : "wan21_i2v_tiny.safetensors", "wan_vae_tiny.safetensors");
+      facts.imageEncoder = "CLIP vision H (ViT-H/14)";
+      const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(s, testing::resolvedAgainst(s, facts));
+      auto types = byType(out[0].json);
+      QCOMPARE(types[firstLast ? "WanFirstLastFrameToVideo" : "WanImageToVideo"].size(), std::size_t{1});
+      QCOMPARE(types["CLIPVisionLoader"].size(), std::size_t{1});
+      QCOMPARE(types["CLIPVisionEncode"].size(), std::size_t{firstLast ? 2u : 1u});  // FLF2V takes both pictures
+      QCOMPARE(types["KSampler"].size(), std::size_t{1});
+      const ComfyImport back = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
+      QCOMPARE(back.sequence.settings.model.imageEncoder, std::string("clip_vision_h.safetensors"));
+      QCOMPARE(back.sequence.shots.front().startImage, std::string("keeper.png"));
+      QCOMPARE(back.sequence.shots.front().endImage, firstLast ? std::string("lamp.png") : std::string());
+    }
   }
 
   void aSecondHalfOfAnotherLengthIsRefused() {
