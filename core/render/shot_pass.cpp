@@ -350,8 +350,8 @@ void ShotPass::prepareImageCondition(PreparedShot& out, const models::VideoVae& 
     out.imageCondition =
         continuity::sviCondition(anchor, motion, latentFrames, vae.geometry().temporalFactor).to(models_.device);
     if (motion.defined()) {
-      // The new clip's first latent frame's worth of frames repeats the end of the previous one.
-      const std::int64_t drop = vae.geometry().temporalFactor;
+      // The new clip's first frames repeat the end of the previous one (the mode's geometry, as resolved).
+      const std::int64_t drop = shot.continuity.droppedLatentFrames * vae.geometry().temporalFactor;
       out.conditioning.dropPixelFrames += drop;
       out.conditioning.outputPixelFrames -= drop;
       out.conditioning.storedTail = out.conditioning.conditionedOn = motion;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Fails on an issue number in the code, the build files, the tests or the scripts: "(#41)", "issue 7",
-"Issue 43.6". What a change was for belongs in its commit message; the code says what it does.
+"""Fails on an issue number in the code, the build files, the tests or the scripts: a hash sign and digits in
+parentheses, or the word issue followed by a number (with or without a sub-number). What a change was for belongs
+in its commit message; the code says what it does.
 
 Usage: check_tracker_words.py ROOT
 """
