@@ -30,6 +30,12 @@ inline void writeFile(const std::filesystem::path& path, const std::string& byte
   out << bytes;
 }
 
+// A copy of workflows/<name> in `folder`: a document opened from there never sees the tree's own render folders.
+inline std::filesystem::path workflowCopy(const std::string& name, const std::filesystem::path& folder) {
+  writeFile(folder / name, readFile(workflow(name)));
+  return folder / name;
+}
+
 inline QString q(const std::string& text) { return QString::fromStdString(text); }
 
 // The message of the exception `f` throws, or an empty string when it does not throw.

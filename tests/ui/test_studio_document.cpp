@@ -4,6 +4,7 @@
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
 
@@ -63,7 +64,8 @@ class StudioDocument : public QObject {
 
   void windowShowsFileAndModifiedState() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     QVERIFY(window.windowTitle().startsWith("demo.json"));
     QVERIFY(!window.isWindowModified());
     QCOMPARE(window.shotView()->model()->rowCount(), 4);
@@ -75,7 +77,8 @@ class StudioDocument : public QObject {
 
   void addShotInsertsCoresDefaultShotAfterTheSelection() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     const Sequence before = window.document()->sequence();
     window.timeline()->setSelectedIndex(1);
     QAction* add = nullptr;
@@ -95,7 +98,8 @@ class StudioDocument : public QObject {
   // that cannot be read keeps the current one; the workflow file itself is never written.
   void comfyWorkflowImportsAsAnUntitledDocument() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     QTemporaryDir dir;
     const QString path = dir.filePath("fox.json");
     const std::string text = R"({
@@ -131,7 +135,8 @@ class StudioDocument : public QObject {
 
   void failedOpenKeepsTheCurrentDocument() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     QTemporaryDir dir;
     const QString bad = dir.filePath("bad.json");
     writeFile(bad.toStdString(), "{\"schema\": \"shotchain.sequence/1\", \"shots\": [");

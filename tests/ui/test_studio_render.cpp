@@ -104,7 +104,8 @@ class StudioRender : public QObject {
 
   void eventsUpdateTheWindow() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     RenderController* c = window.renderController();
     continuity::CutMetrics cut;
     cut.fromIndex = 0;
@@ -130,7 +131,8 @@ class StudioRender : public QObject {
 
   void policySelectorIsAnUndoableSettingsEdit() {
     MainWindow window(QStringLiteral("CPU (test)"));
-    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    QTemporaryDir folder;
+    QVERIFY(window.openFile(q(workflowCopy("demo.json", folder.path().toStdString()).string())));
     QComboBox* policy = window.policyBox();
     QCOMPARE(policy->currentText(), QString("auto"));
     Q_EMIT policy->activated(policy->findText("offload"));
