@@ -34,8 +34,8 @@ int runModels(const Args& args) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const models::CataloguedModel& l : listed)
       all.push_back({{"file", l.file.string()},
-                     {"role", models::roleName(l.id.role)},
-                     {"model", l.id.description},
+                     {"role", l.lora ? "lora" : models::roleName(l.id.role)},
+                     {"model", l.lora ? models::describeLora(*l.lora, l.file) : l.id.description},
                      {"bytes", l.bytes},
                      {"dtype", l.dtype},
                      {"problem", l.problem}});
@@ -43,8 +43,9 @@ int runModels(const Args& args) {
     std::printf("%s\n", all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } else {
     for (const models::CataloguedModel& l : listed) {
-      const char* role = l.id.role == models::ModelRole::None ? "-" : models::roleName(l.id.role);
-      std::printf("%-12s %-44s %10s  %-8s %s\n", role, l.id.description.empty() ? "-" : l.id.description.c_str(),
+      const char* role = l.lora ? "lora" : l.id.role == models::ModelRole::None ? "-" : models::roleName(l.id.role);
+      const std::string what = l.lora ? models::describeLora(*l.lora, l.file) : l.id.description;
+      std::printf("%-12s %-44s %10s  %-8s %s\n", role, what.empty() ? "-" : what.c_str(),
                   util::formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(),
                   l.file.string().c_str());
       if (!l.problem.empty()) std::printf("%-12s   problem: %s\n", "", l.problem.c_str());

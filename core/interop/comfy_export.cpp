@@ -1,8 +1,11 @@
 #include "interop/comfy_export.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
+
+#include "interop/comfy_model_words.h"
 
 namespace shotchain::interop {
 namespace {
@@ -73,17 +76,51 @@ struct ImageToVideoLinks {
   Json positive = link(5), negative = link(6), latent = link(7);
 };
 
+// An SVI shot: KJNodes' WanImageToVideoSVIPro with the anchor picture scaled to the shot and encoded, and the
+// previous shot's latents from the file that shot's workflow saves (SaveLatent, node 35).
+ImageToVideoLinks addSvi(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot,
+                         const resolve::ResolvedSequence& resolved) {
+  const std::string anchor = shot.anchorImage.filename().string();
+  g["30"] = node("LoadImage", {{"image", anchor}}, "SVI anchor");
+  g["31"] = node("ImageScale",
+                 {{"upscale_method", "lanczos"},
+                  {"width", shot.width},
+                  {"height", shot.height},
+                  {"crop", "center"},
+                  {"image", link(30)}},
+                 "Scale anchor");
+  g["32"] = node("VAEEncode", {{"pixels", link(31)}, {"vae", link(3)}}, "Encode anchor");
+  Json inputs = {{"length", shot.frames},
+                 {"motion_latent_count", std::max(shot.motionLatents, 1)},
+                 {"anchor_samples", link(32)},
+                 {"positive", link(5)},
+                 {"negative", link(6)}};
+  w.notes.push_back("WanImageToVideoSVIPro is a node of ComfyUI-KJNodes; copy " + anchor +
+                    " into ComfyUI's input folder");
+  if (shot.motionLatents > 0 && shot.predecessor >= 0) {
+    const std::string previous = resolved.shots[static_cast<std::size_t>(shot.predecessor)].id;
+    g["33"] = node("LoadLatent", {{"latent", previous + ".latent"}}, "Previous shot's latents");
+    inputs["prev_samples"] = link(33);
+    w.notes.push_back("copy the latent file shot " + previous +
+                      "'s workflow saves (output/latents) into ComfyUI's input folder as " + previous + ".latent");
+  }
+  g["7"] = node(kSviNode, inputs, "SVI 2.0 Pro");
+  return {link(7, 0), link(7, 1), link(7, 2)};
+}
+
+void addLatentSave(Json& g, const resolve::ResolvedShot& shot) {
+  g["35"] = node("SaveLatent", {{"filename_prefix", "latents/" + shot.id}, {"samples", link(8)}},
+                 "Latents for the next SVI shot");
+}
+
 ImageToVideoLinks addImageToVideo(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot,
                                   const Sequence& sequence, const resolve::ResolvedSequence& resolved,
                                   const models::ComfyWords& dit) {
   ImageToVideoLinks out;
   if (shot.imageCondition.empty() || !*dit.imageToVideoNode) return out;
+  if (shot.imageCondition == "svi") return addSvi(g, w, shot, resolved);
   Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
                  {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
-  if (shot.imageCondition == "svi")
-    w.notes.push_back(
-        "continuity svi has no stock ComfyUI node (a custom node takes the "
-        "previous clip's latent): this shot is written without its anchor and motion latents");
   if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);
   const bool firstLast = !shot.endImage.empty() && *dit.firstLastFrameNode;
   if (firstLast) addEndImage(g, inputs, w, shot);
@@ -145,6 +182,7 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
   g["15"] = sampler(14, latent, 0, split, true, experts.highGuidance, title);
   g["8"] = sampler(4, link(15), split, 10000, false, shot.guidance, title + " (low noise)");
   g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
+  if (shot.imageCondition == "svi") addLatentSave(g, shot);
   addVideoOutput(g, shot, sequence.settings.fps);
 }
 
@@ -161,7 +199,7 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
 
   ComfyShotWorkflow w;
   w.shotId = shot.id;
-  if (shot.settings.mode != ContinuityMode::None)
+  if (shot.settings.mode != ContinuityMode::None && shot.imageCondition != "svi")
     w.notes.push_back("continuity " + std::string(toString(shot.settings.mode)) +
                       " has no stock ComfyUI node: this shot starts from noise there");
   if (builtin)
@@ -209,6 +247,7 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
                  {"latent_image", links.latent}},
                 title);
   g["9"] = node("VAEDecode", {{"samples", link(8)}, {"vae", link(3)}}, "VAE Decode");
+  if (shot.imageCondition == "svi") addLatentSave(g, shot);
   if (dit.videoOutput) {
     addVideoOutput(g, shot, sequence.settings.fps);
   } else {

@@ -20,6 +20,8 @@ struct ComfyShotWorkflow {
 // shot's start image), KSampler, VAEDecode and the output (SaveAnimatedWEBP, or CreateVideo + SaveVideo). A
 // two-expert set writes ComfyUI's two-expert template: two UNETLoader → ModelSamplingSD3 chains, two
 // KSamplerAdvanced split at the shot's switch step, the family's image-to-video node for image-to-video experts.
+// An SVI shot writes KJNodes' WanImageToVideoSVIPro (the anchor picture scaled and encoded; a continued shot's
+// previous latents from a LoadLatent of what the previous shot's workflow saves with SaveLatent).
 // The loaders name the files by their names inside the models folder (the family's stock names when the
 // document names none; the demo model's file names for builtin:demo).
 std::vector<ComfyShotWorkflow> exportComfyWorkflows(const Sequence& sequence,

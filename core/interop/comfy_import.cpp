@@ -19,6 +19,7 @@ using namespace limits;
 const std::set<std::string> kSamplers = {"KSampler", "KSamplerAdvanced"};
 const std::set<std::string> kEmptyLatents = {"EmptyHunyuanLatentVideo", "EmptyMochiLatentVideo", "EmptyLatentImage",
                                              "EmptySD3LatentImage"};
+const std::set<std::string> kPictureScalers = {"ImageScale", "ImageResizeKJv2"};
 const std::set<std::string> kOutputs = {"SaveImage", "PreviewImage", "SaveAnimatedWEBP", "SaveAnimatedPNG",
                                         "SaveWEBM",  "SaveVideo",    "CreateVideo",      "VHS_VideoCombine"};
 
@@ -99,13 +100,19 @@ class Importer {
     } catch (const std::runtime_error& error) {
       out_.sequence.shots.resize(shots);
       out_.notes.resize(notes);
+      std::erase_if(samplerShot_, [&](const auto& entry) { return entry.second >= shots; });
       std::string why = error.what();
       if (why.rfind(source_ + ": ", 0) == 0) why.erase(0, source_.size() + 2);
       if (why.rfind(nodeLabel(node) + ": ", 0) != 0) why = nodeLabel(node) + ": " + why;
       if (const auto stage = firstStages_.find(firstHalf); stage != firstStages_.end()) {
-        out_.sequence.shots.erase(out_.sequence.shots.begin() + static_cast<std::ptrdiff_t>(stage->second.shot));
+        const std::size_t erased = stage->second.shot;
+        out_.sequence.shots.erase(out_.sequence.shots.begin() + static_cast<std::ptrdiff_t>(erased));
         for (auto& [id, other] : firstStages_)
-          if (other.shot > stage->second.shot) --other.shot;
+          if (other.shot > erased) --other.shot;
+        std::map<std::string, std::size_t> kept;
+        for (const auto& [id, index] : samplerShot_)
+          if (index != erased) kept[id] = index > erased ? index - 1 : index;
+        samplerShot_ = std::move(kept);
         firstStages_.erase(stage);
         why += " (and " + nodeLabel(graph_.nodes.at(firstHalf)) + ", the first half of its pair, with it)";
       }
@@ -224,7 +231,8 @@ class Importer {
       handoff(*from, shot);
       return text(*from, "prompt");
     }
-    if (isImageToVideo(from->type)) {  // outputs 0 and 1 are its positive and negative, passed through
+    if (isImageToVideo(from->type) ||
+        from->type == kSviNode) {  // outputs 0 and 1 are its positive and negative, passed through
       const std::optional<ComfyLink> link = sampler.link(input);
       return promptOf(*from, link && link->slot == 1 ? "negative" : "positive", shot);
     }
@@ -347,6 +355,67 @@ class Importer {
                            "model's reference code does (ComfyUI crops the centre)");
   }
 
+  // KJNodes' WanImageToVideoSVIPro: continuity svi. Its anchor_samples are a VAEEncode of the anchor picture (scaled
+  // to the clip's size by an ImageScale or ImageResizeKJv2), its prev_samples the previous clip's sampler (or, in a
+  // workflow of one clip, a LoadLatent of what that clip saved); without them the clip starts a chain.
+  void sviLatent(const ComfyNode& node, Shot& shot) {
+    shot.frames = whole(node, "length", 1, kMaxFrames);
+    shot.continuity.mode = ContinuityMode::Svi;
+    const ComfyNode* encode = upstream(node, "anchor_samples");
+    if (!encode) fail(nodeLabel(node) + ": no anchor_samples (the latent of the chain's anchor picture)");
+    if (encode->type != "VAEEncode") cannotMap(node, "anchor_samples", *encode);
+    if (const ComfyNode* vae = upstream(*encode, "vae")) vaeLoader(*vae);
+    const ComfyNode* picture = upstream(*encode, "pixels");
+    const ComfyNode* into = encode;
+    bool sized = false;
+    for (; picture && kPictureScalers.count(picture->type); into = picture, picture = upstream(*picture, "image"))
+      if (!sized) {
+        size(*picture, shot);
+        sized = true;
+      }
+    if (!picture) fail(nodeLabel(*into) + ": no picture (the SVI anchor comes from a LoadImage)");
+    if (picture->type != "LoadImage") cannotMap(*into, into == encode ? "pixels" : "image", *picture);
+    const std::string anchor = fileName(*picture, "image");
+    const int motion = node.value("motion_latent_count") ? whole(node, "motion_latent_count", 0, 128) : 1;
+    const ComfyNode* previous = upstream(node, "prev_samples");
+    const Shot* before = out_.sequence.shots.empty() ? nullptr : &out_.sequence.shots.back();
+    if (previous && motion > 0) {
+      continuedClip(node, *previous);
+      if (motion != 1) shot.continuity.motionLatents = motion;
+    } else if (before) {
+      shot.continuity.tag = "svi-" + node.id;  // a chain of its own: nothing hands into it
+      out_.notes.push_back(nodeLabel(node) + ": no prev_samples: the clip starts a new SVI chain from its anchor");
+    }
+    const bool sameAnchor =
+        before && before->continuity.mode == ContinuityMode::Svi &&
+        (before->continuity.anchorImage.empty() ? before->startImage : before->continuity.anchorImage) == anchor;
+    if (!(previous && motion > 0 && sameAnchor)) shot.continuity.anchorImage = anchor;
+    if (sized) return;
+    if (!before)
+      fail(nodeLabel(*encode) +
+           ": the anchor picture's size is not in the workflow; scale it with an ImageScale (or "
+           "ImageResizeKJv2) to the clip's width and height before the VAEEncode");
+    shot.width = before->width;
+    shot.height = before->height;
+  }
+
+  // The clip an SVI clip continues: the previous shot of the sequence.
+  void continuedClip(const ComfyNode& node, const ComfyNode& previous) {
+    if (previous.type == "LoadLatent") {
+      out_.notes.push_back(nodeLabel(node) + ": prev_samples from " + nodeLabel(previous) +
+                           ": the clip continues the shot before it in the sequence, from its latents in memory");
+      return;
+    }
+    if (!kSamplers.count(previous.type)) cannotMap(node, "prev_samples", previous);
+    const auto found = samplerShot_.find(previous.id);
+    if (found == samplerShot_.end())
+      fail(nodeLabel(node) + ": its prev_samples come from " + nodeLabel(previous) +
+           ", a sampler that is not an imported shot's last");
+    if (found->second + 1 != out_.sequence.shots.size())
+      out_.notes.push_back(nodeLabel(node) + ": its prev_samples come from shot " + std::to_string(found->second + 1) +
+                           "; ShotChain continues the shot before it in the sequence");
+  }
+
   void size(const ComfyNode& node, Shot& shot) const {
     shot.width = whole(node, "width", kMinSide, kMaxSide);
     shot.height = whole(node, "height", kMinSide, kMaxSide);
@@ -357,6 +426,7 @@ class Importer {
     if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
     if (isImageLatent(from->type) || isImageToVideo(from->type)) return imageLatent(*from, shot);
+    if (from->type == kSviNode) return sviLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     size(*from, shot);
     shot.frames = from->value("length") ? whole(*from, "length", 1, kMaxFrames) : 1;
@@ -368,7 +438,9 @@ class Importer {
   void downstream(const ComfyNode& sampler, Shot& shot) {
     for (const std::string& id : graph_.consumers(sampler.id)) {
       const ComfyNode& next = graph_.nodes.at(id);
-      if (next.type == "ZeroCopyLatentStore") {
+      if (next.type == "SaveLatent") {
+        used_.insert(id);  // what the next clip's workflow loads (LoadLatent): in memory here
+      } else if (next.type == "ZeroCopyLatentStore") {
         used_.insert(id);
         const std::string tag = text(next, "buffer_tag");
         if (shot.continuity.mode != ContinuityMode::None && shot.continuity.tag != tag)
@@ -388,8 +460,25 @@ class Importer {
     if (node.type != "VAEDecode" && node.type != "VAEDecodeTiled") return;
     used_.insert(node.id);
     if (const ComfyNode* vae = upstream(node, "vae")) vaeLoader(*vae);
+    framesTo(node);
+  }
+
+  // The frame rate of the video outputs the frames of `node` reach, through KJNodes' ImageBatchExtendWithOverlap
+  // (an SVI chain joining its clips).
+  void framesTo(const ComfyNode& node) {
     for (const std::string& id : graph_.consumers(node.id)) {
       const ComfyNode& out = graph_.nodes.at(id);
+      if (out.type == "ImageBatchExtendWithOverlap" && !used_.count(id)) {
+        used_.insert(id);
+        const Json* mode = out.value("overlap_mode");
+        const Json* overlap = out.value("overlap");
+        if ((mode && *mode != "cut") || (overlap && *overlap != 4))
+          out_.notes.push_back(nodeLabel(out) + ": overlap " + (overlap ? shortJson(*overlap) : "?") + " by " +
+                               (mode ? shortJson(*mode) : "?") +
+                               ": ShotChain cuts a continued SVI shot's first latent frame's worth of frames (4), as "
+                               "SVI's own chaining does");
+        framesTo(out);
+      }
       for (const char* name : {"fps", "frame_rate"})
         if (out.value(name)) out_.sequence.settings.fps = number(out, name, kMinFps, kMaxFps);
     }
@@ -399,6 +488,7 @@ class Importer {
     used_.insert(sampler.id);
     Shot shot;
     const std::size_t index = out_.sequence.shots.size();
+    samplerShot_[sampler.id] = index;
     shot.id = "shot-" + std::to_string(index + 1);
     shot.name =
         sampler.title.empty() || sampler.title == sampler.type ? "Shot " + std::to_string(index + 1) : sampler.title;
@@ -448,6 +538,7 @@ class Importer {
            "last step)");
     const FirstStage& high = stage->second;
     Shot& shot = out_.sequence.shots[high.shot];
+    samplerShot_[sampler.id] = high.shot;
     const int steps = whole(sampler, "steps", 1, kMaxSteps);
     if (steps != high.steps)
       fail(nodeLabel(sampler) + ": \"steps\" is " + std::to_string(steps) + " where " + nodeLabel(first) + " has " +
@@ -605,6 +696,7 @@ class Importer {
     std::string dit;
   };
   std::map<std::string, FirstStage> firstStages_;
+  std::map<std::string, std::size_t> samplerShot_;  // by sampler id: the shot it samples
 };
 
 }  // namespace
@@ -629,7 +721,14 @@ std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWor
                                     "ZeroCopyLatentStore",
                                     "ZeroCopyLatentHandoff",
                                     "LoraLoaderModelOnly",
-                                    "LoraLoader"};
+                                    "LoraLoader",
+                                    kSviNode,
+                                    "VAEEncode",
+                                    "ImageScale",
+                                    "ImageResizeKJv2",
+                                    "ImageBatchExtendWithOverlap",
+                                    "LoadLatent",
+                                    "SaveLatent"};
   for (const std::string& type : familyLatentTypes(families))
     if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
   return types;

@@ -29,7 +29,9 @@ struct MemoryPlan {
   std::uint64_t highNoiseExpertWeights = 0;  // two experts: the high-noise one's weights (0: one DiT)
   std::uint64_t vaeWeights = 0;
   std::uint64_t textEncoderWeights = 0;
-  std::uint64_t textEncoderPeak = 0;    // encoder weights + activations while encoding prompts
+  std::uint64_t textEncoderPeak = 0;  // encoder weights + activations while encoding prompts
+  std::uint64_t imageEncoderWeights = 0;
+  std::uint64_t imageEncoderPeak = 0;   // CLIP weights + activations while encoding a shot's pictures (0: none)
   std::uint64_t ditActivationPeak = 0;  // largest shot, CFG batch 2
   std::uint64_t vaeDecodeFull = 0;      // untiled decode of the largest shot, beyond the weights
   std::uint64_t vaeDecodeTiled = 0;     // with `tile`, beyond the weights

@@ -19,6 +19,8 @@ std::string planToJson(const MemoryPlan& plan) {
   j["vae_weights"] = plan.vaeWeights;
   j["text_encoder_weights"] = plan.textEncoderWeights;
   j["text_encoder_peak"] = plan.textEncoderPeak;
+  j["image_encoder_weights"] = plan.imageEncoderWeights;
+  j["image_encoder_peak"] = plan.imageEncoderPeak;
   j["dit_activation_peak"] = plan.ditActivationPeak;
   j["vae_decode_full"] = plan.vaeDecodeFull;
   j["vae_decode_tiled"] = plan.vaeDecodeTiled;

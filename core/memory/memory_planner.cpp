@@ -84,6 +84,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.vaeWeights = r.vae->weightBytes(r.vaeDtype);
   plan.textEncoderWeights = r.textEncoderWeights;
   plan.textEncoderPeak = r.textEncoderWeights + r.textEncoderActivations;
+  plan.imageEncoderWeights = r.imageEncoderWeights;
+  plan.imageEncoderPeak = r.imageEncoderWeights + r.imageEncoderActivations;
   plan.ringBufferBytes = r.ringBufferBytes;
   plan.kvCacheBytes = r.kvCacheBytesPerFrame * static_cast<std::uint64_t>(r.streamChunk * 2 + r.streamWindow);
 
@@ -118,16 +120,18 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   // DiT is loaded (or while it is on the host) under offload and reload.
   const std::uint64_t text = plan.textEncoderPeak + resident;
   const std::uint64_t textWithoutDit = plan.textEncoderPeak + always;
+  // A shot's pictures are encoded before it samples, the DiT on the device under every policy.
+  const std::uint64_t image = plan.imageEncoderPeak + resident;
 
   const Decode pinnedDecode = decodeBytes(r, minus(usable, resident));
   plan.vaeDecodeFull = pinnedDecode.full;
-  plan.peakPinned = std::max({text, sampling, resident + pinnedDecode.full});
-  plan.peakPinnedTiled = std::max({text, sampling, resident + pinnedDecode.tiled});
+  plan.peakPinned = std::max({text, image, sampling, resident + pinnedDecode.full});
+  plan.peakPinnedTiled = std::max({text, image, sampling, resident + pinnedDecode.tiled});
 
   const std::uint64_t withoutDit = always;
   const Decode offDecode = decodeBytes(r, minus(usable, withoutDit));
-  const std::uint64_t offFull = std::max({textWithoutDit, sampling, withoutDit + offDecode.full});
-  const std::uint64_t offTiled = std::max({textWithoutDit, sampling, withoutDit + offDecode.tiled});
+  const std::uint64_t offFull = std::max({textWithoutDit, image, sampling, withoutDit + offDecode.full});
+  const std::uint64_t offTiled = std::max({textWithoutDit, image, sampling, withoutDit + offDecode.tiled});
 
   auto fits = [&](std::uint64_t peak) { return peak + plan.margin <= plan.limit; };
   const bool pinnedFull = fits(plan.peakPinned),
@@ -266,6 +270,12 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
                        dtypeName(r.ditHighNoiseDtype) + " matmuls, " + gib(plan.highNoiseExpertWeights) +
                            (highResident ? "; resident beside the low-noise expert"
                                          : "; takes the low-noise expert's place on the device for its steps")});
+  if (plan.imageEncoderPeak > 0)
+    plan.items.insert(
+        plan.items.begin() + 1,
+        {"image encoder", plan.imageEncoderPeak,
+         "CLIP weights " + gib(plan.imageEncoderWeights) +
+             " + activations; loaded for each shot's pictures beside the DiT, released before it samples"});
   if (plan.kvCacheBytes > 0)
     plan.items.push_back({"kv cache", plan.kvCacheBytes,
                           "stream: sink " + std::to_string(r.streamChunk) + " + window " +

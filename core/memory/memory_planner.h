@@ -45,6 +45,9 @@ struct PlanRequest {
   c10::ScalarType vaeDtype = c10::kFloat;
   std::uint64_t textEncoderWeights = 0;
   std::uint64_t textEncoderActivations = 0;
+  // A DiT that attends to CLIP features: the image encoder, loaded for each shot's pictures beside the resident DiT.
+  std::uint64_t imageEncoderWeights = 0;
+  std::uint64_t imageEncoderActivations = 0;
   std::vector<PlanShot> shots;
   int cfgBatch = 2;  // classifier-free guidance as one batch-2 forward
   std::uint64_t ringBufferBytes = 0;

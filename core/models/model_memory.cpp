@@ -15,9 +15,14 @@ std::shared_ptr<const VaeMemoryModel> vaeMemoryModel(const std::filesystem::path
   return familyFor(weights, ModelRole::Vae, true).vaeMemory(weights);
 }
 
-TextEncoderMemory textEncoderMemory(const std::filesystem::path& file) {
+EncoderMemory textEncoderMemory(const std::filesystem::path& file) {
   const io::WeightSet weights = io::WeightSet::open(file);
   return familyFor(weights, ModelRole::TextEncoder, true).textEncoderMemory(weights);
+}
+
+EncoderMemory imageEncoderMemory(const std::filesystem::path& file) {
+  const io::WeightSet weights = io::WeightSet::open(file);
+  return familyFor(weights, ModelRole::ImageEncoder, true).imageEncoderMemory(weights);
 }
 
 }  // namespace shotchain::models

@@ -74,15 +74,17 @@ class VaeMemoryModel {
                                  c10::ScalarType dtype, std::uint64_t budgetBytes, bool wholeClip) const = 0;
 };
 
-struct TextEncoderMemory {
+// A text or image encoder, loaded for its inputs alone.
+struct EncoderMemory {
   std::uint64_t weightBytes = 0;
-  std::uint64_t activationBytes = 0;  // one prompt at the full text length
+  std::uint64_t activationBytes = 0;  // one prompt at the full text length; a shot's pictures (two at most)
 };
 
 // From the files' headers (nothing else is read), for the family each file is detected as.
 // Throw std::runtime_error naming the file when it is not a usable model of a known family.
 std::shared_ptr<const DitMemoryModel> ditMemoryModel(const std::filesystem::path& file);
 std::shared_ptr<const VaeMemoryModel> vaeMemoryModel(const std::filesystem::path& file);
-TextEncoderMemory textEncoderMemory(const std::filesystem::path& file);
+EncoderMemory textEncoderMemory(const std::filesystem::path& file);
+EncoderMemory imageEncoderMemory(const std::filesystem::path& file);
 
 }  // namespace shotchain::models

@@ -50,8 +50,9 @@ struct ModelFamilyRow {
   std::unique_ptr<TextEncoder> (*loadTextEncoder)(const std::filesystem::path& file,
                                                   const std::filesystem::path& tokenizer, c10::Device device,
                                                   std::size_t maxTokens) = nullptr;
-  TextEncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
+  EncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
   std::unique_ptr<ImageEncoder> (*loadImageEncoder)(const io::WeightSet& weights, c10::Device device) = nullptr;
+  EncoderMemory (*imageEncoderMemory)(const io::WeightSet& weights) = nullptr;
   FamilyInspection (*inspect)(const io::WeightSet& weights) = nullptr;
   // What the product knows of the family beyond its classes (family_knowledge.h).
   const FamilyKnowledge* knowledge = nullptr;

@@ -21,9 +21,14 @@ memory::PlanRequest planRequest(const ResolvedSequence& resolved, const Sequence
   }
   r.vae = models::vaeMemoryModel(files.vae);
   r.vaeDtype = c10::kFloat;  // the VAE runs in float32 (its loaders' default)
-  const models::TextEncoderMemory text = models::textEncoderMemory(files.textEncoder);
+  const models::EncoderMemory text = models::textEncoderMemory(files.textEncoder);
   r.textEncoderWeights = text.weightBytes;
   r.textEncoderActivations = text.activationBytes;
+  if (resolved.models.dit.imageEmbeddingTokens > 0 && !files.imageEncoder.empty()) {
+    const models::EncoderMemory image = models::imageEncoderMemory(files.imageEncoder);
+    r.imageEncoderWeights = image.weightBytes;
+    r.imageEncoderActivations = image.activationBytes;
+  }
 
   std::map<std::string, std::uint64_t> ringSlots;  // tag → bytes of the handoff kept for it
   r.streamChunk = std::max<std::int64_t>(1, resolved.models.dit.causalBlockSize);

@@ -141,9 +141,7 @@ void ModelBrowser::showFiles(std::vector<models::CataloguedModel> files) {
                                                                 : QString::fromLatin1(models::roleName(m.id.role));
     QString description = QString::fromStdString(m.id.description.empty() ? "—" : m.id.description);
     if (m.lora) {
-      description = tr("LoRA, %1 layers").arg(m.lora->layers);
-      if (m.lora->rank > 0) description += tr(", rank %1").arg(m.lora->rank);
-      if (!m.lora->target.empty()) description += tr(", for a %1").arg(QString::fromStdString(m.lora->target));
+      description = QString::fromStdString(models::describeLora(*m.lora, m.file));
       if (ditParameters > 0)
         description +=
             tr(", touches %1 % of the DiT")

@@ -1,8 +1,13 @@
 #include "models/clip_vit/clip_vision_family.h"
 
+#include <algorithm>
 #include "io/weight_set.h"
+
+#include "io/dtype.h"
 #include "models/clip_vit/clip_vision.h"
+#include "models/clip_vit/clip_vision_names.h"
 #include "models/image_encoder.h"
+#include "models/model_memory.h"
 
 namespace shotchain::models {
 namespace {
@@ -22,6 +27,26 @@ std::unique_ptr<ImageEncoder> loadClipImageEncoder(const io::WeightSet& weights,
   ClipVisionLoadOptions options;
   options.device = device;
   return std::make_unique<ClipImageEncoder>(ClipVisionEncoder::load(weights, options));
+}
+
+// The tower's weights as stored (the encoder loads them so; a checkpoint's text tower and head are not loaded) and
+// the activations of a shot's two pictures, a block at a time.
+EncoderMemory clipMemoryOf(const io::WeightSet& weights) {
+  const ClipVisionDetection clip = detectClipVisionConfig(weights);
+  const ClipVisionConfig& c = clip.config;
+  EncoderMemory m;
+  std::uint64_t widest = 4;
+  for (const io::WeightInfo& info : weights.weights())
+    if (!clipVisionIgnorable(info.name, clip.naming)) {
+      m.weightBytes += info.bytes;
+      if (info.name.find(".mlp") != std::string::npos || info.name.find(".fc1") != std::string::npos)
+        widest = std::max<std::uint64_t>(1, io::dtypeBits(info.dtype) / 8);
+    }
+  const auto n = static_cast<std::uint64_t>(c.tokens()), d = static_cast<std::uint64_t>(c.dim),
+             mlp = static_cast<std::uint64_t>(c.mlpDim), heads = static_cast<std::uint64_t>(c.numHeads);
+  constexpr std::uint64_t kPictures = 2;
+  m.activationBytes = kPictures * (n * (6 * 4 * d + 3 * widest * mlp) + 3 * 4 * heads * n * n);
+  return m;
 }
 
 // "CLIP vision H" for the ViT-H/14 tower of Wan 2.1 I2V / FLF2V (ComfyUI's clip_vision_h.safetensors).
@@ -58,6 +83,7 @@ const ModelFamilyRow& clipVisionFamily() {
                                   .role = ModelRole::ImageEncoder,
                                   .identify = identifyClipVision,
                                   .loadImageEncoder = loadClipImageEncoder,
+                                  .imageEncoderMemory = clipMemoryOf,
                                   .inspect = inspectClipVision};
   return row;
 }

@@ -31,7 +31,7 @@ std::unique_ptr<TextEncoder> loadUmt5(const std::filesystem::path& file, const s
 
 // Weights at their load dtype (matmuls at the stored precision, norms and position-bias tables in
 // float32) and the activations of one prompt at the full text length.
-TextEncoderMemory umt5MemoryOf(const io::WeightSet& weights) {
+EncoderMemory umt5MemoryOf(const io::WeightSet& weights) {
   const Umt5Detection d = detectUmt5Config(weights);
   const Umt5Config& c = d.config;
   const c10::ScalarType matmulDtype =
@@ -40,7 +40,7 @@ TextEncoderMemory umt5MemoryOf(const io::WeightSet& weights) {
   const std::uint64_t dim = nonNegative(c.dim), ffn = nonNegative(c.dimFfn), heads = nonNegative(c.numHeads),
                       layers = nonNegative(c.numLayers);
   const std::uint64_t f32 = layers * (2 * dim + nonNegative(c.numBuckets) * heads) + dim;
-  TextEncoderMemory m;
+  EncoderMemory m;
   m.weightBytes = (c.parameterCount() - f32) * s + f32 * 4;
   const std::uint64_t len = 512;
   m.activationBytes = len * (6 * 4 * dim + 3 * s * ffn) + 3 * 4 * heads * len * len;

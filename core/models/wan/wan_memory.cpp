@@ -143,7 +143,11 @@ std::uint64_t estimateWanDitActivations(const WanConfig& c, c10::ScalarType dtyp
   // in models/attention.cpp), its q, k, v and output in head-major copies plus a float accumulator.
   const std::uint64_t fusedAttention = n * d * (4 * s + 4);
   const std::uint64_t attentionPhase = rows * (kFloat32Rows * 4 * d + 4 * s * d) + fusedAttention;
-  const std::uint64_t wholePass = rows * 8 * u(c.headDim()) + b * u(c.textLen) * (4 * u(c.textDim) + 4 * d + s * d);
+  // The context: the text rows, and a Wan 2.1 I2V / FLF2V's block's k_img and v_img of its image rows (257 a
+  // picture; img_emb's own pass is over before the blocks).
+  const std::uint64_t imageRows = b * u(c.imageTokens());
+  const std::uint64_t wholePass =
+      rows * 8 * u(c.headDim()) + b * u(c.textLen) * (4 * u(c.textDim) + 4 * d + s * d) + imageRows * 2 * s * d;
   return wholePass + std::max(ffnPhase, attentionPhase);
 }
 

@@ -152,6 +152,78 @@ Json withClipVision(Json workflow, const char* input, const char* crop) {
   return workflow;
 }
 
+// A two-clip SVI 2.0 Pro chain as the KJNodes examples lay it out: the I2V pair with an SVI LoRA on each expert, the
+// anchor picture resized (ImageResizeKJv2) and encoded once, a WanImageToVideoSVIPro per clip (the second taking
+// the first clip's low-noise sampler as prev_samples), each clip decoded and joined by ImageBatchExtendWithOverlap.
+// `sized`: false links the anchor straight into the VAEEncode, so nothing in the workflow says the clip's size.
+Json sviChain(bool sized = true) {
+  Json nodes = Json::array();
+  nodes.push_back(
+      node(37, "UNETLoader", Json::array(), {"wan2.2_i2v_high_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(
+      node(56, "UNETLoader", Json::array(), {"wan2.2_i2v_low_noise_14B_fp8_scaled.safetensors", "default"}));
+  nodes.push_back(node(38, "CLIPLoader", Json::array(), {"umt5_xxl_fp8_e4m3fn_scaled.safetensors", "wan", "default"}));
+  nodes.push_back(node(39, "VAELoader", Json::array(), {"wan_2.1_vae.safetensors"}));
+  nodes.push_back(node(80, "LoraLoaderModelOnly", Json::array({in("model", 1)}),
+                       {"SVI_v2_PRO_Wan2.2-I2V-A14B_HIGH_lora_rank_128_fp16.safetensors", 1.0}));
+  nodes.push_back(node(81, "LoraLoaderModelOnly", Json::array({in("model", 2)}),
+                       {"SVI_v2_PRO_Wan2.2-I2V-A14B_LOW_lora_rank_128_fp16.safetensors", 1.0}));
+  nodes.push_back(node(54, "ModelSamplingSD3", Json::array({in("model", 30)}), {5.0}));
+  nodes.push_back(node(55, "ModelSamplingSD3", Json::array({in("model", 31)}), {5.0}));
+  nodes.push_back(node(6, "CLIPTextEncode", Json::array({in("clip", 3)}), {"the keeper walks along the cliff"}));
+  nodes.push_back(node(7, "CLIPTextEncode", Json::array({in("clip", 4)}), {"blurry, static"}));
+  nodes.push_back(node(62, "LoadImage", Json::array(), {"anchor.png", "image"}));
+  nodes.push_back(node(63, "ImageResizeKJv2", Json::array({in("image", 22)}),
+                       {832, 480, "lanczos", "crop", "0, 0, 0", "center", 16, "cpu"}));
+  nodes.push_back(node(64, "VAEEncode", Json::array({in("pixels", 23), in("vae", 7)}), Json::array()));
+  nodes.push_back(node(50, "WanImageToVideoSVIPro",
+                       Json::array({in("positive", 5), in("negative", 6), in("anchor_samples", 24)}), {81, 1}));
+  nodes.push_back(
+      node(51, "WanImageToVideoSVIPro",
+           Json::array({in("positive", 32), in("negative", 33), in("anchor_samples", 34), in("prev_samples", 35)}),
+           {81, 2}));
+  const auto pair = [&](int high, int low, long long seed, int pos, int neg, int latent, int model, int modelLow,
+                        int posLow, int negLow, int handed) {
+    nodes.push_back(
+        node(high, "KSamplerAdvanced",
+             Json::array({in("model", model), in("positive", pos), in("negative", neg), in("latent_image", latent)}),
+             {"enable", seed, "fixed", 8, 5.0, "euler", "simple", 0, 4, "enable"}));
+    nodes.push_back(node(low, "KSamplerAdvanced",
+                         Json::array({in("model", modelLow), in("positive", posLow), in("negative", negLow),
+                                      in("latent_image", handed)}),
+                         {"disable", 0, "fixed", 8, 5.0, "euler", "simple", 4, 10000, "disable"}));
+  };
+  pair(57, 58, 0, 25, 26, 9, 8, 10, 27, 28, 11);
+  pair(67, 68, 42, 36, 37, 38, 48, 49, 39, 40, 41);
+  nodes.push_back(node(8, "VAEDecode", Json::array({in("samples", 12), in("vae", 13)}), Json::array()));
+  nodes.push_back(node(9, "VAEDecode", Json::array({in("samples", 42), in("vae", 43)}), Json::array()));
+  nodes.push_back(node(70, "ImageBatchExtendWithOverlap", Json::array({in("source_images", 44), in("new_images", 45)}),
+                       {4, "source", "linear_blend"}));
+  nodes.push_back(node(59, "CreateVideo", Json::array({in("images", 46)}), {16}));
+  nodes.push_back(node(60, "SaveVideo", Json::array({in("video", 47)}), {"video/ComfyUI", "auto", "auto"}));
+  Json links = Json::array({{1, 37, 0, 80, 0, "MODEL"},         {2, 56, 0, 81, 0, "MODEL"},
+                            {30, 80, 0, 54, 0, "MODEL"},        {31, 81, 0, 55, 0, "MODEL"},
+                            {3, 38, 0, 6, 0, "CLIP"},           {4, 38, 0, 7, 0, "CLIP"},
+                            {22, 62, 0, 63, 0, "IMAGE"},        {23, sized ? 63 : 62, 0, 64, 0, "IMAGE"},
+                            {7, 39, 0, 64, 1, "VAE"},           {5, 6, 0, 50, 0, "CONDITIONING"},
+                            {6, 7, 0, 50, 1, "CONDITIONING"},   {24, 64, 0, 50, 2, "LATENT"},
+                            {8, 54, 0, 57, 0, "MODEL"},         {25, 50, 0, 57, 1, "CONDITIONING"},
+                            {26, 50, 1, 57, 2, "CONDITIONING"}, {9, 50, 2, 57, 3, "LATENT"},
+                            {10, 55, 0, 58, 0, "MODEL"},        {27, 50, 0, 58, 1, "CONDITIONING"},
+                            {28, 50, 1, 58, 2, "CONDITIONING"}, {11, 57, 0, 58, 3, "LATENT"},
+                            {12, 58, 0, 8, 0, "LATENT"},        {13, 39, 0, 8, 1, "VAE"},
+                            {32, 6, 0, 51, 0, "CONDITIONING"},  {33, 7, 0, 51, 1, "CONDITIONING"},
+                            {34, 64, 0, 51, 2, "LATENT"},       {35, 58, 0, 51, 3, "LATENT"},
+                            {48, 54, 0, 67, 0, "MODEL"},        {36, 51, 0, 67, 1, "CONDITIONING"},
+                            {37, 51, 1, 67, 2, "CONDITIONING"}, {38, 51, 2, 67, 3, "LATENT"},
+                            {49, 55, 0, 68, 0, "MODEL"},        {39, 51, 0, 68, 1, "CONDITIONING"},
+                            {40, 51, 1, 68, 2, "CONDITIONING"}, {41, 67, 0, 68, 3, "LATENT"},
+                            {42, 68, 0, 9, 0, "LATENT"},        {43, 39, 0, 9, 1, "VAE"},
+                            {44, 8, 0, 70, 0, "IMAGE"},         {45, 9, 0, 70, 1, "IMAGE"},
+                            {46, 70, 2, 59, 0, "IMAGE"},        {47, 59, 0, 60, 0, "VIDEO"}});
+  return {{"last_node_id", 81}, {"last_link_id", 49}, {"nodes", nodes}, {"links", links}, {"version", 0.4}};
+}
+
 std::map<std::string, std::vector<Json>> byType(const std::string& json) {
   std::map<std::string, std::vector<Json>> out;
   const Json graph = Json::parse(json);
@@ -312,6 +384,70 @@ class TestComfyA14b : public QObject {
       QCOMPARE(back.sequence.settings.model.imageEncoder, std::string("clip_vision_h.safetensors"));
       QCOMPARE(back.sequence.shots.front().startImage, std::string("keeper.png"));
       QCOMPARE(back.sequence.shots.front().endImage, firstLast ? std::string("lamp.png") : std::string());
+    }
+  }
+
+  // KJNodes' SVI Pro chain: one shot a clip, continuity svi, the anchor and the clips' size from the resized
+  // picture, the second clip's motion latents; each shot exports with WanImageToVideoSVIPro (the continued one
+  // loading what the first saves) and imports back the same.
+  void sviProChainImportsAsSviShotsAndRoundTrips() {
+    const ComfyImport imported =
+        importComfyWorkflow(sviChain().dump(), "wan22_SVI_Pro_native_example_KJ.json", testing::withFamilies());
+    QCOMPARE(imported.sequence.shots.size(), std::size_t{2});
+    for (const UnmappedNode& n : imported.unmapped)
+      QVERIFY2(n.type == "SaveVideo" || n.type == "CreateVideo", n.type.c_str());
+    const Shot& first = imported.sequence.shots[0];
+    const Shot& second = imported.sequence.shots[1];
+    QCOMPARE(first.continuity.mode, ContinuityMode::Svi);
+    QCOMPARE(first.continuity.anchorImage, std::string("anchor.png"));
+    QCOMPARE(first.continuity.motionLatents, std::optional<int>());
+    QCOMPARE(second.continuity.mode, ContinuityMode::Svi);
+    QCOMPARE(second.continuity.anchorImage, std::string());  // the chain's anchor, not repeated
+    QCOMPARE(second.continuity.motionLatents, std::optional<int>(2));
+    QCOMPARE(second.seed, std::uint64_t{42});
+    for (const Shot* shot : {&first, &second}) {
+      QCOMPARE(shot->width, 832);
+      QCOMPARE(shot->height, 480);
+      QCOMPARE(shot->frames, 81);
+      QCOMPARE(shot->switchStep, std::optional<int>(4));
+      QVERIFY(shot->loras && shot->loras->size() == 2);
+      QCOMPARE(shot->loras->at(0).expert, std::string("high"));
+      QCOMPARE(shot->loras->at(1).expert, std::string("low"));
+    }
+    QVERIFY(std::any_of(imported.notes.begin(), imported.notes.end(),
+                        [](const std::string& n) { return n.find("\"linear_blend\"") != std::string::npos; }));
+
+    const auto facts = testing::goldenModelFacts("wan22_i2v_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                 "wan22_i2v_high_tiny.safetensors");
+    const resolve::ResolvedSequence resolved = testing::resolvedAgainst(imported.sequence, facts);
+    QCOMPARE(resolved.shots[0].imageCondition, std::string("svi"));
+    QCOMPARE(resolved.shots[1].predecessor, 0);
+    QCOMPARE(resolved.shots[1].motionLatents, 2);
+    QCOMPARE(resolved.shots[1].anchorImage.filename().string(), std::string("anchor.png"));
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(imported.sequence, resolved);
+    QCOMPARE(out.size(), std::size_t{2});
+    for (std::size_t i = 0; i < 2; ++i) {
+      auto types = byType(out[i].json);
+      QCOMPARE(types["WanImageToVideoSVIPro"].size(), std::size_t{1});
+      QCOMPARE(types["SaveLatent"].size(), std::size_t{1});
+      QCOMPARE(types.count("LoadLatent"), std::size_t{i});
+      QCOMPARE(types.count("WanImageToVideo"), std::size_t{0});
+      const ComfyImport back = importComfyWorkflow(out[i].json, "back.json", testing::withFamilies());
+      QCOMPARE(back.sequence.shots.size(), std::size_t{1});
+      Shot expected = imported.sequence.shots[i];
+      expected.id = "shot-1";
+      expected.continuity.anchorImage = "anchor.png";  // a workflow of one clip names its anchor
+      QCOMPARE(QString::fromStdString(serializeShot(back.sequence.shots.front())),
+               QString::fromStdString(serializeShot(expected)));
+    }
+  }
+
+  void anSviChainWithoutTheClipSizeIsRefused() {
+    try {
+      importComfyWorkflow(sviChain(false).dump(), "svi.json", testing::withFamilies());
+      QFAIL("imported");
+    } catch (const std::runtime_error& error) {
+      QVERIFY2(std::string(error.what()).find("scale it with an ImageScale") != std::string::npos, error.what());
     }
   }
 

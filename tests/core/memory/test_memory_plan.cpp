@@ -40,12 +40,15 @@ memory::PlanRequest wan13bRequest() {
   return r;
 }
 
-// Measured peak of live CPU tensors during one batched forward, beyond weights and inputs.
+// Measured peak of live CPU tensors during one batched forward, beyond weights and inputs (a model with an image
+// embedding: with its features for every image token it has).
 std::uint64_t measuredForwardPeak(const models::WanModel& model, std::int64_t frames, std::int64_t h, std::int64_t w) {
   const models::WanConfig& c = model.config();
   const at::Tensor x = at::randn({2, c.inDim, frames, h, w});
   const at::Tensor t = at::full({2}, 500.0);
   const at::Tensor context = at::randn({2, c.textLen, c.textDim});
+  const at::Tensor features = c.hasImageEmbedding() ? at::randn({c.imageTokens(), c.imageDim}) : at::Tensor();
+  const models::ImageEmbeddingScope scope(model, features);
   const std::uint64_t base = memory::cpuAllocationStats().allocated;
   memory::resetCpuPeak();
   { const at::Tensor y = model.forwardBatch(x, t, context); }
@@ -92,11 +95,14 @@ class MemoryPlanTest : public QObject {
     b.textLen = 64;
     models::WanConfig wide = b;  // the FFN sets the peak
     wide.ffnDim = 2048;
-    const Case cases[] = {{a, at::kFloat, 3, 16, 16},
-                          {b, at::kFloat, 5, 32, 32},
-                          {b, at::kBFloat16, 3, 24, 32},
-                          {wide, at::kFloat, 3, 16, 16},
-                          {wide, at::kBFloat16, 3, 16, 16}};
+    models::WanConfig flf = b;  // FLF2V: 514 rows of image context beside 64 of text
+    flf.modelType = "flf2v";
+    flf.inDim = 36;
+    flf.imageDim = 256;
+    flf.imagePositionTokens = 514;
+    const Case cases[] = {{a, at::kFloat, 3, 16, 16},       {b, at::kFloat, 5, 32, 32},
+                          {b, at::kBFloat16, 3, 24, 32},    {wide, at::kFloat, 3, 16, 16},
+                          {wide, at::kBFloat16, 3, 16, 16}, {flf, at::kFloat, 3, 16, 16}};
     std::vector<double> ratios;
     for (const Case& k : cases) {
       const models::WanModel model = models::WanModel::random(k.config, 7, {k.dtype});
@@ -129,6 +135,26 @@ class MemoryPlanTest : public QObject {
     QVERIFY(plan.peakOffload <= plan.peakPinned);
     QCOMPARE(plan.items.size(), std::size_t(8));
     QVERIFY(plan.reason.find("pinned") != std::string::npos);
+  }
+
+  // Wan 2.1 I2V / FLF2V: the CLIP encoder is loaded for a shot's pictures beside the resident DiT; when it is the
+  // largest thing besides the DiT, it sets the peak, and the plan lists it.
+  void imageEncoderIsPlannedBesideTheDit() {
+    memory::PlanRequest r = wan13bRequest();
+    r.textEncoderWeights = 1 * GiB;
+    const memory::MemoryPlan plain = memory::planMemory(r);
+    QCOMPARE(plain.imageEncoderPeak, std::uint64_t{0});
+    QCOMPARE(plain.items.size(), std::size_t(8));
+    r.imageEncoderWeights = 20 * GiB;  // larger than any other phase, to see it set the peak
+    r.imageEncoderActivations = 40 * MiB;
+    const memory::MemoryPlan plan = memory::planMemory(r);
+    const std::uint64_t resident = plan.ditWeights + plan.vaeWeights + plan.ringBufferBytes;
+    QCOMPARE(plan.imageEncoderPeak, 20 * GiB + 40 * MiB);
+    QCOMPARE(plan.peakPinned, plan.imageEncoderPeak + resident);
+    QCOMPARE(plan.peakOffload, plan.imageEncoderPeak + resident);  // the DiT is on the device for it
+    QCOMPARE(plan.items.size(), std::size_t(9));
+    QCOMPARE(plan.items[1].name, std::string("image encoder"));
+    QVERIFY(nlohmann::json::parse(memory::planToJson(plan))["image_encoder_peak"] == plan.imageEncoderPeak);
   }
 
   // A step cache's residuals are planned with the shot that keeps them: 1.3B at 832x480x81 keeps

@@ -95,6 +95,31 @@ class ModelFilesTest : public QObject {
     QVERIFY2(missing.err.contains("is not a folder"), qPrintable(missing.err));
   }
 
+  // A LoRA is listed as one with what it patches; SVI's by their published names, the Wan 2.1 ones said to be
+  // another condition, and a name that only contains the letters is not taken for one.
+  void theModelsCommandNamesLorasAndSvisPair() {
+    QTemporaryDir dir;
+    const fs::path loras = tempPath(dir) / "loras";
+    fs::create_directories(loras);
+    for (const char* name : {"SVI_v2_PRO_Wan2.2-I2V-A14B_HIGH_lora_rank_128_fp16.pt",
+                             "SVI_v2_PRO_Wan2.2-I2V-A14B_LOW_lora_rank_128_fp16.pt", "SVI_Wan2.1-I2V-14B_lora_v2.0.pt",
+                             "lavish_svitzer_style.pt"})
+      fs::copy_file(golden("lora_tiny.pt"), loras / name);
+    const CliRun run = runCli({"models", QString::fromStdString(tempPath(dir).string()), "--json"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out));
+    std::map<std::string, std::string> model;
+    for (const auto& entry : nlohmann::json::parse(run.out.toStdString())) {
+      QCOMPARE(entry["role"].get<std::string>(), std::string("lora"));
+      model[fs::path(entry["file"].get<std::string>()).filename().string()] = entry["model"].get<std::string>();
+    }
+    QVERIFY(model.at("SVI_v2_PRO_Wan2.2-I2V-A14B_HIGH_lora_rank_128_fp16.pt")
+                .ends_with("SVI 2.0 Pro for continuity svi (high-noise expert)"));
+    QVERIFY(model.at("SVI_v2_PRO_Wan2.2-I2V-A14B_LOW_lora_rank_128_fp16.pt")
+                .ends_with("SVI 2.0 Pro for continuity svi (low-noise expert)"));
+    QVERIFY(model.at("SVI_Wan2.1-I2V-14B_lora_v2.0.pt").find("SVI for Wan 2.1") != std::string::npos);
+    QCOMPARE(model.at("lavish_svitzer_style.pt"), std::string("LoRA, 8 layers, rank 4, for a Wan DiT"));
+  }
+
   void theOlderFolderNamesWorkToo() {
     QTemporaryDir dir;
     makeModelFolder(tempPath(dir), "unet", "clip");

@@ -18,6 +18,7 @@
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
+#include "resolve/plan_request.h"
 #include "resolve/resolve_sequence.h"
 #include "runtime/torch_runtime.h"
 #include "test_bmp.h"
@@ -180,6 +181,11 @@ class KeyframesRenderTest : public QObject {
     QCOMPARE(unnamed.problems.front().path, std::string("model.image_encoder"));
 
     s.settings.model.imageEncoder = golden("clip_vision_loop_tiny.safetensors").string();
+    // The plan counts the tower (not more than its file) and its pictures' activations.
+    const memory::PlanRequest request = resolve::planRequest(resolve::resolveSequence(s, {root()}), s.settings, {});
+    QVERIFY(request.imageEncoderWeights > 0 &&
+            request.imageEncoderWeights <= fs::file_size(golden("clip_vision_loop_tiny.safetensors")));
+    QVERIFY(request.imageEncoderActivations > 0);
     const render::RenderSummary i2v = render(s, "wan21-i2v");
     QVERIFY(i2v.finished.completed);
     QCOMPARE(i2v.shots[0].conditionedOn, std::string("start_image"));
