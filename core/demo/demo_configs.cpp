@@ -46,6 +46,19 @@ models::WanConfig demoDitConfig() {
   return c;
 }
 
+models::WanConfig keyframeDitConfig(const models::WanConfig& base, const models::WanVaeConfig& vae) {
+  models::WanConfig c = base;
+  // Wan 2.2 I2V's condition beside the latent: a mask channel per pixel frame of a latent frame, and the latent
+  // of the clip with its given frames in place. Full attention, one timestep a clip, as the real I2V experts.
+  c.modelType = "i2v";
+  c.outDim = vae.zDim;
+  c.inDim = vae.zDim + vae.temporalFactor() + vae.zDim;
+  c.diffusionForcing = false;
+  c.causalBlockSize = 0;
+  c.freshClipContinuation = false;
+  return c;
+}
+
 std::filesystem::path demoResourceDir(const std::filesystem::path& sourceRoot) {
   return sourceRoot / "resources" / "demo";
 }

@@ -20,6 +20,8 @@ inline constexpr const char* kLatentRgbFile = "latent_rgb.safetensors";
 models::WanVaeConfig demoVaeConfig();
 models::Umt5Config demoUmt5Config();
 models::WanConfig demoDitConfig();  // text_dim = demoUmt5Config().dim
+// A keyframe model (`train-demo --keyframes`): `base` as a first–last-frame image-to-video DiT on `vae`'s latents.
+models::WanConfig keyframeDitConfig(const models::WanConfig& base, const models::WanVaeConfig& vae);
 
 // The render format the demo model is trained for.
 inline constexpr int kDemoWidth = 64;

@@ -36,6 +36,8 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   if (o.diffusionForcing && o.shapeWeight > 0)
     throw std::invalid_argument("trainDemoDit: shapeWeight is not available with diffusion forcing");
+  if (o.diffusionForcing && data.imageConditions.defined())
+    throw std::invalid_argument("trainDemoDit: image conditions are not available with diffusion forcing");
   if (o.shapeWeight > 0 && !(data.shapeCells.defined() && data.shapeCells.size(0) == data.latents.size(0)))
     throw std::invalid_argument("trainDemoDit: shapeWeight needs data.shapeCells, a row for each latent");
   at::Generator g = at::detail::createCPUGenerator(o.seed);
@@ -94,6 +96,7 @@ DitTrainingResult trainDemoDit(models::WanModel& model, const DitTrainingData& d
       target = batch.target;
       timestep = batch.timestep;
       rows = prompt.index_select(0, index);
+      if (data.imageConditions.defined()) noisy = at::cat({noisy, data.imageConditions.index_select(0, index)}, 1);
     }
     const at::Tensor drop = at::rand({o.batch}, g, at::TensorOptions().dtype(at::kDouble)).lt(o.dropout);
     if (unconditional.numel() > 0) {

@@ -27,6 +27,9 @@ struct DitTrainingData {
   // Optional [N, 1, F, H, W]: the share of each latent cell's pixels where the clip's three shapes
   // disagree (demo::shapeDisagreementMask on the latent grid), for DitTrainingOptions::shapeWeight.
   at::Tensor shapeCells;
+  // Optional [N, temporal + z, F, H, W]: an image-to-video DiT's condition of each latent, given after the
+  // latent it denoises (continuity::imageToVideoCondition).
+  at::Tensor imageConditions;
 };
 
 struct DitTrainingOptions {

@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include "continuity/image_condition.h"
 #include "demo/demo_configs.h"
 #include "demo/demo_prompts.h"
 #include "demo/demo_weights_io.h"
@@ -33,9 +34,12 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0) {
 // Before any phase runs: a DiT that cannot take this VAE's latents would only fail after the VAE's hour.
 void checkSizesFit(const models::WanVaeConfig& vae, const models::WanConfig& dit) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("train-demo: " + what); };
-  if (dit.inDim != vae.zDim || dit.outDim != vae.zDim)
-    fail("dit in_dim/out_dim " + std::to_string(dit.inDim) + "/" + std::to_string(dit.outDim) +
-         " must equal the VAE's z_dim " + std::to_string(vae.zDim));
+  // An image-to-video DiT takes its condition (a mask channel per pixel frame of a latent frame, and a latent) too.
+  const std::int64_t condition = dit.imageConditionChannels() > 0 ? vae.temporalFactor() + vae.zDim : 0;
+  if (dit.inDim != vae.zDim + condition || dit.outDim != vae.zDim)
+    fail("dit in_dim/out_dim " + std::to_string(dit.inDim) + "/" + std::to_string(dit.outDim) + " must be " +
+         std::to_string(vae.zDim + condition) + "/" + std::to_string(vae.zDim) + " for the VAE's z_dim " +
+         std::to_string(vae.zDim));
   const demo::ClipParams clip;
   const std::int64_t grid[3] = {vae.latentFrames(clip.frames), clip.height / vae.spatialFactor(),
                                 clip.width / vae.spatialFactor()};
@@ -57,12 +61,17 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   const double cap = o.minutes > 0 ? o.minutes * 60 : 0;
   if (o.resumeDit && o.newDit) throw std::invalid_argument("train-demo: --resume-dit and --new-dit exclude each other");
   if (!(o.shapeWeight >= 0)) throw std::invalid_argument("train-demo: --shape-weight must be 0 or more");
-  const bool keepVae = o.resumeDit || o.newDit;
+  if (o.resumeDit && o.keyframes)
+    throw std::invalid_argument("train-demo: --keyframes trains a new DiT; it excludes --resume-dit");
+  const bool newDit = o.newDit || o.keyframes;
+  const bool keepVae = o.resumeDit || newDit;
   if (!keepVae) checkSizesFit(o.vaeConfig, o.ditConfig);
   const auto vaePath = o.outDir / demo::kVaeFile;
   std::optional<models::WanVae> keptVae;
   if (keepVae) keptVae.emplace(models::WanVae::load(io::WeightSet::open(vaePath)));
-  if (o.newDit) checkSizesFit(keptVae->config(), o.ditConfig);
+  const models::WanConfig ditConfig =
+      o.keyframes ? demo::keyframeDitConfig(o.ditConfig, keptVae->config()) : o.ditConfig;
+  if (newDit) checkSizesFit(keptVae->config(), ditConfig);
   std::filesystem::create_directories(o.outDir);
   DemoTrainReport report;
 
@@ -74,7 +83,6 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
     demo::trainDemoTokenizer(tokenizerPath);
     demo::saveUmt5(textPath, models::Umt5Encoder::random(demo::demoUmt5Config(), o.seed + 1));
   }
-  const models::WanConfig& ditConfig = o.ditConfig;
   models::Umt5TextEncoderOptions textOptions;
   textOptions.tokenizer = tokenizerPath;
   textOptions.textLen = static_cast<std::size_t>(ditConfig.textLen);
@@ -123,13 +131,14 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   std::vector<at::Tensor> latents;
   std::vector<at::Tensor> pooled;  // RGB on the latent grid, for the preview factors
   std::vector<at::Tensor> shapeCells;
+  std::vector<at::Tensor> conditions;
   const int temporalFactor = static_cast<int>(vae.config().temporalFactor());
   const int spatialFactor = static_cast<int>(vae.config().spatialFactor());
   // A model with per-frame timesteps learns continuation from two-clip chains (diffusion forcing).
   const bool forcing =
       o.resumeDit
           ? models::WanModel::load(io::WeightSet::open(o.outDir / demo::kDitFile)).config().takesPerFrameTimesteps()
-          : o.ditConfig.takesPerFrameTimesteps();
+          : ditConfig.takesPerFrameTimesteps();
   const bool chains = forcing;
   if (forcing && o.shapeWeight > 0)
     throw std::invalid_argument("train-demo: --shape-weight is not available with diffusion forcing");
@@ -158,6 +167,13 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
         latent = at::cat({latent, second.narrow(1, 1, second.size(1) - 1)}, 1);
       }
       latents.push_back(latent);
+      if (o.keyframes) {
+        const int kind = i % 8;
+        const bool first = kind < 7, last = kind < 4 || kind == 7;
+        const std::int64_t frames = clip.size(1);
+        conditions.push_back(continuity::imageToVideoCondition(
+            vae, first ? clip.select(1, 0) : at::Tensor(), last ? clip.select(1, frames - 1) : at::Tensor(), frames));
+      }
       if (o.shapeWeight > 0)
         shapeCells.push_back(
             sampling::poolVideoToLatentGrid(demo::shapeDisagreementMask(params), temporalFactor, spatialFactor));
@@ -167,6 +183,8 @@ DemoTrainReport trainDemoModel(const DemoTrainOptions& o) {
   }
   at::Tensor raw = at::stack(latents);  // [N, C, F, h, w]
   if (!shapeCells.empty()) data.shapeCells = at::stack(shapeCells);
+  if (!conditions.empty()) data.imageConditions = at::stack(conditions).contiguous();
+  conditions.clear();
   shapeCells.clear();
   latents.clear();
   const auto f64 = at::TensorOptions().dtype(at::kDouble);

@@ -10,6 +10,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QToolTip>
 #include <QUndoStack>
 #include <QUrl>
@@ -53,6 +54,14 @@ void drag(QWidget* widget, QPoint from, QPoint to, Qt::KeyboardModifiers modifie
   QTest::mousePress(widget, Qt::LeftButton, modifiers, from);
   for (int i = 1; i <= 4; ++i) moveMouse(widget, from + (to - from) * i / 4, modifiers);
   QTest::mouseRelease(widget, Qt::LeftButton, modifiers, to);
+}
+
+// door.png and hall.png, 8×8, in `dir`.
+std::pair<QString, QString> twoPictures(const QTemporaryDir& dir) {
+  const QString door = dir.filePath("door.png"), hall = dir.filePath("hall.png");
+  QImage(8, 8, QImage::Format_RGB888).save(door);
+  QImage(8, 8, QImage::Format_RGB888).save(hall);
+  return {door, hall};
 }
 
 memory::MemorySample fakeSample(double t, std::uint64_t allocated) {
@@ -178,9 +187,7 @@ class StudioTimeline : public QObject {
   void droppedPictureOnTheEndIsTheEndKeyframe() {
     Fixture f;
     QTemporaryDir dir;
-    const QString door = dir.filePath("door.png"), hall = dir.filePath("hall.png");
-    QImage(8, 8, QImage::Format_RGB888).save(door);
-    QImage(8, 8, QImage::Format_RGB888).save(hall);
+    const auto [door, hall] = twoPictures(dir);
     QMimeData mime;
     mime.setUrls({QUrl::fromLocalFile(door)});
     const QPoint at = f.view.endKeyframeZone(0).center();
@@ -203,6 +210,50 @@ class StudioTimeline : public QObject {
     f.stack()->undo();
     QCOMPARE(QString::fromStdString(f.document.sequence().shots[0].endImage), door);
     QCOMPARE(QString::fromStdString(f.document.sequence().shots[1].startImage), door);
+  }
+
+  // A keyframe shared at a cut is one slot over the cut; its context menu clears it from both shots in one step,
+  // and a shot's own keyframe is cleared from its block's menu.
+  void aSharedKeyframeIsOneSlotOverTheCut() {
+    Fixture f;
+    QTemporaryDir dir;
+    const auto [door, hall] = twoPictures(dir);
+    f.view.resize(1400, f.view.height());
+    f.view.zoomToFit();
+    QVERIFY(f.view.placeEndImage(0, door));
+    Sequence shared = f.document.sequence();
+    shared.shots[1].startImage = shared.shots[0].endImage;
+    shared.shots[1].endImage = hall.toStdString();
+    f.document.edit(ReplaceShots{1, 1, {shared.shots[1]}});
+    QTRY_VERIFY(!f.view.sharedKeyframeSlot(1).isEmpty());
+    const QRect slot = f.view.sharedKeyframeSlot(1);
+    const int cut = f.view.blockRect(1).left();
+    QVERIFY2(slot.left() < cut && slot.right() > cut, "the slot straddles the cut");
+    QVERIFY(f.view.sharedKeyframeSlot(2).isEmpty());  // hall.png is shot 2's own end keyframe
+    const int steps = f.stack()->count();
+
+    const auto chooseFirstAction = [] {
+      QTimer::singleShot(0, [] {
+        QWidget* popup = QApplication::activePopupWidget();
+        if (!popup) return;
+        const QList<QAction*> actions = popup->actions();
+        if (!actions.isEmpty()) actions.front()->trigger();
+        popup->close();
+      });
+    };
+    chooseFirstAction();
+    QContextMenuEvent onSlot(QContextMenuEvent::Mouse, slot.center(), f.view.mapToGlobal(slot.center()));
+    QApplication::sendEvent(&f.view, &onSlot);
+    QVERIFY(f.document.sequence().shots[0].endImage.empty());
+    QVERIFY(f.document.sequence().shots[1].startImage.empty());
+    QCOMPARE(f.stack()->count(), steps + 1);
+    f.stack()->undo();
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[1].startImage), door);
+
+    QVERIFY(f.view.clearKeyframe(1, true));
+    QVERIFY(f.document.sequence().shots[1].endImage.empty());
+    QCOMPARE(QString::fromStdString(f.document.sequence().shots[0].endImage), door);  // not shared: alone
+    QVERIFY(!f.view.clearKeyframe(1, true));                                          // nothing left to clear
   }
 
   void splitIsOneUndoStep() {

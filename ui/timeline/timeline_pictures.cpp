@@ -2,11 +2,13 @@
 // start image drawn on a shot that has no rendered frames yet.
 #include "timeline/timeline_view.h"
 
+#include <QContextMenuEvent>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QImageReader>
+#include <QMenu>
 #include <QMimeData>
 #include <QUrl>
 #include <QtConcurrent/QtConcurrentRun>
@@ -106,6 +108,63 @@ bool TimelineView::placeEndImage(int index, const QString& imagePath) {
           ? tr("End image of %1: %2").arg(QString::fromStdString(shot.displayName()), QString::fromStdString(path))
           : QString::fromStdString(errors.front().format()));
   return errors.empty();
+}
+
+bool TimelineView::showsRenderedFrames(int index) const {
+  const QImage& first = state_->status(document_->sequence().shots[static_cast<std::size_t>(index)].id).firstThumbnail;
+  return !first.isNull() && blockRect(index).width() > 3 * first.width();
+}
+
+QRect TimelineView::sharedKeyframeSlot(int toIndex) {
+  const auto& shots = document_->sequence().shots;
+  if (toIndex < 1 || toIndex >= static_cast<int>(shots.size())) return {};
+  const Shot& after = shots[static_cast<std::size_t>(toIndex)];
+  if (after.startImage.empty() || shots[static_cast<std::size_t>(toIndex) - 1].endImage != after.startImage ||
+      showsRenderedFrames(toIndex) || showsRenderedFrames(toIndex - 1))
+    return {};
+  const QImage picture = startPicture(after.startImage);
+  const QRect before = blockRect(toIndex - 1), block = blockRect(toIndex);
+  if (picture.isNull() || 2 * std::min(before.width(), block.width()) <= 3 * picture.width()) return {};
+  const int top = block.bottom() - RenderState::kThumbnailHeight - 4;
+  return {block.left() - picture.width() / 2, top, picture.width(), picture.height()};
+}
+
+bool TimelineView::clearKeyframe(int index, bool end) {
+  const auto& shots = document_->sequence().shots;
+  if (index < 0 || index >= static_cast<int>(shots.size())) return false;
+  const Shot& shot = shots[static_cast<std::size_t>(index)];
+  if ((end ? shot.endImage : shot.startImage).empty()) return false;
+  const QString name = QString::fromStdString(shot.displayName());
+  const Diagnostics errors =
+      document_->edit(keyframeEdit(document_->sequence(), static_cast<std::size_t>(index), end, ""));
+  Q_EMIT statusMessage(errors.empty()
+                           ? (end ? tr("End keyframe of %1 cleared") : tr("Start keyframe of %1 cleared")).arg(name)
+                           : QString::fromStdString(errors.front().format()));
+  return errors.empty();
+}
+
+void TimelineView::contextMenuEvent(QContextMenuEvent* event) {
+  const auto& shots = document_->sequence().shots;
+  QMenu menu(this);
+  for (int cut = 1; cut < static_cast<int>(shots.size()); ++cut)
+    if (sharedKeyframeSlot(cut).contains(event->pos()))
+      connect(menu.addAction(tr("Clear Keyframe Shared by %1 and %2")
+                                 .arg(QString::fromStdString(shots[static_cast<std::size_t>(cut) - 1].displayName()),
+                                      QString::fromStdString(shots[static_cast<std::size_t>(cut)].displayName()))),
+              &QAction::triggered, this, [this, cut] { clearKeyframe(cut, false); });
+  const int index = indexAt(event->pos());
+  if (menu.isEmpty() && index >= 0) {
+    const Shot& shot = shots[static_cast<std::size_t>(index)];
+    if (!shot.startImage.empty())
+      connect(menu.addAction(tr("Clear Start Keyframe")), &QAction::triggered, this,
+              [this, index] { clearKeyframe(index, false); });
+    if (!shot.endImage.empty())
+      connect(menu.addAction(tr("Clear End Keyframe")), &QAction::triggered, this,
+              [this, index] { clearKeyframe(index, true); });
+  }
+  if (menu.isEmpty()) return event->ignore();
+  if (index >= 0) setSelectedIndex(index);
+  menu.exec(event->globalPos());
 }
 
 bool TimelineView::placeImage(int index, const QString& imagePath) {

@@ -246,6 +246,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
     paintBlock(p, static_cast<int>(i), blockRect(static_cast<int>(i)), false);
   }
   for (std::size_t i = 1; i < all.size(); ++i) paintCut(p, static_cast<int>(i), xOfFrame(all[i].start));
+  for (std::size_t i = 1; i < all.size(); ++i)
+    if (const QRect slot = sharedKeyframeSlot(static_cast<int>(i)); !slot.isEmpty() && gesture_ != Gesture::Reorder) {
+      p.drawImage(slot.topLeft(), startPicture(shots[i].startImage));
+      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(QRectF(slot).adjusted(-1, -1, 1, 1));
+    }
 
   if (gesture_ == Gesture::Trim && gestureIndex_ >= 0) {
     const QRect r = blockRect(gestureIndex_);
@@ -308,26 +315,22 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   // First/last frame thumbnails at the block's ends once rendered.
   const int thumbTop = static_cast<int>(rect.bottom()) - RenderState::kThumbnailHeight - 4;
   int textRight = static_cast<int>(rect.right()) - 6;
-  if (!status.firstThumbnail.isNull() && rect.width() > 3 * status.firstThumbnail.width()) {
+  if (!ghost && showsRenderedFrames(index)) {
     p.drawImage(QPointF(rect.left() + 4, thumbTop), status.firstThumbnail);
     if (!status.lastThumbnail.isNull())
       p.drawImage(QPointF(rect.right() - 4 - status.lastThumbnail.width(), thumbTop), status.lastThumbnail);
   } else {
-    // Keyframes of a shot not rendered yet: dashed, solid where one picture is shared across the cut.
-    const auto& shots = document_->sequence().shots;
-    const auto i = static_cast<std::size_t>(index);
-    const bool sharedStart = i > 0 && !shot.startImage.empty() && shots[i - 1].endImage == shot.startImage;
-    const bool sharedEnd = i + 1 < shots.size() && !shot.endImage.empty() && shots[i + 1].startImage == shot.endImage;
-    const auto keyframe = [&](const std::string& file, bool atEnd, bool shared) {
+    // Keyframes of a shot not rendered yet, dashed; one shared at a cut is drawn once, over the cut (paintEvent).
+    const auto keyframe = [&](const std::string& file, bool atEnd) {
       const QImage picture = startPicture(file);
       if (picture.isNull() || rect.width() <= 3 * picture.width()) return;
       const double left = atEnd ? rect.right() - 4 - picture.width() : rect.left() + 4;
       p.drawImage(QPointF(left, thumbTop), picture);
-      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), shared ? 2 : 1, shared ? Qt::SolidLine : Qt::DashLine));
+      p.setPen(QPen(QColor(0xff, 0xd0, 0x50), 1, Qt::DashLine));
       p.drawRect(QRectF(left, thumbTop, picture.width(), picture.height()));
     };
-    if (!shot.startImage.empty()) keyframe(shot.startImage, false, sharedStart);
-    if (!shot.endImage.empty()) keyframe(shot.endImage, true, sharedEnd);
+    if (!shot.startImage.empty() && (ghost || sharedKeyframeSlot(index).isEmpty())) keyframe(shot.startImage, false);
+    if (!shot.endImage.empty() && (ghost || sharedKeyframeSlot(index + 1).isEmpty())) keyframe(shot.endImage, true);
   }
   if (status.state == ShotState::Rendering) {
     const QRectF bar(rect.left(), rect.bottom() - 4, rect.width() * status.progress, 4);

@@ -62,6 +62,12 @@ class TimelineView : public QWidget {
   bool placeEndImage(int index, const QString& imagePath);
   // The part of a shot's block where a dropped picture becomes its end keyframe.
   QRect endKeyframeZone(int index) const;
+  // Takes shot `index`'s start or end keyframe away (a shared one from both shots), one undo step; the block's
+  // context menu offers it.
+  bool clearKeyframe(int index, bool end);
+  // The one slot a keyframe shared at the cut into shot `toIndex` is drawn in, over the cut, while neither shot
+  // shows rendered frames; empty otherwise (also while its picture is still being read).
+  QRect sharedKeyframeSlot(int toIndex);
 
   QSize sizeHint() const override { return {800, kTrackTop + kTrackHeight + 12}; }
   QSize minimumSizeHint() const override { return {200, kTrackTop + kTrackHeight + 12}; }
@@ -88,6 +94,7 @@ class TimelineView : public QWidget {
   void dragMoveEvent(QDragMoveEvent* event) override;
   void dragLeaveEvent(QDragLeaveEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   struct Span {
@@ -110,6 +117,8 @@ class TimelineView : public QWidget {
   // (a null image until it arrives, then a repaint).
   QImage startPicture(const std::string& path);
   void paintCut(QPainter& p, int toIndex, double x);
+  // Whether shot `index`'s block shows its rendered first and last frames (else its keyframes).
+  bool showsRenderedFrames(int index) const;
   void clampScroll();
   void documentChanged();
 

@@ -18,7 +18,9 @@ const CommandSpec kTrainDemoCommand{
      {"--latent-clips", K::Int, "N", "training clips encoded once for the DiT (default 2000)"},
      {"--shape-weight", K::Double, "W", "weight of the shape-disagreement loss (default 0)"},
      {"--resume-dit", K::Flag, "", "continue the DiT in DIR, keeping its other files"},
-     {"--new-dit", K::Flag, "", "train a new DiT on DIR's tokenizer, text encoder and VAE"}},
+     {"--new-dit", K::Flag, "", "train a new DiT on DIR's tokenizer, text encoder and VAE"},
+     {"--keyframes", K::Flag, "",
+      "train a new first-last-frame image-to-video DiT on DIR's tokenizer, text encoder and VAE"}},
     ""};
 
 const CommandSpec kEvalDemoCommand{

@@ -23,6 +23,7 @@ int runTrainDemo(const Args& args) {
   options.latentClips = parsed.integer("--latent-clips").value_or(options.latentClips);
   options.resumeDit = parsed.flag("--resume-dit");
   options.newDit = parsed.flag("--new-dit");
+  options.keyframes = parsed.flag("--keyframes");
   options.shapeWeight = parsed.number("--shape-weight").value_or(options.shapeWeight);
   options.log = [](const std::string& line) {
     std::printf("%s\n", line.c_str());

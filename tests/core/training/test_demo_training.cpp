@@ -1,5 +1,6 @@
 #include <QTest>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -357,6 +358,20 @@ class TestDemoTraining : public QObject {
     training::DemoTrainOptions shaped = again;
     shaped.shapeWeight = 8;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, training::trainDemoModel(shaped));
+    QVERIFY(training::trainDemoModel(again).dit.steps == 3);
+
+    // A keyframe DiT on the same files: the I2V condition's channels follow this VAE (4 mask + 16 latent).
+    training::DemoTrainOptions keyframes = o;
+    keyframes.keyframes = true;
+    keyframes.ditSteps = 3;
+    const training::DemoTrainReport keyframed = training::trainDemoModel(keyframes);
+    QCOMPARE(keyframed.dit.steps, 3L);
+    QVERIFY(std::isfinite(keyframed.dit.finalLoss));
+    for (std::size_t i = 0; i < before.size(); ++i) QVERIFY2(bytes(kept[i]) == before[i], kept[i]);
+    const models::WanConfig i2v = demo::DemoModels::load(o.outDir).dit->config();
+    QCOMPARE(i2v.modelType, std::string("i2v"));
+    QCOMPARE(i2v.imageConditionChannels(), std::int64_t{4 + 16});
+    QVERIFY(!i2v.takesPerFrameTimesteps());
     QVERIFY(training::trainDemoModel(again).dit.steps == 3);
 
     training::DemoTrainOptions unfit = again;
