@@ -2,6 +2,8 @@
 #include <exception>
 #include <string>
 
+#include <c10/util/Exception.h>
+
 #include "cli/commands.h"
 #include "runtime/torch_runtime.h"
 
@@ -46,7 +48,9 @@ int main(int argc, char** argv) {
       if (dynamic_cast<const shotchain::cli::UsageError*>(&error) ||
           dynamic_cast<const shotchain::cli::HelpRequested*>(&error))
         throw;
-      std::fprintf(stderr, "shotchain %s: %s\n", name.c_str(), error.what());
+      // libtorch's own errors carry their C++ frames: the message alone is for people.
+      const auto* torch = dynamic_cast<const c10::Error*>(&error);
+      std::fprintf(stderr, "shotchain %s: %s\n", name.c_str(), torch ? torch->what_without_backtrace() : error.what());
       return 1;
     }
   } catch (const shotchain::cli::HelpRequested& help) {

@@ -57,12 +57,28 @@ class Importer {
     if (out_.sequence.shots.empty() && !out_.problems.empty()) {
       std::string all;
       for (const std::string& problem : out_.problems) all += (all.empty() ? "" : "; ") + problem;
-      fail("no shot could be imported: " + all);
+      // Every node of a type that does not carry over, not only the first each sampler met.
+      const std::vector<std::string> mapped = mappedComfyNodeTypes(options_.families);
+      std::string left;
+      for (const auto& [id, node] : graph_.nodes)
+        if (!kOutputs.count(node.type) && node.type != "Note" && node.type != "MarkdownNote" &&
+            std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
+          left += (left.empty() ? "" : ", ") + nodeLabel(node);
+      fail("no shot could be imported: " + all + (left.empty() ? "" : "; node types ShotChain does not map: " + left));
     }
     if (out_.sequence.shots.empty()) fail("the workflow has no KSampler or KSamplerAdvanced node: nothing to render");
     settleSamplerDefaults();
     resolveModels();
     out_.models = describeImportedModels(out_.sequence.settings.model, options_.readModelFile, options_.familyFromName);
+    out_.unmapped = unmappedNodes();
+    return std::move(out_);
+  }
+
+ private:
+  // The nodes no shot took, each with why.
+  std::vector<UnmappedNode> unmappedNodes() const {
+    std::vector<UnmappedNode> out;
+    const std::vector<std::string> mapped = mappedComfyNodeTypes(options_.families);
     for (const std::string& id : graph_.order) {
       const ComfyNode& node = graph_.nodes.at(id);
       if (used_.count(id)) continue;
@@ -71,15 +87,13 @@ class Importer {
         why = "the render writes PNG frames, an MP4 and an OTIO timeline instead";
       else if (node.type == "Note" || node.type == "MarkdownNote")
         why = "a note";
-      else if (const auto mapped = mappedComfyNodeTypes(options_.families);
-               std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
+      else if (std::find(mapped.begin(), mapped.end(), node.type) == mapped.end())
         why = "a node type ShotChain does not map";
-      out_.unmapped.push_back({node.id, node.type, why});
+      out.push_back({node.id, node.type, why});
     }
-    return std::move(out_);
+    return out;
   }
 
- private:
   [[noreturn]] void fail(const std::string& what) const { throw std::runtime_error(source_ + ": " + what); }
 
   // One sampler becomes a shot (or the second half of a two-expert one). When it cannot, it is left out
@@ -515,7 +529,7 @@ class Importer {
     downstream(sampler, shot);
     if (advanced && sampler.value("end_at_step")) {
       const int end = whole(sampler, "end_at_step", 0, 10000);
-      if (end < *shot.steps) firstStages_[sampler.id] = {index, end, *shot.steps, dit};
+      if (end <= *shot.steps) firstStages_[sampler.id] = {index, end, *shot.steps, dit};
     }
     out_.sequence.shots.push_back(std::move(shot));
   }
@@ -534,7 +548,7 @@ class Importer {
     const auto stage = firstStages_.find(first.id);
     if (sampler.type != "KSamplerAdvanced" || stage == firstStages_.end())
       fail(nodeLabel(sampler) + ": its latent_image comes from " + nodeLabel(first) +
-           ", which is not the first half of a two-sampler pair (a KSamplerAdvanced whose end_at_step is before its "
+           ", which is not the first half of a two-sampler pair (a KSamplerAdvanced whose end_at_step is not past its "
            "last step)");
     const FirstStage& high = stage->second;
     Shot& shot = out_.sequence.shots[high.shot];
@@ -689,7 +703,7 @@ class Importer {
   std::set<std::string> handoffDone_;
   std::vector<std::string> samplerNames_;
   std::string dit_, ditHigh_, vae_, textEncoder_, imageEncoder_;
-  // A KSamplerAdvanced that ends before its last step: the first half of a two-expert pair.
+  // A KSamplerAdvanced that ends at or before its last step: the first half of a two-expert pair.
   struct FirstStage {
     std::size_t shot;
     int end, steps;

@@ -7,16 +7,12 @@
 #include "resolve/model_lookup.h"
 #include "resolve/shot_resolution.h"
 #include "sequence/validation.h"
+#include "util/number_text.h"
 
 namespace shotchain::resolve {
 namespace {
 
-std::string number(double value) {
-  std::string text = std::to_string(value);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
-}
+std::string number(double value) { return util::numberText(value); }
 
 bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
 
@@ -295,6 +291,10 @@ ResolvedSequence resolveSequence(const Sequence& sequence, const models::ModelSe
                    : -1)
         r.streamChain.insert(r.streamChain.begin(), j);
     if (resolved.twoExperts) r.experts = resolveExperts(sequence, r, resolved);
+    if (shot.switchStep && *shot.switchStep > r.steps && shot.enabled)
+      problems.error(shotPath(r.index, "switch_step"),
+                     std::to_string(*shot.switchStep) + " is past the shot's " + std::to_string(r.steps) +
+                         " steps: the low-noise expert takes over at a step from 0 to " + std::to_string(r.steps));
     r.cache = resolveStepCache(sequence, r, resolved, context, problems);
     resolveLoras(sequence, r, resolved, context, problems);
     checkGeometry(shot, r, resolved, problems);

@@ -8,6 +8,7 @@
 
 #include "util/byte_size.h"
 #include "util/image_file_check.h"
+#include "util/number_text.h"
 
 namespace shotchain {
 namespace {
@@ -26,12 +27,7 @@ class Collector {
   Diagnostics& out_;
 };
 
-std::string number(double value) {
-  std::string text = std::to_string(value);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
-}
+std::string number(double value) { return util::numberText(value); }
 
 bool validIdCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';

@@ -12,8 +12,11 @@
 #include "cli/command_specs.h"
 #include "cli/distributed_session.h"
 #include "cli/verbs.h"
+#include "memory/device_memory.h"
 #include "models/attention.h"
+#include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
+#include "util/byte_size.h"
 
 namespace shotchain::cli {
 namespace {
@@ -37,6 +40,27 @@ std::pair<std::int64_t, std::int64_t> grid(std::int64_t tokens) {
   return {h, tokens / h};
 }
 
+// Sizes a forward cannot run with are refused before anything is allocated, naming the option; so is a model
+// whose weights and one forward's activations exceed the machine's memory.
+void checkBenchSizes(const models::WanConfig& c, std::int64_t tokens, at::ScalarType dtype) {
+  const auto within = [](const char* option, std::int64_t value, std::int64_t lo, std::int64_t hi) {
+    if (value < lo || value > hi)
+      throw kBenchDitCommand.error(std::string(option) + ": " + std::to_string(value) + " must be from " +
+                                   std::to_string(lo) + " to " + std::to_string(hi));
+  };
+  within("--tokens", tokens, 1, 1'000'000);
+  within("--layers", c.numLayers, 1, 1000);
+  within("--dim", c.dim, 1, 65536);
+  within("--heads", c.numHeads, 1, c.dim);
+  within("--ffn", c.ffnDim, 1, 262144);
+  const std::uint64_t needed =
+      models::wanDitWeightBytes(c, dtype) + models::estimateWanDitActivations(c, dtype, 1, tokens);
+  const std::uint64_t total = memory::deviceTotalBytes("cpu");
+  if (needed > total)
+    throw kBenchDitCommand.error("the model's weights and one forward need " + util::formatByteSize(needed) +
+                                 "; this machine has " + util::formatByteSize(total));
+}
+
 }  // namespace
 
 int runBenchDit(const Args& args) {
@@ -53,6 +77,7 @@ int runBenchDit(const Args& args) {
   const int repeats = std::max(1, parsed.integer("--repeats").value());
   const bool json = parsed.flag("--json");
   const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value());
+  checkBenchSizes(config, tokens, dtype);
   config.check();
   const auto [h, w] = grid(tokens);
   if (parsed.int64("--ranks")) return benchDitRanks(parsed, config, h, w, repeats, dtype);

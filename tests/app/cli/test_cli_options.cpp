@@ -202,6 +202,13 @@ class CliOptions : public QObject {
         {{"bench", "vae", "--size", "64", "--json"}, "shotchain bench vae: --size: \"64\" is not a size like 832x480"},
         {{"bench", "frob"}, "shotchain bench: \"frob\" is not a bench command (dit, vae,"},
         {{"info"}, "shotchain info: missing FILE"},
+        // Sizes a forward cannot run with: once a floating-point trap, an endless loop, unbounded memory.
+        {{"bench", "dit", "--tokens", "0"}, "shotchain bench dit: --tokens: 0 must be from 1 to 1000000"},
+        {{"bench", "dit", "--tokens", "-5"}, "shotchain bench dit: --tokens: -5 must be from 1 to 1000000"},
+        {{"bench", "dit", "--layers", "2147483648"},
+         "shotchain bench dit: --layers: 2147483648 must be from 1 to 1000"},
+        {{"bench", "dit", "--dim", "1536", "--ffn", "262144", "--tokens", "1000000"},
+         "shotchain bench dit: the model's weights and one forward need"},
         {{"train-demo", "--out", out, "--seed", "-3"}, "shotchain train-demo: --seed: \"-3\" is negative"},
     };
     for (const auto& c : cases) {

@@ -451,6 +451,28 @@ class TestComfyA14b : public QObject {
     }
   }
 
+  // A switch step at the last step (every step on the high-noise expert) exports and imports back; one past the
+  // shot's steps is refused before anything is written.
+  void switchStepsAtTheEndsRoundTrip() {
+    ComfyImport imported = importComfyWorkflow(a14bTemplate(false).dump(), "t.json", testing::withFamilies());
+    const auto facts = testing::goldenModelFacts("wan22_moe_low_tiny.safetensors", "wan_vae_tiny.safetensors",
+                                                 "wan22_moe_high_tiny.safetensors");
+    for (const int step : {0, 20}) {
+      imported.sequence.shots[0].switchStep = step;
+      const std::vector<ComfyShotWorkflow> out =
+          exportComfyWorkflows(imported.sequence, testing::resolvedAgainst(imported.sequence, facts));
+      const ComfyImport back = importComfyWorkflow(out[0].json, "back.json", testing::withFamilies());
+      QCOMPARE(back.sequence.shots.size(), std::size_t{1});
+      QCOMPARE(back.sequence.shots[0].switchStep, std::optional<int>(step));
+    }
+    imported.sequence.shots[0].switchStep = 21;
+    const resolve::ResolvedSequence past = testing::resolvedAgainst(imported.sequence, facts);
+    QVERIFY(!past.ok());
+    QCOMPARE(past.problems.front().path, std::string("shots[0].switch_step"));
+    QVERIFY2(past.problems.front().message.find("past the shot's 20 steps") != std::string::npos,
+             past.problems.front().message.c_str());
+  }
+
   void aSecondHalfOfAnotherLengthIsRefused() {
     Json workflow = a14bTemplate(false);
     for (Json& n : workflow["nodes"])

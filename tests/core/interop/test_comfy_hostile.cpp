@@ -57,6 +57,19 @@ class TestComfyHostile : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // When nothing imports, the error names every node of a type ShotChain does not map, also those no sampler reached
+  // (a custom model patcher behind a prompt node that stopped the sampler first).
+  void aWorkflowOfWhichNothingImportsNamesEveryForeignNode() {
+    Json g = oneShot();
+    g["6"]["class_type"] = "WanVideoTextEncode";
+    g["20"] = api("PatchSageAttentionKJ", {{"model", from(1)}, {"sage_attention", "auto"}});
+    g["4"]["inputs"]["model"] = from(20);
+    const QString error = importErrorOf(g.dump());
+    EXPECT_ERROR(error, "no shot could be imported");
+    EXPECT_ERROR(error, "WanVideoTextEncode 6");
+    EXPECT_ERROR(error, "node types ShotChain does not map: PatchSageAttentionKJ 20, WanVideoTextEncode 6");
+  }
+
   void theStrictJsonReader() {
     EXPECT_ERROR(importErrorOf(std::string(200000, '[') + std::string(200000, ']')), "nested deeper than 64");
     const std::string base = oneShot().dump();

@@ -241,6 +241,16 @@ class SequenceValidation : public QObject {
     row(
         "cache not an object", [](Json& d) { d["sampler"]["cache"] = "teacache"; }, "sampler.cache",
         "must be an object, not a string");
+    // A value just past a limit is quoted as it is, never rounded into the range it breaks.
+    row(
+        "blend ratio just above 1", [](Json& d) { d["shots"][1]["continuity"]["blend_ratio"] = 1.0000001; },
+        "shots[1].continuity.blend_ratio", "1.0000001 is outside [0, 1]");
+    row(
+        "LoRA strength just above 10",
+        [](Json& d) {
+          d["shots"][0]["loras"] = Json::array({{{"file", "style.safetensors"}, {"strength", 10.0000001}}});
+        },
+        "shots[0].loras[0].strength", "10.0000001 is outside -10..10");
     row(
         "schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
     row(
