@@ -94,7 +94,8 @@ const CommandSpec kCalibrateCacheCommand{
     "a TeaCache polynomial) to a calibration file that sampler.cache.calibration names",
     {{"--out", K::Path, "FILE", "the calibration file (default: <SEQUENCE without .json>.cache.json beside it)"},
      {"--device", K::Text, "cpu|cuda[:N]", "compute device (default cpu)"},
-     {"--shots", K::Range, "A-B", "calibrate on shots A to B (1-based; default: all)"}},
+     {"--shots", K::Range, "A-B", "calibrate on shots A to B (1-based; default: all)"},
+     {"--force", K::Flag, "", "replace the calibration file when it exists"}},
     ""};
 
 const CommandSpec kImportComfyCommand{

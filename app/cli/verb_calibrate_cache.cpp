@@ -6,8 +6,10 @@
 #include <filesystem>
 
 #include "cli/command_specs.h"
+#include "cli/output_rule.h"
 #include "cli/render_progress.h"
 #include "cli/verbs.h"
+#include "models/model_files.h"
 #include "render/renderer.h"
 #include "sampling/cache_calibration.h"
 #include "sequence/sequence_io.h"
@@ -40,6 +42,20 @@ int runCalibrateCache(const Args& args) {
                                            ? std::filesystem::path(*parsed.text("--out"))
                                            : options.sequenceDirectory / (file.stem().string() + ".cache.json");
 
+  // Before any sampling: the calibration never replaces the sequence, a model file it reads, or (without --force)
+  // any existing file.
+  std::vector<std::filesystem::path> inputs = {file};
+  try {
+    const models::ModelFiles files = models::resolveModelFiles(sequence.settings.model, options.sequenceDirectory);
+    inputs.insert(inputs.end(),
+                  {files.dit, files.ditHighNoise, files.vae, files.textEncoder, files.tokenizer, files.imageEncoder});
+  } catch (const std::exception&) {
+    // the render says what is wrong with the model set
+  }
+  if (const std::string refusal = outputRefusal(target, inputs, parsed.flag("--force")); !refusal.empty()) {
+    std::fprintf(stderr, "shotchain calibrate-cache: --out: %s\n", refusal.c_str());
+    return 4;
+  }
   RenderProgress progress(stderr, isatty(fileno(stderr)) != 0, false);
   render::Renderer renderer;
   render::RenderSummary summary;

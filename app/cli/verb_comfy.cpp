@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_specs.h"
+#include "cli/output_rule.h"
 #include "cli/verbs.h"
 #include "interop/comfy_export.h"
 #include "interop/comfy_import.h"
@@ -45,10 +46,8 @@ int runImportComfy(const Args& args) {
     std::fprintf(stderr, "shotchain import-comfy: %s\n", error.what());
     return 1;
   }
-  std::error_code exists;
-  if (std::filesystem::exists(target, exists) && !options.flag("--force")) {
-    std::fprintf(stderr, "shotchain import-comfy: %s exists; give -o another file or --force\n",
-                 target.string().c_str());
+  if (const std::string refusal = outputRefusal(target, {workflow}, options.flag("--force")); !refusal.empty()) {
+    std::fprintf(stderr, "shotchain import-comfy: %s\n", refusal.c_str());
     return 1;
   }
   imported.sequence.settings.name = workflow.stem().string();
@@ -104,7 +103,18 @@ int runExportComfy(const Args& args) {
   }
   const std::filesystem::path dir =
       options.text("-o") ? std::filesystem::path(*options.text("-o")) : besideWith(file, ".comfy");
-  std::filesystem::create_directories(dir);
+  std::error_code error;
+  if (std::filesystem::exists(dir, error) && !std::filesystem::is_directory(dir, error)) {
+    std::fprintf(stderr, "shotchain export-comfy: %s is not a folder; give -o a folder for the workflows\n",
+                 dir.string().c_str());
+    return 1;
+  }
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    std::fprintf(stderr, "shotchain export-comfy: %s: cannot make the folder: %s\n", dir.string().c_str(),
+                 error.message().c_str());
+    return 1;
+  }
   int index = 0;
   // Resolved against the document's model set when its files are here (another machine's paths: the default family).
   const resolve::ResolvedSequence resolved =

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/command_specs.h"
+#include "cli/output_rule.h"
 #include "cli/verbs.h"
 #include "io/pt_checkpoint.h"
 #include "io/safetensors_writer.h"
@@ -17,9 +18,8 @@ int runConvert(const Args& args) {
   if (out.extension() != ".safetensors") throw kConvertCommand.error("OUT must end in .safetensors: " + out.string());
   const std::optional<std::int64_t> chunk = options.int64("--chunk");
   if (chunk && *chunk < 1) throw kConvertCommand.error("--chunk: at least 1 latent frame");
-  std::error_code exists;
-  if (std::filesystem::exists(out, exists) && !options.flag("--force")) {
-    std::fprintf(stderr, "shotchain convert: %s exists; give another file or --force\n", out.string().c_str());
+  if (const std::string refusal = outputRefusal(out, {in}, options.flag("--force")); !refusal.empty()) {
+    std::fprintf(stderr, "shotchain convert: %s\n", refusal.c_str());
     return 1;
   }
   try {

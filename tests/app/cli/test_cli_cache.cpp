@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "models/model_files.h"
 #include "test_registry.h"
 #include "test_support.h"
 
@@ -83,6 +84,28 @@ class CliCache : public QObject {
     QCOMPARE(report["shots"][0]["cache"]["computed_passes"].get<int>() +
                  report["shots"][0]["cache"]["skipped_passes"].get<int>(),
              24);
+  }
+
+  // The calibration never replaces the sequence or a model file it reads (not even with --force), nor an existing
+  // file without --force; refused before any sampling, nothing written.
+  void theCalibrationNeverReplacesWhatItReads() {
+    writeFile(path("own.json"), demoSequence(12).dump(1));
+    const std::string document = readFile(path("own.json"));
+    const CliRun onto = runCli({"calibrate-cache", arg("own.json"), "--out", arg("own.json"), "--force"});
+    QCOMPARE(onto.exitCode, 4);
+    QVERIFY2(onto.err.contains("--out: ") && onto.err.contains("is a file this command reads"), qPrintable(onto.err));
+    QCOMPARE(readFile(path("own.json")), document);
+    const CliRun model =
+        runCli({"calibrate-cache", arg("own.json"), "--out",
+                QString::fromStdString((shotchain::models::builtinModelDirectory("demo") / "dit.safetensors").string()),
+                "--force"});
+    QCOMPARE(model.exitCode, 4);
+    QVERIFY2(model.err.contains("is a file this command reads"), qPrintable(model.err));
+    writeFile(path("taken.json"), "{}");
+    const CliRun taken = runCli({"calibrate-cache", arg("own.json"), "--out", arg("taken.json")});
+    QCOMPARE(taken.exitCode, 4);
+    QVERIFY2(taken.err.contains("taken.json exists; give another file or --force"), qPrintable(taken.err));
+    QCOMPARE(readFile(path("taken.json")), std::string("{}"));
   }
 
   void aBadCalibrationFileIsRefusedBeforeAnyWork() {

@@ -68,6 +68,13 @@ class CliComfy : public QObject {
     QVERIFY2(exported.exitCode == 0, qPrintable(exported.out));
     QVERIFY(QFile::exists(dir.filePath("comfy/01-shot-1.json")) && QFile::exists(dir.filePath("comfy/02-shot-2.json")));
     QVERIFY(exported.out.contains("continuity latent has no stock ComfyUI node"));
+    const CliRun ontoFile = runCli({"export-comfy", sequence, "-o", workflow});
+    QCOMPARE(ontoFile.exitCode, 1);
+    QVERIFY2(ontoFile.err.contains("chain.json is not a folder; give -o a folder"), qPrintable(ontoFile.err));
+    QVERIFY2(!ontoFile.err.contains("filesystem error"), qPrintable(ontoFile.err));
+    const CliRun ontoWorkflow = runCli({"import-comfy", workflow, "-o", workflow, "--force"});
+    QCOMPARE(ontoWorkflow.exitCode, 1);
+    QVERIFY2(ontoWorkflow.err.contains("is a file this command reads"), qPrintable(ontoWorkflow.err));
 
     QFile broken(dir.filePath("broken.json"));
     QVERIFY(broken.open(QIODevice::WriteOnly));

@@ -52,6 +52,20 @@ class CliConvert : public QObject {
     const CliRun again = runCli({"convert", golden("wan_dit_tiny_state.pt"), out("state.safetensors")});
     QCOMPARE(again.exitCode, 1);
     QVERIFY2(again.err.contains("exists; give another file or --force"), qPrintable(again.err));
+
+    // OUT a link to IN: refused even with --force, IN left as it was.
+    const QString in = out("in.pt");
+    QVERIFY(QFile::copy(golden("wan_dit_tiny_state.pt"), in));
+    QVERIFY(QFile::link(in, out("link.safetensors")));
+    const QByteArray before = [&] {
+      QFile f(in);
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    const CliRun onto = runCli({"convert", in, out("link.safetensors"), "--force"});
+    QCOMPARE(onto.exitCode, 1);
+    QVERIFY2(onto.err.contains("is a file this command reads: it is never written over"), qPrintable(onto.err));
+    QFile after(in);
+    QVERIFY(after.open(QIODevice::ReadOnly) && after.readAll() == before);
   }
 
   void chunkMakesACausalModel() {
