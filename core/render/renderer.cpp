@@ -24,8 +24,10 @@
 #include "render/shot_record.h"
 #include "resolve/plan_request.h"
 #include "resolve/resolve_sequence.h"
+#include "sampling/sampler.h"
 #include "sequence/validation.h"
 #include "util/atomic_file.h"
+#include "util/number_text.h"
 #include "util/stopwatch.h"
 
 namespace shotchain::render {
@@ -279,6 +281,16 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory
 
 // Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
 // failure (which is reported and ends the loop). Returns whether a shot failed.
+// What a shot whose sample went bad was sampled with, for its failure: its LoRAs and guidance.
+std::string appliedToSampling(const resolve::ResolvedShot& shot) {
+  std::string out;
+  for (const resolve::ResolvedLora& lora : shot.loras)
+    out += (out.empty() ? "LoRA " : ", LoRA ") + std::filesystem::path(lora.file).filename().string() + " at " +
+           util::numberText(lora.strength);
+  return out + (out.empty() ? "" : ", ") + "guidance " + util::numberText(shot.guidance) +
+         (shot.loras.empty() ? " (no LoRA)" : "");
+}
+
 bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::MemoryProbe& probe,
                  const std::atomic<int>& stop, RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
   const std::vector<resolve::ResolvedShot>& shots = prepared.resolved.shots;
@@ -312,7 +324,9 @@ bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::
       summary.warnings.push_back({e.index(), "failure", failure.message});
       return true;
     } catch (const std::exception& e) {
-      const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what()};
+      const bool poisoned = dynamic_cast<const sampling::NonFiniteSample*>(&e) != nullptr;
+      const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what() +
+                                         (poisoned ? "; applied: " + appliedToSampling(shot) : std::string())};
       observer.failed(failure);
       summary.warnings.push_back({i, "failure", failure.message});
       return true;

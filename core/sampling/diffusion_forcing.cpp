@@ -110,6 +110,7 @@ SampleResult sampleDiffusionForcing(const Denoiser& denoiser, const std::vector<
       denoised.narrow(1, f, 1).copy_(solver.denoised());
       largestTimestep = std::max(largestTimestep, matrix.at(matrix.timesteps, i, f));
     }
+    requireFiniteSample(x, i, rows);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.stepSeconds.push_back(seconds);
     result.stepsDone = i + 1;

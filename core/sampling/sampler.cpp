@@ -238,6 +238,7 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
         },
         options, i, split, result);
     x = clean.hold(solver->step(i, x, v));
+    requireFiniteSample(x, i, schedule.steps());
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     result.stepSeconds.push_back(seconds);
     result.stepsDone = i + 1;
@@ -252,6 +253,15 @@ SampleResult sampleFlow(const Denoiser& denoiser, const std::vector<std::int64_t
   }
   result.latent = x;
   return result;
+}
+
+NonFiniteSample::NonFiniteSample(int step, int steps)
+    : std::runtime_error("step " + std::to_string(step + 1) + " of " + std::to_string(steps) +
+                         " left values in the sample that are not finite (NaN or infinity)"),
+      step_(step) {}
+
+void requireFiniteSample(const at::Tensor& sample, int step, int steps) {
+  if (!at::isfinite(sample).all().item<bool>()) throw NonFiniteSample(step, steps);
 }
 
 }  // namespace shotchain::sampling

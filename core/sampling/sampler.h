@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,19 @@ struct StepEvent {
 };
 // Called after every step; return false to cancel (sampling stops before the next model call).
 using StepCallback = std::function<bool(const StepEvent&)>;
+
+// A step that left values in the sample that are not finite (a NaN or an infinity): sampling stops there, the
+// shot fails naming the step, and nothing of it is written.
+class NonFiniteSample : public std::runtime_error {
+ public:
+  NonFiniteSample(int step, int steps);
+  int step() const { return step_; }
+
+ private:
+  int step_;
+};
+// Throws NonFiniteSample when `sample` holds a value that is not finite after step `step` (0-based) of `steps`.
+void requireFiniteSample(const at::Tensor& sample, int step, int steps);
 // Called before each model call with the sample about to be evaluated; may modify it in place
 // (hook for continuity modes that hold a latent slot through sampling).
 using BeforeStepHook = std::function<void(int step, float sigma, at::Tensor& latent)>;

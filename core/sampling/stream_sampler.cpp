@@ -135,6 +135,7 @@ SampleResult sampleStream(const ChunkDenoiser& denoiser, const std::vector<std::
           },
           options, step, split, result);
       part = solver->step(i, part, v);
+      requireFiniteSample(part, step, chunks * steps);
       x.narrow(1, first, chunkFrames).copy_(part);
       denoised.narrow(1, first, chunkFrames).copy_(solver->denoised());
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -2,6 +2,7 @@
 #include "models/lora/lora_summary.h"
 
 #include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -91,17 +92,29 @@ std::vector<std::string> aliasesOf(const std::string& base, std::span<const Lora
   return names;
 }
 
-// A training checkpoint's top-level "lora_alpha" (Self-Forcing style: {"generator_lora": …, "lora_alpha": 8}).
-std::optional<double> checkpointAlpha(const io::WeightSet& set) {
+// An alpha a patch is scaled by (alpha / rank): a finite number of a size LoRAs are trained with; past it the
+// patched weights overflow.
+constexpr double kMaxAlpha = 1e6;
+
+// A training checkpoint's top-level "lora_alpha" (Self-Forcing style: {"generator_lora": …, "lora_alpha": 8});
+// a value that is not a number is refused, not ignored.
+std::optional<double> checkpointAlpha(const io::WeightSet& set, const std::filesystem::path& path) {
   if (!set.checkpoint()) return std::nullopt;
   for (const auto& [key, value] : set.checkpoint()->archive().values) {
     if (key != "lora_alpha") continue;
     const std::size_t space = value.find(' ');
+    const std::string number = value.substr(space == std::string::npos ? 0 : space + 1);
+    double alpha = 0;
+    std::size_t used = 0;
     try {
-      return std::stod(value.substr(space == std::string::npos ? 0 : space + 1));
+      alpha = std::stod(number, &used);
     } catch (const std::exception&) {
-      return std::nullopt;
+      used = 0;
     }
+    if (used == 0 || used != number.size() || !std::isfinite(alpha) || std::fabs(alpha) > kMaxAlpha)
+      throw LoraError(path.string() + ": \"lora_alpha\": \"" + value.substr(0, 40) +
+                      "\" is not a number from -1e6 to 1e6");
+    return alpha;
   }
   return std::nullopt;
 }
@@ -185,6 +198,7 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
                       std::span<const LoraLayerAlias> aliases) {
   LoraFile out;
   out.label = path.filename().string();
+  out.identity = std::filesystem::absolute(path).lexically_normal().string();
   const auto fail = [&](const std::string& key, const std::string& why) -> LoraError {
     return LoraError(path.string() + ": " + (key.empty() ? "" : "\"" + key + "\": ") + why);
   };
@@ -227,7 +241,7 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
   }
   if (groups.empty()) throw fail("", "holds no LoRA tensors");
 
-  const std::optional<double> fileAlpha = checkpointAlpha(*set);
+  const std::optional<double> fileAlpha = checkpointAlpha(*set, path);
   const auto load = [&](const std::string& key) {
     at::Tensor t = set->load(key, at::kFloat).contiguous();
     if (!at::isfinite(t).all().item<bool>()) throw fail(key, "holds a value that is not finite");
@@ -257,7 +271,12 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
       const auto rank = down.size(0);
       out.rank = std::max(out.rank, rank);
       std::optional<double> alpha = fileAlpha;
-      if (!g.alpha.empty()) alpha = load(g.alpha).flatten()[0].item<double>();
+      if (!g.alpha.empty()) {
+        const at::Tensor a = load(g.alpha);
+        if (a.numel() != 1) throw fail(g.alpha, "must hold one number, not " + shapeText(a.sizes()));
+        alpha = a.item<double>();
+        if (std::fabs(*alpha) > kMaxAlpha) throw fail(g.alpha, "is outside -1e6..1e6");
+      }
       patch.scale = alpha ? *alpha / static_cast<double>(rank) : 1.0;
       out.patches.push_back(std::move(patch));
     } else if (!g.alpha.empty() && g.diff.empty() && g.diffBias.empty()) {

@@ -35,7 +35,8 @@ struct LoraPatch {
 };
 
 struct LoraFile {
-  std::string label;  // the file name, for messages and reports
+  std::string label;     // the file name, for messages and reports
+  std::string identity;  // its absolute path: two files of one name in two folders are two LoRAs
   std::vector<LoraPatch> patches;
   std::int64_t rank = 0;  // the largest rank of its low-rank patches (0: diffs only)
 };

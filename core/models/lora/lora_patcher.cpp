@@ -16,7 +16,7 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
   for (const LoraUse& use : stack)
     for (const LoraPatch& patch : use.file->patches) {
       wanted[patch.target].emplace_back(&patch, use.strength);
-      signature[patch.target] += use.file->label + "@" + std::to_string(use.strength) + ";";
+      signature[patch.target] += use.file->identity + "@" + std::to_string(use.strength) + ";";
     }
   // An fp8 weight kept as stored is never rewritten: its patches go beside the layer (LayerAdapter).
   std::map<std::string, std::vector<LayerAdapter>> adapters;

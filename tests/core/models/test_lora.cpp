@@ -16,6 +16,7 @@
 #include "models/lora/lora_patcher.h"
 #include "models/wan/wan_knowledge.h"
 #include "models/wan/wan_model.h"
+#include "raw_pt.h"
 #include "test_registry.h"
 #include "test_support.h"
 
@@ -248,6 +249,43 @@ class TestLora : public QObject {
     } catch (const LoraError& error) {
       const QString text = error.what();
       QVERIFY2(text.contains("bad.safetensors") && text.contains(key) && text.contains(message), qPrintable(text));
+    }
+  }
+
+  // Alphas that would poison the weights or the figures: a tensor of no number, one past any trained size, a
+  // checkpoint's lora_alpha that is not a number (once ignored without a word).
+  void badAlphasAreRefused() {
+    const std::string layer = "diffusion_model.blocks.0.self_attn.q";
+    for (const auto& [alpha, message] : {std::pair{at::zeros({0}), "must hold one number, not [0]"},
+                                         std::pair{at::full({1}, 1e300, at::kDouble), "not finite"},
+                                         std::pair{at::full({1}, 1e7), "is outside -1e6..1e6"}}) {
+      io::NamedTensors tensors{{layer + ".lora_up.weight", at::ones({64, 4})},
+                               {layer + ".lora_down.weight", at::ones({4, 64})},
+                               {layer + ".alpha", alpha}};
+      io::saveSafetensors(path("alpha.safetensors"), tensors);
+      try {
+        (void)read(path("alpha.safetensors"));
+        QFAIL(message);
+      } catch (const LoraError& error) {
+        QVERIFY2(QString(error.what()).contains("alpha.safetensors") && QString(error.what()).contains(message),
+                 error.what());
+      }
+    }
+    using namespace testing::pickle;
+    const std::string zeros(64 * 4 * 4, '\0');
+    const std::string inner = orderedDict() + "(" + str(layer + ".lora_up.weight") +
+                              tensor("FloatStorage", "0", 256, 0, {64, 4}, {4, 1}) + str(layer + ".lora_down.weight") +
+                              tensor("FloatStorage", "1", 256, 0, {4, 64}, {64, 1}) + "u";
+    const std::string data = std::string("\x80\x02") + orderedDict() + "(" + str("generator_lora") + inner +
+                             str("lora_alpha") + str("eight") + "u.";
+    testing::writeFile(path("alpha.pt"), testing::ptArchive(data, {{"0", zeros}, {"1", zeros}}));
+    try {
+      (void)read(path("alpha.pt"));
+      QFAIL("a lora_alpha of text was taken");
+    } catch (const LoraError& error) {
+      QVERIFY2(QString(error.what()).contains("alpha.pt: \"lora_alpha\": ") &&
+                   QString(error.what()).contains("is not a number"),
+               error.what());
     }
   }
 };

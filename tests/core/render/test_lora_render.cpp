@@ -13,6 +13,7 @@
 #include "golden_model_facts.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
+#include "models/model_files.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_key.h"
@@ -153,6 +154,25 @@ class LoraRenderTest : public QObject {
     QVERIFY(at::equal(tail("plain.render", 0, "a"), tail("fresh.render", 0, "a")));  // it left as the base model
   }
 
+  // Two LoRAs of one file name in two folders are two LoRAs: the second shot gets its own file's patch, as alone.
+  void loraFilesOfOneNameInTwoFoldersStayApart() {
+    std::filesystem::create_directories(root() / "a");
+    std::filesystem::create_directories(root() / "b");
+    writeLora("a/style.safetensors", 3);
+    writeLora("b/style.safetensors", 4);
+    Sequence chain = base({tinyShot("a", 1), tinyShot("b", 1)});
+    chain.shots[0].loras = std::vector<LoraRef>{{"a/style.safetensors", 1.0, {}}};
+    chain.shots[1].loras = std::vector<LoraRef>{{"b/style.safetensors", 1.0, {}}};
+    render::Renderer renderer;
+    Collecting observer;
+    QVERIFY(renderer.render(chain, options("names.render"), observer).finished.completed);
+    Sequence alone = base({chain.shots[1]});
+    render::Renderer fresh;
+    QVERIFY(fresh.render(alone, options("names-alone.render"), observer).finished.completed);
+    QVERIFY(at::equal(tail("names.render", 1, "b"), tail("names-alone.render", 0, "b")));
+    QVERIFY(!at::equal(tail("names.render", 0, "a"), tail("names.render", 1, "b")));  // the same seed, another LoRA
+  }
+
   void aLoraIsPartOfTheKey() {
     Sequence s = base({tinyShot("a", 1)});
     const auto plain = testing::shotKeysOf(s, root());
@@ -192,6 +212,37 @@ class LoraRenderTest : public QObject {
     QVERIFY2(
         message.find("flux.safetensors") != std::string::npos && message.find("matches no weight") != std::string::npos,
         message.c_str());
+  }
+
+  // A LoRA of finite values too large for the weights (on the demo DiT, whose forward they overflow): the first
+  // step whose sample is not finite stops the shot, its failure names the step and what was applied, and nothing
+  // of it is written (no record to resume from).
+  void aSampleThatGoesBadStopsTheShot() {
+    Sequence s;  // builtin:demo
+    s.settings.sampler.steps = 3;
+    s.shots = {tinyShot("a", 1, ContinuityMode::None, 64), tinyShot("b", 2, ContinuityMode::None, 64)};
+    const io::WeightSet dit = io::WeightSet::open(models::builtinModelDirectory("demo") / "dit.safetensors");
+    io::NamedTensors tensors;
+    for (const io::WeightInfo& w : dit.weights())
+      if (w.name.find("self_attn.q.weight") != std::string::npos) {
+        const std::string layer = "diffusion_model." + w.name.substr(0, w.name.size() - 7);
+        const auto out = static_cast<std::int64_t>(w.shape[0]), in = static_cast<std::int64_t>(w.shape[1]);
+        tensors.emplace_back(layer + ".lora_B.weight", at::full({out, 1}, 1e30));
+        tensors.emplace_back(layer + ".lora_A.weight", at::full({1, in}, 1e30));
+      }
+    io::saveSafetensors(root() / "huge.safetensors", tensors);
+    s.shots[1].loras = std::vector<LoraRef>{{"huge.safetensors", 1.0, {}}};
+    render::Renderer renderer;
+    Collecting observer;
+    const render::RenderSummary summary = renderer.render(s, options("poisoned.render"), observer);
+    QVERIFY(!summary.finished.completed);
+    QCOMPARE(observer.failures.size(), std::size_t{1});
+    const std::string& message = observer.failures[0].message;
+    QVERIFY2(message.find("shot 2 (b): step 1 of 3 left values in the sample that are not finite") != std::string::npos,
+             message.c_str());
+    QVERIFY2(message.find("applied: LoRA huge.safetensors at 1, guidance") != std::string::npos, message.c_str());
+    QVERIFY(render::readShotRecord(render::shotDirectory(root() / "poisoned.render", 0, "a")).has_value());
+    QVERIFY(!render::readShotRecord(render::shotDirectory(root() / "poisoned.render", 1, "b")).has_value());
   }
 };
 
