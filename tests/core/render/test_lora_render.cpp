@@ -78,6 +78,14 @@ class LoraRenderTest : public QObject {
     return o;
   }
 
+  // Renders `s` into `out` expecting it to stop on one failure: its message ("" when it finished or failed otherwise).
+  std::string onlyFailure(const Sequence& s, const std::string& out) const {
+    render::Renderer renderer;
+    Collecting observer;
+    const render::RenderSummary summary = renderer.render(s, options(out), observer);
+    return !summary.finished.completed && observer.failures.size() == 1 ? observer.failures[0].message : "";
+  }
+
   at::Tensor tail(const std::string& out, int index, const std::string& id) const {
     const auto t = render::readShotTail(render::shotDirectory(root() / out, index, id), at::kCPU);
     QTEST_ASSERT(t.has_value());
@@ -203,12 +211,7 @@ class LoraRenderTest : public QObject {
     io::saveSafetensors(root() / "flux.safetensors", tensors);
     Sequence s = base({tinyShot("a", 1)});
     s.settings.loras = {{"flux.safetensors", 1.0, {}}};
-    render::Renderer renderer;
-    Collecting observer;
-    const render::RenderSummary summary = renderer.render(s, options("bad.render"), observer);
-    QVERIFY(!summary.finished.completed);
-    QCOMPARE(observer.failures.size(), std::size_t{1});
-    const std::string& message = observer.failures[0].message;
+    const std::string message = onlyFailure(s, "bad.render");
     QVERIFY2(
         message.find("flux.safetensors") != std::string::npos && message.find("matches no weight") != std::string::npos,
         message.c_str());
@@ -232,12 +235,7 @@ class LoraRenderTest : public QObject {
       }
     io::saveSafetensors(root() / "huge.safetensors", tensors);
     s.shots[1].loras = std::vector<LoraRef>{{"huge.safetensors", 1.0, {}}};
-    render::Renderer renderer;
-    Collecting observer;
-    const render::RenderSummary summary = renderer.render(s, options("poisoned.render"), observer);
-    QVERIFY(!summary.finished.completed);
-    QCOMPARE(observer.failures.size(), std::size_t{1});
-    const std::string& message = observer.failures[0].message;
+    const std::string message = onlyFailure(s, "poisoned.render");
     QVERIFY2(message.find("shot 2 (b): step 1 of 3 left values in the sample that are not finite") != std::string::npos,
              message.c_str());
     QVERIFY2(message.find("applied: LoRA huge.safetensors at 1, guidance") != std::string::npos, message.c_str());
