@@ -12,6 +12,56 @@
 #include "util/byte_size.h"
 
 namespace shotchain::cli {
+namespace {
+
+// A file name as a terminal line may hold it: control characters (a newline, an escape sequence) written as
+// \n, \t, \xHH so that a name can neither split a row nor colour the terminal; the rest as it is.
+std::string printable(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\\')
+      out += "\\\\";
+    else if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Whether `text` is valid UTF-8 (else JSON can only show it with U+FFFD, naming no file).
+bool validUtf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    const auto need = static_cast<std::size_t>(extra);
+    if (extra < 0 || (need > 0 && i + need >= text.size())) return false;
+    for (std::size_t k = 1; k <= need; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
+    i += need + 1;
+  }
+  return true;
+}
+
+std::string hexBytes(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(c));
+    out += hex;
+  }
+  return out;
+}
+
+}  // namespace
 
 // Headers only, as `inspect`: a folder of 30 GB checkpoints lists at once.
 int runModels(const Args& args) {
@@ -32,13 +82,16 @@ int runModels(const Args& args) {
   }
   if (options.flag("--json")) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (const models::CataloguedModel& l : listed)
+    for (const models::CataloguedModel& l : listed) {
       all.push_back({{"file", l.file.string()},
                      {"role", l.lora ? "lora" : models::roleName(l.id.role)},
                      {"model", l.lora ? models::describeLora(*l.lora, l.file) : l.id.description},
                      {"bytes", l.bytes},
                      {"dtype", l.dtype},
                      {"problem", l.problem}});
+      // A name that is not UTF-8 shows as U+FFFD in "file": its bytes, so that the entry still names the file.
+      if (!validUtf8(l.file.string())) all.back()["file_bytes_hex"] = hexBytes(l.file.string());
+    }
     // A file name need not be UTF-8; its undecodable bytes are written as U+FFFD.
     std::printf("%s\n", all.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } else {
@@ -47,8 +100,8 @@ int runModels(const Args& args) {
       const std::string what = l.lora ? models::describeLora(*l.lora, l.file) : l.id.description;
       std::printf("%-12s %-44s %10s  %-8s %s\n", role, what.empty() ? "-" : what.c_str(),
                   util::formatByteSize(l.bytes).c_str(), l.dtype.empty() ? "-" : l.dtype.c_str(),
-                  l.file.string().c_str());
-      if (!l.problem.empty()) std::printf("%-12s   problem: %s\n", "", l.problem.c_str());
+                  printable(l.file.string()).c_str());
+      if (!l.problem.empty()) std::printf("%-12s   problem: %s\n", "", printable(l.problem).c_str());
     }
     if (listed.empty()) std::printf("no weights files found\n");
   }

@@ -120,6 +120,26 @@ class ModelFilesTest : public QObject {
     QCOMPARE(model.at("lavish_svitzer_style.pt"), std::string("LoRA, 8 layers, rank 4, for a Wan DiT"));
   }
 
+  // A name can neither split a row nor colour the terminal (control characters are written escaped), and a name
+  // that is not UTF-8 keeps its bytes in --json so that the entry still names the file.
+  void theModelsCommandPrintsNamesSafely() {
+    QTemporaryDir dir;
+    const fs::path folder = tempPath(dir);
+    fs::copy_file(golden("lora_tiny.pt"), folder / "a\nb\x1b[31mred.pt");
+    fs::copy_file(golden("lora_tiny.pt"), folder / "lat\xe9.pt");
+    const CliRun table = runCli({"models", QString::fromStdString(folder.string())});
+    QVERIFY2(table.exitCode == 0, qPrintable(table.out));
+    QVERIFY2(table.out.contains("a\\nb\\x1b[31mred.pt\n"), qPrintable(table.out));
+    QVERIFY(!table.out.contains(QChar(0x1b)));
+    QCOMPARE(table.out.count('\n'), 2);  // a row a file
+    const CliRun json = runCli({"models", QString::fromStdString(folder.string()), "--json"});
+    const nlohmann::json listed = nlohmann::json::parse(json.out.toStdString());
+    bool hex = false;
+    for (const auto& entry : listed)
+      hex = hex || entry.value("file_bytes_hex", "").ends_with("6c6174e92e7074");  // "lat\xe9.pt"
+    QVERIFY2(hex, json.out.toStdString().c_str());
+  }
+
   void theOlderFolderNamesWorkToo() {
     QTemporaryDir dir;
     makeModelFolder(tempPath(dir), "unet", "clip");
