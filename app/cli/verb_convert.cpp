@@ -17,7 +17,9 @@ int runConvert(const Args& args) {
   const std::filesystem::path out = options.operands()[1];
   if (out.extension() != ".safetensors") throw kConvertCommand.error("OUT must end in .safetensors: " + out.string());
   const std::optional<std::int64_t> chunk = options.int64("--chunk");
-  if (chunk && *chunk < 1) throw kConvertCommand.error("--chunk: at least 1 latent frame");
+  if (chunk && (*chunk < 1 || *chunk > 257))
+    throw kConvertCommand.error("--chunk: " + std::to_string(*chunk) +
+                                " must be from 1 to 257 latent frames (the longest clip's)");
   if (const std::string refusal = outputRefusal(out, {in}, options.flag("--force")); !refusal.empty()) {
     std::fprintf(stderr, "shotchain convert: %s\n", refusal.c_str());
     return 1;

@@ -261,17 +261,27 @@ StepCacheSettings readCache(const Json& value, const std::string& path, Diagnost
   return cache;
 }
 
-FewStepSettings readFewStep(const Json& value, const std::string& path, Diagnostics& out) {
+// `shot`: a shot's own few_step, whose empty list of steps samples that shot without the sequence's few-step
+// schedule; the sequence's needs its steps.
+FewStepSettings readFewStep(const Json& value, const std::string& path, Diagnostics& out, bool shot) {
   FewStepSettings fewStep;
   ObjectReader reader(value, path, out);
-  if (const Json* steps = reader.any("steps")) {
+  const Json* steps = reader.any("steps");
+  if (!steps || (!shot && steps->is_array() && steps->empty()))
+    out.push_back({Diagnostic::Severity::Error, path + ".steps",
+                   std::string(steps ? "is empty" : "missing") +
+                       ": a few-step schedule needs its steps, e.g. [1000, 750, 500, 250]" +
+                       (shot ? "; [] samples this shot without the sequence's few-step schedule" : "")});
+  if (steps) {
     if (!steps->is_array())
       reader.error("steps", std::string("must be a list of whole numbers such as [1000, 750, 500, 250], not ") +
                                 typeName(*steps));
     else
       for (std::size_t i = 0; i < steps->size(); ++i) {
         const Json& step = (*steps)[i];
-        if (step.is_number_integer() && step.get<std::int64_t>() >= -1'000'000 && step.get<std::int64_t>() <= 1'000'000)
+        // An unsigned value past int64 reads as a negative one: its text is quoted, never -1.
+        if (step.is_number_integer() && !(step.is_number_unsigned() && step.get<std::uint64_t>() > 1'000'000) &&
+            step.get<std::int64_t>() >= -1'000'000 && step.get<std::int64_t>() <= 1'000'000)
           fewStep.steps.push_back(static_cast<int>(step.get<std::int64_t>()));
         else
           out.push_back({Diagnostic::Severity::Error, path + ".steps[" + std::to_string(i) + "]",
@@ -298,7 +308,7 @@ void readSettings(ObjectReader& root, SequenceSettings& settings, Diagnostics& o
     reader.optionalInteger("stream_window", settings.sampler.streamWindow);
     if (const Json* cache = reader.object("cache")) settings.sampler.cache = readCache(*cache, "sampler.cache", out);
     if (const Json* fewStep = reader.object("few_step"))
-      settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out);
+      settings.sampler.fewStep = readFewStep(*fewStep, "sampler.few_step", out, false);
     reader.optionalReal("boundary", settings.sampler.boundary);
     reader.optionalReal("guidance_high_noise", settings.sampler.guidanceHighNoise);
     settings.sampler.unknown = reader.unknownFields();
@@ -342,7 +352,7 @@ Shot readShot(const Json& value, std::size_t index, Diagnostics& out) {
   reader.string("end_image", shot.endImage);
   if (const Json* cache = reader.object("cache")) shot.cache = readCache(*cache, shotPath(index, "cache"), out);
   if (const Json* fewStep = reader.object("few_step"))
-    shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out);
+    shot.fewStep = readFewStep(*fewStep, shotPath(index, "few_step"), out, true);
   if (const Json* loras = reader.any("loras")) shot.loras = readLoras(*loras, shotPath(index, "loras"), out);
   reader.boolean("enabled", shot.enabled);
   if (const Json* continuity = reader.object("continuity")) {

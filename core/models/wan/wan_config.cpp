@@ -317,11 +317,13 @@ WanDetection detectWanConfig(const io::WeightSet& weights) {
     if (found == weights.metadata().end()) continue;
     try {
       const long long block = std::stoll(found->second);
-      if (block < 0 || std::to_string(block) != found->second) throw std::invalid_argument(found->second);
+      // A chunk past the longest clip (1025 frames: 257 latent frames) is no model's.
+      if (block < 0 || block > 257 || std::to_string(block) != found->second)
+        throw std::invalid_argument(found->second);
       result.config.causalBlockSize = block;
     } catch (const std::exception&) {
       result.problems.push_back(std::string("metadata \"") + key + "\": \"" + found->second +
-                                "\" is not a non-negative whole number of latent frames");
+                                "\" is not a whole number of latent frames from 0 to 257");
     }
   }
   // The fps embedding is what the key names say of a SkyReels-V2 DF checkpoint, whatever a config claims.

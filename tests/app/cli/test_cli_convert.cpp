@@ -75,6 +75,12 @@ class CliConvert : public QObject {
     QVERIFY2(run.out.contains("causal, chunk 3"), qPrintable(run.out));
     QCOMPARE(runCli({"convert", golden("wan_dit_tiny_nested.pt"), out("none.safetensors"), "--chunk", "0"}).exitCode,
              2);
+    // A chunk no clip has: once accepted and planned as fitting with a KV cache of 16,777,216 TiB.
+    const CliRun huge = runCli(
+        {"convert", golden("wan_dit_tiny_nested.pt"), out("huge.safetensors"), "--chunk", "9223372036854775807"});
+    QCOMPARE(huge.exitCode, 2);
+    QVERIFY2(huge.err.contains("--chunk: 9223372036854775807 must be from 1 to 257"), qPrintable(huge.err));
+    QVERIFY(!QFile::exists(out("huge.safetensors")));
   }
 
   void refusalsSayWhy() {

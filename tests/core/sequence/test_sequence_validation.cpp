@@ -1,6 +1,7 @@
 #include <QTest>
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -251,6 +252,25 @@ class SequenceValidation : public QObject {
           d["shots"][0]["loras"] = Json::array({{{"file", "style.safetensors"}, {"strength", 10.0000001}}});
         },
         "shots[0].loras[0].strength", "10.0000001 is outside -10..10");
+    // A few-step schedule without its steps was once few-step off without a word; a huge step once showed as -1.
+    row(
+        "few-step update without steps",
+        [](Json& d) {
+          d["sampler"]["few_step"] = {{"update", "renoise"}};
+        },
+        "sampler.few_step.steps", "missing: a few-step schedule needs its steps");
+    row(
+        "few-step empty steps",
+        [](Json& d) {
+          d["sampler"]["few_step"] = {{"steps", Json::array()}};
+        },
+        "sampler.few_step.steps", "is empty: a few-step schedule needs its steps");
+    row(
+        "few-step step past int64",
+        [](Json& d) {
+          d["shots"][0]["few_step"] = {{"steps", Json::array({std::numeric_limits<std::uint64_t>::max()})}};
+        },
+        "shots[0].few_step.steps[0]", "18446744073709551615 must be a whole number in 1..1000");
     row(
         "schema missing", [](Json& d) { d.erase("schema"); }, "schema", "missing; expected \"shotchain.sequence/1\"");
     row(
