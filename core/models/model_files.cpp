@@ -192,9 +192,7 @@ std::vector<fs::path> weightsFilesIn(const fs::path& folder) { return weightsFil
 
 ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDirectory) {
   if (model.isBuiltin()) {
-    if (model.builtin != "demo")
-      throw std::runtime_error("model: \"builtin:" + model.builtin +
-                               "\" is not a built-in model (the only one is builtin:demo)");
+    if (!isBuiltinModel(model.builtin)) throw std::runtime_error("model: " + notABuiltinModel(model.builtin));
     return builtinFiles(model.builtin);
   }
   fs::path folder;

@@ -1,5 +1,8 @@
 #include "sequence/sequence.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "sequence/continuity_modes.h"
 #include "sequence/step_cache_policies.h"
 
@@ -95,6 +98,17 @@ std::string Sequence::unusedShotId() const {
     std::string candidate = "shot-" + std::to_string(n);
     if (!indexOf(candidate)) return candidate;
   }
+}
+
+bool isBuiltinModel(const std::string& name) {
+  return std::any_of(std::begin(kBuiltinModels), std::end(kBuiltinModels),
+                     [&](const char* builtin) { return name == builtin; });
+}
+
+std::string notABuiltinModel(const std::string& name) {
+  std::string all;
+  for (const char* builtin : kBuiltinModels) all += std::string(all.empty() ? "" : " and ") + "builtin:" + builtin;
+  return "\"builtin:" + name + "\" is not a built-in model (they are " + all + ")";
 }
 
 }  // namespace shotchain

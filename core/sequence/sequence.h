@@ -59,6 +59,13 @@ struct ModelSet {
   bool operator==(const ModelSet&) const = default;
 };
 
+// The models that come with ShotChain (resources/<name>/): "demo", and "demo-keyframes", the demo's first–last
+// frame image-to-video DiT on its VAE and text encoder.
+inline constexpr const char* kBuiltinModels[] = {"demo", "demo-keyframes"};
+bool isBuiltinModel(const std::string& name);
+// "\"builtin:NAME\" is not a built-in model (they are builtin:demo and builtin:demo-keyframes)".
+std::string notABuiltinModel(const std::string& name);
+
 // Latent frames of a stream's local attention window when the sequence does not say (sampler.stream_window).
 inline constexpr int kDefaultStreamWindow = 8;
 

@@ -151,8 +151,7 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
 
   const ModelSet& model = settings.model;
   if (model.isBuiltin()) {
-    if (model.builtin != "demo")
-      report.error("model", "\"builtin:" + model.builtin + "\" is not a built-in model (the only one is builtin:demo)");
+    if (!isBuiltinModel(model.builtin)) report.error("model", notABuiltinModel(model.builtin));
   } else if (model.folder.empty()) {
     const std::pair<const char*, const std::string*> required[] = {
         {"dit", &model.dit}, {"vae", &model.vae}, {"text_encoder", &model.textEncoder}};

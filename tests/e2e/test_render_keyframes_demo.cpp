@@ -1,0 +1,51 @@
+// `shotchain render workflows/demo_keyframes.json` (copied with its pictures): the keyframe demo (builtin:demo-keyframes,
+// a first–last-frame image-to-video DiT trained on the demo's clips) starts each shot on its start picture, the
+// second shot's start is the first's end (one picture, shared), and the blue shot lands on its end picture; the
+// report holds each shot's landing figures.
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "test_registry.h"
+#include "test_support.h"
+
+using namespace shotchain;
+using namespace shotchain::testing;
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class RenderKeyframesDemo : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void theKeyframeDemoLandsOnItsPictures() {
+    QTemporaryDir dir;
+    const fs::path root = dir.path().toStdString();
+    const fs::path sequence = workflowCopy("demo_keyframes.json", root);
+    fs::create_directories(root / "images");
+    for (const char* picture : {"red_circle_left.png", "red_circle_right.png", "red_circle_low_right.png",
+                                "blue_circle_top.png", "blue_circle_bottom.png"})
+      fs::copy_file(workflow("images") / picture, root / "images" / picture);
+    const CliRun run = runCli({"render", q(sequence.string()), "--out", q((root / "out").string()), "--no-preview"});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.out + run.err));
+    const Json report = Json::parse(readFile(root / "out" / "report.json"));
+    const Json& shots = report["shots"];
+    QCOMPARE(shots.size(), std::size_t{3});
+    QVERIFY(shots[1]["resolved"]["start_keyframe_shared"].get<bool>());
+    for (const Json& shot : shots) {
+      QCOMPARE(shot["keyframes"].size(), std::size_t{2});
+      const Json& start = shot["keyframes"][0];
+      QCOMPARE(start["end"].get<std::string>(), std::string("start"));
+      QVERIFY2(!start["missed"].get<bool>() && start["ssim"].get<double>() > 0.8, start.dump().c_str());
+    }
+    const Json& blueEnd = shots[2]["keyframes"][1];
+    QVERIFY2(blueEnd["ssim"].get<double>() > 0.7 && blueEnd["delta_e"].get<double>() < 10, blueEnd.dump().c_str());
+  }
+};
+
+SHOTCHAIN_TEST(RenderKeyframesDemo, Core)
+#include "test_render_keyframes_demo.moc"
