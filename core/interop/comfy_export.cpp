@@ -5,8 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "interop/comfy_model_words.h"
-
 namespace shotchain::interop {
 namespace {
 
@@ -79,7 +77,7 @@ struct ImageToVideoLinks {
 // An SVI shot: KJNodes' WanImageToVideoSVIPro with the anchor picture scaled to the shot and encoded, and the
 // previous shot's latents from the file that shot's workflow saves (SaveLatent, node 35).
 ImageToVideoLinks addSvi(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& shot,
-                         const resolve::ResolvedSequence& resolved) {
+                         const resolve::ResolvedSequence& resolved, const models::ComfyWords& dit) {
   const std::string anchor = shot.anchorImage.filename().string();
   g["30"] = node("LoadImage", {{"image", anchor}}, "SVI anchor");
   g["31"] = node("ImageScale",
@@ -95,7 +93,7 @@ ImageToVideoLinks addSvi(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedS
                  {"anchor_samples", link(32)},
                  {"positive", link(5)},
                  {"negative", link(6)}};
-  w.notes.push_back("WanImageToVideoSVIPro is a node of ComfyUI-KJNodes; copy " + anchor +
+  w.notes.push_back(std::string(dit.motionNode) + " is a custom node (ComfyUI-KJNodes); copy " + anchor +
                     " into ComfyUI's input folder");
   if (shot.motionLatents > 0 && shot.predecessor >= 0) {
     const std::string previous = resolved.shots[static_cast<std::size_t>(shot.predecessor)].id;
@@ -104,7 +102,7 @@ ImageToVideoLinks addSvi(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedS
     w.notes.push_back("copy the latent file shot " + previous +
                       "'s workflow saves (output/latents) into ComfyUI's input folder as " + previous + ".latent");
   }
-  g["7"] = node(kSviNode, inputs, "SVI 2.0 Pro");
+  g["7"] = node(dit.motionNode, inputs, "SVI 2.0 Pro");
   return {link(7, 0), link(7, 1), link(7, 2)};
 }
 
@@ -118,7 +116,11 @@ ImageToVideoLinks addImageToVideo(Json& g, ComfyShotWorkflow& w, const resolve::
                                   const models::ComfyWords& dit) {
   ImageToVideoLinks out;
   if (shot.imageCondition.empty() || !*dit.imageToVideoNode) return out;
-  if (shot.imageCondition == "svi") return addSvi(g, w, shot, resolved);
+  if (shot.imageCondition == "svi" && *dit.motionNode) return addSvi(g, w, shot, resolved, dit);
+  if (shot.imageCondition == "svi")
+    w.notes.push_back(
+        "continuity svi has no ComfyUI node for this model: the shot is written without its anchor and "
+        "motion latents");
   Json inputs = {{"width", shot.width}, {"height", shot.height}, {"length", shot.frames}, {"batch_size", 1},
                  {"positive", link(5)}, {"negative", link(6)},   {"vae", link(3)}};
   if (shot.imageCondition == "start_image") addStartImage(g, inputs, w, shot);

@@ -48,7 +48,7 @@ const Json* member(const Json& object, const char* name) {
 }
 
 void readUiNode(const Json& node, std::size_t index, const std::map<long long, ComfyLink>& links,
-                const std::string& source, const std::vector<std::string>& videoLatentTypes, ComfyGraph& graph) {
+                const std::string& source, const FamilyNodeTypes& familyTypes, ComfyGraph& graph) {
   const std::string where = "nodes[" + std::to_string(index) + "]";
   if (!node.is_object()) fail(source, where + " is " + shortJson(node) + ", not a node object");
   const Json* id = member(node, "id");
@@ -79,7 +79,7 @@ void readUiNode(const Json& node, std::size_t index, const std::map<long long, C
     if (widgets->is_object()) {
       for (const auto& [name, value] : widgets->items()) n.values[name] = value;
     } else if (widgets->is_array()) {
-      const std::vector<std::string>& names = comfyWidgetNames(n.type, videoLatentTypes);
+      const std::vector<std::string>& names = comfyWidgetNames(n.type, familyTypes);
       for (std::size_t i = 0; i < widgets->size(); ++i)
         n.values[i < names.size() ? names[i] : "widget_" + std::to_string(i)] = (*widgets)[i];
     }
@@ -88,8 +88,7 @@ void readUiNode(const Json& node, std::size_t index, const std::map<long long, C
   graph.nodes[n.id] = std::move(n);
 }
 
-void readUi(const Json& doc, const std::string& source, const std::vector<std::string>& videoLatentTypes,
-            ComfyGraph& graph) {
+void readUi(const Json& doc, const std::string& source, const FamilyNodeTypes& familyTypes, ComfyGraph& graph) {
   std::map<long long, ComfyLink> links;
   if (const Json* table = member(doc, "links"); table && table->is_array())
     for (std::size_t i = 0; i < table->size(); ++i) {
@@ -116,7 +115,7 @@ void readUi(const Json& doc, const std::string& source, const std::vector<std::s
       if (!links.emplace(id, to).second) fail(source, where + ": two links have the id " + std::to_string(id));
     }
   const Json& nodes = doc["nodes"];
-  for (std::size_t i = 0; i < nodes.size(); ++i) readUiNode(nodes[i], i, links, source, videoLatentTypes, graph);
+  for (std::size_t i = 0; i < nodes.size(); ++i) readUiNode(nodes[i], i, links, source, familyTypes, graph);
 }
 
 bool isLink(const Json& value) {
@@ -223,10 +222,14 @@ const std::vector<std::string>& ComfyGraph::consumers(const std::string& id) con
   return found == consumerIds.end() ? none : found->second;
 }
 
-const std::vector<std::string>& comfyWidgetNames(const std::string& type,
-                                                 const std::vector<std::string>& videoLatentTypes) {
+const std::vector<std::string>& comfyWidgetNames(const std::string& type, const FamilyNodeTypes& familyTypes) {
   static const std::vector<std::string> videoLatent{"width", "height", "length", "batch_size"};
-  if (std::find(videoLatentTypes.begin(), videoLatentTypes.end(), type) != videoLatentTypes.end()) return videoLatent;
+  static const std::vector<std::string> motion{"length", "motion_latent_count"};
+  const auto among = [&](const std::vector<std::string>& types) {
+    return std::find(types.begin(), types.end(), type) != types.end();
+  };
+  if (among(familyTypes.videoLatents)) return videoLatent;
+  if (among(familyTypes.motion)) return motion;
   static const std::map<std::string, std::vector<std::string>> names = {
       {"KSampler", {"seed", "control_after_generate", "steps", "cfg", "sampler_name", "scheduler", "denoise"}},
       {"KSamplerAdvanced",
@@ -250,7 +253,6 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type,
       {"LoadImage", {"image", "upload"}},
       {"ZeroCopyVRAMPin", {"enable_pinning", "tune_allocator"}},
       {"ZeroCopyLatentStore", {"buffer_tag"}},
-      {"WanImageToVideoSVIPro", {"length", "motion_latent_count"}},
       {"ImageScale", {"upscale_method", "width", "height", "crop"}},
       {"ImageResizeKJv2",
        {"width", "height", "upscale_method", "keep_proportion", "pad_color", "crop_position", "divisible_by",
@@ -266,8 +268,7 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type,
   return found == names.end() ? none : found->second;
 }
 
-ComfyGraph parseComfyGraph(const std::string& text, const std::string& source,
-                           const std::vector<std::string>& videoLatentTypes) {
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source, const FamilyNodeTypes& familyTypes) {
   Json doc;
   try {
     doc = io::parseJsonChecked<Json>(text, io::kMaxJsonDepth);
@@ -279,7 +280,7 @@ ComfyGraph parseComfyGraph(const std::string& text, const std::string& source,
   const Json* nodes = member(doc, "nodes");
   if (nodes && nodes->is_array()) {
     graph.format = ComfyFormat::Ui;
-    readUi(doc, source, videoLatentTypes, graph);
+    readUi(doc, source, familyTypes, graph);
   } else {
     readApi(doc, source, graph);
   }

@@ -29,6 +29,13 @@ struct ComfyNode {
 
 enum class ComfyFormat { Ui, Api };
 
+// The node types the model families' ComfyUI words name (models::ComfyWords), by the widgets they have: video
+// latents (width, height, length, batch_size) and motion nodes (length, motion_latent_count).
+struct FamilyNodeTypes {
+  std::vector<std::string> videoLatents;
+  std::vector<std::string> motion;
+};
+
 // Both ComfyUI formats read into one graph: the UI format ("nodes" with positional widgets_values
 // and a "links" table) and the API format ({id: {class_type, inputs}}).
 struct ComfyGraph {
@@ -46,16 +53,14 @@ struct ComfyGraph {
 std::string shortJson(const nlohmann::json& value);
 
 // The widget names of a node type in the UI format's widgets_values order (ComfyUI's own order,
-// "control_after_generate" included where the seed widget has one); a type of `videoLatentTypes` (a model
-// family's latent nodes) has width, height, length and batch_size. Empty for a type we do not know.
-const std::vector<std::string>& comfyWidgetNames(const std::string& type,
-                                                 const std::vector<std::string>& videoLatentTypes = {});
+// "control_after_generate" included where the seed widget has one); a family's video latent node has width,
+// height, length and batch_size, its motion node length and motion_latent_count. Empty for a type we do not know.
+const std::vector<std::string>& comfyWidgetNames(const std::string& type, const FamilyNodeTypes& familyTypes = {});
 
 // Reads `text` with the strict JSON reader (io/strict_json.h). Throws std::runtime_error naming
 // `source` and the node or field for JSON it refuses, a link to a missing node, a node without a
 // type, an id or slot that is not a whole number, and a cycle. Linear in the graph's size (a heap
 // sort of the ids aside).
-ComfyGraph parseComfyGraph(const std::string& text, const std::string& source,
-                           const std::vector<std::string>& videoLatentTypes = {});
+ComfyGraph parseComfyGraph(const std::string& text, const std::string& source, const FamilyNodeTypes& familyTypes = {});
 
 }  // namespace shotchain::interop

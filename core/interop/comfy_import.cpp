@@ -25,13 +25,14 @@ const std::set<std::string> kOutputs = {"SaveImage", "PreviewImage", "SaveAnimat
 
 std::string nodeLabel(const ComfyNode& node) { return node.type + " " + node.id; }
 
-// The families' latent node types that take a start image and their image-to-video nodes.
-std::vector<std::string> familyLatentTypes(const std::vector<models::ComfyWords>& families) {
-  std::vector<std::string> types;
+// The families' latent node types that take a start image, their image-to-video nodes and their motion nodes.
+FamilyNodeTypes familyNodeTypes(const std::vector<models::ComfyWords>& families) {
+  FamilyNodeTypes types;
   for (const models::ComfyWords& words : families) {
-    if (words.latentTakesStartImage && *words.latentNode) types.push_back(words.latentNode);
-    if (*words.imageToVideoNode) types.push_back(words.imageToVideoNode);
-    if (*words.firstLastFrameNode) types.push_back(words.firstLastFrameNode);
+    if (words.latentTakesStartImage && *words.latentNode) types.videoLatents.push_back(words.latentNode);
+    if (*words.imageToVideoNode) types.videoLatents.push_back(words.imageToVideoNode);
+    if (*words.firstLastFrameNode) types.videoLatents.push_back(words.firstLastFrameNode);
+    if (*words.motionNode) types.motion.push_back(words.motionNode);
   }
   return types;
 }
@@ -226,6 +227,11 @@ class Importer {
     });
   }
 
+  bool isMotionNode(const std::string& type) const {
+    return std::any_of(options_.families.begin(), options_.families.end(),
+                       [&](const models::ComfyWords& w) { return *w.motionNode && type == w.motionNode; });
+  }
+
   [[noreturn]] void cannotMap(const ComfyNode& into, const std::string& input, const ComfyNode& from) const {
     fail(nodeLabel(into) + ": its \"" + input + "\" comes from " + nodeLabel(from) +
          ", a node type ShotChain cannot map there");
@@ -246,7 +252,7 @@ class Importer {
       return text(*from, "prompt");
     }
     if (isImageToVideo(from->type) ||
-        from->type == kSviNode) {  // outputs 0 and 1 are its positive and negative, passed through
+        isMotionNode(from->type)) {  // outputs 0 and 1 are its positive and negative, passed through
       const std::optional<ComfyLink> link = sampler.link(input);
       return promptOf(*from, link && link->slot == 1 ? "negative" : "positive", shot);
     }
@@ -440,7 +446,7 @@ class Importer {
     if (!from) fail(nodeLabel(sampler) + ": no latent_image");
     if (from->type == "ZeroCopyLatentHandoff") return handoff(*from, shot);
     if (isImageLatent(from->type) || isImageToVideo(from->type)) return imageLatent(*from, shot);
-    if (from->type == kSviNode) return sviLatent(*from, shot);
+    if (isMotionNode(from->type)) return sviLatent(*from, shot);
     if (!kEmptyLatents.count(from->type)) cannotMap(sampler, "latent_image", *from);
     size(*from, shot);
     shot.frames = from->value("length") ? whole(*from, "length", 1, kMaxFrames) : 1;
@@ -736,20 +742,21 @@ std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWor
                                     "ZeroCopyLatentHandoff",
                                     "LoraLoaderModelOnly",
                                     "LoraLoader",
-                                    kSviNode,
                                     "VAEEncode",
                                     "ImageScale",
                                     "ImageResizeKJv2",
                                     "ImageBatchExtendWithOverlap",
                                     "LoadLatent",
                                     "SaveLatent"};
-  for (const std::string& type : familyLatentTypes(families))
-    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  const FamilyNodeTypes family = familyNodeTypes(families);
+  for (const auto* list : {&family.videoLatents, &family.motion})
+    for (const std::string& type : *list)
+      if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
   return types;
 }
 
 ComfyImport importComfyWorkflow(const std::string& text, const std::string& source, const ComfyImportOptions& options) {
-  const ComfyGraph graph = parseComfyGraph(text, source, familyLatentTypes(options.families));
+  const ComfyGraph graph = parseComfyGraph(text, source, familyNodeTypes(options.families));
   return Importer(graph, source, options).run();
 }
 

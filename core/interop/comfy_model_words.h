@@ -8,9 +8,6 @@
 
 namespace shotchain::interop {
 
-// KJNodes' SVI 2.0 Pro condition node (an anchor latent and the previous clip's last latents), read and written.
-inline constexpr const char* kSviNode = "WanImageToVideoSVIPro";
-
 // What a weights file is by its header ("Wan 2.2 TI2V, 5B"), or "" when that is not known; with the reason
 // it cannot be used after a ": " when it cannot. The importer has no model code of its own: callers pass one.
 using ModelFileReader = std::function<std::string(const std::filesystem::path&)>;

@@ -46,7 +46,10 @@ struct ComfyWords {
   bool latentTakesStartImage = false;   // … with vae and start_image inputs (an image latent)
   const char* imageToVideoNode = "";    // two experts of an image-to-video pair: the node that conditions on the image
   const char* firstLastFrameNode = "";  // … and the one that conditions on a start and an end image
-  bool videoOutput = false;             // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
+  // … and a custom node of continuity svi: an anchor latent and the previous clip's last latents (its inputs
+  // anchor_samples, prev_samples, length, motion_latent_count)
+  const char* motionNode = "";
+  bool videoOutput = false;  // CreateVideo + SaveVideo (else SaveAnimatedWEBP)
 };
 
 // The reference's sampler settings for a family, where they differ from the sequence's own defaults (0: none).
@@ -54,6 +57,13 @@ struct ReferenceSampling {
   double shift = 0;
   int steps = 0;
   double guidance = 0;
+};
+
+// A LoRA the family's community publishes, told by its file name: every word of `words` (up to the first "") is a
+// word of the name (case-insensitive, between non-letters). The first entry that fits is what is said of the file.
+struct NamedLora {
+  std::array<const char*, 3> words;
+  const char* says;
 };
 
 struct FamilyKnowledge {
@@ -64,6 +74,7 @@ struct FamilyKnowledge {
   std::span<const SizePreset> sizes = {};
   std::span<const LoraLayerAlias> loraLayerAliases = {};
   const char* loraTarget = "";  // what a LoRA for it is called in the Models panel ("Wan DiT")
+  std::span<const NamedLora> namedLoras = {};
   std::span<const PublishedCacheTable> cacheTables = {};
   ReferenceSampling sampling = {};
   // VAEs.

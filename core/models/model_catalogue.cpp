@@ -15,26 +15,25 @@ namespace shotchain::models {
 
 namespace {
 
-// "svi" as a word of a file name (SVI_v2_PRO_…, svi-pro-high…), not inside another word.
-bool namesSvi(const std::string& name) {
+// `word` as a word of `name` (both lower-case): not inside another word.
+bool hasWord(const std::string& name, const char* word) {
   const auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-  for (std::size_t at = name.find("svi"); at != std::string::npos; at = name.find("svi", at + 1))
-    if ((at == 0 || !letter(name[at - 1])) && (at + 3 == name.size() || !letter(name[at + 3]))) return true;
+  const std::size_t size = std::char_traits<char>::length(word);
+  for (std::size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1))
+    if ((at == 0 || !letter(name[at - 1])) && (at + size == name.size() || !letter(name[at + size]))) return true;
   return false;
 }
 
-// SVI's LoRAs by their published names: the 2.0 Pro pair for the Wan 2.2 I2V experts (Kijai's
-// SVI_v2_PRO_Wan2.2-I2V-A14B_{HIGH,LOW}_lora_rank_128_fp16), and the Wan 2.1 ones, whose condition is another.
-std::string sviKind(const std::filesystem::path& file) {
+// What the family of `lora` publishes under the file's name (FamilyKnowledge::namedLoras), or "".
+std::string namedLora(const LoraSummary& lora, const std::filesystem::path& file) {
+  if (!lora.family) return "";
   std::string name = file.filename().string();
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (!namesSvi(name)) return "";
-  if (name.find("pro") == std::string::npos)
-    return "SVI for Wan 2.1 (pixel motion frames; continuity svi is SVI 2.0 Pro's condition)";
-  const bool high = name.find("high") != std::string::npos, low = name.find("low") != std::string::npos;
-  return std::string("SVI 2.0 Pro for continuity svi") + (high && !low   ? " (high-noise expert)"
-                                                          : low && !high ? " (low-noise expert)"
-                                                                         : "");
+  for (const NamedLora& named : lora.family->namedLoras)
+    if (std::all_of(named.words.begin(), named.words.end(),
+                    [&](const char* word) { return *word == '\0' || hasWord(name, word); }))
+      return named.says;
+  return "";
 }
 
 }  // namespace
@@ -43,7 +42,7 @@ std::string describeLora(const LoraSummary& lora, const std::filesystem::path& f
   std::string out = "LoRA, " + std::to_string(lora.layers) + " layers";
   if (lora.rank > 0) out += ", rank " + std::to_string(lora.rank);
   if (!lora.target.empty()) out += ", for a " + lora.target;
-  if (const std::string svi = sviKind(file); !svi.empty()) out += ", " + svi;
+  if (const std::string named = namedLora(lora, file); !named.empty()) out += ", " + named;
   return out;
 }
 

@@ -23,8 +23,9 @@ struct CataloguedModel {
 };
 
 CataloguedModel catalogueModelFile(const std::filesystem::path& file);
-// What a LoRA file is, in words: "LoRA, 400 layers, rank 128, for a Wan 2.2 I2V A14B expert, SVI 2.0 Pro
-// (high-noise expert)"; what it was trained for (SVI) is read from its file name, as nothing in its header says.
+// What a LoRA file is, in words: "LoRA, 400 layers, rank 128, for a <family>, <what its family publishes under
+// that name>"; what it was trained for is read from its file name (FamilyKnowledge::namedLoras), as nothing in
+// its header says.
 std::string describeLora(const LoraSummary& lora, const std::filesystem::path& file);
 // A file's family and role in words from its header ("Wan 2.2 TI2V, 5B"), with why it cannot be used
 // after ": "; "" when it is no model ShotChain knows (interop::ComfyImportOptions::readModelFile).

@@ -188,6 +188,7 @@ std::optional<LoraSummary> summariseLora(const io::WeightSet& weights,
   for (const auto& [rank, count] : ranks)
     if (out.rank == 0 || count > ranks[out.rank]) out.rank = rank;
   out.target = target ? target->loraTarget : "";
+  out.family = target;
   for (const auto& [base, rows] : outRows)
     if (const auto in = inColumns.find(base); in != inColumns.end()) out.patchedElements += rows * in->second;
   out.patchedElements += diffElements;

@@ -18,6 +18,7 @@ struct LoraSummary {
   int layers = 0;         // layers it patches (a pair or a diff each)
   std::int64_t rank = 0;  // the most common rank of its pairs (0: diffs only)
   std::string target;     // the family it is for, by its layer names (FamilyKnowledge::loraTarget), else ""
+  const FamilyKnowledge* family = nullptr;  // that family's knowledge (its named LoRAs), else null
   std::uint64_t patchedElements = 0;
 };
 

@@ -66,6 +66,15 @@ constexpr std::array<float, 3> kPreviewWeights[] = {
     {0.1984f, 0.0913f, 0.1861f}};
 const LatentRgbTable kPreview{kPreviewWeights, {-0.1835f, -0.0868f, -0.3360f}, "ComfyUI comfy/latent_formats.py Wan21"};
 
+// SVI's LoRAs (docs/keyframes.md): Kijai's SVI_v2_PRO_Wan2.2-I2V-A14B_{HIGH,LOW}_lora_rank_128_fp16 pair of
+// SVI 2.0 Pro, and the Wan 2.1 ones of SVI 1.0 / 2.0, whose condition (pixel motion frames) is another.
+constexpr NamedLora kNamedLoras[] = {
+    {{"svi", "pro", "high"}, "SVI 2.0 Pro for continuity svi (high-noise expert)"},
+    {{"svi", "pro", "low"}, "SVI 2.0 Pro for continuity svi (low-noise expert)"},
+    {{"svi", "pro", ""}, "SVI 2.0 Pro for continuity svi"},
+    {{"svi", "", ""}, "SVI for Wan 2.1 (pixel motion frames; continuity svi is SVI 2.0 Pro's condition)"},
+};
+
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
 constexpr SizePreset kI2v480Sizes[] = {
@@ -86,6 +95,7 @@ FamilyKnowledge wan21I2vRow(const char* name, std::span<const SizePreset> sizes,
                          .sizes = sizes,
                          .loraLayerAliases = kLoraAliases,
                          .loraTarget = "Wan DiT",
+                         .namedLoras = kNamedLoras,
                          .sampling = {.shift = shift, .steps = 40, .guidance = 5.0},
                          .comfy = {.file = comfyFile,
                                    .latentNode = "EmptyHunyuanLatentVideo",
@@ -98,6 +108,7 @@ FamilyKnowledge wan21I2vRow(const char* name, std::span<const SizePreset> sizes,
 
 const char* wanNegativePrompt() { return kNegativePrompt; }
 std::span<const LoraLayerAlias> wanLoraLayerAliases() { return kLoraAliases; }
+std::span<const NamedLora> wanNamedLoras() { return kNamedLoras; }
 
 const FamilyKnowledge& wanT2vKnowledge() {
   static const FamilyKnowledge knowledge{
@@ -107,6 +118,7 @@ const FamilyKnowledge& wanT2vKnowledge() {
       .sizes = kT2vSizes,
       .loraLayerAliases = kLoraAliases,
       .loraTarget = "Wan DiT",
+      .namedLoras = kNamedLoras,
       .cacheTables = kCacheTables,
       .comfy = {.file = "wan2.1_t2v_1.3B_fp16.safetensors", .latentNode = "EmptyHunyuanLatentVideo"}};
   return knowledge;

@@ -17,6 +17,8 @@ inline constexpr const char* kWan21T2v14B = "wan2.1-t2v-14b";
 
 const char* wanNegativePrompt();
 std::span<const LoraLayerAlias> wanLoraLayerAliases();
+// The LoRAs of the Wan families' community told by their file names (SVI's).
+std::span<const NamedLora> wanNamedLoras();
 
 // Wan 2.1 T2V (SkyReels-V2 DF and causal Wan checkpoints too, and the Wan 2.2 T2V-A14B experts of its shapes).
 const FamilyKnowledge& wanT2vKnowledge();

@@ -111,6 +111,7 @@ const FamilyKnowledge& ti2vKnowledge() {
                                          .sizes = kTi2vSizes,
                                          .loraLayerAliases = wanLoraLayerAliases(),
                                          .loraTarget = "Wan DiT",
+                                         .namedLoras = wanNamedLoras(),
                                          .comfy = {.file = "wan2.2_ti2v_5B_fp16.safetensors",
                                                    .latentNode = "Wan22ImageToVideoLatent",
                                                    .latentTakesStartImage = true,
@@ -126,10 +127,12 @@ const FamilyKnowledge& i2vKnowledge() {
                                          .sizes = kI2vSizes,
                                          .loraLayerAliases = wanLoraLayerAliases(),
                                          .loraTarget = "Wan DiT",
+                                         .namedLoras = wanNamedLoras(),
                                          .comfy = {.file = "wan2.2_i2v_low_noise_14B_fp16.safetensors",
                                                    .latentNode = "EmptyHunyuanLatentVideo",
                                                    .imageToVideoNode = "WanImageToVideo",
                                                    .firstLastFrameNode = "WanFirstLastFrameToVideo",
+                                                   .motionNode = "WanImageToVideoSVIPro",  // KJNodes' SVI 2.0 Pro
                                                    .videoOutput = true}};
   return knowledge;
 }
