@@ -1,5 +1,9 @@
+#include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/verify/verify_report.h"
 #include "io/safetensors_reader.h"
@@ -9,6 +13,32 @@
 #include "sampling/sampler.h"
 
 namespace shotchain::cli {
+
+namespace {
+
+// The run a loop file was made with, from its metadata "config" (sampling_steps, shift, guide_scale, seed): every
+// value the loop needs is read from the file, none assumed, so that a file of another run is checked as it was made.
+struct LoopRun {
+  int steps = 0;
+  double shift = 0, guidance = 0;
+  std::uint64_t seed = 0;
+};
+
+LoopRun loopRun(const io::SafetensorsFile& file) {
+  const auto& meta = file.header().metadata;
+  const auto found = meta.find("config");
+  if (found == meta.end()) throw std::runtime_error("the loop file's metadata has no \"config\" (its run)");
+  const nlohmann::json config = nlohmann::json::parse(found->second);
+  const auto need = [&](const char* key) -> const nlohmann::json& {
+    if (!config.contains(key) || !config.at(key).is_number())
+      throw std::runtime_error(std::string("the loop file's metadata \"config\" has no number \"") + key + "\"");
+    return config.at(key);
+  };
+  return {need("sampling_steps").get<int>(), need("shift").get<double>(), need("guide_scale").get<double>(),
+          need("seed").get<std::uint64_t>()};
+}
+
+}  // namespace
 
 bool matchesTi2vLoop(const io::WeightSet&, const std::string& source) {
   return source.find("WanTI2V.generate") != std::string::npos;  // the loop file's source names the driver
@@ -27,12 +57,15 @@ void verifyTi2vLoop(const io::WeightSet& weights, const io::SafetensorsFile& fil
     std::printf("(no --vae: the loop starts from the stored z; z and video are not checked)\n");
   }
   const at::Tensor noise = file.tensor("noise");
-  const at::Tensor timesteps = file.tensor("timesteps");
+  const LoopRun run = loopRun(file);
+  std::printf("run: %d steps, shift %g, guidance %g, seed %llu (the file's)\n", run.steps, run.shift, run.guidance,
+              static_cast<unsigned long long>(run.seed));
+  report.compare("noise", sampling::seededNoise(noise.sizes().vec(), run.seed), noise);
   sampling::SamplerOptions options;
-  options.steps = static_cast<int>(timesteps.numel());
-  options.shift = 5.0;
-  options.guidance = 5.0;
-  options.seed = 2501;
+  options.steps = run.steps;
+  options.shift = run.shift;
+  options.guidance = run.guidance;
+  options.seed = run.seed;
   options.cleanPrefix = z;
   std::vector<at::Tensor> ts, velocities, latents;
   const sampling::Denoiser denoiser = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {

@@ -37,12 +37,26 @@ class KeyframesRenderTest : public QObject {
   fs::path root() const { return dir_.path().toStdString(); }
   TinyModelSet set_;
 
+  // The chain from a ComfyUI-style models folder the test writes: the two experts in diffusion_models/, the VAE
+  // and the text encoder in theirs.
   Sequence chain(const char* low = "wan22_i2v_low_tiny.safetensors",
                  const char* high = "wan22_i2v_high_tiny.safetensors") const {
+    const fs::path models = root() / "models";
+    for (const char* sub : {"diffusion_models", "vae", "text_encoders"}) fs::create_directories(models / sub);
+    const auto copy = [](const fs::path& from, const fs::path& to) {
+      fs::copy_file(from, to, fs::copy_options::skip_existing);
+    };
+    copy(golden(low), models / "diffusion_models" / low);
+    copy(golden(high), models / "diffusion_models" / high);
+    copy(set_.vae, models / "vae" / "wan_2.1_vae.safetensors");
+    copy(set_.textEncoder, models / "text_encoders" / "umt5.safetensors");
     Sequence s;
     s.settings.model = set_.modelSet();
-    s.settings.model.dit = golden(low).string();
-    s.settings.model.ditHighNoise = golden(high).string();
+    s.settings.model.folder = "models";
+    s.settings.model.dit = std::string("diffusion_models/") + low;
+    s.settings.model.ditHighNoise = std::string("diffusion_models/") + high;
+    s.settings.model.vae.clear();
+    s.settings.model.textEncoder.clear();
     s.settings.sampler.steps = 4;
     s.settings.sampler.guidance = 3.0;
     s.settings.policy = ResidencyPolicy::Pinned;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "golden_compare.h"
 #include "io/safetensors_reader.h"
@@ -39,7 +40,7 @@ at::Tensor perToken(const at::Tensor& perFrame, std::int64_t tokensPerFrame) {
 class TestWan22Golden : public QObject {
   Q_OBJECT
 
-  std::shared_ptr<const io::SafetensorsFile> dit_, vae_, loop_;
+  std::shared_ptr<const io::SafetensorsFile> dit_, vae_;
   std::optional<WanModel> model_;
   std::optional<WanVae> coder_;
 
@@ -52,12 +53,11 @@ class TestWan22Golden : public QObject {
   void initTestCase() {
     for (const char* name :
          {"wan22_ti2v_tiny.safetensors", "wan22_ti2v_tiny_io.safetensors", "wan22_vae_tiny.safetensors",
-          "wan22_vae_tiny_io.safetensors", "wan22_ti2v_loop_io.safetensors"})
+          "wan22_vae_tiny_io.safetensors", "wan22_ti2v_loop_io.safetensors", "wan22_ti2v_loop2_io.safetensors"})
       if (!std::filesystem::is_regular_file(golden(name)))
         QFAIL(qPrintable(QString("golden file missing: %1").arg(golden(name).string().c_str())));
     dit_ = io::SafetensorsFile::open(golden("wan22_ti2v_tiny_io.safetensors"));
     vae_ = io::SafetensorsFile::open(golden("wan22_vae_tiny_io.safetensors"));
-    loop_ = io::SafetensorsFile::open(golden("wan22_ti2v_loop_io.safetensors"));
     const io::WeightSet ditWeights = io::WeightSet::open(golden("wan22_ti2v_tiny.safetensors"));
     const WanDetection detection = detectWanConfig(ditWeights);
     QVERIFY2(detection.problems.empty(), detection.problems.empty() ? "" : detection.problems.front().c_str());
@@ -186,18 +186,29 @@ class TestWan22Golden : public QObject {
           kVae);
   }
 
-  // 9.3: the official i2v() loop through sampleFlow with a clean prefix.
+  // 9.3: the official i2v() loop through sampleFlow with a clean prefix, for two runs (§9.3b: another shift,
+  // guidance, step count and seed); each run's values are read from its file.
+  void imageToVideoLoop_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("shift 5, guidance 5, 4 steps") << "wan22_ti2v_loop_io.safetensors";
+    QTest::newRow("shift 3, guidance 2.5, 3 steps") << "wan22_ti2v_loop2_io.safetensors";
+  }
+
   void imageToVideoLoop() {
-    const at::Tensor z = coder_->encode(loop_->tensor("image"));
-    check("z", z, loop_->tensor("z"), kVae);
-    const at::Tensor noise = sampling::seededNoise({48, 3, 4, 4}, 2501);
-    QVERIFY(at::equal(noise, loop_->tensor("noise")));
+    QFETCH(QString, file);
+    const auto loop = io::SafetensorsFile::open(golden(file.toStdString()));
+    const nlohmann::json run = nlohmann::json::parse(loop->header().metadata.at("config"));
+    const int count = run.at("sampling_steps").get<int>();
+    const at::Tensor z = coder_->encode(loop->tensor("image"));
+    check("z", z, loop->tensor("z"), kVae);
+    const at::Tensor noise = sampling::seededNoise({48, 3, 4, 4}, run.at("seed").get<std::uint64_t>());
+    QVERIFY(at::equal(noise, loop->tensor("noise")));
     sampling::SamplerOptions options;
-    options.steps = 4;
-    options.shift = 5.0;
-    options.guidance = 5.0;
-    options.seed = 2501;
-    options.cleanPrefix = loop_->tensor("z");  // the stored encoding, so each step is compared on the official input
+    options.steps = count;
+    options.shift = run.at("shift").get<double>();
+    options.guidance = run.at("guide_scale").get<double>();
+    options.seed = run.at("seed").get<std::uint64_t>();
+    options.cleanPrefix = loop->tensor("z");  // the stored encoding, so each step is compared on the official input
     std::vector<at::Tensor> inputs, timesteps, velocities;
     const sampling::Denoiser denoiser = [&](const at::Tensor& x, const at::Tensor& t, const at::Tensor& context) {
       inputs.push_back(x[0].clone());
@@ -211,27 +222,27 @@ class TestWan22Golden : public QObject {
       latents.push_back(event.latent.clone());
       return true;
     };
-    const sampling::SampleResult result = sampling::sampleFlow(denoiser, {48, 3, 4, 4}, loop_->tensor("context"),
-                                                               loop_->tensor("context_null"), options, onStep);
-    QCOMPARE(static_cast<int>(latents.size()), 4);
-    check("latent_init", inputs.at(0), loop_->tensor("latent_init"), kDit);
+    const sampling::SampleResult result = sampling::sampleFlow(denoiser, {48, 3, 4, 4}, loop->tensor("context"),
+                                                               loop->tensor("context_null"), options, onStep);
+    QCOMPARE(static_cast<int>(latents.size()), count);
+    check("latent_init", inputs.at(0), loop->tensor("latent_init"), kDit);
     std::vector<std::int64_t> steps;
-    for (std::size_t k = 0; k < 4; ++k) {
+    for (std::size_t k = 0; k < static_cast<std::size_t>(count); ++k) {
       const std::string step = "step" + std::to_string(k);
       steps.push_back(timesteps[k].max().item<std::int64_t>());
       // 4 frame-0 tokens at 0, 8 at the step's timestep: [1, 12] as the official loop builds it.
-      QVERIFY2(at::equal(perToken(timesteps[k], 4).unsqueeze(0), loop_->tensor(step + ".t")), step.c_str());
-      check((step + ".noise_pred_cond").c_str(), velocities[k][0], loop_->tensor(step + ".noise_pred_cond"), kLoop);
-      check((step + ".noise_pred_uncond").c_str(), velocities[k][1], loop_->tensor(step + ".noise_pred_uncond"), kLoop);
-      check((step + ".latent").c_str(), latents[k], loop_->tensor(step + ".latent"), kLoop);
+      QVERIFY2(at::equal(perToken(timesteps[k], 4).unsqueeze(0), loop->tensor(step + ".t")), step.c_str());
+      check((step + ".noise_pred_cond").c_str(), velocities[k][0], loop->tensor(step + ".noise_pred_cond"), kLoop);
+      check((step + ".noise_pred_uncond").c_str(), velocities[k][1], loop->tensor(step + ".noise_pred_uncond"), kLoop);
+      check((step + ".latent").c_str(), latents[k], loop->tensor(step + ".latent"), kLoop);
       // Frame 0 is the image's encoding, bit for bit, after every step.
-      QVERIFY(at::equal(latents[k].narrow(1, 0, 1), loop_->tensor("z")));
+      QVERIFY(at::equal(latents[k].narrow(1, 0, 1), loop->tensor("z")));
     }
-    const at::Tensor expectedSteps = loop_->tensor("timesteps");
+    const at::Tensor expectedSteps = loop->tensor("timesteps");
     QCOMPARE(steps, (std::vector<std::int64_t>(expectedSteps.data_ptr<std::int64_t>(),
-                                               expectedSteps.data_ptr<std::int64_t>() + 4)));
-    check("x0", result.latent, loop_->tensor("x0"), kLoop);
-    check("video", coder_->decode(result.latent), loop_->tensor("video"), kVae);
+                                               expectedSteps.data_ptr<std::int64_t>() + count)));
+    check("x0", result.latent, loop->tensor("x0"), kLoop);
+    check("video", coder_->decode(result.latent), loop->tensor("video"), kVae);
   }
 };
 
