@@ -1,4 +1,5 @@
 #include "export/mp4_encoder.h"
+#include "export/image_messages.h"
 
 #include <QImage>
 #include <QImageReader>
@@ -57,6 +58,7 @@ QSize canvasSize(const std::vector<fs::path>& frames, std::vector<std::string>& 
   QSize largest;
   bool mixed = false;
   for (const auto& path : frames) {
+    const ImageMessages decoder;
     QImageReader reader(qPath(path));
     const QSize size = reader.size();
     if (!size.isValid())
@@ -242,10 +244,12 @@ Mp4Encoding encodeSequenceMp4(const std::vector<fs::path>& pngFrames, double fps
   };
 
   for (std::size_t i = 0; i < pngFrames.size(); ++i) {
+    const ImageMessages decoder;
     QImageReader reader(qPath(pngFrames[i]));
     const QImage image = reader.read();
     if (image.isNull())
-      throw std::runtime_error(pngFrames[i].string() + ": cannot read image: " + reader.errorString().toStdString());
+      throw std::runtime_error(pngFrames[i].string() + ": cannot read image: " + reader.errorString().toStdString() +
+                               (decoder.text().empty() ? "" : " (" + decoder.text() + ")"));
     const QImage rgb = placeOnCanvas(image, canvas);
     status = av_frame_make_writable(frame.get());
     if (status < 0) fail("cannot reuse the frame buffer: " + avError(status));

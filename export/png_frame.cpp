@@ -1,4 +1,5 @@
 #include "export/png_frame.h"
+#include "export/image_messages.h"
 
 #include <QBuffer>
 #include <QByteArray>
@@ -46,6 +47,7 @@ render::RgbFrame readPngFrame(const std::filesystem::path& path) {
   QByteArray data = QByteArray::fromRawData(bytes.data(), static_cast<qsizetype>(bytes.size()));
   QBuffer buffer(&data);
   buffer.open(QIODevice::ReadOnly);
+  const ImageMessages decoder;
   QImageReader reader(&buffer);
   const QSize size = reader.size();
   if (size.isValid() && (size.width() > util::kMaxImageSide || size.height() > util::kMaxImageSide))
@@ -54,7 +56,8 @@ render::RgbFrame readPngFrame(const std::filesystem::path& path) {
                              std::to_string(util::kMaxImageSide));
   QImage image = reader.read();
   if (image.isNull())
-    throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString());
+    throw std::runtime_error(path.string() + ": cannot read image: " + reader.errorString().toStdString() +
+                             (decoder.text().empty() ? "" : " (" + decoder.text() + ")"));
   image = image.convertToFormat(QImage::Format_RGB888);
   render::RgbFrame frame;
   frame.width = image.width();

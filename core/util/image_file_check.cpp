@@ -1,6 +1,8 @@
 #include "util/image_file_check.h"
 
+#include <algorithm>
 #include <exception>
+#include <fstream>
 #include <optional>
 #include <utility>
 
@@ -77,6 +79,31 @@ std::optional<Size> imageSize(const std::string& b, const char*& format) {
   return std::nullopt;
 }
 
+// A PNG is whole when its chunks, walked by their lengths, reach IEND inside the file; a truncated one (a copy
+// cut short, a download that stopped) ends before (only the chunk headers are read).
+bool pngReachesEnd(const std::filesystem::path& path, std::uint64_t fileSize) {
+  std::ifstream in(path, std::ios::binary);
+  std::uint64_t at = 8;
+  char header[8];
+  while (at + 12 <= fileSize && in.seekg(static_cast<std::streamoff>(at)) && in.read(header, 8)) {
+    const std::string h(header, 8);
+    if (h.compare(4, 4, "IEND") == 0) return true;
+    at += 12 + bigEndian(h, 0, 4);
+  }
+  return false;
+}
+
+// A JPEG is whole when its end-of-image marker (FF D9) is in its last bytes (some writers add padding after it).
+bool jpegReachesEnd(const std::filesystem::path& path, std::uint64_t fileSize) {
+  const std::uint64_t tail = std::min<std::uint64_t>(fileSize, 64 << 10);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(tail, '\0');
+  if (!in.seekg(static_cast<std::streamoff>(fileSize - tail)) ||
+      !in.read(bytes.data(), static_cast<std::streamsize>(tail)))
+    return false;
+  return bytes.find("\xff\xd9") != std::string::npos;
+}
+
 }  // namespace
 
 std::string imageFileProblem(const std::filesystem::path& path) {
@@ -96,6 +123,12 @@ std::string imageFileProblem(const std::filesystem::path& path) {
   if (width > kMaxImageSide || height > kMaxImageSide)
     return "is a " + std::to_string(width) + "×" + std::to_string(height) + " " + format +
            "; each side may be at most " + std::to_string(kMaxImageSide) + " pixels";
+  std::error_code error;
+  const std::uint64_t fileSize = std::filesystem::file_size(path, error);
+  const std::string kind = format;
+  if (!error &&
+      ((kind == "PNG" && !pngReachesEnd(path, fileSize)) || (kind == "JPEG" && !jpegReachesEnd(path, fileSize))))
+    return "is a truncated " + kind + " image (the file ends before the image does)";
   return {};
 }
 

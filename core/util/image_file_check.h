@@ -13,7 +13,8 @@ inline constexpr std::uint64_t kMaxImageFileBytes = 64ull << 20;
 inline constexpr int kMaxImageSide = 8192;
 
 // Why `path` is not such an image ("is a directory, not a file", "is not a PNG, JPEG, WebP or BMP
-// image", …), or empty. Reads at most the first 64 KiB, never from a device or FIFO.
+// image", "is a truncated PNG image", …), or empty. Reads the first 64 KiB, a PNG's chunk headers and a JPEG's last
+// 64 KiB, never from a device or FIFO.
 std::string imageFileProblem(const std::filesystem::path& path);
 
 }  // namespace shotchain::util

@@ -1,3 +1,4 @@
+#include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "export/frame_file_writer.h"
+#include "export/image_messages.h"
 #include "export/png_frame.h"
 #include "export/shot_paths.h"
 #include "export_test_frames.h"
@@ -99,6 +101,32 @@ class TestExportFrames : public QObject {
     QCOMPARE(back.height, 21);
     QVERIFY(back.rgb == frame.rgb);
     QCOMPARE(temporaryFilesIn(path.parent_path()), std::string());
+  }
+
+  // What a decoder says while a picture is read (libjpeg's warning about a JPEG cut short, which Qt still
+  // decodes) is kept by the reader instead of reaching stderr; the render's reader refuses such a file in words.
+  void decoderChatterIsKeptWhileAPictureIsRead() {
+    QTemporaryDir dir;
+    const fs::path path = fs::path(dir.path().toStdString()) / "cut.jpg";
+    QImage picture(64, 64, QImage::Format_RGB888);
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) picture.setPixel(x, y, qRgb(x * 4, y * 4, (x * y) % 256));
+    QVERIFY(picture.save(QString::fromStdString(path.string()), "JPEG"));
+    const std::string bytes = readFile(path);
+    writeFile(path, bytes.substr(0, bytes.size() / 2));
+    std::string said;
+    {
+      const ImageMessages decoder;
+      (void)QImage(QString::fromStdString(path.string()));
+      said = decoder.text();
+    }
+    QVERIFY2(said.find("JPEG") != std::string::npos, said.c_str());
+    try {
+      (void)readPngFrame(path);
+      QFAIL("a JPEG cut short was read");
+    } catch (const std::runtime_error& error) {
+      QVERIFY2(std::string(error.what()).find("is a truncated JPEG image") != std::string::npos, error.what());
+    }
   }
 
   void aFailedPngWriteLeavesTheOldFile() {

@@ -222,6 +222,11 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
     writeBytes(dir / "huge.png", png);
     return "huge.png";
   });
+  // A PNG cut short: once passed by validate, then libpng's own "Read Error" on stderr and a failure mid-render.
+  fallback("fallback_truncated_png", Expect::Refused, "is a truncated PNG image", [writeBytes](const fs::path& dir) {
+    writeBytes(dir / "cut.png", kTinyPng.substr(0, kTinyPng.size() - 12));  // without its IEND chunk
+    return "cut.png";
+  });
   fallback("fallback_missing", Expect::Warned, "does not exist", [](const fs::path&) { return "refs/missing.png"; });
   fallback("fallback_png", Expect::Renders, "", [writeBytes](const fs::path& dir) {
     writeBytes(dir / "red.png", kTinyPng);
