@@ -6,8 +6,10 @@
 #include "cli/command_specs.h"
 #include "cli/output_rule.h"
 #include "cli/verbs.h"
+#include "io/dtype.h"
 #include "io/pt_checkpoint.h"
 #include "io/safetensors_writer.h"
+#include "util/byte_size.h"
 
 namespace shotchain::cli {
 
@@ -27,6 +29,20 @@ int runConvert(const Args& args) {
   try {
     const auto checkpoint = io::PtCheckpoint::open(in);
     const io::PtStateDict& dict = checkpoint->stateDict(options.text("--key").value_or(""));
+    // Each tensor is written whole, also a view of a storage it shares: many views of one storage would multiply
+    // the checkpoint (100,000 views of 4 KB: 390 MB). Past 4× its bytes (and 64 MiB) the output is refused.
+    std::uint64_t bytes = 0;
+    for (const io::PtTensorRecord& tensor : dict.tensors) bytes += tensor.elements() * io::dtypeBits(tensor.dtype) / 8;
+    std::error_code sized;
+    const std::uint64_t inBytes = std::filesystem::file_size(in, sized);
+    if (!sized && bytes > 4 * inBytes + (64ull << 20)) {
+      std::fprintf(stderr,
+                   "shotchain convert: %s: its %zu tensors would write %s from a %s checkpoint (views of one storage "
+                   "are each written whole); refused past 4 times the checkpoint's size\n",
+                   in.string().c_str(), dict.tensors.size(), util::formatByteSize(bytes).c_str(),
+                   util::formatByteSize(inBytes).c_str());
+      return 1;
+    }
     io::Metadata metadata{{"converted_from", in.filename().string()}};
     if (!dict.key.empty()) metadata["state_dict"] = dict.key;
     if (!dict.strippedPrefix.empty()) metadata["stripped_prefix"] = dict.strippedPrefix;

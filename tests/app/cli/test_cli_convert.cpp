@@ -1,3 +1,4 @@
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -8,6 +9,7 @@
 
 #include "cli_run.h"
 #include "io/safetensors_reader.h"
+#include "raw_pt.h"
 #include "test_registry.h"
 
 using namespace shotchain;
@@ -94,6 +96,24 @@ class CliConvert : public QObject {
   void theDitOfACheckpointMatchesTheOfficialOutputs() {
     const CliRun run = runCli({"verify", golden("wan_dit_tiny_nested.pt"), golden("wan_dit_tiny_io.safetensors")});
     QVERIFY2(run.exitCode == 0 && run.out.contains("0 failed: PASS"), qPrintable(run.out));
+  }
+
+  // 3000 views of one 64 KiB storage: once a 190 MiB output from a checkpoint of a few hundred KiB, every view copied;
+  // now refused before anything is written.
+  void viewsOfOneStorageAreNotMultiplied() {
+    using namespace testing::pickle;
+    std::vector<std::pair<std::string, std::string>> views;
+    for (int i = 0; i < 3000; ++i)
+      views.emplace_back("v" + std::to_string(i), tensor("FloatStorage", "0", 16384, 0, {16384}, {1}));
+    QFile file(out("views.pt"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    const std::string archive = testing::ptArchive(dictPickle(views), {{"0", std::string(16384 * 4, '\0')}});
+    file.write(archive.data(), static_cast<qint64>(archive.size()));
+    file.close();
+    const CliRun run = runCli({"convert", out("views.pt"), out("views.safetensors")});
+    QCOMPARE(run.exitCode, 1);
+    QVERIFY2(run.err.contains("would write") && run.err.contains("refused past 4 times"), qPrintable(run.err));
+    QVERIFY(!QFile::exists(out("views.safetensors")));
   }
 
   void inspectListsStateDicts() {
