@@ -1,7 +1,8 @@
 // `shotchain render workflows/demo_keyframes.json` (copied with its pictures): the keyframe demo (builtin:demo-keyframes,
 // a first–last-frame image-to-video DiT trained on the demo's clips) starts each shot on its start picture, the
 // second shot's start is the first's end (one picture, shared), and the blue shot lands on its end picture; the
-// report holds each shot's landing figures.
+// report holds each shot's landing figures. The first start picture is given as WebP, which must decode.
+#include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -30,6 +31,13 @@ class RenderKeyframesDemo : public QObject {
     for (const char* picture : {"red_circle_left.png", "red_circle_right.png", "red_circle_low_right.png",
                                 "blue_circle_top.png", "blue_circle_bottom.png"})
       fs::copy_file(workflow("images") / picture, root / "images" / picture);
+    // The first start picture as WebP (documented beside PNG, JPEG and BMP): it decodes at render time too.
+    QImage left(q((root / "images" / "red_circle_left.png").string()));
+    QVERIFY(left.save(q((root / "images" / "red_circle_left.webp").string()), "WEBP", 100));
+    std::string document = readFile(sequence);
+    document.replace(document.find("red_circle_left.png"), std::string("red_circle_left.png").size(),
+                     "red_circle_left.webp");
+    writeFile(sequence, document);
     const CliRun run = runCli({"render", q(sequence.string()), "--out", q((root / "out").string()), "--no-preview"});
     QVERIFY2(run.exitCode == 0, qPrintable(run.out + run.err));
     const Json report = Json::parse(readFile(root / "out" / "report.json"));
