@@ -37,18 +37,14 @@ std::string printable(const std::string& name) {
   return out;
 }
 
-// Whether `text` is valid UTF-8 (else JSON can only show it with U+FFFD, naming no file).
+// Whether `text` is valid UTF-8 (else JSON can only show it with U+FFFD, naming no file): the JSON writer's own check.
 bool validUtf8(const std::string& text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
-    const auto need = static_cast<std::size_t>(extra);
-    if (extra < 0 || (need > 0 && i + need >= text.size())) return false;
-    for (std::size_t k = 1; k <= need; ++k)
-      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return false;
-    i += need + 1;
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
   }
-  return true;
 }
 
 std::string hexBytes(const std::string& text) {

@@ -279,8 +279,6 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory
   summary.textEncodeSeconds = util::secondsSince(start);
 }
 
-// Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
-// failure (which is reported and ends the loop). Returns whether a shot failed.
 // What a shot whose sample went bad was sampled with, for its failure: its LoRAs and guidance.
 std::string appliedToSampling(const resolve::ResolvedShot& shot) {
   std::string out;
@@ -291,6 +289,8 @@ std::string appliedToSampling(const resolve::ResolvedShot& shot) {
          (shot.loras.empty() ? " (no LoRA)" : "");
 }
 
+// Renders or re-uses every enabled shot of the range in order, until a stop request, a cancel or a
+// failure (which is reported and ends the loop). Returns whether a shot failed.
 bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::MemoryProbe& probe,
                  const std::atomic<int>& stop, RenderObserver& observer, RenderSummary& summary, ShotPass& pass) {
   const std::vector<resolve::ResolvedShot>& shots = prepared.resolved.shots;

@@ -12,8 +12,6 @@
 namespace shotchain::resolve {
 namespace {
 
-std::string number(double value) { return util::numberText(value); }
-
 bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n\f\v") == std::string::npos; }
 
 // The model set's own consistency: the VAE's latents are the DiT's, two experts are one family and size.
@@ -228,7 +226,7 @@ void checkFewStepUse(const Shot& shot, const ResolvedShot& r, Problems& problems
     problems.warning(shotPath(r.index, "steps"), "is not used: " + from + " gives the shot " + count + " steps");
   if (r.guidance != 1.0)
     problems.warning(shot.guidance ? shotPath(r.index, "guidance") : std::string("sampler.guidance"),
-                     number(r.guidance) + " with " + from +
+                     util::numberText(r.guidance) + " with " + from +
                          ": distilled models are sampled at guidance 1 (no unconditional pass); "
                          "this one runs both passes every step");
 }

@@ -2,9 +2,7 @@
 #include "sequence/continuity_modes.h"
 
 #include <cmath>
-#include <iomanip>
 #include <set>
-#include <sstream>
 
 #include "util/byte_size.h"
 #include "util/image_file_check.h"
@@ -27,8 +25,6 @@ class Collector {
   Diagnostics& out_;
 };
 
-std::string number(double value) { return util::numberText(value); }
-
 bool validIdCharacter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
@@ -46,22 +42,17 @@ void checkSteps(Collector& report, const std::string& path, int steps) {
 
 void checkGuidance(Collector& report, const std::string& path, double guidance) {
   if (!std::isfinite(guidance) || guidance < 0.0 || guidance > limits::kMaxGuidance)
-    report.error(path, number(guidance) + " is outside 0.." + number(limits::kMaxGuidance));
+    report.error(path, util::numberText(guidance) + " is outside 0.." + util::numberText(limits::kMaxGuidance));
 }
 
 // "1e-310", not "0.000000": a value refused for being tiny must not print as 0.
-std::string exact(double value) {
-  std::ostringstream text;
-  text << std::setprecision(6) << value;
-  return text.str();
-}
-
 void checkShift(Collector& report, const std::string& path, double shift) {
   if (!std::isfinite(shift) || shift <= 0.0 || shift > limits::kMaxShift)
-    report.error(path, exact(shift) + " must be greater than 0 and at most " + number(limits::kMaxShift));
+    report.error(
+        path, util::numberText(shift) + " must be greater than 0 and at most " + util::numberText(limits::kMaxShift));
   else if (shift < limits::kMinShift)
-    report.error(path, exact(shift) + " is below the smallest shift of " + number(limits::kMinShift) +
-                           " (the noise schedule collapses to zero)");
+    report.error(path, util::numberText(shift) + " is below the smallest shift of " +
+                           util::numberText(limits::kMinShift) + " (the noise schedule collapses to zero)");
 }
 
 void checkFallbackImage(Collector& report, const std::string& path, const std::string& file,
@@ -86,16 +77,17 @@ void checkLoras(Collector& report, const std::string& path, const std::vector<Lo
     if (!loras[i].expert.empty() && loras[i].expert != "high" && loras[i].expert != "low")
       report.error(at + ".expert", "\"" + loras[i].expert + "\" is not an expert: high or low (leave it out for both)");
     if (!std::isfinite(loras[i].strength) || std::abs(loras[i].strength) > limits::kMaxLoraStrength)
-      report.error(at + ".strength", number(loras[i].strength) + " is outside -" + number(limits::kMaxLoraStrength) +
-                                         ".." + number(limits::kMaxLoraStrength));
+      report.error(at + ".strength", util::numberText(loras[i].strength) + " is outside -" +
+                                         util::numberText(limits::kMaxLoraStrength) + ".." +
+                                         util::numberText(limits::kMaxLoraStrength));
   }
 }
 
 void checkCache(Collector& report, const std::string& path, const StepCacheSettings& cache) {
   if (cache.threshold &&
       (!std::isfinite(*cache.threshold) || *cache.threshold <= 0.0 || *cache.threshold > limits::kMaxCacheThreshold))
-    report.error(path + ".threshold", number(*cache.threshold) + " must be greater than 0 and at most " +
-                                          number(limits::kMaxCacheThreshold));
+    report.error(path + ".threshold", util::numberText(*cache.threshold) + " must be greater than 0 and at most " +
+                                          util::numberText(limits::kMaxCacheThreshold));
 }
 
 void checkFewStep(Collector& report, const std::string& path, const FewStepSettings& fewStep) {
@@ -115,7 +107,7 @@ void checkFewStep(Collector& report, const std::string& path, const FewStepSetti
 void checkExperts(Collector& report, const SequenceSettings& settings) {
   const SamplerDefaults& sampler = settings.sampler;
   if (sampler.boundary && (!std::isfinite(*sampler.boundary) || *sampler.boundary <= 0.0 || *sampler.boundary > 1.0))
-    report.error("sampler.boundary", number(*sampler.boundary) +
+    report.error("sampler.boundary", util::numberText(*sampler.boundary) +
                                          " is outside 0..1 (a fraction of the 1000 training timesteps; "
                                          "leave it out for the family's)");
   if (sampler.guidanceHighNoise) checkGuidance(report, "sampler.guidance_high_noise", *sampler.guidanceHighNoise);
@@ -144,10 +136,11 @@ Diagnostics validateSettings(const SequenceSettings& settings) {
   Diagnostics out;
   Collector report(out);
   if (!std::isfinite(settings.fps) || settings.fps <= 0.0 || settings.fps > limits::kMaxFps)
-    report.error("fps", exact(settings.fps) + " must be greater than 0 and at most " + number(limits::kMaxFps));
+    report.error("fps", util::numberText(settings.fps) + " must be greater than 0 and at most " +
+                            util::numberText(limits::kMaxFps));
   else if (settings.fps < limits::kMinFps)
-    report.error("fps", exact(settings.fps) + " is below the lowest frame rate of " + number(limits::kMinFps) +
-                            " (the MP4 cannot store it)");
+    report.error("fps", util::numberText(settings.fps) + " is below the lowest frame rate of " +
+                            util::numberText(limits::kMinFps) + " (the MP4 cannot store it)");
 
   const ModelSet& model = settings.model;
   if (model.isBuiltin()) {
@@ -254,7 +247,7 @@ Diagnostics validateShot(const Shot& shot, std::size_t index, const ValidationCo
   else if (!c.anchorImage.empty())
     checkFallbackImage(report, shotPath(index, "continuity.anchor_image"), c.anchorImage, context);
   if (!std::isfinite(c.blendRatio) || c.blendRatio < 0.0 || c.blendRatio > 1.0)
-    report.error(shotPath(index, "continuity.blend_ratio"), number(c.blendRatio) + " is outside [0, 1]");
+    report.error(shotPath(index, "continuity.blend_ratio"), util::numberText(c.blendRatio) + " is outside [0, 1]");
   if (mode.readsBlend) {
     if (c.fallbackImage.empty())
       report.warning(shotPath(index, "continuity.fallback_image"),

@@ -24,7 +24,7 @@ struct DemoTrainOptions {
   bool resumeDit = false;
   // Train a new DiT (random start, the full recipe) on outDir's tokenizer, text encoder and VAE.
   bool newDit = false;
-  // Train a new first–last-frame image-to-video DiT (demo::demoKeyframeDitConfig; implies newDit): each training
+  // Train a new first–last-frame image-to-video DiT (demo::keyframeDitConfig; implies newDit): each training
   // clip with the condition of its first and last frames (4 of 8), its first (3 of 8) or its last (1 of 8).
   bool keyframes = false;
   // DitTrainingOptions::shapeWeight of the DiT phase. 0 (the shipped DiT's recipe) skips the

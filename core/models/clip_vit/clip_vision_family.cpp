@@ -1,9 +1,6 @@
 #include "models/clip_vit/clip_vision_family.h"
 
-#include <algorithm>
 #include "io/weight_set.h"
-
-#include "io/dtype.h"
 #include "models/clip_vit/clip_vision.h"
 #include "models/clip_vit/clip_vision_names.h"
 #include "models/image_encoder.h"
@@ -30,22 +27,17 @@ std::unique_ptr<ImageEncoder> loadClipImageEncoder(const io::WeightSet& weights,
 }
 
 // The tower's weights as stored (the encoder loads them so; a checkpoint's text tower and head are not loaded) and
-// the activations of a shot's two pictures, a block at a time.
+// the activations of a shot's two pictures, a block at a time, counted in float32 whatever the weights' dtype.
 EncoderMemory clipMemoryOf(const io::WeightSet& weights) {
   const ClipVisionDetection clip = detectClipVisionConfig(weights);
   const ClipVisionConfig& c = clip.config;
   EncoderMemory m;
-  std::uint64_t widest = 4;
   for (const io::WeightInfo& info : weights.weights())
-    if (!clipVisionIgnorable(info.name, clip.naming)) {
-      m.weightBytes += info.bytes;
-      if (info.name.find(".mlp") != std::string::npos || info.name.find(".fc1") != std::string::npos)
-        widest = std::max<std::uint64_t>(1, io::dtypeBits(info.dtype) / 8);
-    }
+    if (!clipVisionIgnorable(info.name, clip.naming)) m.weightBytes += info.bytes;
   const auto n = static_cast<std::uint64_t>(c.tokens()), d = static_cast<std::uint64_t>(c.dim),
              mlp = static_cast<std::uint64_t>(c.mlpDim), heads = static_cast<std::uint64_t>(c.numHeads);
   constexpr std::uint64_t kPictures = 2;
-  m.activationBytes = kPictures * (n * (6 * 4 * d + 3 * widest * mlp) + 3 * 4 * heads * n * n);
+  m.activationBytes = kPictures * 4 * (n * (6 * d + 3 * mlp) + 3 * heads * n * n);
   return m;
 }
 
