@@ -49,6 +49,7 @@ render::RgbFrame readPngFrame(const std::filesystem::path& path) {
   buffer.open(QIODevice::ReadOnly);
   const ImageMessages decoder;
   QImageReader reader(&buffer);
+  reader.setAllocationLimit(util::kMaxImageDecodeMiB);
   const QSize size = reader.size();
   if (size.isValid() && (size.width() > util::kMaxImageSide || size.height() > util::kMaxImageSide))
     throw std::runtime_error(path.string() + ": the image is " + std::to_string(size.width()) + "×" +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <map>
 #include <optional>
 
@@ -49,6 +50,11 @@ std::string describeLora(const LoraSummary& lora, const std::filesystem::path& f
 CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
   CataloguedModel m;
   m.file = file;
+  if (file.native().size() >= PATH_MAX) {
+    m.problem = "its path is " + std::to_string(file.native().size()) + " bytes, past the system's limit of " +
+                std::to_string(PATH_MAX - 1) + ": nothing at or under it can be opened (move it higher)";
+    return m;
+  }
   try {
     const io::WeightSet weights = io::WeightSet::open(file);
     m.id = identifyModel(weights);

@@ -68,9 +68,14 @@ void collectWeightsFiles(const fs::path& dir, std::vector<fs::path>& files) {
     pending.pop_back();
     std::error_code error;
     fs::directory_iterator it(current, fs::directory_options::skip_permission_denied, error);
+    if (error == std::errc::filename_too_long) {
+      files.push_back(current);  // listed with its problem: nothing under it can be opened by name
+      continue;
+    }
     for (const fs::directory_iterator end; !error && it != end; it.increment(error)) {
       std::error_code entryError;
       const fs::file_status own = it->symlink_status(entryError);
+      if (entryError == std::errc::filename_too_long) files.push_back(it->path());  // as above
       if (entryError) continue;
       if (fs::is_directory(own)) {
         pending.push_back(it->path());

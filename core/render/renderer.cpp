@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include "io/mapped_file.h"
 #include "memory/device_memory.h"
 #include "memory/expert_residency.h"
 #include "memory/memory_planner.h"
@@ -78,7 +79,7 @@ void requirePredecessorsOnDisk(const resolve::ResolvedSequence& resolved, const 
   auto onDisk = [&](int j) {
     const std::filesystem::path dir = shotDirectory(out, j, resolved.shots[static_cast<std::size_t>(j)].id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
-    return record && record->key == keys[static_cast<std::size_t>(j)] && shotTailPresent(dir);
+    return record && record->key == keys[static_cast<std::size_t>(j)] && shotFolderProblem(dir, *record, false).empty();
   };
   auto require = [&](int j, int i, const std::string& why) {
     if (j < 0 || j >= first || onDisk(j)) return;
@@ -183,13 +184,21 @@ struct Renderer::Impl {
 
   // The DiT is loaded up front only when it stays resident; otherwise the residency manager loads it
   // at the first shot, after the text encoder has been released.
-  void ensureModels(const Prepared& prepared, bool withDit) {
-    if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device) return;
+  // Models kept from an earlier render whose file was cut short meanwhile are read again; a file cut short while
+  // it is read (since `mark`) fails the render.
+  void ensureModels(const Prepared& prepared, bool withDit, std::size_t mark) {
+    if (models && models->fingerprint == prepared.fingerprint && models->device == prepared.device &&
+        io::cutShortProblem(SIZE_MAX).empty())
+      return;
     models.reset();
     try {
       models = loadModelContext(prepared.resolved.models, prepared.device, withDit);
     } catch (const std::exception& e) {
       throw RenderError("model", e.what());
+    }
+    if (std::string problem = io::cutShortProblem(mark); !problem.empty()) {
+      models.reset();
+      throw RenderError("model", problem);
     }
   }
 };
@@ -226,8 +235,11 @@ RenderSummary planRender(const Sequence& sequence, const Prepared& prepared, Ren
   return summary;
 }
 
-// The enabled shots of the range whose result on disk is current (re-used as they are).
-std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepared) {
+// The enabled shots of the range whose result on disk is current (re-used as they are). A folder that holds the
+// current key but not what its record says it was rendered to (a frame or tail changed, missing, or a link) is
+// rendered again, with a warning that says why.
+std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepared, RenderObserver& observer,
+                            RenderSummary& summary) {
   std::set<int> reused;
   for (int i = prepared.first; i <= prepared.last; ++i) {
     const resolve::ResolvedShot& shot = prepared.resolved.shots[static_cast<std::size_t>(i)];
@@ -235,14 +247,28 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
     const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
-    if (record && record->key == key && (!options.framesOnDisk || framesComplete(dir, record->framesWritten)) &&
-        shotTailPresent(dir))
-      reused.insert(i);
-    else if (
-        !options
-             .writesFiles)  // rank 0 moves a re-ordered shot to its number (adoptMovedShots); this rank may look first
+    std::error_code error;
+    if (record && record->key == key) {
+      const std::string problem = shotFolderProblem(dir, *record, options.framesOnDisk);
+      if (problem.empty()) {
+        reused.insert(i);
+        continue;
+      }
+      const RenderWarning warning{
+          i, "damaged",
+          "shot " + std::to_string(i + 1) + " (" + shot.id + ") on disk: " + problem + "; it is rendered again"};
+      summary.warnings.push_back(warning);
+      observer.warning(warning);
+    } else if (!record && std::filesystem::exists(shotRecordPath(dir), error)) {
+      const RenderWarning warning{i, "damaged",
+                                  "shot " + std::to_string(i + 1) + " (" + shot.id +
+                                      ") on disk: shot.json cannot be read; it is rendered again"};
+      summary.warnings.push_back(warning);
+      observer.warning(warning);
+    } else if (!options.writesFiles) {  // rank 0 moves a re-ordered shot to its number (adoptMovedShots)
       if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key); moved && moved->key == key)
         reused.insert(i);
+    }
   }
   return reused;
 }
@@ -402,6 +428,14 @@ void finishRender(const Sequence& sequence, const RenderOptions& options, bool f
 RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& options, RenderObserver& observer) {
   Impl& impl = *impl_;
   const auto renderStart = util::Stopwatch::now();
+  // Models read from a file that was cut short during this render are not kept for the next one.
+  struct DropCutShortModels {
+    Impl& impl;
+    std::size_t mark = io::cutShortMark();
+    ~DropCutShortModels() {
+      if (!io::cutShortProblem(mark).empty()) impl.models.reset();
+    }
+  } dropCutShortModels{impl};
   impl.stop.store(static_cast<int>(StopRequest::None));
   impl.cancelNow.store(false);
 
@@ -421,7 +455,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
 
   const auto loadStart = util::Stopwatch::now();
   summary.allocatorTuning = memory::applyAllocatorTuning(sequence.settings.allocatorTuning).message;
-  impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned);
+  impl.ensureModels(prepared, summary.plan.chosen == ResidencyPolicy::Pinned, dropCutShortModels.mark);
   summary.modelLoadSeconds = util::secondsSince(loadStart);
   std::optional<memory::ResidencyManager> residency;
   try {
@@ -444,7 +478,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
                 summary.decodeOverlapped);
   if (experts) pass.setExperts(&*experts);
 
-  const std::set<int> reused = currentOnDisk(options, prepared);
+  const std::set<int> reused = currentOnDisk(options, prepared, observer, summary);
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
   encodePrompts(prepared, reused, *residency, summary, pass);
   const bool failed = renderShots(prepared, reused, *probe, impl.stop, observer, summary, pass);

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "io/file_fingerprint.h"
+#include "io/content_digest.h"
 #include "models/model_files.h"
 #include "render/output_layout.h"
 #include "render/shot_key.h"
@@ -79,23 +79,17 @@ void adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, 
 }
 
 std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved) {
+  return currentShotKeys(resolved, io::contentDigest);
+}
+
+std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved,
+                                         const std::function<std::string(const fs::path&)>& ofFile) {
   if (resolved.models.assumed) {
     for (const Diagnostic& d : resolved.problems)
       if (d.path.starts_with("model")) throw std::runtime_error(d.path + ": " + d.message);
     throw std::runtime_error("model: the model files cannot be read");
   }
-  static std::mutex mutex;
-  static std::map<std::tuple<fs::path, std::uintmax_t, fs::file_time_type>, std::string> fingerprints;
-  auto fingerprint = [&](const fs::path& path) {
-    std::error_code error;
-    const auto id = std::make_tuple(path, fs::file_size(path, error), fs::last_write_time(path, error));
-    if (error) return io::fileFingerprint(path);  // throws, naming the file
-    const std::lock_guard<std::mutex> lock(mutex);
-    auto it = fingerprints.find(id);
-    if (it == fingerprints.end()) it = fingerprints.emplace(id, io::fileFingerprint(path)).first;
-    return it->second;
-  };
-  return shotKeys(resolved, modelFingerprint(resolved.models.files, fingerprint));
+  return shotKeys(resolved, modelFingerprint(resolved.models.files, ofFile), ofFile);
 }
 
 }  // namespace shotchain::render

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,9 +37,13 @@ std::optional<FinishedShotFolder> findFinishedShot(const std::filesystem::path& 
 void adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequence& sequence,
                      const std::vector<std::string>& keys);
 
-// The key every shot would render under now (shotKeys with the model files fingerprinted), for a caller
-// outside a render. Fingerprints are kept per file path, size and modification time, so an edit costs no
-// weights read. Throws std::runtime_error naming the field when the model files could not be read.
+// The key every shot would render under now (shotKeys with the model files' digests), for a caller outside a
+// render. Digests are kept per file stamp (io::contentDigest), so an edit reads no weights; a file not digested
+// yet is read whole (keyFiles and io::knownContentDigest tell which beforehand). Throws std::runtime_error
+// naming the field when the model files could not be read.
 std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved);
+// The same with each file's digest from `ofFile` (one that only looks digests up, say).
+std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved,
+                                         const std::function<std::string(const std::filesystem::path&)>& ofFile);
 
 }  // namespace shotchain::render

@@ -1,8 +1,10 @@
 #include "render/shot_key.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
-#include "io/file_fingerprint.h"
+#include "io/content_digest.h"
 #include "sampling/cache_calibration.h"
 #include "util/bounded_file.h"
 #include "util/digest.h"
@@ -13,14 +15,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// A file a shot reads (a picture, a calibration): its bytes' digest, or "missing:<name>".
-std::string fileDigest(const std::filesystem::path& path, const std::string& name, std::uint64_t maxBytes) {
+// A file a shot reads (a picture, a calibration, a LoRA): its bytes' digest, or why there is none.
+std::string fileDigest(const FileDigests& ofFile, const std::filesystem::path& path, const std::string& name,
+                       std::uint64_t maxBytes) {
   std::error_code error;
-  return std::filesystem::exists(path, error) ? util::digestHex(util::readRegularFile(path, maxBytes))
-                                              : "missing:" + name;
+  if (!std::filesystem::exists(path, error)) return "missing:" + name;
+  if (!util::regularFileProblem(path, maxBytes).empty()) return "unreadable:" + name;
+  return ofFile(path);
 }
 
-Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence& resolved, const std::string& model) {
+Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence& resolved, const std::string& model,
+             const FileDigests& ofFile) {
   const Continuity& c = shot.settings;
   const ContinuityModeTraits& mode = traitsOf(c.mode);
   Json j;
@@ -54,26 +59,27 @@ Json keyJson(const resolve::ResolvedShot& shot, const resolve::ResolvedSequence&
   if (mode.readsBlend) {
     j["blend"] = c.blendRatio;
     if (!shot.fallbackImage.empty())
-      j["fallback"] = fileDigest(shot.fallbackImage, c.fallbackImage, util::kMaxImageFileBytes);
+      j["fallback"] = fileDigest(ofFile, shot.fallbackImage, c.fallbackImage, util::kMaxImageFileBytes);
   }
   if (!shot.startImage.empty())
-    j["start_image"] = fileDigest(shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
+    j["start_image"] = fileDigest(ofFile, shot.startImage, shot.startImage.string(), util::kMaxImageFileBytes);
   if (!shot.endImage.empty())
-    j["end_image"] = fileDigest(shot.endImage, shot.endImage.string(), util::kMaxImageFileBytes);
+    j["end_image"] = fileDigest(ofFile, shot.endImage, shot.endImage.string(), util::kMaxImageFileBytes);
   if (shot.imageCondition == "svi") {
     j["svi"] = {shot.motionLatents};
     if (!shot.anchorImage.empty())
-      j["svi"].push_back(fileDigest(shot.anchorImage, shot.anchorImage.string(), util::kMaxImageFileBytes));
+      j["svi"].push_back(fileDigest(ofFile, shot.anchorImage, shot.anchorImage.string(), util::kMaxImageFileBytes));
   }
   if (!shot.loras.empty()) {
     Json& list = j["loras"] = Json::array();
-    for (const resolve::ResolvedLora& lora : shot.loras) list.push_back({lora.fingerprint, lora.strength});
+    for (const resolve::ResolvedLora& lora : shot.loras)
+      list.push_back({fileDigest(ofFile, lora.path, lora.file, UINT64_MAX), lora.strength});
   }
   if (shot.cache.applies) {
     j["cache"] = {toString(shot.cache.policy), shot.cache.threshold};
     if (!shot.cache.calibration.empty())
-      j["cache"].push_back(
-          fileDigest(shot.cache.calibration, shot.cache.calibration.string(), sampling::kMaxCalibrationFileBytes));
+      j["cache"].push_back(fileDigest(ofFile, shot.cache.calibration, shot.cache.calibration.string(),
+                                      sampling::kMaxCalibrationFileBytes));
   }
   return j;
 }
@@ -90,18 +96,38 @@ std::string modelFingerprint(const models::ModelFiles& files,
   return util::digestHex(all);
 }
 
-std::string modelFingerprint(const models::ModelFiles& files) { return modelFingerprint(files, io::fileFingerprint); }
+std::string modelFingerprint(const models::ModelFiles& files) { return modelFingerprint(files, io::contentDigest); }
 
-std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, const std::string& modelFingerprint) {
+std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, const std::string& modelFingerprint,
+                                  const FileDigests& ofFile) {
   std::vector<std::string> keys;
   keys.reserve(resolved.shots.size());
   for (const resolve::ResolvedShot& shot : resolved.shots) {
-    Json j = keyJson(shot, resolved, modelFingerprint);
+    Json j = keyJson(shot, resolved, modelFingerprint, ofFile);
     if (shot.predecessor >= 0) j["after"] = keys[static_cast<std::size_t>(shot.predecessor)];
     if (shot.anchor >= 0) j["anchor"] = keys[static_cast<std::size_t>(shot.anchor)];
     keys.push_back(util::digestHex(j.dump()));
   }
   return keys;
+}
+
+std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, const std::string& modelFingerprint) {
+  return shotKeys(resolved, modelFingerprint, io::contentDigest);
+}
+
+std::vector<std::filesystem::path> keyFiles(const resolve::ResolvedSequence& resolved) {
+  std::vector<std::filesystem::path> files;
+  modelFingerprint(resolved.models.files, [&files](const std::filesystem::path& path) {
+    files.push_back(path);
+    return std::string();
+  });
+  shotKeys(resolved, "", [&files](const std::filesystem::path& path) {
+    files.push_back(path);
+    return std::string();
+  });
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 }  // namespace shotchain::render

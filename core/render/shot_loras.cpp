@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "io/content_digest.h"
 #include "models/video_diffusion_model.h"
 
 namespace shotchain::render {
@@ -13,7 +14,7 @@ LoraFigures ShotLoras::apply(const resolve::ResolvedShot& shot, memory::ModelSlo
   std::vector<models::LoraUse> low, high;
   LoraFigures figures;
   for (const resolve::ResolvedLora& lora : shot.loras) {
-    auto& file = files_[lora.path];
+    auto& file = files_[{lora.path, io::contentDigest(lora.path)}];  // a file rewritten since is read again
     if (!file) {
       models::WeightShapes shapes;
       for (const auto& [name, tensor] : dit.namedParameters()) shapes.emplace_back(name, tensor.sizes().vec());

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "memory/model_slot.h"
 #include "models/lora/lora_patcher.h"
@@ -24,7 +26,7 @@ class ShotLoras {
   static void restore(memory::ModelSlot& dit, memory::ModelSlot* highNoise);
 
  private:
-  std::map<std::filesystem::path, std::shared_ptr<const models::LoraFile>> files_;
+  std::map<std::pair<std::filesystem::path, std::string>, std::shared_ptr<const models::LoraFile>> files_;
 };
 
 }  // namespace shotchain::render

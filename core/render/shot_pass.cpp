@@ -6,6 +6,7 @@
 #include "continuity/image_condition.h"
 #include "continuity/keyframe_measures.h"
 #include "continuity/latent_ops.h"
+#include "io/mapped_file.h"
 #include "memory/device_memory.h"
 #include "models/image_encoder.h"
 #include "models/model_loading.h"
@@ -150,6 +151,7 @@ ShotPass::ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& re
       summary_(summary),
       residency_(residency),
       overlapDecode_(overlapDecode),
+      cutShortMark_(io::cutShortMark()),
       chain_(resolved),
       stream_(resolved, options.outputDirectory, observer, cancel) {}
 
@@ -187,6 +189,10 @@ void ShotPass::pump(bool wait) {
 
 void ShotPass::finishPending() { pump(true); }
 
+void ShotPass::requireWholeFiles() const {
+  if (std::string problem = io::cutShortProblem(cutShortMark_); !problem.empty()) throw std::runtime_error(problem);
+}
+
 void ShotPass::finalize(DecodeJob& job) {
   if (job.error) {
     try {
@@ -202,6 +208,7 @@ void ShotPass::finalize(DecodeJob& job) {
     observer_.warning(warning);
     job.record.fallbacks.push_back(fallback.message);
   }
+  requireWholeFiles();  // the decode read the VAE's weights
   ShotRecord& record = job.record;
   record.framesWritten = job.framesWritten;
   record.decodeSeconds = job.decodeSeconds;
@@ -221,6 +228,7 @@ void ShotPass::finalize(DecodeJob& job) {
     timed(gap_.writingFiles, [&] {
       try {
         writeShotTail(job.directory, {job.latent, lastFrame, job.key});
+        sealShotRecord(job.directory, record, options_.framesOnDisk);
         writeShotRecord(job.directory, record);
       } catch (const std::exception& e) {
         throw EarlierShotFailed(job.index, "shot " + std::to_string(job.index + 1) + " (" + job.shotId +
@@ -431,6 +439,7 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     done.seconds = event.seconds;
     if (options_.previews) done.preview = previewOf(event.denoised, models_.preview);
     observer_.stepDone(done);
+    requireWholeFiles();
     pump(false);
     return !cancel_.load();
   };
@@ -606,8 +615,10 @@ void ShotPass::loadPredecessorsBefore(int first, const std::vector<std::string>&
     if (!shot.enabled) continue;
     const std::filesystem::path dir = shotDirectory(options_.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
+    if (!record || record->key != keys[static_cast<std::size_t>(i)] || !shotFolderProblem(dir, *record, false).empty())
+      continue;
     const std::optional<ShotTail> tail = readShotTail(dir, models_.device);
-    if (!record || !tail || record->key != keys[static_cast<std::size_t>(i)]) continue;
+    if (!tail) continue;
     chain_.adopt(i, record->key, tail->latent, tail->lastFrame, record->statsJson, shotRecordPath(dir).string());
   }
 }

@@ -110,6 +110,9 @@ class ShotPass {
   void finishPending();
 
  private:
+  // Throws, naming the file, when a weights file this process reads from was cut short while in use (its
+  // pages past the cut read as zeros: nothing computed from them may be kept).
+  void requireWholeFiles() const;
   PreparedShot prepare(int index, const std::string& key, int count, bool lastShot);
   SampledShot sample(PreparedShot& shot);
   void decode(PreparedShot& shot, SampledShot sampled);
@@ -140,6 +143,7 @@ class ShotPass {
   memory::ResidencyManager& residency_;
   memory::ExpertResidencyManager* experts_ = nullptr;
   bool overlapDecode_;
+  std::size_t cutShortMark_;  // files found cut short before this pass are not its problem
 
   std::map<std::string, at::Tensor> promptContexts_;
   ShotChain chain_;

@@ -8,39 +8,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include "continuity/cut_metrics.h"
-#include "render/render_events.h"
+#include "render/shot_record_json.h"
 
 namespace shotchain::render {
-
-// shot.json: what a finished shot was rendered from and what it measured. Its key decides whether
-// a later render may re-use the shot.
-struct ShotRecord {
-  int index = 0;
-  std::string id;
-  std::string name;
-  std::string key;
-  std::string settingsJson;  // the shot as the document writes it
-  std::string resolvedJson;  // the settings it was rendered with, as the resolver decided them
-  int framesWritten = 0;
-  int framesDropped = 0;  // leading decoded frames left out (latent_overlap repeats, latent priming)
-  // What the shot started from (continuity::Conditioning::source): "noise", "start_image", "handoff", …
-  std::string conditionedOn;
-  double sampleSeconds = 0;
-  double decodeSeconds = 0;
-  double seconds = 0;
-  double firstFrameSeconds = 0;
-  std::optional<StreamFigures> stream;
-  std::optional<StepCacheFigures> cache;
-  std::optional<LoraFigures> loras;
-  std::optional<FewStepFigures> fewStep;
-  std::optional<ExpertFigures> experts;
-  std::vector<double> stepSeconds;
-  std::optional<continuity::CutMetrics> cutIn;  // the cut into this shot
-  std::vector<continuity::KeyframeLanding> keyframes;
-  std::string statsJson;               // per-shot statistics the next cut is measured against (JSON text)
-  std::vector<std::string> fallbacks;  // what the memory manager fell back to, in words
-};
 
 // Atomic writes. Throws FileWriteError naming the file.
 void writeShotRecord(const std::filesystem::path& shotDir, const ShotRecord& record);
@@ -61,5 +31,13 @@ bool shotTailPresent(const std::filesystem::path& shotDir);
 
 // True when frames/000001.png … frames/<count>.png all exist.
 bool framesComplete(const std::filesystem::path& shotDir, int count);
+
+// Puts the digests of what the shot's folder holds now into its record: the tail and, with `frames`, every
+// frame written.
+void sealShotRecord(const std::filesystem::path& shotDir, ShotRecord& record, bool frames);
+// Why the shot's folder no longer holds what its sealed record says, so that it must be rendered again
+// ("frames/000012.png differs from what was rendered"), or empty when it does: the frames (with `frames`) and
+// the tail are plain files in plain folders (no symbolic links), each with the digest written in the record.
+std::string shotFolderProblem(const std::filesystem::path& shotDir, const ShotRecord& record, bool frames);
 
 }  // namespace shotchain::render

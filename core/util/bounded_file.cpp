@@ -37,6 +37,16 @@ class Descriptor {
   int fd_;
 };
 
+// "does not exist", or for a symbolic link whose target is missing, which link and where it points.
+std::string missingProblem(const std::filesystem::path& path) {
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return "does not exist";
+  std::string target(4096, '\0');
+  const ssize_t length = ::readlink(path.c_str(), target.data(), target.size());
+  target.resize(length > 0 ? static_cast<std::size_t>(length) : 0);
+  return "is a symbolic link to \"" + target + "\", which does not exist";
+}
+
 }  // namespace
 
 std::string notRegularFileReason(unsigned int mode) {
@@ -51,7 +61,7 @@ std::string notRegularFileReason(unsigned int mode) {
 std::string regularFileProblem(const std::filesystem::path& path, std::uint64_t maxBytes) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0)
-    return errno == ENOENT || errno == ENOTDIR ? "does not exist"
+    return errno == ENOENT || errno == ENOTDIR ? missingProblem(path)
                                                : std::string("cannot be read: ") + std::strerror(errno);
   if (std::string problem = kindProblem(info); !problem.empty()) return problem;
   if (std::string problem = sizeProblem(info, maxBytes); !problem.empty()) return problem;
@@ -63,7 +73,7 @@ std::string readRegularFile(const std::filesystem::path& path, std::uint64_t max
   auto fail = [&](const std::string& why) { return std::runtime_error(path.string() + ": " + why); };
   const Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) throw fail("does not exist");
+    if (errno == ENOENT || errno == ENOTDIR) throw fail(missingProblem(path));
     throw fail(std::string("cannot be read: ") + std::strerror(errno));
   }
   struct stat info {};

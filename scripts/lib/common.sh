@@ -9,8 +9,9 @@ BUILD_DIR=${SHOTCHAIN_BUILD_DIR:-$ROOT/build}
 # rendered MP4 (libx264 comes with libavcodec) and ffmpeg (ffprobe, used by the export tests).
 BUILD_PACKAGES=(cmake ninja-build g++ pkg-config ccache jq)
 LIB_PACKAGES=(nlohmann-json3-dev libsentencepiece-dev sentencepiece qt6-base-dev qt6-image-formats-plugins
-              libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg libgloo-dev)
+              libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg libgloo-dev libxxhash-dev)
 # qt6-image-formats-plugins: WebP pictures (documented beside PNG, JPEG and BMP) decode at run time.
+# libxxhash-dev: the digest of every byte of a model file that a shot's key follows.
 # libgloo-dev: the <gloo/...> headers that c10d's ProcessGroupGloo.hpp includes (the wheel has none).
 # The tests also check the house style (scripts/format --check) with Debian 12's clang-format.
 TEST_PACKAGES=(clang-format-14)

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -143,6 +144,61 @@ class RenderCli : public QObject {
       QVERIFY(!expected.empty());
       for (const auto& file : expected)
         QVERIFY2(readFile(whole / file) == readFile(resumed / file), qPrintable(q(file.string())));
+    }
+  }
+
+  // A render folder changed after the render (a frame or tail replaced, emptied, truncated or linked to another
+  // shot's, a record that counts fewer frames or cannot be read) is not re-used: --resume says what it found,
+  // renders that shot again, and the result is the untouched render's byte for byte; a second --resume re-uses
+  // everything.
+  void aTamperedRenderFolderIsRenderedAgain() {
+    const std::filesystem::path whole = root_ / "untampered";
+    QCOMPARE(runCli({"render", q(sequenceFile_.string()), "--out", q(whole.string())}).exitCode, 0);
+    namespace fs = std::filesystem;
+    const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> cases = {
+        {"counts 5 frames",
+         [](const fs::path& shot) {
+           nlohmann::json record = nlohmann::json::parse(readFile(render::shotRecordPath(shot)));
+           record["frames_written"] = 5;
+           writeFile(render::shotRecordPath(shot), record.dump());
+         }},
+        {"frames/000005.png is missing or not a file of its own",
+         [](const fs::path& shot) {
+           fs::remove(render::framePath(shot, 4));
+           fs::create_symlink("000004.png", render::framePath(shot, 4));
+         }},
+        {"frames is not a folder of its own",
+         [](const fs::path& shot) {
+           fs::remove_all(shot / "frames");
+           fs::create_directory_symlink("../01-a/frames", shot / "frames");
+         }},
+        {"shot.json cannot be read", [](const fs::path& shot) { writeFile(render::shotRecordPath(shot), "{broken"); }},
+        {"frames/000003.png is empty", [](const fs::path& shot) { writeFile(render::framePath(shot, 2), ""); }},
+        {"frames/000007.png differs", [](const fs::path& shot) { fs::resize_file(render::framePath(shot, 6), 100); }},
+        {"tail_latent.safetensors differs",
+         [](const fs::path& shot) {
+           fs::copy_file(render::tailLatentPath(shot.parent_path() / "01-a"), render::tailLatentPath(shot),
+                         fs::copy_options::overwrite_existing);
+         }},
+        {"tail_latent.safetensors is missing", [](const fs::path& shot) { fs::remove(render::tailLatentPath(shot)); }},
+    };
+    int n = 0;
+    for (const auto& [expected, tamper] : cases) {
+      const fs::path out = root_ / ("tampered" + std::to_string(++n));
+      fs::copy(whole, out, fs::copy_options::recursive);
+      tamper(render::shotDirectory(out, 1, "b"));
+      const Run resume = runCli({"render", q(sequenceFile_.string()), "--out", q(out.string()), "--resume"});
+      QVERIFY2(resume.exitCode == 0, qPrintable(resume.err));
+      QVERIFY2(resume.err.contains("shot 2 (b) on disk: ") && resume.err.contains(q(expected)) &&
+                   resume.err.contains("1 shots rendered, 2 re-used"),
+               qPrintable(q(expected) + "\n" + resume.err));
+      for (const char* extension : {".png", ".safetensors", ".mp4"})
+        for (const auto& file : filesUnder(whole, extension))
+          QVERIFY2(readFile(whole / file) == readFile(out / file), qPrintable(q(expected + ": " + file.string())));
+      QVERIFY(!fs::is_symlink(render::shotDirectory(out, 1, "b") / "frames"));
+      QVERIFY(fs::exists(render::framePath(render::shotDirectory(out, 0, "a"), 8)));  // the link's target stays
+      const Run again = runCli({"render", q(sequenceFile_.string()), "--out", q(out.string()), "--resume"});
+      QVERIFY2(again.exitCode == 0 && again.err.contains("0 shots rendered, 3 re-used"), qPrintable(again.err));
     }
   }
 

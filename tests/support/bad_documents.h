@@ -228,6 +228,12 @@ inline std::vector<BadDocument> badDocumentCatalogue(const nlohmann::ordered_jso
     return "cut.png";
   });
   fallback("fallback_missing", Expect::Warned, "does not exist", [](const fs::path&) { return "refs/missing.png"; });
+  fallback("fallback_dangling_link", Expect::Refused, "is a symbolic link to \"gone/red.png\", which does not exist",
+           [](const fs::path& dir) {
+             std::error_code ignored;
+             fs::create_symlink("gone/red.png", dir / "link.png", ignored);
+             return "link.png";
+           });
   fallback("fallback_png", Expect::Renders, "", [writeBytes](const fs::path& dir) {
     writeBytes(dir / "red.png", kTinyPng);
     return "red.png";

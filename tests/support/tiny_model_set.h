@@ -14,6 +14,7 @@
 #include "models/wan/wan_config.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
+#include "render/render_options.h"
 #include "sequence/sequence.h"
 #include "test_support.h"
 
@@ -50,6 +51,17 @@ struct TinyModelSet {
 // diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps). causalBlockSize > 0:
 // a block-causal DiT with per-frame timesteps that streams with a KV cache, chunks of that many frames.
 // ti2v: a Wan 2.2 TI2V DiT (48 channels) with the tiny Wan 2.2 VAE.
+// What the renderer tests render with: into root/out, the document's relative paths against root, frames kept
+// in memory, no previews.
+inline render::RenderOptions tinyRenderOptions(const std::filesystem::path& root, const std::string& out) {
+  render::RenderOptions o;
+  o.outputDirectory = root / out;
+  o.sequenceDirectory = root;
+  o.framesOnDisk = false;
+  o.previews = false;
+  return o;
+}
+
 inline TinyModelSet writeTinyModelSet(const std::filesystem::path& dir, std::uint64_t seed = 11,
                                       bool diffusionForcing = false, std::int64_t causalBlockSize = 0,
                                       bool ti2v = false) {

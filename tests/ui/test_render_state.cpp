@@ -337,6 +337,34 @@ class StudioRenderState : public QObject {
     qInfo("documentChanged on the demo's 4 shots: median %lld µs", static_cast<long long>(micros[10]));
   }
 
+  // Model files not digested yet that hold more than the inline limit in all are read on the thread pool: the
+  // GUI thread goes on at once, no shot counts as done meanwhile, and the keys come with the digests.
+  void unreadModelFilesAreDigestedOffTheGuiThread() {
+    QTemporaryDir dir;
+    const std::filesystem::path copy = std::filesystem::path(dir.path().toStdString()) / "model";
+    std::filesystem::copy(sourceDir() / "resources" / "demo", copy);
+    Sequence sequence = *loadSequenceFile(workflow("demo.json")).sequence;
+    sequence.settings.model.builtin.clear();
+    sequence.settings.model.dit = (copy / "dit.safetensors").string();
+    sequence.settings.model.vae = (copy / "vae.safetensors").string();
+    sequence.settings.model.textEncoder = (copy / "text_encoder.safetensors").string();
+    sequence.settings.model.tokenizer = (copy / "tokenizer.model").string();
+    RenderState state;
+    state.setInlineDigestBytes(0);
+    QSignalSpy changed(&state, &RenderState::changed);
+    state.documentChanged(sequence);
+    QVERIFY(state.currentKey("enter").empty());
+    QVERIFY2(QString::fromStdString(state.keyProblem()).startsWith("reading "), state.keyProblem().c_str());
+    QTRY_VERIFY_WITH_TIMEOUT(!state.currentKey("enter").empty(), 20000);
+    QVERIFY2(state.keyProblem().empty(), state.keyProblem().c_str());
+    QVERIFY(changed.count() >= 2);
+    RenderState now;  // the digests are known now: worked out on the spot
+    now.setInlineDigestBytes(0);
+    now.documentChanged(sequence);
+    QCOMPARE(now.currentKey("enter"), state.currentKey("enter"));
+    QCOMPARE(now.currentKey("exit"), state.currentKey("exit"));
+  }
+
   // A cut's figures count for the pair of shots they were measured between: an edit of either, or a
   // reorder that puts another shot before it, shows them out of date; the other cuts keep theirs.
   void cutsCountForThePairTheyMeasured() {

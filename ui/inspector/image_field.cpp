@@ -78,6 +78,7 @@ void ImageField::showThumbnail(const QString& path) {
     if (const std::string problem = util::imageFileProblem(absolute.toStdString()); !problem.empty())
       return {QImage(), QString::fromStdString(problem)};
     QImageReader reader(absolute);
+    reader.setAllocationLimit(util::kMaxImageDecodeMiB);
     const QImage image = reader.read();
     return {image.isNull() ? image : image.scaledToHeight(64, Qt::SmoothTransformation), QString()};
   }));

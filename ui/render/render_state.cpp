@@ -4,7 +4,9 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "export/shot_paths.h"
+#include "io/content_digest.h"
 #include "render/shot_folders.h"
+#include "render/shot_key.h"
 #include "resolve/resolve_sequence.h"
 
 namespace shotchain::ui {
@@ -163,9 +165,18 @@ void RenderState::setFolders(const Sequence& sequence, const std::string& sequen
 
 void RenderState::documentChanged(const Sequence& sequence) {
   current_ = sequence;
+  keys_.clear();
+  keyProblem_.clear();
   try {
-    keys_ = render::currentShotKeys(resolve::resolveSequence(sequence, {sequenceDirectory_}));
-    keyProblem_.clear();
+    const resolve::ResolvedSequence resolved = resolve::resolveSequence(sequence, {sequenceDirectory_});
+    if (resolved.models.assumed || digestsReady(resolved))
+      keys_ = render::currentShotKeys(resolved, [this](const std::filesystem::path& path) {
+        if (const auto failed = failedDigests_.find(path.string()); failed != failedDigests_.end())
+          throw std::runtime_error(failed->second.second);
+        const std::optional<std::string> digest = io::knownContentDigest(path);
+        if (!digest) throw std::runtime_error(path.string() + ": changed while it was read; it is read again");
+        return *digest;
+      });
   } catch (const std::exception& e) {
     keys_.clear();
     keyProblem_ = e.what();
@@ -173,6 +184,54 @@ void RenderState::documentChanged(const Sequence& sequence) {
   Q_EMIT cutsChanged();
   Q_EMIT changed();
 }
+
+// The keys follow every byte of the files they name. Files not digested yet are read here when they are
+// small in all, else on the thread pool (the keys wait for them; the document is worked out again after).
+bool RenderState::digestsReady(const resolve::ResolvedSequence& resolved) {
+  std::vector<std::filesystem::path> missing;
+  std::uint64_t bytes = 0;
+  for (const std::filesystem::path& path : render::keyFiles(resolved)) {
+    const std::optional<io::FileStamp> stamp = io::fileStamp(path);
+    if (!stamp || io::knownContentDigest(path)) continue;  // a missing file is keyed as missing
+    const auto failed = failedDigests_.find(path.string());
+    if (failed != failedDigests_.end() && failed->second.first == *stamp) continue;
+    failedDigests_.erase(path.string());
+    missing.push_back(path);
+    bytes += stamp->size;
+  }
+  if (missing.empty()) return true;
+  const auto digestAll = [](const std::vector<std::filesystem::path>& files) {
+    std::map<std::string, std::pair<io::FileStamp, std::string>> failures;
+    for (const std::filesystem::path& path : files) try {
+        io::contentDigest(path);
+      } catch (const std::exception& e) {
+        failures[path.string()] = {io::fileStamp(path).value_or(io::FileStamp{}), e.what()};
+      }
+    return failures;
+  };
+  if (bytes <= static_cast<std::uint64_t>(inlineDigestBytes_)) {
+    failedDigests_.merge(digestAll(missing));
+    return true;
+  }
+  keyProblem_ = "reading " + missing.front().filename().string() +
+                (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more files" : std::string()) +
+                " to tell which shots are up to date";
+  if (digesting_) return false;  // the running job works the document out again when it ends
+  digesting_ = true;
+  using Failures = std::map<std::string, std::pair<io::FileStamp, std::string>>;
+  auto* watcher = new QFutureWatcher<Failures>(this);
+  connect(watcher, &QFutureWatcher<Failures>::finished, this, [this, watcher] {
+    watcher->deleteLater();
+    digesting_ = false;
+    Failures failures = watcher->result();
+    failedDigests_.merge(failures);
+    documentChanged(current_);
+  });
+  watcher->setFuture(QtConcurrent::run(digestAll, missing));
+  return false;
+}
+
+void RenderState::setInlineDigestBytes(qint64 bytes) { inlineDigestBytes_ = bytes; }
 
 void RenderState::readRenderFolder() {
   if (outputDirectory_.empty()) return;

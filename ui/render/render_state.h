@@ -9,7 +9,12 @@
 #include <optional>
 #include <string>
 
+#include "io/content_digest.h"
 #include "render/render_event_types.h"
+
+namespace shotchain::resolve {
+struct ResolvedSequence;
+}
 
 namespace shotchain::ui {
 
@@ -67,6 +72,11 @@ class RenderState : public QObject {
   // Every cut of the sequence in order that has figures, current or not.
   std::vector<CutRow> cutRows() const;
 
+  // Files the keys name that are not digested yet and hold more than this in all are read on the thread
+  // pool; until then no shot counts as done (keyProblem() says what is being read).
+  static constexpr qint64 kDefaultInlineDigestBytes = qint64{256} << 20;
+  void setInlineDigestBytes(qint64 bytes);
+
   // The key shot `shotId` would render under now ("" when it cannot be known: see keyProblem()).
   std::string currentKey(const std::string& shotId) const;
   const std::string& keyProblem() const { return keyProblem_; }
@@ -111,6 +121,7 @@ class RenderState : public QObject {
   void makeThumbnail(const std::string& shotId, const QImage& frame, const QString& file, bool first);
   ShotState restingState(const std::string& shotId) const;
   std::string previousEnabledKey(const std::string& shotId) const;
+  bool digestsReady(const resolve::ResolvedSequence& resolved);
 
   Sequence current_;
   Sequence rendering_;
@@ -118,6 +129,10 @@ class RenderState : public QObject {
   std::string outputDirectory_;
   std::vector<std::string> keys_;  // of current_'s shots; empty when they cannot be worked out
   std::string keyProblem_;
+  qint64 inlineDigestBytes_ = kDefaultInlineDigestBytes;
+  bool digesting_ = false;
+  // Files that could not be digested, by path: the stamp they had then and why (tried again once it changes).
+  std::map<std::string, std::pair<io::FileStamp, std::string>> failedDigests_;
   // Per shot: Queued, Rendering or Failed while those hold; anything else is worked out from the keys.
   std::map<std::string, ShotStatus> status_;
   std::map<std::string, std::string> heldKey_;    // the key of the frames, thumbnails and figures held

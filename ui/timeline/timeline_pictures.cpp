@@ -86,6 +86,7 @@ QImage TimelineView::startPicture(const std::string& path) {
   watcher->setFuture(QtConcurrent::run([absolute] {
     if (!util::imageFileProblem(absolute.toStdString()).empty()) return QImage();  // never blocks on a FIFO
     QImageReader reader(absolute);
+    reader.setAllocationLimit(util::kMaxImageDecodeMiB);
     const QImage image = reader.read();
     return image.isNull() ? image : image.scaledToHeight(RenderState::kThumbnailHeight, Qt::SmoothTransformation);
   }));

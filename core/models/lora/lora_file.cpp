@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include "io/content_digest.h"
 #include "io/pt_checkpoint.h"
 #include "io/safetensors_header.h"
 #include "io/weight_set.h"
@@ -199,7 +200,7 @@ LoraFile readLoraFile(const std::filesystem::path& path, const WeightShapes& wei
                       std::span<const LoraLayerAlias> aliases) {
   LoraFile out;
   out.label = path.filename().string();
-  out.identity = std::filesystem::absolute(path).lexically_normal().string();
+  out.identity = std::filesystem::absolute(path).lexically_normal().string() + "@" + io::contentDigest(path);
   const auto fail = [&](const std::string& key, const std::string& why) -> LoraError {
     return LoraError(path.string() + ": " + (key.empty() ? "" : "\"" + key + "\": ") + why);
   };

@@ -35,8 +35,10 @@ struct LoraPatch {
 };
 
 struct LoraFile {
-  std::string label;     // the file name, for messages and reports
-  std::string identity;  // its absolute path: two files of one name in two folders are two LoRAs
+  std::string label;  // the file name, for messages and reports
+  // Its absolute path and its bytes' digest: two files of one name in two folders are two LoRAs, and so is
+  // a file rewritten in place.
+  std::string identity;
   std::vector<LoraPatch> patches;
   std::int64_t rank = 0;  // the largest rank of its low-rank patches (0: diffs only)
 };

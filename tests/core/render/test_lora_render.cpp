@@ -5,7 +5,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -69,14 +73,7 @@ class LoraRenderTest : public QObject {
     return s;
   }
 
-  render::RenderOptions options(const std::string& out) const {
-    render::RenderOptions o;
-    o.outputDirectory = root() / out;
-    o.sequenceDirectory = root();
-    o.framesOnDisk = false;
-    o.previews = false;
-    return o;
-  }
+  render::RenderOptions options(const std::string& out) const { return tinyRenderOptions(root(), out); }
 
   // Renders `s` into `out` expecting it to stop on one failure: its message ("" when it finished or failed otherwise).
   std::string onlyFailure(const Sequence& s, const std::string& out) const {
@@ -179,6 +176,63 @@ class LoraRenderTest : public QObject {
     QVERIFY(fresh.render(alone, options("names-alone.render"), observer).finished.completed);
     QVERIFY(at::equal(tail("names.render", 1, "b"), tail("names-alone.render", 0, "b")));
     QVERIFY(!at::equal(tail("names.render", 0, "a"), tail("names.render", 1, "b")));  // the same seed, another LoRA
+  }
+
+  // Copies `from`'s bytes over `to` in place (the same inode and size) and puts `to`'s modification time back:
+  // a file retrained or replaced under the same name that nothing but its bytes tells apart.
+  static void overwriteInPlace(const std::filesystem::path& from, const std::filesystem::path& to) {
+    struct stat before {};
+    QVERIFY(::stat(to.c_str(), &before) == 0);
+    QCOMPARE(std::filesystem::file_size(from), std::filesystem::file_size(to));
+    {
+      std::ifstream in(from, std::ios::binary);
+      std::fstream out(to, std::ios::binary | std::ios::in | std::ios::out);
+      out << in.rdbuf();
+    }
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    QVERIFY(::utimensat(AT_FDCWD, to.c_str(), times, 0) == 0);
+  }
+
+  // Renders `s` with re-use of what is on disk (a resume) through `renderer`: whether its one shot was re-used.
+  bool reusedOnly(render::Renderer& renderer, const Sequence& s, const std::string& out) const {
+    render::RenderOptions o = options(out);
+    o.reuse = true;
+    Collecting observer;
+    const render::RenderSummary summary = renderer.render(s, o, observer);
+    QTEST_ASSERT(summary.finished.completed && summary.shots.size() == 1);
+    return summary.shots[0].reused;
+  }
+
+  // A LoRA retrained at the same rank and a DiT replaced in place keep their names, sizes and modification
+  // times: a resume renders their shots again, with the new bytes (as a fresh render does), in the same renderer.
+  void filesRewrittenInPlaceAreRenderedAgain() {
+    writeLora("inplace.safetensors", 5);
+    writeLora("retrained.safetensors", 6);
+    Sequence s = base({tinyShot("a", 1)});
+    s.shots[0].loras = std::vector<LoraRef>{{"inplace.safetensors", 1.0, {}}};
+    render::Renderer renderer;
+    QVERIFY(!reusedOnly(renderer, s, "inplace.render"));
+    QVERIFY(reusedOnly(renderer, s, "inplace.render"));
+    const at::Tensor old = tail("inplace.render", 0, "a");
+    overwriteInPlace(root() / "retrained.safetensors", root() / "inplace.safetensors");
+    QVERIFY(!reusedOnly(renderer, s, "inplace.render"));
+    render::Renderer fresh;
+    QVERIFY(!reusedOnly(fresh, s, "inplace-fresh.render"));
+    QVERIFY(!at::equal(tail("inplace.render", 0, "a"), old));
+    QVERIFY(at::equal(tail("inplace.render", 0, "a"), tail("inplace-fresh.render", 0, "a")));
+
+    const TinyModelSet other = writeTinyModelSet(root() / "wan-other", 22, false);
+    const TinyModelSet own = writeTinyModelSet(root() / "wan-own", 21, false);
+    Sequence plain = base({tinyShot("a", 1)});
+    plain.settings.model = own.modelSet();
+    QVERIFY(!reusedOnly(renderer, plain, "dit.render"));
+    const at::Tensor before = tail("dit.render", 0, "a");
+    overwriteInPlace(other.dit, own.dit);
+    QVERIFY(!reusedOnly(renderer, plain, "dit.render"));  // and the renderer loaded the new DiT
+    QVERIFY(!at::equal(tail("dit.render", 0, "a"), before));
+    render::Renderer third;
+    QVERIFY(!reusedOnly(third, plain, "dit-fresh.render"));
+    QVERIFY(at::equal(tail("dit.render", 0, "a"), tail("dit-fresh.render", 0, "a")));
   }
 
   void aLoraIsPartOfTheKey() {
