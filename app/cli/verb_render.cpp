@@ -169,6 +169,9 @@ int runRender(const Args& args) {
   }
   printCutTable(stderr, summary);
   printCacheTable(stderr, summary);
+  if (summary.promptsFromCache > 0)
+    std::fprintf(stderr, "\nprompts: %d kept from earlier renders, %d encoded%s\n", summary.promptsFromCache,
+                 summary.promptsEncoded, summary.textEncoderLoads == 0 ? " (the text encoder was not loaded)" : "");
   std::fprintf(stderr, "\n%d shots rendered, %d re-used, %.1f s; report: %s\n", summary.finished.shotsRendered,
                summary.finished.shotsReused, summary.finished.seconds,
                (options.outputDirectory / "report.json").string().c_str());

@@ -7,7 +7,6 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include "io/strict_json.h"
 #include "util/atomic_file.h"
 #include "util/bounded_file.h"
+#include "util/cache_directory.h"
 
 namespace shotchain::io {
 namespace {
@@ -212,13 +212,7 @@ std::string bytesDigest(const fs::path& path) {
 }
 
 fs::path digestCacheFile() {
-  const auto variable = [](const char* name) {
-    const char* value = std::getenv(name);
-    return value && *value ? fs::path(value) : fs::path();
-  };
-  fs::path folder = variable("SHOTCHAIN_CACHE_DIR");
-  if (folder.empty() && !variable("XDG_CACHE_HOME").empty()) folder = variable("XDG_CACHE_HOME") / "shotchain";
-  if (folder.empty() && !variable("HOME").empty()) folder = variable("HOME") / ".cache" / "shotchain";
+  const fs::path folder = util::userCacheDirectory();
   return folder.empty() ? fs::path() : folder / "file-digests.json";
 }
 

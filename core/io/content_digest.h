@@ -34,9 +34,8 @@ std::string bytesDigest(const std::filesystem::path& path);
 // the file's bytes.
 std::optional<std::string> knownContentDigest(const std::filesystem::path& path);
 
-// $SHOTCHAIN_CACHE_DIR, else $XDG_CACHE_HOME/shotchain, else ~/.cache/shotchain, with file-digests.json in it.
-// Empty when none of them is set. A cache that cannot be read or written is left alone: digests are then
-// worked out again.
+// file-digests.json in util::userCacheDirectory() (empty when there is none). A cache that cannot be read or
+// written is left alone: digests are then worked out again.
 std::filesystem::path digestCacheFile();
 
 }  // namespace shotchain::io

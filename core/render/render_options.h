@@ -50,6 +50,9 @@ struct RenderOptions {
   bool writesFiles = true;
   // `calibrate-cache`: every whole-clip shot records what its steps change (RenderSummary::calibrationRuns).
   bool calibrateCache = false;
+  // Prompts encoded before come from the embeddings kept on disk (render/prompt_embeddings.h); off: every
+  // prompt is encoded and nothing is kept.
+  bool promptEmbeddings = true;
 };
 
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.
@@ -62,6 +65,9 @@ struct RenderSummary {
   std::vector<RenderWarning> warnings;
   SequenceFinished finished;
   double textEncodeSeconds = 0;
+  int textEncoderLoads = 0;  // 0 when every prompt came from the prompt embeddings kept on disk
+  int promptsEncoded = 0;
+  int promptsFromCache = 0;
   double modelLoadSeconds = 0;
   // With RenderOptions::calibrateCache: each whole-clip shot's recorded run, with the shot's index in `resolved`.
   struct CalibrationRun {

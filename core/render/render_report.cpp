@@ -64,6 +64,9 @@ Json reportJson(const Sequence& sequence, const RenderSummary& summary) {
   json["cancelled"] = summary.finished.cancelled;
   json["shots_rendered"] = summary.finished.shotsRendered;
   json["shots_reused"] = summary.finished.shotsReused;
+  json["text_encoder"] = {{"loads", summary.textEncoderLoads},
+                          {"prompts_encoded", summary.promptsEncoded},
+                          {"prompts_from_cache", summary.promptsFromCache}};
   json["timings"] = {{"model_load_seconds", summary.modelLoadSeconds},
                      {"text_encode_seconds", summary.textEncodeSeconds},
                      {"total_seconds", summary.finished.seconds}};

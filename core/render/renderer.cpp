@@ -18,6 +18,7 @@
 #include "render/device_choice.h"
 #include "render/model_context.h"
 #include "render/output_layout.h"
+#include "render/prompt_embeddings.h"
 #include "render/render_report.h"
 #include "render/shot_folders.h"
 #include "render/shot_key.h"
@@ -273,10 +274,11 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
   return reused;
 }
 
-// Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded
-// first; the text encoder is released before the first DiT step.
-void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory::ResidencyManager& residency,
-                   RenderSummary& summary, ShotPass& pass) {
+// Every prompt of the shots to render (and of the stream shots a rebuilt cache replays) is encoded first, unless
+// it was before (the embeddings kept on disk); the text encoder is loaded only for the others and released
+// before the first DiT step.
+void encodePrompts(const RenderOptions& options, const Prepared& prepared, const std::set<int>& reused,
+                   memory::ResidencyManager& residency, RenderSummary& summary, ShotPass& pass) {
   const auto start = util::Stopwatch::now();
   std::set<std::string> prompts;
   auto add = [&](const resolve::ResolvedShot& shot) {
@@ -289,6 +291,16 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory
     add(shot);
     for (const int j : shot.streamChain) add(prepared.resolved.shots[static_cast<std::size_t>(j)]);
   }
+  const PromptEmbeddings cache(options.promptEmbeddings ? defaultPromptEmbeddingFolder() : std::filesystem::path(),
+                               prepared.resolved.models, prepared.device);
+  for (auto it = prompts.begin(); it != prompts.end();)
+    if (std::optional<at::Tensor> kept = cache.find(*it)) {
+      pass.promptContexts()[*it] = std::move(*kept);
+      ++summary.promptsFromCache;
+      it = prompts.erase(it);
+    } else {
+      ++it;
+    }
   if (!prompts.empty()) {
     const std::unique_ptr<models::TextEncoder> encoder = [&] {
       try {
@@ -297,10 +309,17 @@ void encodePrompts(const Prepared& prepared, const std::set<int>& reused, memory
         throw RenderError("model.text_encoder", e.what());
       }
     }();
+    ++summary.textEncoderLoads;
     residency.reserve("text encoder", summary.plan.textEncoderPeak);
-    for (const std::string& prompt : prompts) pass.promptContexts()[prompt] = encoder->encode(prompt);
+    for (const std::string& prompt : prompts) {
+      const at::Tensor embedding = encoder->encode(prompt);
+      cache.store(prompt, embedding);
+      pass.promptContexts()[prompt] = embedding;
+      ++summary.promptsEncoded;
+    }
     encoder->unload();
     residency.release("text encoder");
+    cache.prune();
   }
   summary.textEncodeSeconds = util::secondsSince(start);
 }
@@ -480,7 +499,7 @@ RenderSummary Renderer::render(const Sequence& sequence, const RenderOptions& op
 
   const std::set<int> reused = currentOnDisk(options, prepared, observer, summary);
   pass.loadPredecessorsBefore(prepared.first, prepared.keys);  // shots before the range that hand off into it
-  encodePrompts(prepared, reused, *residency, summary, pass);
+  encodePrompts(options, prepared, reused, *residency, summary, pass);
   const bool failed = renderShots(prepared, reused, *probe, impl.stop, observer, summary, pass);
   if (options.writesFiles && !failed && !summary.finished.cancelled)
     warnStaleAfterRange(sequence, options, prepared, observer, summary);
