@@ -1,10 +1,12 @@
 #include "main_window.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDir>
 #include <QLabel>
+#include <QPointer>
 #include <QProgressBar>
 #include <QUrl>
 
@@ -111,6 +113,13 @@ void MainWindow::connectRenderer() {
 
 bool MainWindow::renderSequence() {
   if (controller_->isRendering()) return false;
+  // What is being typed is part of what renders: the field's edit is committed as a click elsewhere would commit
+  // it (its focus ends), then the cursor goes back to it.
+  const QPointer<QWidget> typing = QApplication::focusWidget();
+  if (typing) {
+    typing->clearFocus();
+    typing->setFocus();
+  }
   const Diagnostics& problems = document_->resolved().problems;
   if (hasErrors(problems)) {
     banner_->showMessage(MessageBanner::Kind::Error,

@@ -22,7 +22,7 @@ class Problems {
     if (context.missingFilesAreErrors)
       error(std::move(path), std::move(message));
     else
-      warning(std::move(path), std::move(message));
+      warning(std::move(path), std::move(message) + " (a render refuses it until it is there)");
   }
 
  private:

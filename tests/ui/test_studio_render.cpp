@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
+#include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -100,6 +101,38 @@ class StudioRender : public QObject {
       QCOMPARE(window.renderState()->status(shot.id).state, ShotState::Done);
     QVERIFY(QFileInfo::exists(dir.filePath("demo.render/sequence.mp4")));
     QVERIFY(QFileInfo::exists(dir.filePath("demo.render/report.json")));
+  }
+
+  // Ctrl+R while the cursor is still in the Prompt field renders what was typed: the typing ends as a click elsewhere
+  // would end it (one undo step), before the render reads the document.
+  void aPromptTypedJustBeforeRenderIsRendered() {
+    QTemporaryDir dir;
+    const QString copy = dir.filePath("demo.json");
+    std::string demo = readFile(workflow("demo.json"));
+    const std::size_t steps = demo.find("\"steps\": ");
+    demo.replace(steps, demo.find_first_of(",}", steps) - steps, "\"steps\": 2");
+    writeFile(copy.toStdString(), demo);
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(copy));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.timeline()->setSelectedIndex(0);
+    QPlainTextEdit* prompt = nullptr;
+    for (QPlainTextEdit* edit : window.findChildren<QPlainTextEdit*>())
+      if (edit->toPlainText().startsWith("a red circle")) prompt = edit;
+    QVERIFY(prompt);
+    prompt->setFocus();
+    prompt->moveCursor(QTextCursor::End);
+    QTest::keyClicks(prompt, " at dusk");
+    QSignalSpy finished(window.renderController(), &RenderController::finished);
+    QTest::keyClick(prompt, Qt::Key_R, Qt::ControlModifier);
+    QVERIFY(window.renderController()->isRendering());
+    QVERIFY(window.document()->sequence().shots[0].prompt.ends_with(" at dusk"));
+    QVERIFY(finished.wait(120000));
+    const std::string record = readFile(dir.filePath("demo.render/shots/01-enter/shot.json").toStdString());
+    QVERIFY2(record.find(" at dusk") != std::string::npos, record.substr(0, 400).c_str());
+    QCOMPARE(window.document()->undoStack()->count(), 1);
+    QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(prompt));  // the cursor stays where it was
   }
 
   void eventsUpdateTheWindow() {
