@@ -271,11 +271,17 @@ void MainWindow::updateTitle() {
 
 void MainWindow::refreshProblems() {
   const Sequence& sequence = document_->sequence();
-  const QString shots = sequence.shots.size() == 1 ? tr("1 shot") : tr("%1 shots").arg(sequence.shots.size());
+  // What the movie holds: the frames each enabled shot writes (a shot that continues from the one before leaves
+  // out the frames it repeats), as the render resolves them.
+  int frames = 0, off = 0;
+  for (const resolve::ResolvedShot& shot : document_->resolved().shots)
+    shot.enabled ? frames += shot.outputFrames : ++off;
+  QString shots = sequence.shots.size() == 1 ? tr("1 shot") : tr("%1 shots").arg(sequence.shots.size());
+  if (off > 0) shots += tr(" (%1 off)").arg(off);
   summary_->setText(tr("%1 · %2 frames · %3 s at %4 fps")
                         .arg(shots)
-                        .arg(sequence.totalFrames())
-                        .arg(sequence.totalFrames() / sequence.settings.fps, 0, 'f', 2)
+                        .arg(frames)
+                        .arg(frames / sequence.settings.fps, 0, 'f', 2)
                         .arg(sequence.settings.fps));
   problems_->clear();
   bool modelFieldError = false;  // then the model set's own problem says the same again

@@ -59,6 +59,7 @@ class MainWindow : public QMainWindow {
   RenderController* renderController() const { return controller_; }
   RenderState* renderState() const { return renderState_; }
   MessageBanner* banner() const { return banner_; }
+  QLabel* sequenceSummary() const { return summary_; }  // the status bar's shots, frames and seconds
   QAction* renderAction() const { return renderAction_; }
   QAction* stopNowAction() const { return stopNowAction_; }
   QAction* stopAfterShotAction() const { return stopAfterAction_; }

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QUrl>
 
 #include "document/sequence_document.h"
@@ -101,9 +102,12 @@ void MainWindow::connectRenderer() {
     if (!banner_->isVisible() || banner_->kind() != MessageBanner::Kind::Error)
       banner_->showMessage(MessageBanner::Kind::Warning, QString::fromStdString(w.message));
   });
-  connect(c, &RenderController::failed, this, [this](int shot, const QString& message, const QString& details) {
+  connect(c, &RenderController::failed, this, [this](int shot, QString message, const QString& details) {
     renderState_->shotFailed(shot);
     const QString where = shot >= 0 ? tr("Shot %1 failed").arg(shotLabel(shot)) : tr("The render could not start");
+    // The shot is named in `where`; core's own "shot N (id): " in front of its message would name it again.
+    static const QRegularExpression named(QStringLiteral("^(shot \\d+ \\([^)]*\\): )+"));
+    if (shot >= 0) message.remove(named);
     log(tr("Error: %1: %2").arg(where, message));
     banner_->showMessage(MessageBanner::Kind::Error, tr("<b>%1:</b> %2").arg(where, message.toHtmlEscaped()),
                          details.isEmpty() ? message : message + QLatin1Char('\n') + details);

@@ -656,49 +656,54 @@ class Importer {
       return;
     }
     model.builtin.clear();
-    for (const std::filesystem::path& folder : options_.modelFolders) {
-      const std::string dit = findIn(folder, dit_, {"diffusion_models", "unet", "."});
-      const std::string vae = vae_.empty() ? "" : findIn(folder, vae_, {"vae", "."});
-      const std::string text = textEncoder_.empty() ? "" : findIn(folder, textEncoder_, {"text_encoders", "clip", "."});
-      if (dit.empty() || (!vae_.empty() && vae.empty()) || (!textEncoder_.empty() && text.empty())) continue;
-      const std::string high = ditHigh_.empty() ? "" : findIn(folder, ditHigh_, {"diffusion_models", "unet", "."});
-      if (!ditHigh_.empty() && high.empty()) continue;
-      model.folder = folder.string();
-      model.dit = dit;
-      model.ditHighNoise = high;
-      model.vae = vae;
-      model.textEncoder = text;
-      model.imageEncoder = imageEncoder_.empty() ? "" : findIn(folder, imageEncoder_, {"clip_vision", "."});
-      return;
-    }
-    model.dit = dit_;
-    model.ditHighNoise = ditHigh_;
-    model.vae = vae_;
-    model.textEncoder = textEncoder_;
-    model.imageEncoder = imageEncoder_;
     if (options_.modelFolders.empty()) {
+      model.dit = dit_;
+      model.ditHighNoise = ditHigh_;
+      model.vae = vae_;
+      model.textEncoder = textEncoder_;
+      model.imageEncoder = imageEncoder_;
       out_.notes.push_back("model files " + (ditHigh_.empty() ? "" : ditHigh_ + " (high noise), ") + dit_ + ", " +
                            (vae_.empty() ? "(no VAE)" : vae_) + ", " +
                            (textEncoder_.empty() ? "(no text encoder)" : textEncoder_) +
                            ": no models folder was given; set the models folder in the sequence before rendering");
       return;
     }
-    // Which file goes where: each one missing from the folder, with the subfolder ComfyUI keeps it in.
-    const std::filesystem::path folder = options_.modelFolders.front();
-    model.folder = folder.string();
     struct Part {
       const std::string* file;
+      std::string* field;
       const char *sub, *other;  // where ComfyUI keeps it, and its older name
     };
-    const Part parts[] = {{&ditHigh_, "diffusion_models", "unet"},
-                          {&dit_, "diffusion_models", "unet"},
-                          {&vae_, "vae", "vae"},
-                          {&textEncoder_, "text_encoders", "clip"},
-                          {&imageEncoder_, "clip_vision", "clip_vision"}};
-    for (const Part& part : parts)
-      if (!part.file->empty() && findIn(folder, *part.file, {part.sub, part.other, "."}).empty())
-        out_.notes.push_back("model file " + *part.file + " is not in " + model.folder + ": put it in " +
-                             (folder / part.sub).string() + " before rendering");
+    const Part parts[] = {{&ditHigh_, &model.ditHighNoise, "diffusion_models", "unet"},
+                          {&dit_, &model.dit, "diffusion_models", "unet"},
+                          {&vae_, &model.vae, "vae", "vae"},
+                          {&textEncoder_, &model.textEncoder, "text_encoders", "clip"},
+                          {&imageEncoder_, &model.imageEncoder, "clip_vision", "clip_vision"}};
+    // The folder that holds the most of the files (the first of equals).
+    const std::filesystem::path* folder = &options_.modelFolders.front();
+    int most = -1;
+    for (const std::filesystem::path& candidate : options_.modelFolders) {
+      int found = 0;
+      for (const Part& part : parts)
+        found += !part.file->empty() && !findIn(candidate, *part.file, {part.sub, part.other, "."}).empty();
+      if (found > most) {
+        most = found;
+        folder = &candidate;
+      }
+    }
+    model.folder = folder->string();
+    // Each file as found there; a missing one where ComfyUI keeps it, so that putting it there (as the note says)
+    // is all the document needs.
+    for (const Part& part : parts) {
+      if (part.file->empty()) {
+        part.field->clear();
+        continue;
+      }
+      *part.field = findIn(*folder, *part.file, {part.sub, part.other, "."});
+      if (!part.field->empty()) continue;
+      *part.field = (std::filesystem::path(part.sub) / *part.file).generic_string();
+      out_.notes.push_back("model file " + *part.file + " is not in " + model.folder + ": put it in " +
+                           (*folder / part.sub).string() + " before rendering");
+    }
   }
 
   const ComfyGraph& graph_;

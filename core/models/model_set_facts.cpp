@@ -91,6 +91,12 @@ std::vector<const FamilyKnowledge*> ditFamilyKnowledge() {
   return out;
 }
 
+const FamilyKnowledge* familyKnowledge(const std::string& family) {
+  for (const ModelFamilyRow& row : modelFamilies())
+    if (family == row.name) return row.knowledge;
+  return nullptr;
+}
+
 std::vector<ComfyWords> comfyWordsOfFamilies() {
   std::vector<ComfyWords> words;
   for (const ModelFamilyRow& row : modelFamilies())

@@ -77,6 +77,9 @@ std::string familyFromFileName(const std::string& fileName);
 // The knowledge of every DiT family of the registry.
 std::vector<const FamilyKnowledge*> ditFamilyKnowledge();
 
+// The knowledge of the registry row `family` (IdentifiedModel::family, "wan_dit"); null for none.
+const FamilyKnowledge* familyKnowledge(const std::string& family);
+
 // The ComfyUI words of every family of the registry (what import-comfy recognises).
 std::vector<ComfyWords> comfyWordsOfFamilies();
 

@@ -370,7 +370,9 @@ bool renderShots(const Prepared& prepared, const std::set<int>& reused, memory::
       return true;
     } catch (const std::exception& e) {
       const bool poisoned = dynamic_cast<const sampling::NonFiniteSample*>(&e) != nullptr;
-      const RenderFailure failure{i, "shot " + std::to_string(i + 1) + " (" + shot.id + "): " + e.what() +
+      const std::string prefix = "shot " + std::to_string(i + 1) + " (" + shot.id + "): ";
+      const std::string what = e.what();
+      const RenderFailure failure{i, (what.starts_with(prefix) ? what : prefix + what) +
                                          (poisoned ? "; applied: " + appliedToSampling(shot) : std::string())};
       observer.failed(failure);
       summary.warnings.push_back({i, "failure", failure.message});

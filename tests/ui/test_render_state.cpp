@@ -260,6 +260,11 @@ class StudioRenderState : public QObject {
     QVERIFY2(tooltipOf(0).contains("Step cache teacache 0.2: 24 of 40 DiT passes computed, 16 skipped"),
              qPrintable(tooltipOf(0)));
     QVERIFY2(tooltipOf(1).contains("Step cache magcache: off (magcache needs ratios"), qPrintable(tooltipOf(1)));
+    QVERIFY2(!tooltipOf(2).contains("Off:"), qPrintable(tooltipOf(2)));
+    Shot off = sequence.shots[2];
+    off.enabled = false;
+    QVERIFY(f.document.edit(SetShot{2, off}).empty());
+    QVERIFY2(tooltipOf(2).contains("<b>Off:</b> not rendered and not in the movie."), qPrintable(tooltipOf(2)));
     QToolTip::hideText();
 
     SettingsInspector inspector(&f.document);

@@ -1,6 +1,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QListWidget>
+#include <QPushButton>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -142,6 +143,7 @@ class StudioModels : public QObject {
                   root / "models" / "diffusion_models" / "expert_a.safetensors");
     fs::copy_file(golden("wan22_moe_high_tiny.safetensors"),
                   root / "models" / "diffusion_models" / "expert_b.safetensors");
+    fs::copy_file(golden("wan22_ti2v_tiny.safetensors"), root / "models" / "diffusion_models" / "ti2v.safetensors");
     fs::create_directories(root / "models" / "loras");
     fs::copy_file(golden("lora_tiny.pt"), root / "models" / "loras" / "lora_tiny.pt");
     const QString folder = QString::fromStdString((root / "models").string());
@@ -151,6 +153,14 @@ class StudioModels : public QObject {
     window.setPreferencesHook([&](PreferencesDialog& dialog) { dialog.addFolder(folder); });
     window.showPreferences();
     QTRY_VERIFY_WITH_TIMEOUT(rowOf(*browser, "expert_b.safetensors") >= 0 && !browser->isScanning(), 10000);
+    // "Use as High-Noise Expert" only for a DiT of a family that comes as a pair of experts (not the TI2V-5B's).
+    auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
+    auto* highNoise = browser->findChild<QPushButton*>(QStringLiteral("UseHighNoiseExpert"));
+    for (const auto& [file, enabled] : {std::pair{"expert_b.safetensors", true}, std::pair{"ti2v.safetensors", false},
+                                        std::pair{"vae_tiny.safetensors", false}, std::pair{"lora_tiny.pt", false}}) {
+      table->setCurrentCell(rowOf(*browser, file), 0);
+      QVERIFY2(highNoise->isEnabled() == enabled, file);
+    }
     QVERIFY(!browser->useRowAsHighNoiseExpert(rowOf(*browser, "expert_b.safetensors")));  // the demo model has one DiT
     QCOMPARE(window.document()->undoStack()->count(), 0);
     QVERIFY(browser->useRow(rowOf(*browser, "expert_a.safetensors")));
@@ -171,7 +181,6 @@ class StudioModels : public QObject {
     QVERIFY2(entry.problem.empty(), entry.problem.c_str());
     QCOMPARE(entry.lora->target, std::string("Wan DiT"));
     QVERIFY(entry.lora->rank > 0 && entry.lora->patchedElements > 0);
-    auto* table = browser->findChild<QTableWidget*>(QStringLiteral("ModelTable"));
     QCOMPARE(table->item(lora, 0)->text(), QString("lora_tiny.pt"));
     QCOMPARE(table->item(lora, 1)->text(), QString("lora"));
     QVERIFY2(table->item(lora, 2)->text().contains("% of the DiT"), qPrintable(table->item(lora, 2)->text()));

@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -20,6 +21,7 @@
 #include "monitor/cut_table_model.h"
 #include "render/render_controller.h"
 #include "render/render_state.h"
+#include "sequence/edits.h"
 #include "sequence/sequence_io.h"
 #include "test_registry.h"
 #include "test_support.h"
@@ -133,6 +135,36 @@ class StudioRender : public QObject {
     QVERIFY2(record.find(" at dusk") != std::string::npos, record.substr(0, 400).c_str());
     QCOMPARE(window.document()->undoStack()->count(), 1);
     QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(prompt));  // the cursor stays where it was
+  }
+
+  // A shot's failure names the shot once, by its name: core's "shot N (id): " in front of the message is not repeated.
+  void aShotFailureNamesTheShotOnce() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    Q_EMIT window.renderController()->failed(1, QStringLiteral("shot 2 (cross): shot 2 (cross): the VAE ran out"), {});
+    const QString text = window.banner()->text();
+    QVERIFY2(text.contains(QString::fromStdString(window.document()->sequence().shots[1].displayName()) +
+                           " failed:</b> the VAE ran out"),
+             qPrintable(text));
+    QVERIFY2(!text.contains("shot 2 (cross)"), qPrintable(text));
+  }
+
+  // The status bar counts what the movie holds: the frames each enabled shot writes (the demo's last shot repeats
+  // one frame of the shot before and leaves it out: 67 frames in its MP4, not 68), and a disabled shot not at all.
+  void theStatusBarCountsTheMoviesFrames() {
+    MainWindow window(QStringLiteral("CPU (test)"));
+    QVERIFY(window.openFile(q(workflow("demo.json").string())));
+    int written = 0;
+    for (const resolve::ResolvedShot& shot : window.document()->resolved().shots) written += shot.outputFrames;
+    QVERIFY(written < window.document()->sequence().totalFrames());
+    QVERIFY2(window.sequenceSummary()->text().startsWith(QString("4 shots · %1 frames").arg(written)),
+             qPrintable(window.sequenceSummary()->text()));
+    Shot off = window.document()->sequence().shots[1];
+    off.enabled = false;
+    const int without = written - window.document()->resolved().shots[1].outputFrames;
+    QVERIFY(window.document()->edit(SetShot{1, off}).empty());
+    QVERIFY2(window.sequenceSummary()->text().startsWith(QString("4 shots (1 off) · %1 frames").arg(without)),
+             qPrintable(window.sequenceSummary()->text()));
   }
 
   void eventsUpdateTheWindow() {

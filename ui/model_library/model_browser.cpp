@@ -169,11 +169,20 @@ QString ModelBrowser::detailsText() const { return details_->text(); }
 
 // The selected file in full, so that nothing is readable only in a tooltip or an elided cell.
 void ModelBrowser::showDetails(int row) {
-  if (row < 0 || row >= static_cast<int>(files_.size())) {
+  const bool selected = row >= 0 && row < static_cast<int>(files_.size());
+  const models::CataloguedModel* file = selected ? &files_[static_cast<std::size_t>(row)] : nullptr;
+  // Only what the file can be: a usable model or LoRA joins the sequence; a DiT of a family that comes as a pair of
+  // experts can be the high-noise one.
+  useButton_->setEnabled(file && file->problem.empty() && (file->lora || file->id.role != models::ModelRole::None));
+  const models::FamilyKnowledge* family = file && file->problem.empty() && file->id.role == models::ModelRole::Dit
+                                              ? models::familyKnowledge(file->id.family)
+                                              : nullptr;
+  highNoiseButton_->setEnabled(family && family->expertBoundary > 0);
+  if (!selected) {
     details_->setText(tr("<i>Select a file to see what it is and whether this sequence can use it.</i>"));
     return;
   }
-  const models::CataloguedModel& m = files_[static_cast<std::size_t>(row)];
+  const models::CataloguedModel& m = *file;
   QString what = m.lora ? tr("a LoRA") : QString::fromStdString(m.id.description);
   if (!m.lora && m.id.role != models::ModelRole::None)
     what += tr(", used as the %1").arg(QString::fromLatin1(models::roleName(m.id.role)));

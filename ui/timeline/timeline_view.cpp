@@ -352,7 +352,7 @@ void TimelineView::paintBlock(QPainter& p, int index, const QRectF& rect, bool g
   p.drawText(
       textRect.adjusted(0, line, 0, 0), Qt::AlignLeft | Qt::AlignTop,
       p.fontMetrics().elidedText(prompt.isEmpty() ? tr("(no prompt)") : prompt, Qt::ElideRight, textRect.width()));
-  QString stateText = QString::fromLatin1(toString(status.state));
+  QString stateText = shot.enabled ? QString::fromLatin1(toString(status.state)) : tr("off");
   if (status.state == ShotState::Rendering) stateText += QStringLiteral(" %1%").arg(qRound(status.progress * 100));
   const QString facts = tr("%1 f · %2").arg(shot.frames).arg(stateText);
   p.setPen(QColor(0xa8, 0xa8, 0xa8));
@@ -545,7 +545,7 @@ bool TimelineView::event(QEvent* event) {
         cache += (cache.isEmpty() ? QString() : QStringLiteral("\n")) + QString::fromStdString(landing);
       QToolTip::showText(
           help->globalPos(),
-          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7<i>Drag to reorder, drag the right "
+          tr("<b>%1</b> — %2 frames, %3×%4, seed %5<br>%6<br>%7%8<i>Drag to reorder, drag the right "
              "edge to trim (Alt: no snapping), drop a picture on its last quarter to end the shot on it, elsewhere to "
              "start the shot from it (or, on a continuing shot, to "
              "blend it in).</i>")
@@ -557,7 +557,8 @@ bool TimelineView::event(QEvent* event) {
               .arg(QString::fromStdString(shot.prompt).toHtmlEscaped())
               .arg(cache.isEmpty() ? QString()
                                    : cache.toHtmlEscaped().replace(QStringLiteral("\n"), QStringLiteral("<br>")) +
-                                         QStringLiteral("<br>")),
+                                         QStringLiteral("<br>"))
+              .arg(shot.enabled ? QString() : tr("<b>Off:</b> not rendered and not in the movie.<br>")),
           this);
     } else {
       QToolTip::hideText();

@@ -163,6 +163,21 @@ class TestComfyImport : public QObject {
                                    (root / "vae").string() + " before rendering";
     }
     QVERIFY(named);
+    // The files that are there keep their subfolders, the missing one is written where the note says to put it:
+    // putting it there is all the document needs (no second import).
+    const ModelSet& kept = missing.sequence.settings.model;
+    QCOMPARE(kept.dit, std::string("diffusion_models/wan2.1_t2v_1.3B_fp16.safetensors"));
+    QCOMPARE(kept.textEncoder, std::string("text_encoders/umt5_xxl_fp8_e4m3fn_scaled.safetensors"));
+    QCOMPARE(kept.vae, std::string("vae/wan_2.1_vae.safetensors"));
+
+    // Of two folders, the one holding more of the files is taken.
+    QTemporaryDir other;
+    const std::filesystem::path second = other.path().toStdString();
+    std::filesystem::create_directories(second / "unet");
+    std::ofstream(second / "unet/wan2.1_t2v_1.3B_fp16.safetensors") << "x";
+    options.modelFolders = {second, root};
+    const ComfyImport two = importComfyWorkflow(seedPackWorkflow().dump(), "wf.json", testing::withFamilies(options));
+    QCOMPARE(two.sequence.settings.model.folder, root.string());
   }
 
   void badWorkflowsAreCleanErrorsNamingTheNode() {
