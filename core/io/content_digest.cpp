@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -154,7 +155,8 @@ std::string hashFile(const fs::path& path, FileStamp& stamp) {
   XXH3_state_t* state = XXH3_createState();
   if (!state) throw std::bad_alloc();
   XXH3_128bits_reset(state);
-  std::vector<char> buffer(8u << 20);
+  // A frame's few hundred KiB take one read; a model file 8 MiB at a time.
+  std::vector<char> buffer(std::clamp<std::uint64_t>(static_cast<std::uint64_t>(before.st_size), 1, 8u << 20));
   std::uint64_t offset = 0;
   for (;;) {
     const ssize_t got = ::pread(file.fd, buffer.data(), buffer.size(), static_cast<off_t>(offset));

@@ -20,7 +20,7 @@ namespace shotchain::render {
 // for each render's prompts and released before the first DiT step, so it is not kept here.
 struct ModelContext {
   models::ModelFiles files;
-  std::string fingerprint;  // digest of every model file's header: part of every shot key
+  std::string fingerprint;  // modelFingerprint (the digest of every model file's bytes): part of every shot key
   c10::Device device = c10::kCPU;
   std::unique_ptr<memory::ModelSlot> dit;  // the DiT (a pair's low-noise expert); absent while released (policy reload)
   // Two experts: the high-noise one, placed by the render's ExpertResidency (on the device, parked in host

@@ -248,28 +248,23 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
     const std::string& key = prepared.keys[static_cast<std::size_t>(i)];
     const std::filesystem::path dir = shotDirectory(options.outputDirectory, i, shot.id);
     const std::optional<ShotRecord> record = readShotRecord(dir);
+    std::string problem;
     std::error_code error;
     if (record && record->key == key) {
-      const std::string problem = shotFolderProblem(dir, *record, options.framesOnDisk);
-      if (problem.empty()) {
-        reused.insert(i);
-        continue;
-      }
-      const RenderWarning warning{
-          i, "damaged",
-          "shot " + std::to_string(i + 1) + " (" + shot.id + ") on disk: " + problem + "; it is rendered again"};
-      summary.warnings.push_back(warning);
-      observer.warning(warning);
+      problem = shotFolderProblem(dir, *record, options.framesOnDisk);
+      if (problem.empty()) reused.insert(i);
     } else if (!record && std::filesystem::exists(shotRecordPath(dir), error)) {
-      const RenderWarning warning{i, "damaged",
-                                  "shot " + std::to_string(i + 1) + " (" + shot.id +
-                                      ") on disk: shot.json cannot be read; it is rendered again"};
-      summary.warnings.push_back(warning);
-      observer.warning(warning);
+      problem = "shot.json cannot be read";
     } else if (!options.writesFiles) {  // rank 0 moves a re-ordered shot to its number (adoptMovedShots)
       if (const auto moved = findFinishedShot(options.outputDirectory, i, shot.id, key); moved && moved->key == key)
         reused.insert(i);
     }
+    if (problem.empty()) continue;
+    const RenderWarning warning{
+        i, "damaged",
+        "shot " + std::to_string(i + 1) + " (" + shot.id + ") on disk: " + problem + "; it is rendered again"};
+    summary.warnings.push_back(warning);
+    observer.warning(warning);
   }
   return reused;
 }

@@ -62,8 +62,7 @@ Json lorasJson(const resolve::ResolvedShot& shot) {
                     {"file", lora.file},
                     {"path", lora.path.string()},
                     {"strength", lora.strength},
-                    {"expert", expertName(lora.expert)},
-                    {"fingerprint", lora.fingerprint}});
+                    {"expert", expertName(lora.expert)}});
   return list;
 }
 

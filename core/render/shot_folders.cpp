@@ -1,11 +1,7 @@
 #include "render/shot_folders.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <tuple>
 
-#include "io/content_digest.h"
 #include "models/model_files.h"
 #include "render/output_layout.h"
 #include "render/shot_key.h"
@@ -76,10 +72,6 @@ void adoptMovedShots(const fs::path& outputDirectory, const Sequence& sequence, 
     fs::remove_all(own);
     fs::rename(*moved, own);
   }
-}
-
-std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved) {
-  return currentShotKeys(resolved, io::contentDigest);
 }
 
 std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved,

@@ -38,11 +38,8 @@ void adoptMovedShots(const std::filesystem::path& outputDirectory, const Sequenc
                      const std::vector<std::string>& keys);
 
 // The key every shot would render under now (shotKeys with the model files' digests), for a caller outside a
-// render. Digests are kept per file stamp (io::contentDigest), so an edit reads no weights; a file not digested
-// yet is read whole (keyFiles and io::knownContentDigest tell which beforehand). Throws std::runtime_error
-// naming the field when the model files could not be read.
-std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved);
-// The same with each file's digest from `ofFile` (one that only looks digests up, say).
+// render, each file's digest from `ofFile` (io::contentDigest, or one that only looks digests up so that the
+// GUI thread reads no weights). Throws std::runtime_error naming the field when the model files could not be read.
 std::vector<std::string> currentShotKeys(const resolve::ResolvedSequence& resolved,
                                          const std::function<std::string(const std::filesystem::path&)>& ofFile);
 

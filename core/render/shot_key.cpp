@@ -1,7 +1,5 @@
 #include "render/shot_key.h"
 
-#include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "io/content_digest.h"
@@ -113,21 +111,6 @@ std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, con
 
 std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, const std::string& modelFingerprint) {
   return shotKeys(resolved, modelFingerprint, io::contentDigest);
-}
-
-std::vector<std::filesystem::path> keyFiles(const resolve::ResolvedSequence& resolved) {
-  std::vector<std::filesystem::path> files;
-  modelFingerprint(resolved.models.files, [&files](const std::filesystem::path& path) {
-    files.push_back(path);
-    return std::string();
-  });
-  shotKeys(resolved, "", [&files](const std::filesystem::path& path) {
-    files.push_back(path);
-    return std::string();
-  });
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  return files;
 }
 
 }  // namespace shotchain::render

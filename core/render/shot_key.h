@@ -27,7 +27,4 @@ std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, con
                                   const FileDigests& ofFile);
 std::vector<std::string> shotKeys(const resolve::ResolvedSequence& resolved, const std::string& modelFingerprint);
 
-// Every file whose digest the keys read (model files, LoRAs, pictures, calibrations), each once.
-std::vector<std::filesystem::path> keyFiles(const resolve::ResolvedSequence& resolved);
-
 }  // namespace shotchain::render

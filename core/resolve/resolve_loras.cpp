@@ -1,9 +1,8 @@
 // A shot's LoRAs (docs/lora.md): its own list, else the sequence's, each file's header read once while it keeps
-// its size and modification time (its digest for the shot key, the elements it patches for the memory plan).
+// its size and modification time (the elements it patches, for the memory plan; the shot key reads its bytes).
 #include <map>
 #include <mutex>
 
-#include "io/file_fingerprint.h"
 #include "models/lora/lora_file.h"
 #include "resolve/shot_resolution.h"
 #include "sequence/validation.h"
@@ -15,7 +14,6 @@ namespace {
 struct LoraHeader {
   std::uintmax_t size = 0;
   std::filesystem::file_time_type modified;
-  std::string fingerprint;
   std::uint64_t patchedElements = 0;
   std::string problem;
 };
@@ -35,7 +33,6 @@ LoraHeader headerOf(const std::filesystem::path& path) {
       return found->second;
   }
   try {
-    header.fingerprint = io::fileFingerprint(path);
     header.patchedElements = models::loraPatchedElements(path);
   } catch (const std::exception& e) {
     header.problem = e.what();
@@ -68,18 +65,15 @@ void resolveLoras(const Sequence& sequence, ResolvedShot& shot, const ResolvedSe
     if (refs[k].file.empty()) continue;  // the document's rules name it
     std::error_code error;
     if (!std::filesystem::exists(lora.path, error)) {
-      lora.fingerprint = "missing:" + refs[k].file;
       if (document.enabled) problems.missing(context, lora.field + ".file", lora.path.string() + ": does not exist");
       continue;
     }
     if (const std::string problem = util::regularFileProblem(lora.path, UINT64_MAX); !problem.empty()) {
-      lora.fingerprint = "unreadable:" + refs[k].file;
       if (document.enabled) problems.error(lora.field + ".file", lora.path.string() + ": " + problem);
       continue;
     }
     const LoraHeader header = headerOf(lora.path);
     lora.present = header.problem.empty();
-    lora.fingerprint = lora.present ? header.fingerprint : "unreadable:" + refs[k].file;
     lora.patchedElements = header.patchedElements;
     if (!lora.present && document.enabled) problems.error(lora.field + ".file", header.problem);
   }

@@ -48,7 +48,6 @@ struct ResolvedLora {
   double strength = 1.0;
   LoraExpert expert = LoraExpert::Both;
   bool present = false;               // a regular file is there
-  std::string fingerprint;            // its header's digest (what the shot key holds); "missing:<file>" when not there
   std::uint64_t patchedElements = 0;  // elements of the weights it patches, from its header (0: unreadable)
 };
 

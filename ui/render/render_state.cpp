@@ -3,10 +3,11 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 #include "export/shot_paths.h"
 #include "io/content_digest.h"
 #include "render/shot_folders.h"
-#include "render/shot_key.h"
 #include "resolve/resolve_sequence.h"
 
 namespace shotchain::ui {
@@ -169,14 +170,15 @@ void RenderState::documentChanged(const Sequence& sequence) {
   keyProblem_.clear();
   try {
     const resolve::ResolvedSequence resolved = resolve::resolveSequence(sequence, {sequenceDirectory_});
-    if (resolved.models.assumed || digestsReady(resolved))
-      keys_ = render::currentShotKeys(resolved, [this](const std::filesystem::path& path) {
-        if (const auto failed = failedDigests_.find(path.string()); failed != failedDigests_.end())
-          throw std::runtime_error(failed->second.second);
-        const std::optional<std::string> digest = io::knownContentDigest(path);
-        if (!digest) throw std::runtime_error(path.string() + ": changed while it was read; it is read again");
-        return *digest;
-      });
+    std::vector<std::filesystem::path> unread;
+    const auto keys = [&] {
+      unread.clear();
+      return render::currentShotKeys(
+          resolved, [this, &unread](const std::filesystem::path& path) { return knownDigest(path, unread); });
+    };
+    std::vector<std::string> current = keys();
+    if (!unread.empty() && readDigests(unread)) current = keys();
+    if (unread.empty()) keys_ = std::move(current);
   } catch (const std::exception& e) {
     keys_.clear();
     keyProblem_ = e.what();
@@ -185,23 +187,27 @@ void RenderState::documentChanged(const Sequence& sequence) {
   Q_EMIT changed();
 }
 
-// The keys follow every byte of the files they name. Files not digested yet are read here when they are
-// small in all, else on the thread pool (the keys wait for them; the document is worked out again after).
-bool RenderState::digestsReady(const resolve::ResolvedSequence& resolved) {
-  std::vector<std::filesystem::path> missing;
+std::string RenderState::knownDigest(const std::filesystem::path& path,
+                                     std::vector<std::filesystem::path>& unread) const {
+  if (const auto failed = failedDigests_.find(path.string());
+      failed != failedDigests_.end() && failed->second.first == io::fileStamp(path).value_or(io::FileStamp{}))
+    throw std::runtime_error(failed->second.second);
+  if (std::optional<std::string> digest = io::knownContentDigest(path)) return *digest;
+  unread.push_back(path);
+  return {};
+}
+
+// The keys follow every byte of the files they name. Files not digested yet are read here when they are small in
+// all (true: the keys can be worked out again at once), else on the thread pool, after which the document is
+// worked out again.
+bool RenderState::readDigests(std::vector<std::filesystem::path> unread) {
+  std::sort(unread.begin(), unread.end());
+  unread.erase(std::unique(unread.begin(), unread.end()), unread.end());
   std::uint64_t bytes = 0;
-  for (const std::filesystem::path& path : render::keyFiles(resolved)) {
-    const std::optional<io::FileStamp> stamp = io::fileStamp(path);
-    if (!stamp || io::knownContentDigest(path)) continue;  // a missing file is keyed as missing
-    const auto failed = failedDigests_.find(path.string());
-    if (failed != failedDigests_.end() && failed->second.first == *stamp) continue;
-    failedDigests_.erase(path.string());
-    missing.push_back(path);
-    bytes += stamp->size;
-  }
-  if (missing.empty()) return true;
+  for (const std::filesystem::path& path : unread) bytes += io::fileStamp(path).value_or(io::FileStamp{}).size;
+  using Failures = std::map<std::string, std::pair<io::FileStamp, std::string>>;
   const auto digestAll = [](const std::vector<std::filesystem::path>& files) {
-    std::map<std::string, std::pair<io::FileStamp, std::string>> failures;
+    Failures failures;
     for (const std::filesystem::path& path : files) try {
         io::contentDigest(path);
       } catch (const std::exception& e) {
@@ -209,16 +215,16 @@ bool RenderState::digestsReady(const resolve::ResolvedSequence& resolved) {
       }
     return failures;
   };
+  for (const std::filesystem::path& path : unread) failedDigests_.erase(path.string());  // changed since it failed
   if (bytes <= static_cast<std::uint64_t>(inlineDigestBytes_)) {
-    failedDigests_.merge(digestAll(missing));
+    failedDigests_.merge(digestAll(unread));
     return true;
   }
-  keyProblem_ = "reading " + missing.front().filename().string() +
-                (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more files" : std::string()) +
+  keyProblem_ = "reading " + unread.front().filename().string() +
+                (unread.size() > 1 ? " and " + std::to_string(unread.size() - 1) + " more files" : std::string()) +
                 " to tell which shots are up to date";
   if (digesting_) return false;  // the running job works the document out again when it ends
   digesting_ = true;
-  using Failures = std::map<std::string, std::pair<io::FileStamp, std::string>>;
   auto* watcher = new QFutureWatcher<Failures>(this);
   connect(watcher, &QFutureWatcher<Failures>::finished, this, [this, watcher] {
     watcher->deleteLater();
@@ -227,7 +233,7 @@ bool RenderState::digestsReady(const resolve::ResolvedSequence& resolved) {
     failedDigests_.merge(failures);
     documentChanged(current_);
   });
-  watcher->setFuture(QtConcurrent::run(digestAll, missing));
+  watcher->setFuture(QtConcurrent::run(digestAll, unread));
   return false;
 }
 

@@ -5,16 +5,14 @@
 #include <QObject>
 #include <QVector>
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/content_digest.h"
 #include "render/render_event_types.h"
-
-namespace shotchain::resolve {
-struct ResolvedSequence;
-}
 
 namespace shotchain::ui {
 
@@ -121,7 +119,8 @@ class RenderState : public QObject {
   void makeThumbnail(const std::string& shotId, const QImage& frame, const QString& file, bool first);
   ShotState restingState(const std::string& shotId) const;
   std::string previousEnabledKey(const std::string& shotId) const;
-  bool digestsReady(const resolve::ResolvedSequence& resolved);
+  std::string knownDigest(const std::filesystem::path& path, std::vector<std::filesystem::path>& unread) const;
+  bool readDigests(std::vector<std::filesystem::path> unread);
 
   Sequence current_;
   Sequence rendering_;
