@@ -21,21 +21,25 @@ const CommandSpec kInspectCommand{
     "WEIGHTS",
     1,
     1,
-    "describe a weights file (.safetensors, .safetensors.index.json, or a .pt/.pth checkpoint) from its header alone: "
-    "family, variant, config, parameters, dtypes, problems; a checkpoint's state dicts",
-    {kStateDictKey},
+    "describe a weights file (.safetensors, .safetensors.index.json, a .pt/.pth checkpoint or a .gguf) from its header "
+    "alone: family, variant, config, parameters, dtypes (GGUF types), problems; a checkpoint's state dicts",
+    {kStateDictKey, {"--tensors", K::Flag, "", "also list every tensor: name, stored type, shape, bytes"}},
     ""};
 
 const CommandSpec kConvertCommand{
     "convert",
-    "IN.pt OUT.safetensors",
+    "IN OUT",
     2,
     2,
-    "write a safetensors copy of a PyTorch zip checkpoint's state dict (.pt, .pth; read without running it), "
-    "wrapper prefixes such as model. stripped; written atomically",
+    "IN.pt/.pth → OUT.safetensors: a safetensors copy of a PyTorch zip checkpoint's state dict (read without running "
+    "it), wrapper prefixes such as model. stripped; IN.gguf → OUT.safetensors: every tensor dequantised to float32; "
+    "weights → OUT.gguf --type T: quantised as llama.cpp's quantiser does for the family (embeddings, modulations, "
+    "the head and small tensors stay F32). Written atomically",
     {kStateDictKey,
      {"--chunk", K::Int64, "N", "latent frames per chunk of a causal DiT, stored as num_frame_per_block metadata"},
-     {"--force", K::Flag, "", "replace OUT.safetensors when it exists"}},
+     {"--type", K::Text, "T",
+      "with OUT.gguf: Q8_0, Q6_K, Q5_K, Q5_1, Q5_0, Q4_K, Q4_1, Q4_0, Q3_K, Q2_K, BF16, F16 or F32"},
+     {"--force", K::Flag, "", "replace OUT when it exists"}},
     ""};
 
 const CommandSpec kModelsCommand{

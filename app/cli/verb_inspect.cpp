@@ -45,7 +45,7 @@ int runInspect(const Args& args) {
   std::map<std::string, std::pair<std::size_t, std::uint64_t>> dtypes;
   std::uint64_t elements = 0;
   for (const io::WeightInfo& info : weights.weights()) {
-    auto& [count, bytes] = dtypes[std::string(io::dtypeName(info.dtype))];
+    auto& [count, bytes] = dtypes[io::storedTypeName(info)];
     ++count;
     bytes += info.bytes;
     std::uint64_t n = 1;
@@ -85,6 +85,12 @@ int runInspect(const Args& args) {
     for (const auto& [key, value] : meta)
       std::printf(" %s=%s", key.c_str(), value.size() > 60 ? (value.substr(0, 57) + "...").c_str() : value.c_str());
     std::printf("\n");
+  }
+  if (options.flag("--tensors")) {
+    std::printf("tensors:\n");
+    for (const io::WeightInfo& info : weights.weights())
+      std::printf("  %s %s %s %s\n", info.name.c_str(), io::storedTypeName(info).c_str(),
+                  io::formatShape(info.shape).c_str(), util::formatByteSize(info.bytes).c_str());
   }
   if (inspection.problems.empty() && !inspection.lines.empty()) {
     std::printf("problems: none\n");

@@ -20,6 +20,14 @@ Json node(const char* type, Json inputs, const std::string& title) {
   return {{"class_type", type}, {"inputs", std::move(inputs)}, {"_meta", {{"title", title}}}};
 }
 
+// A .gguf DiT is read in ComfyUI by ComfyUI-GGUF's loader; anything else by the stock one.
+Json unetLoader(const std::string& file, const std::string& title, ComfyShotWorkflow& w) {
+  if (!file.ends_with(".gguf")) return node("UNETLoader", {{"unet_name", file}, {"weight_dtype", "default"}}, title);
+  const std::string note = "a .gguf DiT is read by UnetLoaderGGUF: install city96's ComfyUI-GGUF custom nodes";
+  if (std::find(w.notes.begin(), w.notes.end(), note) == w.notes.end()) w.notes.push_back(note);
+  return node("UnetLoaderGGUF", {{"unet_name", file}}, title);
+}
+
 const models::ComfyWords& wordsOf(const models::FamilyKnowledge* knowledge) {
   static const models::ComfyWords none;
   return knowledge ? knowledge->comfy : none;
@@ -155,9 +163,7 @@ void addExpertPair(Json& g, ComfyShotWorkflow& w, const resolve::ResolvedShot& s
                    const resolve::ResolvedSequence& resolved, const models::ComfyWords& dit) {
   const resolve::ResolvedExperts& experts = *shot.experts;
   const int split = experts.switchStep >= 0 ? experts.switchStep : experts.highSteps;
-  g["13"] = node("UNETLoader",
-                 {{"unet_name", fileName(sequence.settings.model.ditHighNoise, "")}, {"weight_dtype", "default"}},
-                 "Load Diffusion Model (high noise)");
+  g["13"] = unetLoader(fileName(sequence.settings.model.ditHighNoise, ""), "Load Diffusion Model (high noise)", w);
   const int model = loraChain(g, 13, 40, shot, resolve::LoraExpert::Low, "LoRA (high noise)");
   g["14"] = node("ModelSamplingSD3", {{"shift", shot.shift}, {"model", link(model)}}, "ModelSamplingSD3 (high noise)");
   const ImageToVideoLinks links = addImageToVideo(g, w, shot, sequence, resolved, dit);
@@ -211,7 +217,7 @@ ComfyShotWorkflow exportShot(const Sequence& sequence, const resolve::ResolvedSe
                       " steps of the simple scheduler, which "
                       "ComfyUI spaces by itself");
   Json g = Json::object();
-  g["1"] = node("UNETLoader", {{"unet_name", ditFile}, {"weight_dtype", "default"}}, "Load Diffusion Model");
+  g["1"] = unetLoader(ditFile, "Load Diffusion Model", w);
   g["2"] = node("CLIPLoader", {{"clip_name", textFile}, {"type", text.clipType}}, "Load CLIP");
   g["3"] = node("VAELoader", {{"vae_name", vae}}, "Load VAE");
   // A LoRA for the high-noise expert sits on its own chain (addExpertPair).

@@ -222,6 +222,23 @@ const std::vector<std::string>& ComfyGraph::consumers(const std::string& id) con
   return found == consumerIds.end() ? none : found->second;
 }
 
+const std::vector<std::string>& ggufUnetLoaderTypes() {
+  static const std::vector<std::string> types{"UnetLoaderGGUF",
+                                              "UnetLoaderGGUFAdvanced",
+                                              "UnetLoaderGGUFMultiGPU",
+                                              "UnetLoaderGGUFDisTorchMultiGPU",
+                                              "UnetLoaderGGUFDisTorch2MultiGPU",
+                                              "UnetLoaderGGUFAdvancedMultiGPU",
+                                              "UnetLoaderGGUFAdvancedDisTorchMultiGPU",
+                                              "UnetLoaderGGUFAdvancedDisTorch2MultiGPU"};
+  return types;
+}
+
+bool isGgufUnetLoader(const std::string& type) {
+  const auto& types = ggufUnetLoaderTypes();
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
 const std::vector<std::string>& comfyWidgetNames(const std::string& type, const FamilyNodeTypes& familyTypes) {
   static const std::vector<std::string> videoLatent{"width", "height", "length", "batch_size"};
   static const std::vector<std::string> motion{"length", "motion_latent_count"};
@@ -237,6 +254,15 @@ const std::vector<std::string>& comfyWidgetNames(const std::string& type, const 
         "start_at_step", "end_at_step", "return_with_leftover_noise"}},
       {"CLIPTextEncode", {"text"}},
       {"UNETLoader", {"unet_name", "weight_dtype"}},
+      // ComfyUI-GGUF's loaders, and ComfyUI-MultiGPU's copies of them (their own fields follow, unnamed here).
+      {"UnetLoaderGGUF", {"unet_name"}},
+      {"UnetLoaderGGUFAdvanced", {"unet_name", "dequant_dtype", "patch_dtype", "patch_on_device"}},
+      {"UnetLoaderGGUFMultiGPU", {"unet_name", "device"}},
+      {"UnetLoaderGGUFDisTorchMultiGPU", {"unet_name"}},
+      {"UnetLoaderGGUFDisTorch2MultiGPU", {"unet_name"}},
+      {"UnetLoaderGGUFAdvancedMultiGPU", {"unet_name", "dequant_dtype", "patch_dtype", "patch_on_device"}},
+      {"UnetLoaderGGUFAdvancedDisTorchMultiGPU", {"unet_name", "dequant_dtype", "patch_dtype", "patch_on_device"}},
+      {"UnetLoaderGGUFAdvancedDisTorch2MultiGPU", {"unet_name", "dequant_dtype", "patch_dtype", "patch_on_device"}},
       {"CLIPLoader", {"clip_name", "type", "device"}},
       {"VAELoader", {"vae_name"}},
       {"CLIPVisionLoader", {"clip_name"}},

@@ -52,6 +52,11 @@ struct ComfyGraph {
 // A workflow value as a message quotes it: compact JSON, at most 60 bytes and "…".
 std::string shortJson(const nlohmann::json& value);
 
+// ComfyUI-GGUF's UnetLoaderGGUF and UnetLoaderGGUFAdvanced, and ComfyUI-MultiGPU's copies of them: a DiT from a
+// .gguf file, its other fields (dequantisation dtypes, devices, virtual VRAM) left to ShotChain's memory plan.
+const std::vector<std::string>& ggufUnetLoaderTypes();
+bool isGgufUnetLoader(const std::string& type);
+
 // The widget names of a node type in the UI format's widgets_values order (ComfyUI's own order,
 // "control_after_generate" included where the seed widget has one); a family's video latent node has width,
 // height, length and batch_size, its motion node length and motion_latent_count. Empty for a type we do not know.

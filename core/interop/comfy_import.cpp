@@ -289,6 +289,21 @@ class Importer {
                                " left to the memory plan (it picks the dtype from the file and the budget)");
         return name;
       }
+      if (isGgufUnetLoader(node->type)) {
+        std::vector<std::string> others;
+        for (const auto& [field, value] : node->values)
+          if (field != "unet_name" && !(value.is_string() && value.get<std::string>() == "default") &&
+              !(value.is_boolean() && !value.get<bool>()))
+            others.push_back(field);
+        if (!others.empty()) {
+          std::string list;
+          for (const std::string& field : others) list += (list.empty() ? "" : ", ") + field;
+          out_.notes.push_back(nodeLabel(*node) + ": " + list +
+                               " left to the memory plan (GGUF blocks stay as stored and are dequantised layer by "
+                               "layer)");
+        }
+        return fileName(*node, "unet_name");
+      }
       if (node->type == "ModelSamplingSD3")
         shot.shift = number(*node, "shift", kMinShift, kMaxShift);
       else if (node->type == "LoraLoaderModelOnly" || node->type == "LoraLoader") {
@@ -309,7 +324,7 @@ class Importer {
       into = node;
       node = upstream(*node, "model");
     }
-    fail(nodeLabel(sampler) + ": its model does not come from a UNETLoader");
+    fail(nodeLabel(sampler) + ": its model does not come from a UNETLoader or UnetLoaderGGUF");
   }
 
   void handoff(const ComfyNode& node, Shot& shot) {
@@ -753,6 +768,7 @@ std::vector<std::string> mappedComfyNodeTypes(const std::vector<models::ComfyWor
                                     "ImageBatchExtendWithOverlap",
                                     "LoadLatent",
                                     "SaveLatent"};
+  types.insert(types.end(), ggufUnetLoaderTypes().begin(), ggufUnetLoaderTypes().end());
   const FamilyNodeTypes family = familyNodeTypes(families);
   for (const auto* list : {&family.videoLatents, &family.motion})
     for (const std::string& type : *list)

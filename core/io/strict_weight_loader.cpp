@@ -33,6 +33,8 @@ at::ScalarType matmulLoadDtype(const WeightInfo* probe, bool halfStaysHalf) {
       return at::kBFloat16;
     case DType::F64:
       return at::kDouble;
+    case DType::U8:
+      return probe->ggml && isBlockQuantised(*probe->ggml) ? at::kBFloat16 : at::kFloat;
     default:
       return at::kFloat;
   }
@@ -51,7 +53,11 @@ void StrictWeightLoader::tolerate(std::function<bool(const std::string&)> unused
 }
 
 void StrictWeightLoader::requireStoredFloat8(const std::string& name, const std::vector<std::int64_t>& shape) {
-  required_.push_back({name, name, shape, at::kFloat8_e4m3fn, true});
+  required_.push_back({name, name, shape, at::kFloat8_e4m3fn, Required::Kept::Float8});
+}
+
+void StrictWeightLoader::requireStoredGgml(const std::string& name, const std::vector<std::int64_t>& shape) {
+  required_.push_back({name, name, shape, at::kByte, Required::Kept::Ggml});
 }
 
 std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device) const {
@@ -86,13 +92,17 @@ std::map<std::string, at::Tensor> StrictWeightLoader::finish(c10::Device device)
   }
   std::map<std::string, at::Tensor> tensors;
   for (const Required& r : required_) {
-    if (!r.storedFloat8) {
+    if (r.kept == Required::Kept::Converted) {
       tensors[r.name] = weights_.load(r.stored, r.as).to(device).contiguous();
-      continue;
+    } else if (r.kept == Required::Kept::Float8) {
+      const WeightSet::StoredFloat8 stored = weights_.loadStoredFloat8(r.stored);
+      tensors[r.name] = stored.codes.to(device).contiguous();
+      tensors[r.name + "_scale"] = stored.scale.to(device).contiguous();
+    } else {
+      const WeightSet::StoredGgml stored = weights_.loadStoredGgml(r.stored);
+      tensors[r.name] = stored.blocks.to(device).contiguous();
+      tensors[r.name + "_ggml"] = at::scalar_tensor(static_cast<std::int64_t>(stored.type), at::kLong).to(device);
     }
-    const WeightSet::StoredFloat8 stored = weights_.loadStoredFloat8(r.stored);
-    tensors[r.name] = stored.codes.to(device).contiguous();
-    tensors[r.name + "_scale"] = stored.scale.to(device).contiguous();
   }
   return tensors;
 }

@@ -15,7 +15,7 @@ class WeightSet;
 struct WeightInfo;
 
 // The dtype a model computes its matmuls in, from the stored dtype of one of its matmul weights
-// (`probe`; null: float32): fp8 and bf16 → bfloat16, f16 → half (or bfloat16 when the family
+// (`probe`; null: float32): fp8, bf16 and GGUF block-quantised → bfloat16, f16 → half (or bfloat16 when the family
 // overflows in half, as UMT5), f64 → double, else float32. Loaders and memory models share it.
 at::ScalarType matmulLoadDtype(const WeightInfo* probe, bool halfStaysHalf);
 
@@ -36,6 +36,9 @@ class StrictWeightLoader {
   // An fp8 tensor kept as stored (WeightSet::loadStoredFloat8): finish() gives its codes under `name` and its
   // scale under `name` + "_scale".
   void requireStoredFloat8(const std::string& name, const std::vector<std::int64_t>& shape);
+  // A block-quantised GGUF tensor kept as stored (WeightSet::loadStoredGgml): finish() gives its blocks' bytes under
+  // `name` (uint8 [rows, bytes per row]) and its ggml type id under `name` + "_ggml" (an int64 scalar).
+  void requireStoredGgml(const std::string& name, const std::vector<std::int64_t>& shape);
   // Tensors in the file that are not the model's but may be there (e.g. a tied output head).
   void tolerate(std::function<bool(const std::string& stored)> unused);
 
@@ -47,7 +50,7 @@ class StrictWeightLoader {
     std::string stored;
     std::vector<std::int64_t> shape;
     at::ScalarType as;
-    bool storedFloat8 = false;
+    enum class Kept { Converted, Float8, Ggml } kept = Kept::Converted;
   };
   const WeightSet& weights_;
   std::string model_;

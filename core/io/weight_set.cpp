@@ -8,6 +8,7 @@
 
 #include <ATen/ATen.h>
 
+#include "io/gguf_file.h"
 #include "io/pt_checkpoint.h"
 #include "io/safetensors_reader.h"
 #include "io/strict_json.h"
@@ -53,8 +54,13 @@ std::string readSmallFile(const std::filesystem::path& path, const std::string& 
 
 }  // namespace
 
+std::string storedTypeName(const WeightInfo& info) {
+  return info.ggml ? std::string(ggmlTraits(*info.ggml).name) : std::string(dtypeName(info.dtype));
+}
+
 const std::map<std::string, std::string>& WeightSet::metadata() const {
   static const std::map<std::string, std::string> kNone;
+  if (gguf_) return gguf_->header().metadata;
   return files_.empty() ? kNone : files_.front()->header().metadata;
 }
 
@@ -74,8 +80,52 @@ WeightSet WeightSet::openCheckpoint(const std::filesystem::path& path, std::stri
   for (const PtTensorRecord& record : dict.tensors) {
     const std::uint64_t bytes = record.elements() * (dtypeBits(record.dtype) / 8);
     set.totalBytes_ += bytes;
-    set.weights_.push_back(WeightInfo{record.name, record.dtype, record.shape(), bytes, {}, false});
+    set.weights_.push_back(WeightInfo{record.name, record.dtype, record.shape(), bytes, {}, false, std::nullopt});
     set.sources_.emplace(record.name, Source{0, nullptr, nullptr, &record});
+  }
+  std::sort(set.weights_.begin(), set.weights_.end(),
+            [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
+  return set;
+}
+
+WeightSet WeightSet::openGguf(const std::filesystem::path& path) {
+  WeightSet set;
+  set.label_ = path.filename().string();
+  set.gguf_ = GgufFile::open(path);
+  const std::vector<GgufTensorInfo>& tensors = set.gguf_->header().tensors;
+  std::size_t prefixed = 0;
+  for (const GgufTensorInfo& t : tensors) prefixed += t.name.starts_with(kModelPrefix) ? 1 : 0;
+  const bool strip = prefixed * 2 > tensors.size();
+  if (strip) set.strippedPrefix_ = kModelPrefix;
+  std::map<GgmlType, std::uint64_t> bytesByType;
+  for (const GgufTensorInfo& t : tensors) {
+    set.totalBytes_ += t.bytes;
+    if (strip && !t.name.starts_with(kModelPrefix)) {
+      ++set.droppedKeys_;
+      continue;
+    }
+    std::string name = strip ? t.name.substr(kModelPrefix.size()) : t.name;
+    if (set.sources_.contains(name))
+      throw SafetensorsError(set.label_ +
+                             ": tensor "
+                             " + name + "
+                             " appears both with and without the prefix " +
+                             std::string(kModelPrefix));
+    DType dtype = t.type == GgmlType::F32    ? DType::F32
+                  : t.type == GgmlType::F16  ? DType::F16
+                  : t.type == GgmlType::BF16 ? DType::BF16
+                                             : DType::U8;
+    if (isBlockQuantised(t.type)) bytesByType[t.type] += t.bytes;
+    set.weights_.push_back(WeightInfo{name, dtype, t.shape, t.bytes, {}, false, t.type});
+    set.sources_.emplace(std::move(name), Source{0, nullptr, nullptr, nullptr, &t});
+  }
+  if (!bytesByType.empty()) {
+    std::vector<std::pair<std::uint64_t, GgmlType>> order;
+    for (const auto& [type, bytes] : bytesByType) order.emplace_back(bytes, type);
+    std::sort(order.rbegin(), order.rend());
+    set.quantisation_ = "GGUF";
+    for (std::size_t i = 0; i < order.size(); ++i)
+      set.quantisation_ += (i == 0 ? " " : ", ") + std::string(ggmlTraits(order[i].second).name);
   }
   std::sort(set.weights_.begin(), set.weights_.end(),
             [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
@@ -84,6 +134,7 @@ WeightSet WeightSet::openCheckpoint(const std::filesystem::path& path, std::stri
 
 WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view stateDict) {
   if (isPtCheckpointPath(path)) return openCheckpoint(path, stateDict);
+  if (isGgufPath(path)) return openGguf(path);
   WeightSet set;
   set.label_ = path.filename().string();
   refusePickleFile(path);
@@ -190,7 +241,7 @@ WeightSet WeightSet::open(const std::filesystem::path& path, std::string_view st
     const TensorEntry& entry = *where.second;
     set.totalBytes_ += entry.bytes();
     if (isAuxiliary(name)) continue;
-    WeightInfo info{name, entry.dtype, entry.shape, entry.bytes(), {}, false};
+    WeightInfo info{name, entry.dtype, entry.shape, entry.bytes(), {}, false, std::nullopt};
     Source source{where.first, &entry, nullptr};
     const std::string layer = layerOf(name);
     for (const char* suffix : {".scale_weight", ".weight_scale"}) {
@@ -236,6 +287,7 @@ at::Tensor WeightSet::load(std::string_view name, at::ScalarType as) const {
   if (it == sources_.end())
     throw SafetensorsError(label_ + ": tensor \"" + std::string(name) + "\": not in these weights");
   const Source& source = it->second;
+  if (source.gguf != nullptr) return gguf_->tensor(*source.gguf, as);
   if (source.record != nullptr) {
     at::Tensor tensor = checkpoint_->tensor(*source.record);
     return tensor.scalar_type() == as ? tensor : tensor.to(as);
@@ -252,6 +304,25 @@ at::Tensor WeightSet::load(std::string_view name, at::ScalarType as) const {
     weight = weight * scale.reshape(shape);
   }
   return weight.to(as);
+}
+
+bool WeightSet::storedAsGgml(std::string_view name) const {
+  const auto it = sources_.find(name);
+  return it != sources_.end() && it->second.gguf != nullptr && isBlockQuantised(it->second.gguf->type);
+}
+
+WeightSet::StoredGgml WeightSet::loadStoredGgml(std::string_view name) const {
+  if (!storedAsGgml(name))
+    throw SafetensorsError(label_ + ": tensor \"" + std::string(name) + "\": not a block-quantised GGUF tensor");
+  const GgufTensorInfo& info = *sources_.find(name)->second.gguf;
+  return {gguf_->blocks(info), info.type};
+}
+
+std::uint64_t WeightSet::ggmlBlockBytes() const {
+  std::uint64_t bytes = 0;
+  for (const WeightInfo& info : weights_)
+    if (info.ggml && isBlockQuantised(*info.ggml)) bytes += info.bytes;
+  return bytes;
 }
 
 bool WeightSet::storedAsFloat8(std::string_view name) const {

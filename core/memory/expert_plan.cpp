@@ -64,7 +64,8 @@ MemoryPlan planExperts(const PlanRequest& request, MemoryPlan (*planOne)(const P
   }
   plan.peakExpertsResident = resident.chosenPeak();
   plan.peakExpertsSwapped = single.chosenPeak();
-  const std::uint64_t low = request.dit->weightBytes(request.ditDtype);
+  const std::uint64_t low =
+      request.dit->weightBytes(request.ditDtype) - request.dit->keptAsStoredSaving(request.ditDtype);
   for (const PlanShot& shot : request.shots)
     plan.expertBytesPerShot.push_back(
         expertBytesForShot(plan.expertsChosen, shot.expertRuns, plan.highNoiseExpertWeights, low));

@@ -73,11 +73,11 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
   plan.requested = r.policy;
   plan.margin = r.margin ? *r.margin : std::min<std::uint64_t>(plan.limit / 20, 1ull << 30);
 
-  // fp8 matmul weights are kept as stored (WanLoadOptions::keepFloat8, as the families load them).
-  plan.ditWeights = r.dit->weightBytes(r.ditDtype) - r.dit->storedFloat8Saving(r.ditDtype);
+  // fp8 and GGUF matmul weights are kept as stored (WanLoadOptions::keepQuantised, as the families load them).
+  plan.ditWeights = r.dit->weightBytes(r.ditDtype) - r.dit->keptAsStoredSaving(r.ditDtype);
   if (r.ditHighNoise)
     plan.highNoiseExpertWeights =
-        r.ditHighNoise->weightBytes(r.ditHighNoiseDtype) - r.ditHighNoise->storedFloat8Saving(r.ditHighNoiseDtype);
+        r.ditHighNoise->weightBytes(r.ditHighNoiseDtype) - r.ditHighNoise->keptAsStoredSaving(r.ditHighNoiseDtype);
   const bool highResident = r.ditHighNoise && r.highNoiseResident;
   // One expert at a time: the device holds the larger of the two where it held the DiT.
   if (r.ditHighNoise && !highResident) plan.ditWeights = std::max(plan.ditWeights, plan.highNoiseExpertWeights);
@@ -240,9 +240,9 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
     plan.tileOverlap = offDecode.tiling.overlap;
   }
 
-  const bool float8 = r.dit->storedFloat8Saving(r.ditDtype) > 0;
+  const bool keptAsStored = r.dit->keptAsStoredSaving(r.ditDtype) > 0;
   const std::string ditDetail = dtypeName(r.ditDtype) +
-                                (float8 ? " matmuls (fp8 weights kept as stored), " : " matmuls, ") +
+                                (keptAsStored ? " matmuls (quantised weights kept as stored), " : " matmuls, ") +
                                 std::to_string(static_cast<double>(r.dit->parameterCount()) / 1e9).substr(0, 5) +
                                 " B parameters (" + r.dit->variant() + ")";
   plan.items = {

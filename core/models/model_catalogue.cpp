@@ -60,9 +60,14 @@ CataloguedModel catalogueModelFile(const std::filesystem::path& file) {
     m.id = identifyModel(weights);
     m.bytes = weights.totalBytes();
     std::map<std::string, std::uint64_t> byDtype;
-    for (const io::WeightInfo& info : weights.weights()) byDtype[std::string(io::dtypeName(info.dtype))] += info.bytes;
+    for (const io::WeightInfo& info : weights.weights()) byDtype[io::storedTypeName(info)] += info.bytes;
     for (const auto& [name, bytes] : byDtype)
       if (m.dtype.empty() || bytes > byDtype[m.dtype]) m.dtype = name;
+    // A GGUF file by its block types, largest first ("Q4_K+Q6_K"), whatever its unquantised tensors weigh.
+    if (weights.quantisation().starts_with("GGUF ")) {
+      m.dtype = weights.quantisation().substr(5);
+      for (std::size_t comma; (comma = m.dtype.find(", ")) != std::string::npos;) m.dtype.replace(comma, 2, "+");
+    }
     if (m.id.role == ModelRole::None) m.lora = summariseLora(weights, ditFamilyKnowledge());
     m.problem = m.id.role != ModelRole::None || !m.id.family.empty() ? m.id.problem
                 : m.lora                                             ? (m.lora->target.empty()

@@ -17,7 +17,8 @@ struct CataloguedModel {
   std::filesystem::path file;
   IdentifiedModel id;
   std::uint64_t bytes = 0;
-  std::string dtype;                // the dtype holding most of the bytes ("bfloat16", "float8_e4m3fn", …)
+  std::string
+      dtype;  // the dtype holding most of the bytes ("BF16", "F8_E4M3", …); a GGUF file's block types ("Q4_K+Q6_K")
   std::string problem;              // why it cannot be used (also an unreadable header); empty when it can
   std::optional<LoraSummary> lora;  // a LoRA file (role None): what it patches
 };

@@ -56,7 +56,8 @@ bool isWeightsFile(const fs::path& path) {
   auto endsWith = [&](const std::string& suffix) {
     return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  return endsWith(".safetensors") || endsWith(".safetensors.index.json") || endsWith(".pt") || endsWith(".pth");
+  return endsWith(".safetensors") || endsWith(".safetensors.index.json") || endsWith(".pt") || endsWith(".pth") ||
+         endsWith(".gguf");
 }
 
 // Every weights file below `dir`, walked folder by folder: an entry that cannot be examined (a

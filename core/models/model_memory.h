@@ -36,9 +36,9 @@ class DitMemoryModel {
   // The dtype the loader gives the matmul weights, from their stored dtype.
   virtual c10::ScalarType loadDtype() const = 0;
   virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;
-  // What keeping the file's fp8 matmul weights as stored saves against weightBytes(dtype) (their codes take one
-  // byte where `dtype` takes more, less their float32 scales); 0 when it has none.
-  virtual std::uint64_t storedFloat8Saving(c10::ScalarType /*dtype*/) const { return 0; }
+  // What keeping the file's quantised matmul weights as stored saves against weightBytes(dtype): fp8 codes take one
+  // byte where `dtype` takes more (less their float32 scales), GGUF blocks what their type takes; 0 when it has none.
+  virtual std::uint64_t keptAsStoredSaving(c10::ScalarType /*dtype*/) const { return 0; }
   // Latent frames per causal block (0: full attention, no streaming).
   virtual std::int64_t causalBlockSize() const = 0;
   // KV-cache bytes per latent frame of h × w latents for `branches` guidance branches (streaming).
@@ -62,9 +62,9 @@ class VaeMemoryModel {
   virtual std::string variant() const = 0;  // "wan2.1", "tiny", "custom"
   virtual std::uint64_t parameterCount() const = 0;
   virtual std::uint64_t weightBytes(c10::ScalarType dtype) const = 0;
-  // What keeping the file's fp8 matmul weights as stored saves against weightBytes(dtype) (their codes take one
-  // byte where `dtype` takes more, less their float32 scales); 0 when it has none.
-  virtual std::uint64_t storedFloat8Saving(c10::ScalarType /*dtype*/) const { return 0; }
+  // What keeping the file's quantised matmul weights as stored saves against weightBytes(dtype): fp8 codes take one
+  // byte where `dtype` takes more (less their float32 scales), GGUF blocks what their type takes; 0 when it has none.
+  virtual std::uint64_t keptAsStoredSaving(c10::ScalarType /*dtype*/) const { return 0; }
   // Bytes beyond the weights to decode a latent of `latentFrames` × h × w (latent pixels);
   // `wholeClip`: the frames are kept as one tensor rather than streamed.
   virtual std::uint64_t decodeBytes(std::int64_t latentFrames, std::int64_t height, std::int64_t width,

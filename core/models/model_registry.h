@@ -64,6 +64,11 @@ struct ModelFamilyRow {
   std::string (*familyFromFileName)(const std::string& normalisedName) = nullptr;
   // Set on the registry's default family only: the facts a sequence is checked against while its files cannot be read.
   ModelSetFacts (*assumed)() = nullptr;
+  // The tensors the family's published GGUF files keep unquantised (whatever type the rest is written in); null:
+  // only the generic rule (models/gguf_tensor_types.h).
+  bool (*ggufKeepsUnquantised)(const std::string& name) = nullptr;
+  // general.architecture of the family's GGUF files ("wan"); null: none is written.
+  const char* ggufArchitecture = nullptr;
 };
 
 // Every family ShotChain knows, in the order detection tries them.

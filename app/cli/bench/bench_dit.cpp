@@ -1,7 +1,10 @@
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include <ATen/ATen.h>
@@ -12,8 +15,15 @@
 #include "cli/command_specs.h"
 #include "cli/distributed_session.h"
 #include "cli/verbs.h"
+#include "io/ggml_dequant.h"
+#include "io/ggml_quantise.h"
+#include "io/gguf_writer.h"
+#include "io/safetensors_writer.h"
+#include "io/weight_set.h"
 #include "memory/device_memory.h"
 #include "models/attention.h"
+#include "models/gguf_tensor_types.h"
+#include "models/wan/wan_family.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "util/byte_size.h"
@@ -61,14 +71,51 @@ void checkBenchSizes(const models::WanConfig& c, std::int64_t tokens, at::Scalar
                                  "; this machine has " + util::formatByteSize(total));
 }
 
+// The model's tensors as a GGUF file of `type` (as `convert --type` writes one), loaded back with its blocks kept.
+models::WanModel quantisedCopy(const models::WanModel& model, io::GgmlType type, at::ScalarType compute) {
+  std::vector<io::GgufTensorPlan> plans;
+  const auto tensors = model.namedParameters();
+  for (const auto& [name, value] : tensors) {
+    const std::vector<std::uint64_t> shape(value.sizes().begin(), value.sizes().end());
+    plans.push_back({name, models::ggufTensorType(&models::wanDitFamily(), name, shape, type), shape});
+  }
+  io::GgufWriter writer({{"general.architecture", "wan"}}, plans);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const at::Tensor values = tensors[i].second.to(at::kFloat).contiguous();
+    writer.append(
+        io::quantiseGgml({values.data_ptr<float>(), static_cast<std::size_t>(values.numel())}, plans[i].type));
+  }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("shotchain-bench-" + std::to_string(::getpid()) + ".gguf");
+  std::ofstream(path, std::ios::binary) << writer.finish();
+  models::WanLoadOptions options{compute};
+  options.keepQuantised = true;
+  const io::WeightSet weights = io::WeightSet::open(path);
+  models::WanModel quantised = models::WanModel::load(weights, options);
+  std::filesystem::remove(path);
+  return quantised;
+}
+
 }  // namespace
 
 int runBenchDit(const Args& args) {
   const ParsedOptions parsed = kBenchDitCommand.parse(args, 1);
   if (const std::optional<int> launched = launchRanksIfAsked("bench dit", args, parsed)) return *launched;
-  const std::string preset = parsed.text("--config").value_or("custom-default");
-  models::WanConfig config = models::WanConfig::preset(parsed.text("--config").value_or("1.3b"));
-  if (!parsed.text("--config")) config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
+  const std::optional<std::string> weightsFile = parsed.text("--weights");
+  if (weightsFile) {
+    for (const char* sized : {"--config", "--quant", "--save-weights"})
+      if (parsed.text(sized))
+        throw kBenchDitCommand.error(std::string(sized) + " and --weights: the file says what the model is");
+    for (const char* sized : {"--dim", "--layers", "--heads", "--ffn"})
+      if (parsed.int64(sized))
+        throw kBenchDitCommand.error(std::string(sized) + " and --weights: the file says what the model is");
+  }
+  const std::optional<io::WeightSet> loaded =
+      weightsFile ? std::optional<io::WeightSet>(io::WeightSet::open(*weightsFile)) : std::nullopt;
+  const std::string preset = weightsFile ? "file" : parsed.text("--config").value_or("custom-default");
+  models::WanConfig config = loaded ? models::detectWanConfig(*loaded).config
+                                    : models::WanConfig::preset(parsed.text("--config").value_or("1.3b"));
+  if (!parsed.text("--config") && !loaded) config.numLayers = 2;  // default: dim 1536, 2 layers, 1560 tokens
   config.dim = parsed.int64("--dim").value_or(config.dim);
   config.numLayers = parsed.int64("--layers").value_or(config.numLayers);
   config.numHeads = parsed.int64("--heads").value_or(config.numHeads);
@@ -81,12 +128,48 @@ int runBenchDit(const Args& args) {
   config.check();
   const auto [h, w] = grid(tokens);
   if (parsed.int64("--ranks")) return benchDitRanks(parsed, config, h, w, repeats, dtype);
-  const models::WanModel model = models::WanModel::random(config, 42, {dtype});
+  std::optional<io::GgmlType> quant;
+  if (const auto name = parsed.text("--quant")) {
+    quant = io::parseGgmlTypeName(*name);
+    if (!quant || !io::isBlockQuantised(*quant))
+      throw kBenchDitCommand.error("--quant: \"" + *name + "\" is no GGUF block type (Q8_0, Q6_K, Q4_K, …)");
+  }
+  const models::WanModel model = [&] {
+    if (loaded) {
+      models::WanLoadOptions options{dtype};
+      options.keepQuantised = true;
+      return models::WanModel::load(*loaded, options);
+    }
+    if (const auto save = parsed.text("--save-weights")) {
+      const models::WanModel f32 = models::WanModel::random(config, 42, {at::kFloat});
+      io::saveSafetensors(*save, f32.namedParameters(), {{"config", config.toJson()}});
+    }
+    return quant ? quantisedCopy(models::WanModel::random(config, 42, {at::kFloat}), *quant, dtype)
+                 : models::WanModel::random(config, 42, {dtype});
+  }();
+  // Dequantising every kept block once: what each forward spends before its matmuls.
+  std::vector<std::pair<at::Tensor, io::GgmlType>> blocks;
+  for (const auto& [name, value] : model.namedParameters())
+    if (value.scalar_type() == at::kByte)
+      for (const auto& [other, type] : model.namedParameters())
+        if (other == name + "_ggml")
+          blocks.emplace_back(value, *io::ggmlTypeFromId(static_cast<std::uint32_t>(type.item<std::int64_t>())));
+  const double dequant = blocks.empty() ? 0.0 : medianSeconds(1, repeats, [&] {
+    for (const auto& [raw, type] : blocks) {
+      const std::int64_t in = raw.size(1) / io::ggmlTraits(type).blockBytes * io::ggmlTraits(type).blockElements;
+      (void)io::dequantiseGgml(raw, type, {raw.size(0), in}, dtype);
+    }
+  });
   const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
   const at::Tensor t = at::tensor({500.0f});
   const at::Tensor context = at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim});
 
   const double forward = medianSeconds(1, repeats, [&] { (void)model.forward({x}, t, {context}); });
+  if (const auto output = parsed.text("--output"))
+    io::saveSafetensors(
+        *output,
+        {{"x", x}, {"t", t}, {"context", context}, {"out", model.forward({x}, t, {context}).at(0).to(at::kFloat)}},
+        {{"config", config.toJson()}});
   const double flops = models::wanForwardFlops(config, tokens);
 
   // The machine's dense GEMM rate, same dtype, same run.
@@ -120,21 +203,25 @@ int runBenchDit(const Args& args) {
 
   const double achieved = flops / forward;
   const double ratio = achieved / gemmRate;
-  const char* dtypeName = dtype == at::kFloat ? "float32" : "bfloat16";
+  const std::string dtypeName =
+      std::string(dtype == at::kFloat ? "float32" : "bfloat16") +
+      (quant                                        ? " with " + std::string(io::ggmlTraits(*quant).name) + " blocks"
+       : loaded && loaded->quantisation() != "none" ? " with " + loaded->quantisation() + " weights"
+                                                    : "");
   if (json) {
     std::printf(
         "{\"config\": %s, \"preset\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"repeats\": %d, "
         "\"forward_s\": %.6f, \"flops\": %.6e, \"achieved_flops_per_s\": %.6e, \"gemm_flops_per_s\": %.6e, "
-        "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f}\n",
-        config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName, at::get_num_threads(),
-        repeats, forward, flops, achieved, gemmRate, ratio, linears, attention,
-        std::max(0.0, forward - linears - attention));
+        "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f, \"dequant_s\": %.6f}\n",
+        config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName.c_str(),
+        at::get_num_threads(), repeats, forward, flops, achieved, gemmRate, ratio, linears, attention,
+        std::max(0.0, forward - linears - attention), dequant);
     return 0;
   }
   std::printf("dit: dim %lld, %lld layers, %lld heads, ffn %lld, %lld tokens (grid 1x%lldx%lld), %s, %d threads\n",
               static_cast<long long>(config.dim), static_cast<long long>(config.numLayers),
               static_cast<long long>(config.numHeads), static_cast<long long>(config.ffnDim),
-              static_cast<long long>(tokens), static_cast<long long>(h), static_cast<long long>(w), dtypeName,
+              static_cast<long long>(tokens), static_cast<long long>(h), static_cast<long long>(w), dtypeName.c_str(),
               at::get_num_threads());
   std::printf("forward: %.3f s median of %d (%.1f GFLOP analytic)\n", forward, repeats, flops / 1e9);
   std::printf("achieved: %.1f GFLOP/s; dense GEMM (%lldx%lld): %.1f GFLOP/s; ratio %.0f%%\n", achieved / 1e9,
@@ -142,6 +229,9 @@ int runBenchDit(const Args& args) {
   std::printf("time: linear layers %.3f s (%.0f%%), attention %.3f s (%.0f%%), other %.3f s\n", linears,
               100 * linears / forward, attention, 100 * attention / forward,
               std::max(0.0, forward - linears - attention));
+  if (quant)
+    std::printf("dequantisation: %.3f s per forward (%.0f%%), %zu block tensors\n", dequant, 100 * dequant / forward,
+                blocks.size());
   return 0;
 }
 

@@ -18,6 +18,14 @@ const CommandSpec kBenchDitCommand{
      {"--tokens", K::Int64, "N", "tokens per forward", "1560"},
      kRepeats,
      kDtype,
+     {"--quant", K::Text, "T",
+      "the blocks' matmuls as GGUF T blocks (Q8_0, Q4_K, …) kept as stored and dequantised to --dtype at each call, "
+      "as a .gguf file of that type loads"},
+     {"--weights", K::Path, "FILE",
+      "the DiT from a weights file (safetensors, .pt, .gguf; its config detected, quantised blocks kept as stored) "
+      "instead of random weights"},
+     {"--save-weights", K::Path, "FILE", "write the random DiT's float32 weights (official names) as safetensors"},
+     {"--output", K::Path, "FILE", "write the forward's inputs (x, t, context) and output as float32 safetensors"},
      kJson,
      kRanks,
      kTimeout,

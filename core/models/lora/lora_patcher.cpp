@@ -18,13 +18,13 @@ LoraPatchFigures LoraPatcher::apply(VideoDiffusionModel& model, const std::vecto
       wanted[patch.target].emplace_back(&patch, use.strength);
       signature[patch.target] += use.file->identity + "@" + std::to_string(use.strength) + ";";
     }
-  // An fp8 weight kept as stored is never rewritten: its patches go beside the layer (LayerAdapter).
+  // An fp8 weight or GGUF blocks kept as stored are never rewritten: their patches go beside the layer (LayerAdapter).
   std::map<std::string, std::vector<LayerAdapter>> adapters;
   LoraPatchFigures figures;
   for (const auto& [name, value] : model.namedParameters()) {
     const auto patches = wanted.find(name);
-    if (patches == wanted.end() ||
-        (value.scalar_type() != at::kFloat8_e4m3fn && value.scalar_type() != at::kFloat8_e5m2))
+    if (patches == wanted.end() || (value.scalar_type() != at::kFloat8_e4m3fn &&
+                                    value.scalar_type() != at::kFloat8_e5m2 && value.scalar_type() != at::kByte))
       continue;
     const at::ScalarType compute = at::kFloat;  // cast to the layer's dtype where it is used
     for (const auto& [patch, strength] : patches->second) {

@@ -57,7 +57,7 @@ DitFacts wan21I2vFactsOf(const io::WeightSet& weights) {
 std::unique_ptr<VideoDiffusionModel> loadWanDit(const io::WeightSet& weights, c10::Device device) {
   WanLoadOptions options;
   options.device = device;
-  options.keepFloat8 = true;
+  options.keepQuantised = true;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
@@ -152,6 +152,13 @@ FamilyInspection inspectWanVaeFile(const io::WeightSet& weights) {
   return out;
 }
 
+bool wanGgufKeepsUnquantised(const std::string& name) {
+  for (const char* part : {"modulation", "patch_embedding.", "text_embedding.", "time_projection.", "time_embedding.",
+                           "img_emb.", "head."})
+    if (name.find(part) != std::string::npos) return true;
+  return false;
+}
+
 const ModelFamilyRow& wanDitFamily() {
   static const ModelFamilyRow row{.name = "wan_dit",
                                   .role = ModelRole::Dit,
@@ -162,7 +169,9 @@ const ModelFamilyRow& wanDitFamily() {
                                   .knowledge = &wanT2vKnowledge(),
                                   .ditFacts = wanDitFactsOf,
                                   .familyFromFileName = wanDitNames,
-                                  .assumed = assumedWanSet};
+                                  .assumed = assumedWanSet,
+                                  .ggufKeepsUnquantised = wanGgufKeepsUnquantised,
+                                  .ggufArchitecture = "wan"};
   return row;
 }
 
@@ -174,7 +183,9 @@ const ModelFamilyRow& wan21I2vFamily() {
                                   .ditMemory = wanDitMemoryOf,
                                   .inspect = inspectWanDit,
                                   .knowledge = &wan21I2vKnowledge(""),
-                                  .ditFacts = wan21I2vFactsOf};
+                                  .ditFacts = wan21I2vFactsOf,
+                                  .ggufKeepsUnquantised = wanGgufKeepsUnquantised,
+                                  .ggufArchitecture = "wan"};
   return row;
 }
 

@@ -16,5 +16,7 @@ FamilyInspection inspectWanVaeFile(const io::WeightSet& weights);
 // What the resolver needs of a Wan DiT of `config` (with the knowledge of its row) and of a Wan VAE of either generation.
 DitFacts wanDitFacts(const WanConfig& config, const FamilyKnowledge& knowledge);
 VaeFacts wanVaeFacts(const WanVaeConfig& config);
+// The tensors city96's Wan GGUF conversion keeps unquantised: the embeddings, modulations and the head.
+bool wanGgufKeepsUnquantised(const std::string& name);
 
 }  // namespace shotchain::models

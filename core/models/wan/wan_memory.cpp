@@ -15,8 +15,15 @@ std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(std::max<std
 class WanDitMemory final : public DitMemoryModel {
  public:
   WanDitMemory(const WanConfig& config, c10::ScalarType loadDtype, std::uint64_t float8Elements = 0,
-               std::uint64_t float8Rows = 0)
-      : config_(config), loadDtype_(loadDtype), float8Elements_(float8Elements), float8Rows_(float8Rows) {}
+               std::uint64_t float8Rows = 0, std::uint64_t ggmlElements = 0, std::uint64_t ggmlBytes = 0,
+               std::uint64_t ggmlTensors = 0)
+      : config_(config),
+        loadDtype_(loadDtype),
+        float8Elements_(float8Elements),
+        float8Rows_(float8Rows),
+        ggmlElements_(ggmlElements),
+        ggmlBytes_(ggmlBytes),
+        ggmlTensors_(ggmlTensors) {}
   std::string family() const override { return config_.family(); }
   std::string variant() const override { return config_.variant(); }
   std::uint64_t parameterCount() const override { return config_.parameterCount(); }
@@ -33,9 +40,11 @@ class WanDitMemory final : public DitMemoryModel {
                         static_cast<std::int64_t>(c10::elementSize(dtype)));
   }
   std::uint64_t weightBytes(c10::ScalarType dtype) const override { return wanDitWeightBytes(config_, dtype); }
-  std::uint64_t storedFloat8Saving(c10::ScalarType dtype) const override {
-    const std::uint64_t saved = float8Elements_ * (c10::elementSize(dtype) - 1), scales = float8Rows_ * 4;
-    return saved > scales ? saved - scales : 0;
+  std::uint64_t keptAsStoredSaving(c10::ScalarType dtype) const override {
+    const std::uint64_t saved =
+                            float8Elements_ * (c10::elementSize(dtype) - 1) + ggmlElements_ * c10::elementSize(dtype),
+                        kept = float8Rows_ * 4 + ggmlBytes_ + ggmlTensors_ * 8;  // and each one's int64 type id
+    return saved > kept ? saved - kept : 0;
   }
   std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
     return estimateWanDitActivations(config_, dtype, batch, tokens(s));
@@ -52,6 +61,7 @@ class WanDitMemory final : public DitMemoryModel {
   WanConfig config_;
   c10::ScalarType loadDtype_;
   std::uint64_t float8Elements_, float8Rows_;  // of the matmul weights stored as fp8 (their scales: a row each at most)
+  std::uint64_t ggmlElements_, ggmlBytes_, ggmlTensors_;  // of the matmul weights stored as GGUF blocks
 };
 
 class WanVaeMemory final : public VaeMemoryModel {
@@ -89,16 +99,23 @@ std::shared_ptr<const DitMemoryModel> wanDitMemoryFloat8(const WanConfig& c) {
 
 std::shared_ptr<const DitMemoryModel> wanDitMemory(const io::WeightSet& weights) {
   const WanConfig config = detectWanConfig(weights).config;
-  std::uint64_t elements = 0, rows = 0;
-  for (const io::WeightInfo& info : weights.weights())
+  std::uint64_t elements = 0, rows = 0, ggmlElements = 0, ggmlBytes = 0, ggmlTensors = 0;
+  for (const io::WeightInfo& info : weights.weights()) {
     // The matmul weights WanModel keeps as stored: the blocks' linears and the text embedding's.
-    if (info.shape.size() == 2 && (info.name.starts_with("blocks.") || info.name.starts_with("text_embedding.")) &&
-        info.name.ends_with(".weight") && weights.storedAsFloat8(info.name)) {
+    if (info.shape.size() != 2 || !(info.name.starts_with("blocks.") || info.name.starts_with("text_embedding.")) ||
+        !info.name.ends_with(".weight"))
+      continue;
+    if (weights.storedAsFloat8(info.name)) {
       elements += info.shape[0] * info.shape[1];
       rows += info.shape[0];
+    } else if (weights.storedAsGgml(info.name)) {
+      ggmlElements += info.shape[0] * info.shape[1];
+      ggmlBytes += info.bytes;
+      ++ggmlTensors;
     }
+  }
   return std::make_shared<WanDitMemory>(config, io::matmulLoadDtype(weights.find(kWanMatmulProbe), true), elements,
-                                        rows);
+                                        rows, ggmlElements, ggmlBytes, ggmlTensors);
 }
 
 std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config) {

@@ -20,7 +20,7 @@ std::shared_ptr<const DitMemoryModel> wanDitMemory(const WanConfig& config, c10:
 // The same with every matmul weight of the blocks and the text embedding stored as scaled fp8 (ComfyUI's
 // *_fp8_scaled Wan files), for plans of a published size.
 std::shared_ptr<const DitMemoryModel> wanDitMemoryFloat8(const WanConfig& config);
-// The same for a file: its fp8-stored matmul weights counted for storedFloat8Saving.
+// The same for a file: its fp8-stored matmul weights counted for keptAsStoredSaving.
 std::shared_ptr<const DitMemoryModel> wanDitMemory(const io::WeightSet& weights);
 std::shared_ptr<const VaeMemoryModel> wanVaeMemory(const WanVaeConfig& config);
 

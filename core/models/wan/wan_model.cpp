@@ -194,6 +194,12 @@ void WanModel::setImageEmbedding(const at::Tensor& features) const {
   impl_->imageFeatures = flat;
 }
 
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanParameterShapes(const WanConfig& config) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+  for (ParamSpec& spec : parameterSpecs(config)) shapes.emplace_back(std::move(spec.name), std::move(spec.shape));
+  return shapes;
+}
+
 WanModel WanModel::load(const io::WeightSet& weights, const WanLoadOptions& options) {
   const WanDetection detection = detectWanConfig(weights);
   requireNoDetectionProblems(weights.label(), "a Wan DiT", detection.problems);
@@ -217,8 +223,10 @@ WanModel WanModel::load(const io::WeightSet& weights, const WanConfig& config, c
   for (const ParamSpec& spec : parameterSpecs(config)) {
     const bool linearWeight =
         spec.kind == WeightKind::Matmul && spec.shape.size() == 2 && spec.name.ends_with(".weight");
-    if (options.keepFloat8 && linearWeight && weights.storedAsFloat8(spec.name))
+    if (options.keepQuantised && linearWeight && weights.storedAsFloat8(spec.name))
       loader.requireStoredFloat8(spec.name, spec.shape);
+    else if (options.keepQuantised && linearWeight && weights.storedAsGgml(spec.name))
+      loader.requireStoredGgml(spec.name, spec.shape);
     else
       loader.require(spec.name, spec.shape, spec.kind == WeightKind::Matmul ? impl->compute : at::kFloat);
   }

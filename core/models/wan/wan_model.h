@@ -33,11 +33,14 @@ struct WanLoadOptions {
   std::optional<at::ScalarType> computeDtype;
   at::Device device = at::kCPU;
   AttentionImpl attention = AttentionImpl::Auto;
-  // fp8 matmul weights (F8_E4M3 / F8_E5M2, scaled or not) kept as stored, one byte each, and dequantised to the
-  // compute dtype layer by layer at each call (bit for bit what loading them dequantised gives). Off: dequantised
-  // once at load.
-  bool keepFloat8 = false;
+  // fp8 matmul weights (F8_E4M3 / F8_E5M2, scaled or not) and GGUF block-quantised ones kept as stored (one byte
+  // each, or their blocks) and dequantised to the compute dtype layer by layer at each call (bit for bit what
+  // loading them dequantised gives). Off: dequantised once at load.
+  bool keepQuantised = false;
 };
+
+// Every tensor a WanModel of `config` has, by its official name, with its shape.
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> wanParameterShapes(const WanConfig& config);
 
 // The Wan 2.1 text-to-video DiT (wan21.md §1), its SkyReels-V2 diffusion-forcing variant, Wan 2.1 I2V / FLF2V
 // (a CLIP image embedding: golden README §11.2) and the Wan 2.2 DiTs.

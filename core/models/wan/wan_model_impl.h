@@ -5,11 +5,13 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
 
+#include "io/ggml_dequant.h"
 #include "models/attention.h"
 #include "models/block_cache.h"
 #include "models/dit_runner.h"
@@ -25,10 +27,15 @@ namespace wan_detail {
 struct Linear {
   at::Tensor weight, bias;
   at::Tensor scale;  // an fp8 weight kept as stored: its float32 scale (its compute dtype is the bias's)
+  std::optional<io::GgmlType> ggml;  // a GGUF weight kept as its blocks, [out, bytes per row] (compute: the bias's)
   const std::vector<LayerAdapter>* adapters = nullptr;  // beside the layer (null: none)
   at::Tensor operator()(const at::Tensor& x) const {
     at::Tensor y;
-    if (!scale.defined()) {
+    if (ggml) {
+      const std::int64_t in = weight.size(1) / ggmlTraits(*ggml).blockBytes * ggmlTraits(*ggml).blockElements;
+      const at::Tensor w = io::dequantiseGgml(weight, *ggml, {weight.size(0), in}, bias.scalar_type());
+      y = at::linear(x.to(w.scalar_type()), w, bias);
+    } else if (!scale.defined()) {
       y = at::linear(x.to(weight.scalar_type()), weight, bias);
     } else {
       const at::Tensor w = (weight.to(at::kFloat) * scale).to(bias.scalar_type());  // as WeightSet::load dequantises
@@ -103,8 +110,11 @@ struct WanModel::Impl {
   const at::Tensor& get(const std::string& name) const { return params.at(name); }
   Linear linear(const std::string& name) const {
     const auto scale = params.find(name + ".weight_scale");
+    const auto ggml = params.find(name + ".weight_ggml");
     const auto adapted = adapters.find(name + ".weight");
     return {get(name + ".weight"), get(name + ".bias"), scale == params.end() ? at::Tensor() : scale->second,
+            ggml == params.end() ? std::nullopt
+                                 : io::ggmlTypeFromId(static_cast<std::uint32_t>(ggml->second.item<std::int64_t>())),
             adapted == adapters.end() ? nullptr : &adapted->second};
   }
 

@@ -48,7 +48,7 @@ std::optional<IdentifiedModel> identifyWan22Vae(const io::WeightSet& weights) {
 std::unique_ptr<VideoDiffusionModel> loadWan22Dit(const io::WeightSet& weights, c10::Device device) {
   WanLoadOptions options;
   options.device = device;
-  options.keepFloat8 = true;
+  options.keepQuantised = true;
   return std::make_unique<WanModel>(WanModel::load(weights, options));
 }
 
@@ -169,7 +169,9 @@ const ModelFamilyRow& wan22I2vFamily() {
                                   .inspect = inspectI2v,
                                   .knowledge = &i2vKnowledge(),
                                   .ditFacts = i2vFacts,
-                                  .familyFromFileName = i2vNames};
+                                  .familyFromFileName = i2vNames,
+                                  .ggufKeepsUnquantised = wanGgufKeepsUnquantised,
+                                  .ggufArchitecture = "wan"};
   return row;
 }
 
@@ -182,7 +184,9 @@ const ModelFamilyRow& wan22Ti2vFamily() {
                                   .inspect = inspectTi2v,
                                   .knowledge = &ti2vKnowledge(),
                                   .ditFacts = ti2vFacts,
-                                  .familyFromFileName = ti2vNames};
+                                  .familyFromFileName = ti2vNames,
+                                  .ggufKeepsUnquantised = wanGgufKeepsUnquantised,
+                                  .ggufArchitecture = "wan"};
   return row;
 }
 

@@ -300,6 +300,49 @@ class TestComfyImport : public QObject {
     QCOMPARE(shot.continuity.fallbackImage, std::string("frame.png"));
   }
 
+  // ComfyUI-GGUF's loaders (UI format, and ComfyUI-MultiGPU's DisTorch copy in the API format with its extra fields)
+  // give the DiT; a .gguf DiT is exported through UnetLoaderGGUF with a note, and that graph reads back.
+  void ggufLoadersGiveTheDit() {
+    Json ui = stockUiWorkflow();
+    for (Json& n : ui["nodes"])
+      if (n["type"] == "UNETLoader") {
+        n["type"] = "UnetLoaderGGUFAdvanced";
+        n["widgets_values"] = {"wan2.1-t2v-1.3b-Q4_K_M.gguf", "default", "bfloat16", true};
+      }
+    const ComfyImport fromUi = importComfyWorkflow(ui.dump(), "gguf.json", testing::withFamilies());
+    QCOMPARE(fromUi.sequence.settings.model.dit, std::string("wan2.1-t2v-1.3b-Q4_K_M.gguf"));
+    bool noted = false;
+    for (const std::string& note : fromUi.notes)
+      noted = noted || (note.find("patch_dtype, patch_on_device left to the memory plan") != std::string::npos);
+    QVERIFY(noted);
+
+    Json api = seedPackWorkflow();
+    for (auto& [id, n] : api.items())
+      if (n["class_type"] == "UNETLoader")
+        n = Json{{"class_type", "UnetLoaderGGUFDisTorchMultiGPU"},
+                 {"inputs",
+                  {{"unet_name", "wan2.1-t2v-1.3b-Q8_0.gguf"},
+                   {"device", "cuda:0"},
+                   {"virtual_vram_gb", 4.0},
+                   {"use_other_vram", false}}}};
+    const ComfyImport fromApi = importComfyWorkflow(api.dump(), "distorch.json", testing::withFamilies());
+    QCOMPARE(fromApi.sequence.settings.model.dit, std::string("wan2.1-t2v-1.3b-Q8_0.gguf"));
+    QVERIFY(!unmappedHas(fromApi, "1", "UnetLoaderGGUFDisTorchMultiGPU"));
+
+    Sequence sequence = fromApi.sequence;
+    const std::vector<ComfyShotWorkflow> out = exportComfyWorkflows(sequence, resolve::resolveSequence(sequence, {}));
+    const Json graph = Json::parse(out.front().json);
+    bool gguf = false;
+    for (const auto& [id, n] : graph.items())
+      gguf = gguf || (n["class_type"] == "UnetLoaderGGUF" && n["inputs"]["unet_name"] == "wan2.1-t2v-1.3b-Q8_0.gguf");
+    QVERIFY(gguf);
+    bool told = false;
+    for (const std::string& note : out.front().notes) told = told || note.find("ComfyUI-GGUF") != std::string::npos;
+    QVERIFY(told);
+    const ComfyImport back = importComfyWorkflow(out.front().json, "back.json", testing::withFamilies());
+    QCOMPARE(back.sequence.settings.model.dit, std::string("wan2.1-t2v-1.3b-Q8_0.gguf"));
+  }
+
   // export-comfy's stock graphs read back with the same prompts, seeds, sizes and sampler.
   void exportedShotsImportBack() {
     const Sequence demo = *loadSequenceFile(testing::workflow("demo.json")).sequence;
@@ -321,8 +364,8 @@ class TestComfyImport : public QObject {
       QVERIFY(back.unmapped.size() == 1 && back.unmapped[0].type == "SaveAnimatedWEBP");
     }
     const std::vector<std::string> mapped = mappedComfyNodeTypes(testing::withFamilies().families);
-    for (const char* type :
-         {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore", "WanImageToVideo"})
+    for (const char* type : {"KSampler", "ZeroCopyLatentHandoff", "ZeroCopyVRAMPin", "ZeroCopyLatentStore",
+                             "WanImageToVideo", "UnetLoaderGGUF", "UnetLoaderGGUFDisTorch2MultiGPU"})
       QVERIFY(std::find(mapped.begin(), mapped.end(), type) != mapped.end());
   }
 };

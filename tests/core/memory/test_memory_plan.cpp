@@ -5,8 +5,17 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <QTemporaryDir>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/gguf_writer.h"
+#include "io/weight_set.h"
 #include "memory/counting_cpu_allocator.h"
 #include "memory/memory_planner.h"
+#include "models/gguf_tensor_types.h"
+#include "models/wan/wan_family.h"
 #include "models/wan/wan_memory.h"
 #include "models/wan/wan_model.h"
 #include "models/wan/wan_vae.h"
@@ -172,6 +181,57 @@ class MemoryPlanTest : public QObject {
   }
 
   // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype.
+  // Wan 2.2 A14B's two experts as QuantStack's Q4_K_M GGUF files (the value and second FFN matmuls in Q6_K, the
+  // rest of the blocks in Q4_K, embeddings, modulations and head F32): the header of a file of the real shapes,
+  // its data left as a hole, planned tensor by tensor. Both stay resident on a 24 GB card at 640×352×81 (at
+  // 832×480×81 the activations and the decode leave room for one expert at a time).
+  void twoQ4KMExpertsFitA24GBCard() {
+    QTemporaryDir dir;
+    const std::filesystem::path path = std::filesystem::path(dir.path().toStdString()) / "wan2.2_t2v_Q4_K_M.gguf";
+    std::vector<io::GgufTensorPlan> plans;
+    std::uint64_t q4 = 0, q6 = 0, kept = 0;
+    for (const auto& [name, shape] : models::wanParameterShapes(models::WanConfig::preset("14b"))) {
+      const std::vector<std::uint64_t> dims(shape.begin(), shape.end());
+      io::GgmlType type = models::ggufTensorType(&models::wanDitFamily(), name, dims, io::GgmlType::Q4_K);
+      if (type == io::GgmlType::Q4_K && (name.ends_with(".v.weight") || name.ends_with("ffn.2.weight")))
+        type = io::GgmlType::Q6_K;
+      (type == io::GgmlType::Q4_K ? q4 : type == io::GgmlType::Q6_K ? q6 : kept) += io::ggmlBytesOf(type, dims);
+      plans.push_back({name, type, dims});
+    }
+    io::GgufWriter writer({{"general.architecture", "wan"}}, plans);
+    {
+      std::ofstream file(path, std::ios::binary);
+      file << writer.bytesSoFar();
+    }
+    std::filesystem::resize_file(path, writer.finishedSize());
+    const io::WeightSet weights = io::WeightSet::open(path);
+    QCOMPARE(weights.ggmlBlockBytes(), q4 + q6);
+    QCOMPARE(weights.quantisation(), std::string("GGUF Q4_K, Q6_K"));
+
+    memory::PlanRequest r = wan13bRequest();
+    r.dit = r.ditHighNoise = models::wanDitMemory(weights);
+    r.ditDtype = r.ditHighNoiseDtype = r.dit->loadDtype();
+    QCOMPARE(r.ditDtype, at::kBFloat16);
+    r.shots = {{16, 21, 44, 80}, {16, 21, 44, 80}};
+    for (memory::PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
+    r.deviceTotal = 24 * GiB;
+    r.margin.reset();
+    const memory::MemoryPlan plan = memory::planMemory(r);
+    // Per tensor: the blocks as stored, every other tensor at the compute dtype (bf16) or float32 as loaded.
+    const std::uint64_t expected = models::wanDitWeightBytes(models::WanConfig::preset("14b"), at::kBFloat16) -
+                                   r.dit->keptAsStoredSaving(at::kBFloat16);
+    QCOMPARE(plan.highNoiseExpertWeights, expected);
+    std::printf("A14B Q4_K_M on 24 GiB: experts %s each (Q4_K %s, Q6_K %s as stored); %s, %s; peak both %s\n",
+                util::formatByteSize(plan.highNoiseExpertWeights).c_str(), util::formatByteSize(q4).c_str(),
+                util::formatByteSize(q6).c_str(), toString(plan.expertsChosen), toString(plan.chosen),
+                util::formatByteSize(plan.peakExpertsResident).c_str());
+    QVERIFY2(plan.fits, plan.reason.c_str());
+    QCOMPARE(plan.expertsChosen, ExpertResidency::Resident);
+    QVERIFY(plan.highNoiseExpertWeights < 11 * GiB);
+    r.shots = {{16, 21, 60, 104}, {16, 21, 60, 104}};
+    QCOMPARE(memory::planMemory(r).expertsChosen, ExpertResidency::Swap);
+  }
+
   void loraPatchedWeightsArePlanned() {
     const memory::MemoryPlan plain = memory::planMemory(wan13bRequest());
     memory::PlanRequest r = wan13bRequest();

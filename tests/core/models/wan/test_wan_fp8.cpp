@@ -82,7 +82,7 @@ class TestWanFloat8 : public QObject {
     QVERIFY(weights.storedAsFloat8("blocks.0.ffn.0.weight"));
     QVERIFY(!weights.storedAsFloat8("head.head.weight"));
     WanLoadOptions dequantised, kept;
-    kept.keepFloat8 = true;
+    kept.keepQuantised = true;
     const WanModel a = WanModel::load(weights, dequantised), b = WanModel::load(weights, kept);
     const auto io = io::SafetensorsFile::open(golden("wan_dit_tiny_io.safetensors"));
     const at::Tensor x = io->tensor("case1.x"), t = io->tensor("case1.t"), context = io->tensor("case1.context");
@@ -96,7 +96,7 @@ class TestWanFloat8 : public QObject {
     for (const auto& [name, value] : b.namedParameters())
       if (value.scalar_type() == at::kFloat8_e4m3fn) codes += value.numel();
     QVERIFY(codes > 0);
-    QCOMPARE(a.weightBytes() - b.weightBytes(), wanDitMemory(weights)->storedFloat8Saving(a.computeDtype()));
+    QCOMPARE(a.weightBytes() - b.weightBytes(), wanDitMemory(weights)->keptAsStoredSaving(a.computeDtype()));
     QVERIFY(b.weightBytes() < a.weightBytes());
   }
 
@@ -106,7 +106,7 @@ class TestWanFloat8 : public QObject {
   void aLoraGoesBesideAKeptWeight() {
     const io::WeightSet weights = io::WeightSet::open(file());
     WanLoadOptions kept;
-    kept.keepFloat8 = true;
+    kept.keepQuantised = true;
     WanModel model = WanModel::load(weights, kept), dequantised = WanModel::load(weights, WanLoadOptions{});
     WeightShapes shapes;
     for (const auto& [name, value] : model.namedParameters()) shapes.emplace_back(name, value.sizes().vec());
