@@ -181,55 +181,70 @@ class MemoryPlanTest : public QObject {
   }
 
   // LoRA-patched copies sit beside the kept base weights, in the DiT's dtype.
-  // Wan 2.2 A14B's two experts as QuantStack's Q4_K_M GGUF files (the value and second FFN matmuls in Q6_K, the
-  // rest of the blocks in Q4_K, embeddings, modulations and head F32): the header of a file of the real shapes,
-  // its data left as a hole, planned tensor by tensor. Both stay resident on a 24 GB card at 640×352×81 (at
-  // 832×480×81 the activations and the decode leave room for one expert at a time).
-  void twoQ4KMExpertsFitA24GBCard() {
+  // Wan 2.2 A14B's two experts as QuantStack's GGUF files: Q4_K_M (the value and second FFN matmuls in Q6_K, the rest
+  // of the blocks in Q4_K) and Q8_0, embeddings, modulations and head F32 — the header of a file of the real shapes,
+  // its data left as a hole, planned tensor by tensor. At Q4_K_M both stay resident on a 24 GB card at 640×352×81
+  // (at 832×480×81 the activations and the decode leave room for one expert at a time); at Q8_0 one at a time there;
+  // on 80 GB both at 832×480×81.
+  void quantisedA14BExperts() {
     QTemporaryDir dir;
-    const std::filesystem::path path = std::filesystem::path(dir.path().toStdString()) / "wan2.2_t2v_Q4_K_M.gguf";
-    std::vector<io::GgufTensorPlan> plans;
-    std::uint64_t q4 = 0, q6 = 0, kept = 0;
-    for (const auto& [name, shape] : models::wanParameterShapes(models::WanConfig::preset("14b"))) {
-      const std::vector<std::uint64_t> dims(shape.begin(), shape.end());
-      io::GgmlType type = models::ggufTensorType(&models::wanDitFamily(), name, dims, io::GgmlType::Q4_K);
-      if (type == io::GgmlType::Q4_K && (name.ends_with(".v.weight") || name.ends_with("ffn.2.weight")))
-        type = io::GgmlType::Q6_K;
-      (type == io::GgmlType::Q4_K ? q4 : type == io::GgmlType::Q6_K ? q6 : kept) += io::ggmlBytesOf(type, dims);
-      plans.push_back({name, type, dims});
-    }
-    io::GgufWriter writer({{"general.architecture", "wan"}}, plans);
-    {
-      std::ofstream file(path, std::ios::binary);
-      file << writer.bytesSoFar();
-    }
-    std::filesystem::resize_file(path, writer.finishedSize());
-    const io::WeightSet weights = io::WeightSet::open(path);
-    QCOMPARE(weights.ggmlBlockBytes(), q4 + q6);
-    QCOMPARE(weights.quantisation(), std::string("GGUF Q4_K, Q6_K"));
+    struct Case {
+      const char* name;
+      io::GgmlType base;
+      io::GgmlType valueAndFfn2;
+    };
+    for (const Case& c : {Case{"Q4_K_M", io::GgmlType::Q4_K, io::GgmlType::Q6_K},
+                          Case{"Q8_0", io::GgmlType::Q8_0, io::GgmlType::Q8_0}}) {
+      const std::filesystem::path path =
+          std::filesystem::path(dir.path().toStdString()) / (std::string("wan2.2_t2v_") + c.name + ".gguf");
+      std::vector<io::GgufTensorPlan> plans;
+      std::uint64_t blocks = 0;
+      for (const auto& [name, shape] : models::wanParameterShapes(models::WanConfig::preset("14b"))) {
+        const std::vector<std::uint64_t> dims(shape.begin(), shape.end());
+        io::GgmlType type = models::ggufTensorType(&models::wanDitFamily(), name, dims, c.base);
+        if (type == c.base && (name.ends_with(".v.weight") || name.ends_with("ffn.2.weight"))) type = c.valueAndFfn2;
+        if (io::isBlockQuantised(type)) blocks += io::ggmlBytesOf(type, dims);
+        plans.push_back({name, type, dims});
+      }
+      io::GgufWriter writer({{"general.architecture", "wan"}}, plans);
+      {
+        std::ofstream file(path, std::ios::binary);
+        file << writer.bytesSoFar();
+      }
+      std::filesystem::resize_file(path, writer.finishedSize());
+      const io::WeightSet weights = io::WeightSet::open(path);
+      QCOMPARE(weights.ggmlBlockBytes(), blocks);
 
-    memory::PlanRequest r = wan13bRequest();
-    r.dit = r.ditHighNoise = models::wanDitMemory(weights);
-    r.ditDtype = r.ditHighNoiseDtype = r.dit->loadDtype();
-    QCOMPARE(r.ditDtype, at::kBFloat16);
-    r.shots = {{16, 21, 44, 80}, {16, 21, 44, 80}};
-    for (memory::PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
-    r.deviceTotal = 24 * GiB;
-    r.margin.reset();
-    const memory::MemoryPlan plan = memory::planMemory(r);
-    // Per tensor: the blocks as stored, every other tensor at the compute dtype (bf16) or float32 as loaded.
-    const std::uint64_t expected = models::wanDitWeightBytes(models::WanConfig::preset("14b"), at::kBFloat16) -
+      memory::PlanRequest r = wan13bRequest();
+      r.dit = r.ditHighNoise = models::wanDitMemory(weights);
+      r.ditDtype = r.ditHighNoiseDtype = r.dit->loadDtype();
+      QCOMPARE(r.ditDtype, at::kBFloat16);
+      r.margin.reset();
+      // Per tensor: the blocks as stored, every other tensor at the compute dtype (bf16) or float32 as loaded.
+      const std::uint64_t expert = models::wanDitWeightBytes(models::WanConfig::preset("14b"), at::kBFloat16) -
                                    r.dit->keptAsStoredSaving(at::kBFloat16);
-    QCOMPARE(plan.highNoiseExpertWeights, expected);
-    std::printf("A14B Q4_K_M on 24 GiB: experts %s each (Q4_K %s, Q6_K %s as stored); %s, %s; peak both %s\n",
-                util::formatByteSize(plan.highNoiseExpertWeights).c_str(), util::formatByteSize(q4).c_str(),
-                util::formatByteSize(q6).c_str(), toString(plan.expertsChosen), toString(plan.chosen),
-                util::formatByteSize(plan.peakExpertsResident).c_str());
-    QVERIFY2(plan.fits, plan.reason.c_str());
-    QCOMPARE(plan.expertsChosen, ExpertResidency::Resident);
-    QVERIFY(plan.highNoiseExpertWeights < 11 * GiB);
-    r.shots = {{16, 21, 60, 104}, {16, 21, 60, 104}};
-    QCOMPARE(memory::planMemory(r).expertsChosen, ExpertResidency::Swap);
+      for (const std::uint64_t total : {24 * GiB, 80 * GiB})
+        for (const auto& shape : {std::array<std::int64_t, 3>{21, 44, 80}, std::array<std::int64_t, 3>{21, 60, 104}}) {
+          r.deviceTotal = total;
+          r.shots = {{16, shape[0], shape[1], shape[2]}, {16, shape[0], shape[1], shape[2]}};
+          for (memory::PlanShot& shot : r.shots) shot.expertRuns = {1, 0};
+          const memory::MemoryPlan plan = memory::planMemory(r);
+          QCOMPARE(plan.highNoiseExpertWeights, expert);
+          std::printf(
+              "A14B %s on %s at %lldx%lldx81: experts %s each (blocks %s as stored); %s, %s; peak both %s, "
+              "one at a time %s\n",
+              c.name, util::formatByteSize(total).c_str(), static_cast<long long>(shape[2] * 8),
+              static_cast<long long>(shape[1] * 8), util::formatByteSize(expert).c_str(),
+              util::formatByteSize(blocks).c_str(), toString(plan.expertsChosen), toString(plan.chosen),
+              util::formatByteSize(plan.peakExpertsResident).c_str(),
+              util::formatByteSize(plan.peakExpertsSwapped).c_str());
+          QVERIFY2(plan.fits, plan.reason.c_str());
+          const bool small = shape[1] == 44, q4 = c.base == io::GgmlType::Q4_K;
+          QCOMPARE(plan.expertsChosen,
+                   total == 80 * GiB || (q4 && small) ? ExpertResidency::Resident : ExpertResidency::Swap);
+        }
+      QVERIFY(expert < (c.base == io::GgmlType::Q4_K ? 11 : 17) * GiB);
+    }
   }
 
   void loraPatchedWeightsArePlanned() {
