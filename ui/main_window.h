@@ -141,6 +141,7 @@ class MainWindow : public QMainWindow {
   RenderState* renderState_;
   RenderController* controller_;
   int liveDecodedShot_ = -1;  // the latest shot of this render whose decoded frames the viewer showed
+  int livePreviewShot_ = -1;  // the latest shot whose preview-decoder frames the viewer plays
   Autosave* autosave_;
   ShotTableModel* shotModel_;
   CutTableModel* cutModel_;

@@ -55,15 +55,23 @@ void MainWindow::connectRenderer() {
                           .arg(shot.frames)
                           .arg(shot.steps));
   });
-  connect(c, &RenderController::stepDone, this, [this](int shot, int step, int steps, const QImage& image) {
-    renderState_->stepDone(shot, step, steps);
-    // A shot whose decoded frames have started to arrive (a stream) keeps showing them: the newest decoded
-    // frame wins over a latent preview of the same shot.
-    if (!image.isNull() && shot != liveDecodedShot_) {
-      preview_->showLive(image, tr("%1 · step %2/%3 · latent preview").arg(shotLabel(shot)).arg(step).arg(steps));
-      controller_->previewShown();
-    }
-  });
+  connect(c, &RenderController::stepDone, this,
+          [this](int shot, int step, int steps, const QImage& image, const QVector<QImage>& frames) {
+            renderState_->stepDone(shot, step, steps);
+            // A shot whose decoded frames have started to arrive (a stream) keeps showing them: the newest decoded
+            // frame wins over a preview of the same shot. The preview decoder's frames play until the next ones;
+            // between them the latent preview is not shown (it would replace film-like frames with a mosaic).
+            if (shot == liveDecodedShot_) return;
+            if (!frames.isEmpty()) {
+              preview_->showLiveFrames(
+                  frames, tr("%1 · step %2/%3 · preview decoder").arg(shotLabel(shot)).arg(step).arg(steps));
+              livePreviewShot_ = shot;
+            } else if (!image.isNull() && shot != livePreviewShot_) {
+              preview_->showLive(image,
+                                 tr("%1 · step %2/%3 · latent preview").arg(shotLabel(shot)).arg(step).arg(steps));
+            }
+            if (!frames.isEmpty() || !image.isNull()) controller_->previewShown();
+          });
   connect(c, &RenderController::progress, this, [this](int shot, int count, int step, int steps, double seconds) {
     progress_->setRange(0, std::max(1, count * std::max(1, steps)));
     progress_->setValue(shot * std::max(1, steps) + step);
@@ -139,6 +147,7 @@ bool MainWindow::renderSequence() {
   vram_->clearRun();
   renderState_->renderStarted(document_->sequence());
   liveDecodedShot_ = -1;
+  livePreviewShot_ = -1;
   preview_->setLive(true);
   progress_->setValue(0);
   progressText_->setText(tr("Starting…"));

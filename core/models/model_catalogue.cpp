@@ -110,6 +110,7 @@ std::string* roleField(ModelSet& set, ModelRole role) {
       return &set.textEncoder;
     case ModelRole::ImageEncoder:
       return &set.imageEncoder;
+    case ModelRole::PreviewDecoder:  // found in the models folder's vae_approx/, never named by a document
     case ModelRole::None:
       break;
   }

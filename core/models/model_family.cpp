@@ -16,6 +16,8 @@ const char* roleName(ModelRole role) {
       return "text_encoder";
     case ModelRole::ImageEncoder:
       return "image_encoder";
+    case ModelRole::PreviewDecoder:
+      return "preview_decoder";
     case ModelRole::None:
       break;
   }

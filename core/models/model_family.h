@@ -12,7 +12,7 @@ namespace shotchain::models {
 // architecture table, stable-diffusion.cpp's version detection): a new family is a folder under
 // core/models/ with its classes behind the interfaces (video_diffusion_model.h, video_vae.h,
 // text_encoder.h) and one line in model_registry.cpp. Nothing outside core/models names its classes.
-enum class ModelRole { None, Dit, Vae, TextEncoder, ImageEncoder };
+enum class ModelRole { None, Dit, Vae, TextEncoder, ImageEncoder, PreviewDecoder };
 
 struct IdentifiedModel {
   std::string family;  // the registry row's name ("wan_dit"); empty when no family recognised the file

@@ -12,6 +12,7 @@
 #include "io/weight_set.h"
 #include "models/model_family.h"
 #include "models/model_memory.h"
+#include "models/model_registry.h"
 
 namespace shotchain::models {
 namespace fs = std::filesystem;
@@ -243,6 +244,20 @@ ModelFiles resolveModelFiles(const ModelSet& model, const fs::path& sequenceDire
         files.imageEncoder = file;
         break;
       }
+  if (!folder.empty() && channels > 0 && isDirectory(folder / "vae_approx"))
+    for (const fs::path& file : weightsFilesUnder(folder, {"vae_approx"})) {
+      try {
+        const io::WeightSet weights = io::WeightSet::open(file);
+        const auto [row, id] = identifyFamily(weights);
+        if (row != nullptr && id.role == ModelRole::PreviewDecoder && id.problem.empty() &&
+            row->previewLatentChannels(weights) == channels) {
+          files.previewDecoder = file;
+          break;
+        }
+      } catch (const std::exception&) {
+        // Another file of the folder may serve; previews fall back to the latent mosaic.
+      }
+    }
   files.description = folder.empty() ? "files named in the sequence" : "models folder " + folder.string();
   return files;
 }

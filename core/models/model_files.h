@@ -18,7 +18,10 @@ struct ModelFiles {
   std::filesystem::path tokenizer;     // empty: the tokenizer embedded in the text encoder file
   std::filesystem::path latentRgb;     // empty: none (the preview falls back to its default factors)
   std::filesystem::path imageEncoder;  // CLIP vision (Wan 2.1 I2V / FLF2V); empty: none
-  std::string description;             // "builtin:demo (…/share/shotchain/demo)", "models folder …"
+  // A preview decoder for the DiT's latents (a models folder's vae_approx/, as ComfyUI finds one); empty: none.
+  // Not part of the model fingerprint: previews change nothing a render writes.
+  std::filesystem::path previewDecoder;
+  std::string description;  // "builtin:demo (…/share/shotchain/demo)", "models folder …"
 };
 
 // Where the files of "builtin:<name>" live: $SHOTCHAIN_RESOURCE_DIR/<name>, else

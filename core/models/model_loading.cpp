@@ -35,4 +35,10 @@ std::unique_ptr<ImageEncoder> loadImageEncoder(const ModelFiles& files, c10::Dev
   return familyFor(weights, ModelRole::ImageEncoder, false).loadImageEncoder(weights, device);
 }
 
+std::unique_ptr<PreviewDecoder> loadPreviewDecoder(const ModelFiles& files, c10::Device device) {
+  if (files.previewDecoder.empty()) return nullptr;
+  const io::WeightSet weights = io::WeightSet::open(files.previewDecoder);
+  return familyFor(weights, ModelRole::PreviewDecoder, true).loadPreviewDecoder(weights, device);
+}
+
 }  // namespace shotchain::models

@@ -6,6 +6,7 @@
 
 #include "models/image_encoder.h"
 #include "models/model_files.h"
+#include "models/preview_decoder.h"
 #include "models/text_encoder.h"
 #include "models/video_diffusion_model.h"
 #include "models/video_vae.h"
@@ -23,5 +24,7 @@ std::unique_ptr<VideoVae> loadVideoVae(const ModelFiles& files, c10::Device devi
 std::unique_ptr<TextEncoder> loadTextEncoder(const ModelFiles& files, c10::Device device);
 // The image encoder of files.imageEncoder (throws when the set has none).
 std::unique_ptr<ImageEncoder> loadImageEncoder(const ModelFiles& files, c10::Device device);
+// files.previewDecoder on `device`; null when there is none.
+std::unique_ptr<PreviewDecoder> loadPreviewDecoder(const ModelFiles& files, c10::Device device);
 
 }  // namespace shotchain::models

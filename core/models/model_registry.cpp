@@ -6,6 +6,7 @@
 #include "io/weight_set.h"
 
 #include "models/clip_vit/clip_vision_family.h"
+#include "models/taehv/taehv_family.h"
 #include "models/umt5/umt5_family.h"
 #include "models/wan/wan_family.h"
 #include "models/wan22/wan22_family.h"
@@ -13,8 +14,9 @@
 namespace shotchain::models {
 
 std::span<const ModelFamilyRow> modelFamilies() {
-  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(), wan22VaeFamily(), wan21I2vFamily(),
-                               wanDitFamily(),    wanVaeFamily(),   umt5Family(),     clipVisionFamily()};
+  static const std::array rows{wan22Ti2vFamily(), wan22I2vFamily(),   wan22VaeFamily(),
+                               wan21I2vFamily(),  wanDitFamily(),     wanVaeFamily(),
+                               umt5Family(),      clipVisionFamily(), taehvFamily()};
   return rows;
 }
 

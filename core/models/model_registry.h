@@ -24,6 +24,7 @@ class VideoDiffusionModel;
 class VideoVae;
 class TextEncoder;
 class ImageEncoder;
+class PreviewDecoder;
 
 // What `shotchain inspect` prints of a file a family recognises: lines of "name: value", and the
 // problems that keep it from loading (empty: loadable).
@@ -53,6 +54,8 @@ struct ModelFamilyRow {
   EncoderMemory (*textEncoderMemory)(const io::WeightSet& weights) = nullptr;
   std::unique_ptr<ImageEncoder> (*loadImageEncoder)(const io::WeightSet& weights, c10::Device device) = nullptr;
   EncoderMemory (*imageEncoderMemory)(const io::WeightSet& weights) = nullptr;
+  std::unique_ptr<PreviewDecoder> (*loadPreviewDecoder)(const io::WeightSet& weights, c10::Device device) = nullptr;
+  std::int64_t (*previewLatentChannels)(const io::WeightSet& weights) = nullptr;
   FamilyInspection (*inspect)(const io::WeightSet& weights) = nullptr;
   // What the product knows of the family beyond its classes (family_knowledge.h).
   const FamilyKnowledge* knowledge = nullptr;

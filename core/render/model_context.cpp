@@ -25,6 +25,7 @@ std::unique_ptr<ModelContext> loadModelContext(const models::ModelSetFacts& fact
     context->preview = sampling::loadLatentRgbFactors(files.latentRgb);
   else if (facts.vae.knowledge && facts.vae.knowledge->preview)
     context->preview = sampling::latentRgbFactors(*facts.vae.knowledge->preview);
+  context->previewDecoder = models::loadPreviewDecoder(files, device);
   context->loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return context;
 }

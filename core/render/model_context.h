@@ -9,6 +9,7 @@
 #include "memory/model_slot.h"
 #include "models/model_files.h"
 #include "models/model_set_facts.h"
+#include "models/preview_decoder.h"
 #include "models/video_diffusion_model.h"
 #include "models/video_vae.h"
 #include "sampling/latent_preview.h"
@@ -28,6 +29,8 @@ struct ModelContext {
   std::unique_ptr<memory::ModelSlot> ditHighNoise;
   std::unique_ptr<models::VideoVae> vae;
   sampling::LatentRgbFactors preview;  // no channels: previews off
+  // Frames that look like the film during sampling (files.previewDecoder); null: the latent mosaic above.
+  std::unique_ptr<models::PreviewDecoder> previewDecoder;
   double loadSeconds = 0;
 };
 

@@ -50,6 +50,10 @@ struct StepDone {
   double sigma = 0;
   double seconds = 0;  // wall time of this step
   RgbFrame preview;    // latent preview of the middle latent frame (latent resolution); empty when off
+  // With a preview decoder: the whole shot's frames decoded from this step's prediction of the clean latent
+  // (at the shot's size); empty at steps the decoder skipped to keep its cost near a fifth of the wall.
+  std::vector<RgbFrame> previewFrames;
+  double previewSeconds = 0;  // what decoding them took
 };
 
 struct FramesDecoded {

@@ -68,6 +68,10 @@ struct RenderSummary {
   int textEncoderLoads = 0;  // 0 when every prompt came from the prompt embeddings kept on disk
   int promptsEncoded = 0;
   int promptsFromCache = 0;
+  // Frames decoded by the preview decoder during sampling (RenderOptions::previews with a decoder in the set).
+  std::string previewDecoder;  // its file name; empty: latent previews
+  int previewDecodes = 0;
+  double previewSeconds = 0;  // all of them together
   double modelLoadSeconds = 0;
   // With RenderOptions::calibrateCache: each whole-clip shot's recorded run, with the shot's index in `resolved`.
   struct CalibrationRun {

@@ -67,6 +67,11 @@ Json reportJson(const Sequence& sequence, const RenderSummary& summary) {
   json["text_encoder"] = {{"loads", summary.textEncoderLoads},
                           {"prompts_encoded", summary.promptsEncoded},
                           {"prompts_from_cache", summary.promptsFromCache}};
+  json["preview"] = {
+      {"decoder", summary.previewDecoder.empty() ? nlohmann::json() : nlohmann::json(summary.previewDecoder)},
+      {"decodes", summary.previewDecodes},
+      {"seconds", summary.previewSeconds},
+      {"seconds_each", summary.previewDecodes > 0 ? summary.previewSeconds / summary.previewDecodes : 0.0}};
   json["timings"] = {{"model_load_seconds", summary.modelLoadSeconds},
                      {"text_encode_seconds", summary.textEncodeSeconds},
                      {"total_seconds", summary.finished.seconds}};

@@ -424,6 +424,8 @@ void ShotPass::measureKeyframes(DecodeJob& job, const at::Tensor& lastFrame) {
   }
 }
 
+bool ShotPass::previewDue() const { return previewCost_ == 0 || util::secondsSince(lastPreview_) >= 4 * previewCost_; }
+
 SampledShot ShotPass::sample(PreparedShot& prepared) {
   const resolve::ResolvedShot& shot = *prepared.shot;
   const int index = static_cast<int>(shot.index);
@@ -438,6 +440,17 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     done.sigma = event.sigma;
     done.seconds = event.seconds;
     if (options_.previews) done.preview = previewOf(event.denoised, models_.preview);
+    if (options_.previews && models_.previewDecoder && previewDue()) {
+      const auto decodeStart = util::Stopwatch::now();
+      const at::Tensor frames = models_.previewDecoder->decodeFrames(event.denoised);  // [T, 3, H, W] in [0, 1]
+      done.previewFrames = videoToFrames(frames.permute({1, 0, 2, 3}) * 2 - 1);
+      summary_.previewDecoder = models_.files.previewDecoder.filename().string();
+      done.previewSeconds = util::secondsSince(decodeStart);
+      previewCost_ = done.previewSeconds;
+      lastPreview_ = util::Stopwatch::now();
+      ++summary_.previewDecodes;
+      summary_.previewSeconds += done.previewSeconds;
+    }
     observer_.stepDone(done);
     requireWholeFiles();
     pump(false);

@@ -152,6 +152,11 @@ class ShotPass {
   std::unique_ptr<DecodeJob> pending_;
   // What the time since the last sampling step went to (reported with the next shot's start).
   GapParts gap_;
+  // The preview decoder's last decode: what it cost and when it ended (a step decodes only when the time since is
+  // at least four times that cost, so previews take about a fifth of the wall at most).
+  double previewCost_ = 0;
+  util::Stopwatch::time_point lastPreview_{};
+  bool previewDue() const;
 };
 
 }  // namespace shotchain::render

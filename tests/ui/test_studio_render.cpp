@@ -19,6 +19,8 @@
 #include "document/sequence_document.h"
 #include "main_window.h"
 #include "monitor/cut_table_model.h"
+#include "preview/frame_view.h"
+#include "preview/preview_panel.h"
 #include "render/render_controller.h"
 #include "render/render_state.h"
 #include "sequence/edits.h"
@@ -26,6 +28,7 @@
 #include "test_registry.h"
 #include "test_support.h"
 #include "timeline/timeline_view.h"
+#include "tiny_model_set.h"
 #include "widgets/message_banner.h"
 
 using namespace shotchain;
@@ -103,6 +106,50 @@ class StudioRender : public QObject {
       QCOMPARE(window.renderState()->status(shot.id).state, ShotState::Done);
     QVERIFY(QFileInfo::exists(dir.filePath("demo.render/sequence.mp4")));
     QVERIFY(QFileInfo::exists(dir.filePath("demo.render/report.json")));
+  }
+
+  // A preview decoder in the models folder's vae_approx/: while a shot samples, the viewer plays the whole shot
+  // decoded from a step's prediction (frames at the shot's size, the caption says so), not the latent mosaic.
+  void previewDecoderFramesPlayDuringSampling() {
+    QTemporaryDir dir;
+    const std::filesystem::path root = dir.path().toStdString(), folder = root / "models";
+    const TinyModelSet tiny = writeTinyModelSet(root / "tiny", 31, false);
+    for (const char* sub : {"diffusion_models", "vae", "text_encoders", "vae_approx"})
+      std::filesystem::create_directories(folder / sub);
+    std::filesystem::copy_file(tiny.dit, folder / "diffusion_models" / "dit.safetensors");
+    std::filesystem::copy_file(tiny.vae, folder / "vae" / "vae.safetensors");
+    std::filesystem::copy_file(tiny.textEncoder, folder / "text_encoders" / "umt5.safetensors");
+    std::filesystem::copy_file(golden("taehv_tiny_wan21.safetensors"), folder / "vae_approx" / "taew2_1.safetensors");
+    Sequence sequence;
+    sequence.settings.model.builtin.clear();
+    sequence.settings.model.folder = folder.string();
+    sequence.settings.model.tokenizer = tiny.tokenizer.string();
+    sequence.settings.sampler.steps = 6;
+    sequence.shots = {tinyShot("a", 5)};
+    const QString file = dir.filePath("tiny.json");
+    saveSequenceFile(sequence, file.toStdString());
+
+    MainWindow window(QStringLiteral("CPU (test)"), nullptr,
+                      [](render::RenderOptions& options) { options.previews = true; });
+    QVERIFY(window.openFile(file));
+    RenderController* controller = window.renderController();
+    QSignalSpy finished(controller, &RenderController::finished);
+    QStringList captions;
+    QSize shown;
+    connect(controller, &RenderController::stepDone, &window,
+            [&](int, int, int, const QImage&, const QVector<QImage>& frames) {
+              if (frames.isEmpty()) return;
+              captions << window.preview()->view()->caption();
+              shown = window.preview()->view()->frame().size();
+              QCOMPARE(frames.size(), 9);
+            });
+    window.renderAction()->trigger();
+    QVERIFY(finished.wait(120000));
+    QVERIFY2(!finished.at(0).at(1).toBool(), "the render failed");
+    QVERIFY(!captions.isEmpty());
+    QVERIFY2(captions.front().contains("preview decoder") && captions.front().contains("frame 1/9"),
+             qPrintable(captions.front()));
+    QCOMPARE(shown, QSize(32, 32));
   }
 
   // Ctrl+R while the cursor is still in the Prompt field renders what was typed: the typing ends as a click elsewhere

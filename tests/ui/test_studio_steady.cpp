@@ -143,12 +143,12 @@ class StudioSteady : public QObject {
       i.fill(colour);
       return i;
     };
-    Q_EMIT controller->stepDone(0, 1, 4, image(Qt::gray));  // before any decoded frame: the latent preview
+    Q_EMIT controller->stepDone(0, 1, 4, image(Qt::gray), {});  // before any decoded frame: the latent preview
     QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::gray));
     Q_EMIT controller->framesDecoded(0, 0, 17, {image(Qt::red)});
-    Q_EMIT controller->stepDone(0, 2, 4, image(Qt::green));
+    Q_EMIT controller->stepDone(0, 2, 4, image(Qt::green), {});
     QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::red));
-    Q_EMIT controller->stepDone(1, 1, 4, image(Qt::blue));  // the next shot has no decoded frame yet
+    Q_EMIT controller->stepDone(1, 1, 4, image(Qt::blue), {});  // the next shot has no decoded frame yet
     QCOMPARE(window.preview()->view()->frame().pixelColor(0, 0), QColor(Qt::blue));
   }
 

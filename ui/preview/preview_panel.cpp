@@ -26,7 +26,8 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
       follow_(new QToolButton(this)),
       scope_(new QComboBox(this)),
       position_(new QLabel(this)),
-      timer_(new QTimer(this)) {
+      timer_(new QTimer(this)),
+      liveTimer_(new QTimer(this)) {
   play_->setText(tr("▶ Play"));
   play_->setToolTip(tr("Play / pause (Space); J / K / L shuttle backward, stop, forward; I / O loop in and out"));
   play_->setAutoRaise(true);
@@ -66,6 +67,11 @@ PreviewPanel::PreviewPanel(SequenceDocument* document, RenderState* state, QWidg
   connect(back, &QToolButton::clicked, this, [this] { stepFrame(-1); });
   connect(forward, &QToolButton::clicked, this, [this] { stepFrame(1); });
   connect(timer_, &QTimer::timeout, this, &PreviewPanel::advance);
+  connect(liveTimer_, &QTimer::timeout, this, [this] {
+    if (liveFrames_.isEmpty()) return;
+    liveFrame_ = (liveFrame_ + 1) % static_cast<int>(liveFrames_.size());
+    showLiveFrame();
+  });
   connect(state_, &RenderState::framesChanged, this, [this] {
     if (!live_) showFrameAt(frame_);
   });
@@ -131,9 +137,27 @@ void PreviewPanel::showFrameAt(int sequenceFrame) {
 
 void PreviewPanel::showLive(const QImage& image, const QString& caption) {
   if (!live_ || image.isNull()) return;
+  liveTimer_->stop();
+  liveFrames_.clear();
   liveImage_ = image;
   liveCaption_ = caption;
   if (!held_) view_->setFrame(image, caption);
+}
+
+void PreviewPanel::showLiveFrames(const QVector<QImage>& frames, const QString& caption) {
+  if (!live_ || frames.isEmpty()) return;
+  liveFrames_ = frames;
+  liveCaption_ = caption;
+  liveFrame_ = 0;
+  showLiveFrame();
+  const double fps = document_->sequence().settings.fps > 0 ? document_->sequence().settings.fps : 16;
+  liveTimer_->start(static_cast<int>(std::lround(1000.0 / fps)));
+}
+
+void PreviewPanel::showLiveFrame() {
+  liveImage_ = liveFrames_[liveFrame_];
+  if (!held_)
+    view_->setFrame(liveImage_, tr("%1 · frame %2/%3").arg(liveCaption_).arg(liveFrame_ + 1).arg(liveFrames_.size()));
 }
 
 void PreviewPanel::followRender() {
@@ -148,6 +172,8 @@ void PreviewPanel::setLive(bool live) {
   held_ = false;
   follow_->setVisible(false);
   liveImage_ = {};
+  liveTimer_->stop();
+  liveFrames_.clear();
   if (live) {
     timer_->stop();
     play_->setText(tr("▶ Play"));

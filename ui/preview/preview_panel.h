@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QImage>
+#include <QVector>
 #include <QWidget>
 
 class QComboBox;
@@ -36,6 +37,9 @@ class PreviewPanel : public QWidget {
  public Q_SLOTS:
   void showFrameAt(int sequenceFrame);
   void showLive(const QImage& image, const QString& caption);
+  // A whole shot's frames during a render (the preview decoder's), played in a loop at the sequence's fps until
+  // the next live image or frames.
+  void showLiveFrames(const QVector<QImage>& frames, const QString& caption);
   void setLive(bool live);
   // During a render: back to what the renderer sends, after a scrub held a finished frame.
   void followRender();
@@ -76,6 +80,10 @@ class PreviewPanel : public QWidget {
   bool held_ = false;  // live, but the user scrubbed to a finished frame
   QImage liveImage_;   // the renderer's latest, shown again by followRender()
   QString liveCaption_;
+  QVector<QImage> liveFrames_;  // showLiveFrames: played by liveTimer_
+  int liveFrame_ = 0;
+  QTimer* liveTimer_;
+  void showLiveFrame();
 };
 
 }  // namespace shotchain::ui

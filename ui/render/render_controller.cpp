@@ -93,14 +93,15 @@ void RenderController::onShotStarted(const render::ShotStarted& shot) {
   Q_EMIT progress(shot.index, shot.count, 0, shot.steps, -1);
 }
 
-void RenderController::onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview) {
+void RenderController::onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview,
+                                  const QVector<QImage>& previewFrames) {
   stepSecondsTotal_ += seconds;
   ++stepsTimed_;
   const double mean = stepSecondsTotal_ / stepsTimed_;
   double stepsLeft = steps - step;
   for (std::size_t i = static_cast<std::size_t>(shotIndex) + 1; i < shotSteps_.size(); ++i) stepsLeft += shotSteps_[i];
   const double eta = mean * stepsLeft;
-  Q_EMIT stepDone(shotIndex, step, steps, preview);
+  Q_EMIT stepDone(shotIndex, step, steps, preview, previewFrames);
   Q_EMIT progress(shotIndex, shotCount_, step, steps, eta);
 }
 

@@ -54,7 +54,9 @@ class RenderController : public QObject {
   void renderingChanged(bool rendering);
   void planReady(const shotchain::memory::MemoryPlan& plan);
   void shotStarted(const shotchain::render::ShotStarted& shot);
-  void stepDone(int shotIndex, int step, int steps, const QImage& preview);
+  // `preview`: the latent preview (may be null); `previewFrames`: the whole shot decoded by the preview decoder
+  // from this step's prediction (empty at most steps, and without a decoder).
+  void stepDone(int shotIndex, int step, int steps, const QImage& preview, const QVector<QImage>& previewFrames);
   // Shot `shotIndex` of `shotCount`, step of steps, estimated seconds left (negative: unknown).
   void progress(int shotIndex, int shotCount, int step, int steps, double etaSeconds);
   void framesDecoded(int shotIndex, int firstFrame, int shotFrames, const QVector<QImage>& frames);
@@ -70,7 +72,8 @@ class RenderController : public QObject {
   // keeps state), on this thread, in order.
   friend class RenderWorker;
   void onShotStarted(const render::ShotStarted& shot);
-  void onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview);
+  void onStepDone(int shotIndex, int step, int steps, double seconds, const QImage& preview,
+                  const QVector<QImage>& previewFrames);
   void onFailed(int shotIndex, const QString& message, const QString& details);
   void onFinished(const render::SequenceFinished& result);
 

@@ -22,8 +22,14 @@ class RenderWorker::Observer : public render::RenderObserver {
   void shotStarted(const render::ShotStarted& shot) override { worker_.post(&RenderController::onShotStarted, shot); }
   void stepDone(const render::StepDone& step) override {
     QImage preview;
-    if (!step.preview.empty() && !worker_.previewPending_.exchange(true)) preview = toImage(step.preview);
-    worker_.post(&RenderController::onStepDone, step.shotIndex, step.step, step.steps, step.seconds, preview);
+    QVector<QImage> frames;
+    // One preview in flight at a time: a step whose predecessor's is still waiting for the GUI sends none.
+    if ((!step.preview.empty() || !step.previewFrames.empty()) && !worker_.previewPending_.exchange(true)) {
+      if (!step.preview.empty()) preview = toImage(step.preview);
+      frames.reserve(static_cast<qsizetype>(step.previewFrames.size()));
+      for (const auto& frame : step.previewFrames) frames.push_back(toImage(frame));
+    }
+    worker_.post(&RenderController::onStepDone, step.shotIndex, step.step, step.steps, step.seconds, preview, frames);
   }
   void framesDecoded(const render::FramesDecoded& decoded) override {
     QVector<QImage> frames;
