@@ -149,7 +149,7 @@ ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::pat
 ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::filesystem::path& file,
                          const std::vector<std::filesystem::path>& folders) {
   ModelSet next = current;
-  if (role == ModelRole::None) return next;
+  if (roleField(next, role) == nullptr) return next;  // no field of the document holds a file of this role
   const auto clearFiles = [&next] {
     next.dit.clear();
     next.vae.clear();

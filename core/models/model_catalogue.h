@@ -49,6 +49,7 @@ ModelSetUse resolveModelSetUse(const ModelSet& model, const std::filesystem::pat
 // `folders` (ComfyUI models folders) the set becomes that folder with the file relative to it (the
 // other components are found there by their headers unless already named in it); elsewhere the
 // role's field is the file's absolute path and the set leaves the built-in model.
+// A role no field holds (a preview decoder, found in the folder by itself) leaves the set as it is.
 ModelSet chooseModelFile(const ModelSet& current, ModelRole role, const std::filesystem::path& file,
                          const std::vector<std::filesystem::path>& folders);
 // The same for the high-noise expert of a two-expert pair (Wan 2.2 A14B): `file` becomes model.dit_high_noise

@@ -173,7 +173,10 @@ void ModelBrowser::showDetails(int row) {
   const models::CataloguedModel* file = selected ? &files_[static_cast<std::size_t>(row)] : nullptr;
   // Only what the file can be: a usable model or LoRA joins the sequence; a DiT of a family that comes as a pair of
   // experts can be the high-noise one.
-  useButton_->setEnabled(file && file->problem.empty() && (file->lora || file->id.role != models::ModelRole::None));
+  // A preview decoder is found in the models folder's vae_approx/ by itself; no field of the document names one.
+  useButton_->setEnabled(
+      file && file->problem.empty() &&
+      (file->lora || (file->id.role != models::ModelRole::None && file->id.role != models::ModelRole::PreviewDecoder)));
   const models::FamilyKnowledge* family = file && file->problem.empty() && file->id.role == models::ModelRole::Dit
                                               ? models::familyKnowledge(file->id.family)
                                               : nullptr;

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "models/model_catalogue.h"
 #include "models/model_files.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
@@ -90,6 +91,17 @@ class PreviewDecoderRenderTest : public QObject {
     const models::ModelFiles files = models::resolveModelFiles(oneShot(true).settings.model, root());
     QCOMPARE(files.previewDecoder.filename().string(), std::string("taew2_1.safetensors"));
     QVERIFY(models::resolveModelFiles(oneShot(false).settings.model, root()).previewDecoder.empty());
+  }
+
+  // The models listing says what the file is; choosing it for the sequence changes nothing (no field names one).
+  void theListingKnowsItAndNoFieldTakesIt() {
+    const std::filesystem::path file = folder() / "vae_approx" / "taew2_1.safetensors";
+    const models::CataloguedModel listed = models::catalogueModelFile(file);
+    QCOMPARE(listed.id.role, models::ModelRole::PreviewDecoder);
+    QCOMPARE(listed.id.family, std::string("taehv"));
+    QVERIFY2(listed.problem.empty(), listed.problem.c_str());
+    const ModelSet current = oneShot(true).settings.model;
+    QVERIFY(models::chooseModelFile(current, models::ModelRole::PreviewDecoder, file, {folder()}) == current);
   }
 
   void stepsCarryTheWholeShotAndTheRenderIsUnchanged() {
