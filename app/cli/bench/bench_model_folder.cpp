@@ -33,19 +33,11 @@ Shot benchShot(int index, const BenchSequenceShape& shape, int width, int height
   return shot;
 }
 
-void writeRandomModelSet(const std::string& config, const std::filesystem::path& dir) {
-  const bool tiny = config == "tiny";
-  const models::WanConfig ditConfig = models::WanConfig::preset(config);
-  std::filesystem::create_directories(dir / "diffusion_models");
+// A random VAE (Wan 2.1's shapes, or the tiny one) and a one-layer text encoder of the DiT's text width in a
+// ComfyUI-style folder, beside whatever DiT the chain reads.
+void writeRandomCompanions(const models::WanConfig& ditConfig, bool tiny, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "vae");
   std::filesystem::create_directories(dir / "text_encoders");
-  {
-    models::WanLoadOptions options;
-    if (!tiny) options.computeDtype = at::kBFloat16;
-    const models::WanModel dit = models::WanModel::random(ditConfig, 1, options);
-    io::saveSafetensors(dir / "diffusion_models" / ("wan_" + config + "_random.safetensors"), dit.namedParameters(),
-                        {{"config", ditConfig.toJson()}});
-  }
   {
     const models::WanVaeConfig vaeConfig = models::WanVaeConfig::preset(tiny ? "tiny" : "wan21");
     const models::WanVae vae = models::WanVae::random(vaeConfig, 2);
@@ -66,6 +58,24 @@ void writeRandomModelSet(const std::string& config, const std::filesystem::path&
   textConfig.numLayers = 1;
   const models::Umt5Encoder encoder = models::Umt5Encoder::random(textConfig, 3);
   io::saveSafetensors(dir / "text_encoders" / "umt5_random.safetensors", encoder.namedParameters());
+}
+
+void writeRandomModelSet(const std::string& config, const std::filesystem::path& dir) {
+  const bool tiny = config == "tiny";
+  const models::WanConfig ditConfig = models::WanConfig::preset(config);
+  std::filesystem::create_directories(dir / "diffusion_models");
+  models::WanLoadOptions options;
+  if (!tiny) options.computeDtype = at::kBFloat16;
+  const models::WanModel dit = models::WanModel::random(ditConfig, 1, options);
+  io::saveSafetensors(dir / "diffusion_models" / ("wan_" + config + "_random.safetensors"), dit.namedParameters(),
+                      {{"config", ditConfig.toJson()}});
+  writeRandomCompanions(ditConfig, tiny, dir);
+}
+
+void addShots(Sequence& sequence, const BenchSequenceShape& shape, bool big) {
+  sequence.settings.sampler.steps = shape.steps > 0 ? shape.steps : (big ? 4 : 10);
+  for (int i = 0; i < shape.shots; ++i)
+    sequence.shots.push_back(benchShot(i, shape, big ? 832 : 64, big ? 480 : 64, big ? 81 : 17));
 }
 
 }  // namespace
@@ -101,10 +111,24 @@ Sequence benchSequence(const std::string& config, const BenchSequenceShape& shap
     sequence.settings.model.folder = modelsDir.string();
     sequence.settings.model.tokenizer = (modelsDir / "text_encoders" / "tokenizer.model").string();
   }
-  const bool big = config == "1.3b" || config == "14b";
-  sequence.settings.sampler.steps = shape.steps > 0 ? shape.steps : (big ? 4 : 10);
-  for (int i = 0; i < shape.shots; ++i)
-    sequence.shots.push_back(benchShot(i, shape, big ? 832 : 64, big ? 480 : 64, big ? 81 : 17));
+  addShots(sequence, shape, config == "1.3b" || config == "14b");
+  return sequence;
+}
+
+Sequence benchSequenceReading(const std::string& name, const models::WanConfig& ditConfig,
+                              const std::filesystem::path& ditFile, const BenchSequenceShape& shape,
+                              const std::filesystem::path& modelsDir) {
+  writeRandomCompanions(ditConfig, false, modelsDir);
+  Sequence sequence;
+  sequence.settings.name = "bench " + name;
+  ModelSet& model = sequence.settings.model;
+  model.builtin.clear();
+  model.folder = modelsDir.string();  // for a preview decoder in its vae_approx/
+  model.dit = ditFile.string();
+  model.vae = (modelsDir / "vae" / "wan_vae_random.safetensors").string();
+  model.textEncoder = (modelsDir / "text_encoders" / "umt5_random.safetensors").string();
+  model.tokenizer = (modelsDir / "text_encoders" / "tokenizer.model").string();
+  addShots(sequence, shape, true);
   return sequence;
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 
+#include "models/wan/wan_config.h"
 #include "sequence/sequence.h"
 
 namespace shotchain::cli {
@@ -25,5 +26,11 @@ Sequence repeatShots(const Sequence& sequence, const BenchSequenceShape& shape);
 // `modelsDir` (a ComfyUI-style folder) with a small random text encoder of the DiT's text width.
 Sequence benchSequence(const std::string& config, const BenchSequenceShape& shape,
                        const std::filesystem::path& modelsDir);
+
+// The same chain (832×480, 81 frames, 4 steps unless `shape` says) on the DiT in `ditFile`, whose config is
+// `ditConfig`, with a random Wan 2.1 VAE and text encoder of its text width written into `modelsDir`.
+Sequence benchSequenceReading(const std::string& name, const models::WanConfig& ditConfig,
+                              const std::filesystem::path& ditFile, const BenchSequenceShape& shape,
+                              const std::filesystem::path& modelsDir);
 
 }  // namespace shotchain::cli

@@ -11,9 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench/bench_dit_weights.h"
 #include "cli/bench/bench_experts.h"
 #include "cli/bench/bench_lora_switch.h"
 #include "cli/bench/bench_model_folder.h"
+#include "cli/bench/bench_options.h"
 #include "cli/command_specs.h"
 #include "cli/option_values.h"
 #include "cli/verbs.h"
@@ -21,12 +23,22 @@
 #include "render/renderer.h"
 #include "sequence/sequence_io.h"
 #include "util/byte_size.h"
+#include "util/cache_directory.h"
 #include "util/median.h"
 
 namespace shotchain::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The seed's measurement, with the 14B DiT on a GPU: what another size or device is compared with, not held to.
+struct SeedFigure {
+  double reloadSeconds = 14.2;
+  double pinnedSeconds = 0.4;
+  double ratio = 35.5;
+  double pinnedShareGoal = 0.01;
+};
+constexpr SeedFigure kSeed;
 
 struct Gap {
   double seconds = 0;
@@ -88,10 +100,14 @@ struct PolicyRun {
   std::uint64_t planPeak = 0;  // the memory plan's peak for the policy it chose
   int ditLoads = 0;            // reload: one per shot
   double ditLoadSeconds = 0;
+  std::string previewDecoder;  // with --preview-decoder: the file the render found (empty: it did not fit)
+  int previewDecodes = 0;
+  double previewSeconds = 0;
 };
 
 PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseDir, const std::filesystem::path& out,
-                    ResidencyPolicy policy, const std::string& device, std::optional<std::uint64_t> budget) {
+                    ResidencyPolicy policy, const std::string& device, std::optional<std::uint64_t> budget,
+                    bool previews) {
   PolicyRun run;
   run.policy = toString(policy);
   render::RenderOptions options;
@@ -100,7 +116,7 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
   options.policy = policy;
   options.budget = budget;
   options.device = device;
-  options.previews = false;
+  options.previews = previews;
   render::Renderer renderer;
   renderer.probe()->resetPeak();
   renderer.probe()->markTransfers();
@@ -114,6 +130,9 @@ PolicyRun runPolicy(const Sequence& sequence, const std::filesystem::path& baseD
     run.planPeak = summary.plan.chosenPeak();
     run.ditLoads = summary.ditLoads;
     run.ditLoadSeconds = summary.ditLoadSeconds;
+    run.previewDecoder = summary.previewDecoder;
+    run.previewDecodes = summary.previewDecodes;
+    run.previewSeconds = summary.previewSeconds;
   } catch (const std::exception& error) {
     run.error = error.what();
     return run;
@@ -181,8 +200,26 @@ int runBenchResidency(const Args& args) {
   const ParsedOptions parsed = kBenchResidencyCommand.parse(args, 1);
   const std::string sequencePath = parsed.operands().empty() ? std::string() : parsed.operands().front();
   const std::string config = parsed.text("--config").value_or("");
-  if (sequencePath.empty() == config.empty())
-    throw kBenchResidencyCommand.error("give SEQUENCE or --config, one of them");
+  const std::optional<std::string> sizeName = parsed.text("--size");
+  const int chains = static_cast<int>(!sequencePath.empty()) + static_cast<int>(!config.empty()) +
+                     static_cast<int>(sizeName.has_value());
+  if (chains != 1) throw kBenchResidencyCommand.error("give SEQUENCE, --config or --size, one of them");
+  for (const char* sized : {"--weights-dir", "--dtype"})
+    if (!sizeName && parsed.text(sized)) throw kBenchResidencyCommand.error(std::string(sized) + " goes with --size");
+  std::optional<BenchDitSize> size;
+  try {
+    if (sizeName) size = parseBenchDitSize(*sizeName);
+  } catch (const std::invalid_argument& error) {
+    throw kBenchResidencyCommand.error(error.what());
+  }
+  const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value_or("bfloat16"));
+  const std::filesystem::path weightsDir =
+      parsed.text("--weights-dir")
+          .value_or(util::userCacheDirectory().empty() ? std::filesystem::path()
+                                                       : util::userCacheDirectory() / "bench-weights");
+  if (size && weightsDir.empty())
+    throw kBenchResidencyCommand.error(
+        "--size: no user cache folder (SHOTCHAIN_CACHE_DIR, XDG_CACHE_HOME and HOME are unset); give --weights-dir");
   BenchSequenceShape shape;
   shape.shots = parsed.integer("--shots").value();
   shape.steps = parsed.integer("--steps").value_or(shape.steps);
@@ -194,6 +231,9 @@ int runBenchResidency(const Args& args) {
   const std::optional<std::uint64_t> budget = parsed.byteSize("--budget");
   const std::optional<std::filesystem::path> outArg = parsed.text("--out");
   const bool json = parsed.flag("--json");
+  const std::optional<std::filesystem::path> previewDecoder = parsed.text("--preview-decoder");
+  if (previewDecoder && !std::filesystem::is_regular_file(*previewDecoder))
+    throw kBenchResidencyCommand.error("--preview-decoder: " + previewDecoder->string() + " is not a file");
 
   const std::filesystem::path out =
       outArg ? *outArg
@@ -201,6 +241,7 @@ int runBenchResidency(const Args& args) {
   std::filesystem::create_directories(out);
   Sequence sequence;
   std::filesystem::path baseDir;
+  std::optional<BenchDitWeights> weights;
   if (!sequencePath.empty()) {
     const LoadResult loaded = loadSequenceFile(sequencePath);
     if (!loaded.ok()) {
@@ -209,16 +250,32 @@ int runBenchResidency(const Args& args) {
     }
     sequence = repeatShots(*loaded.sequence, shape);
     baseDir = std::filesystem::absolute(sequencePath).parent_path();
+  } else if (size) {
+    std::fprintf(stderr, "the %s DiT's random weights in %s...\n", size->name.c_str(), weightsDir.c_str());
+    weights = ensureBenchDitWeights(*size, dtype, weightsDir);
+    std::fprintf(stderr, "  %s %s (%s)\n", weights->written ? "written:" : "reused:", weights->file.c_str(),
+                 util::formatByteSize(weights->bytes).c_str());
+    sequence = benchSequenceReading(size->name, size->config, weights->file, shape, out / "models");
+    baseDir = out;
   } else {
     std::fprintf(stderr, "preparing the %s model...\n", config.c_str());
     sequence = benchSequence(config, shape, out / "models");
     baseDir = out;
   }
 
+  if (previewDecoder) {
+    if (sequence.settings.model.folder.empty())
+      throw kBenchResidencyCommand.error("--preview-decoder goes with --config tiny, 1.3b or 14b, or --size");
+    const std::filesystem::path approx = std::filesystem::path(sequence.settings.model.folder) / "vae_approx";
+    std::filesystem::create_directories(approx);
+    std::filesystem::copy_file(*previewDecoder, approx / previewDecoder->filename(),
+                               std::filesystem::copy_options::overwrite_existing);
+  }
+
   std::vector<PolicyRun> runs;
   for (const ResidencyPolicy policy : policies) {
     std::fprintf(stderr, "rendering %zu shots under %s...\n", sequence.shots.size(), toString(policy));
-    runs.push_back(runPolicy(sequence, baseDir, out, policy, device, budget));
+    runs.push_back(runPolicy(sequence, baseDir, out, policy, device, budget, previewDecoder.has_value()));
     if (!runs.back().error.empty()) std::fprintf(stderr, "  %s: %s\n", toString(policy), runs.back().error.c_str());
   }
   std::optional<LoraSwitchFigures> lora;
@@ -245,6 +302,15 @@ int runBenchResidency(const Args& args) {
   if (json) {
     nlohmann::ordered_json j;
     j["sequence"] = sequence.settings.name;
+    if (size) {
+      j["size"] = size->name;
+      j["dtype"] = dtype == at::kBFloat16 ? "bfloat16" : "float32";
+      j["dit_layers"] = size->config.numLayers;
+      j["weights_file"] = weights->file.string();
+      j["weights_bytes"] = weights->bytes;
+      j["weights_written"] = weights->written;
+      j["weights_write_seconds"] = weights->writeSeconds;
+    }
     j["shots"] = sequence.shots.size();
     j["device"] = device;
     j["runs"] = nlohmann::ordered_json::array();
@@ -273,6 +339,9 @@ int runBenchResidency(const Args& args) {
            {"plan_peak", run.planPeak},
            {"dit_loads", run.ditLoads},
            {"dit_load_seconds", run.ditLoadSeconds},
+           {"preview_decoder", run.previewDecoder},
+           {"preview_decodes", run.previewDecodes},
+           {"preview_seconds_each", run.previewDecodes > 0 ? run.previewSeconds / run.previewDecodes : 0.0},
            {"reserved_after", run.last.reserved},
            {"cached_unused_after", run.last.cachedUnused()},
            {"inactive_split_after", run.last.inactiveSplit},
@@ -282,6 +351,10 @@ int runBenchResidency(const Args& args) {
     j["reload_over_pinned_overhead"] =
         std::isnan(reloadRatio) ? nlohmann::ordered_json() : nlohmann::ordered_json(reloadRatio);
     j["pinned_overhead_share"] = pinned ? nlohmann::ordered_json(pinned->overheadShare) : nlohmann::ordered_json();
+    j["seed_comparison"] = {{"what", "the seed's figure: the 14B DiT on a GPU, for comparison only"},
+                            {"reload_seconds", kSeed.reloadSeconds},
+                            {"pinned_seconds", kSeed.pinnedSeconds},
+                            {"reload_over_pinned_overhead", kSeed.ratio}};
     if (lora)
       j["lora_switch"] = {{"error", lora->error},
                           {"switches", lora->switches},
@@ -329,13 +402,28 @@ int runBenchResidency(const Args& args) {
         std::printf("%-8s %s  %s  %s  %s  %s\n", run.policy.c_str(), seconds(run.medianParts.waitingForDecode).c_str(),
                     seconds(run.medianParts.encodingFrames).c_str(), seconds(run.medianParts.movingWeights).c_str(),
                     seconds(run.medianParts.writingFiles).c_str(), seconds(run.medianRest).c_str());
-    // The seed's figure is one DiT size on one device; a chain of another size is compared with it, not held to it.
-    std::printf(
-        "\ninter-shot overhead, reload / pinned: %s with the %s DiT on %s (the seed measured 35.5× with the "
-        "14B DiT on a GPU)\n",
-        number(reloadRatio, "%.1f×").c_str(), config.empty() ? sequence.settings.name.c_str() : config.c_str(),
-        device.c_str());
-    if (pinned) std::printf("pinned overhead share of wall time: %.2f%% (goal ≤ 1%%)\n", 100 * pinned->overheadShare);
+    const std::string chain = size ? "the " + size->name + " DiT (" + std::to_string(size->config.numLayers) +
+                                         (size->config.numLayers == 1 ? " block, " : " blocks, ") +
+                                         (dtype == at::kBFloat16 ? "bfloat16" : "float32") + ")"
+                                   : "the " + (config.empty() ? sequence.settings.name : config) + " DiT";
+    std::printf("\ninter-shot overhead, reload / pinned: %s with %s on %s\n", number(reloadRatio, "%.1f×").c_str(),
+                chain.c_str(), device.c_str());
+    if (pinned) std::printf("pinned overhead share of wall time: %.2f%%\n", 100 * pinned->overheadShare);
+    if (reload && device == "cpu")
+      std::printf(
+          "(on the CPU a reload maps the file again: its tensors are views of the page cache, read as the first "
+          "step touches them rather than in the gap)\n");
+    const bool seedsOwn = size && size->name == "14b" && device.rfind("cuda", 0) == 0;
+    std::printf("%s: inter-shot %.1f s reloading → %.1f s pinned, %.1f×; pinned share of wall ≤ %.0f%%\n",
+                seedsOwn ? "the seed's goal for this size (14B DiT on a GPU)"
+                         : "for comparison only, the seed's figure with the 14B DiT on a GPU",
+                kSeed.reloadSeconds, kSeed.pinnedSeconds, kSeed.ratio, 100 * kSeed.pinnedShareGoal);
+    if (previewDecoder)
+      for (const PolicyRun& run : runs)
+        if (run.ran)
+          std::printf("%-8s previews: %d decoded by %s, %s each\n", run.policy.c_str(), run.previewDecodes,
+                      run.previewDecoder.empty() ? "no decoder (it does not fit the DiT)" : run.previewDecoder.c_str(),
+                      seconds(run.previewDecodes > 0 ? run.previewSeconds / run.previewDecodes : NAN).c_str());
     if (lora && !lora->error.empty())
       std::printf("\nswitch LoRA between shots: %s\n", lora->error.c_str());
     else if (lora)

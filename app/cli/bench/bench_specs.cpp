@@ -93,8 +93,15 @@ const CommandSpec kBenchResidencyCommand{
     0,
     1,
     "the same chain of shots under pinned, offload and reload side by side: inter-shot overhead, handoff MSE vs round "
-    "trip, peak memory, fragmentation after the run, bytes moved; give SEQUENCE or --config",
-    {{"--config", K::Text, "demo|tiny|1.3b|14b", "a built-in chain instead of SEQUENCE (random weights except demo)"},
+    "trip, peak memory, fragmentation after the run, bytes moved; give SEQUENCE, --config or --size",
+    {{"--config", K::Text, "demo|tiny|1.3b|14b",
+      "a built-in chain instead of SEQUENCE (random weights except demo, written into the run's folder each time)"},
+     {"--size", K::Text, "1.3b|14b|14b-layers:N",
+      "a chain on a random DiT of that size (14b-layers:N: N blocks of the 14B's shapes) written once into the "
+      "weights folder and read from there, with a random Wan 2.1 VAE and text encoder"},
+     {"--weights-dir", K::Path, "DIR",
+      "the weights folder of --size (default: bench-weights in the user cache folder)"},
+     {"--dtype", K::Choice, "bfloat16|float32", "the matmul weights of --size (default: bfloat16)"},
      {"--shots", K::Int, "N", "shots in the chain (SEQUENCE's shots repeat)", "10"},
      {"--steps", K::Int, "N", "sampling steps per shot"},
      {"--policies", K::Text, "LIST", "the policies to compare, comma-separated", "pinned,offload,reload"},
@@ -106,6 +113,9 @@ const CommandSpec kBenchResidencyCommand{
      {"--out", K::Path, "DIR", "keep the renders there (default: a temporary folder, removed)"},
      {"--lora-switch", K::Flag, "",
       "also: two LoRAs taking turns shot by shot on the pinned DiT, against reloading the base for every shot"},
+     {"--preview-decoder", K::Path, "FILE",
+      "a TAEHV file put in the chain's models folder (vae_approx/): every run decodes previews while it samples and "
+      "says how many and what each cost"},
      {"--experts", K::Flag, "",
       "also: the chain with two experts (the DiT and a copy as the high-noise one) both resident, swapped at the "
       "boundary through host memory, and read from disk"},
