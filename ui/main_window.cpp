@@ -25,6 +25,7 @@
 #include "monitor/cut_table_model.h"
 #include "monitor/vram_panel.h"
 #include "preview/preview_panel.h"
+#include "render/prompt_precomputer.h"
 #include "render/render_state.h"
 #include "sequence/shot_rules.h"
 #include "sequence/validation.h"
@@ -52,6 +53,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
       document_(new SequenceDocument(this)),
       renderState_(new RenderState(this)),
       controller_(new RenderController(std::move(renderHook), this)),
+      prompts_(new PromptPrecomputer(document_, controller_, this)),
       autosave_(new Autosave(document_, 5000, this)),
       shotModel_(new ShotTableModel(document_, this)),
       cutModel_(new CutTableModel(this)),
@@ -90,6 +92,7 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
   if (device.isEmpty())
     device = deviceDescription.contains(QStringLiteral("CPU")) ? QStringLiteral("cpu") : QStringLiteral("cuda");
   controller_->setDevice(device);
+  controller_->setPromptEmbeddingBytes(settings_->promptEmbeddingBytes());
   inspector_->settingsInspector()->setDevice(device);
   vram_->setHostMemory(device == QStringLiteral("cpu"));
 
@@ -142,6 +145,11 @@ MainWindow::MainWindow(const QString& deviceDescription, QWidget* parent, Render
     settings_->setDevice(d.trimmed());
     vram_->setHostMemory(d.trimmed() == QStringLiteral("cpu"));
     deviceLabel_->setText(tr("  %1 · %2  ").arg(d.trimmed(), deviceDescription_));
+    prompts_->schedule();
+  });
+  connect(prompts_, &PromptPrecomputer::statusMessage, this, [this](const QString& message) {
+    statusBar()->showMessage(message, 8000);
+    log(message);
   });
 
   memoryTimer_->setInterval(100);

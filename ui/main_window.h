@@ -29,6 +29,7 @@ class MessageBanner;
 class ModelBrowser;
 class PreferencesDialog;
 class PreviewPanel;
+class PromptPrecomputer;
 class RenderState;
 class SequenceDocument;
 class ShotTableModel;
@@ -58,6 +59,7 @@ class MainWindow : public QMainWindow {
   CutTableModel* cutModel() const { return cutModel_; }
   RenderController* renderController() const { return controller_; }
   RenderState* renderState() const { return renderState_; }
+  PromptPrecomputer* promptPrecomputer() const { return prompts_; }
   MessageBanner* banner() const { return banner_; }
   QLabel* sequenceSummary() const { return summary_; }  // the status bar's shots, frames and seconds
   QAction* renderAction() const { return renderAction_; }
@@ -140,6 +142,7 @@ class MainWindow : public QMainWindow {
   SequenceDocument* document_;
   RenderState* renderState_;
   RenderController* controller_;
+  PromptPrecomputer* prompts_;
   int liveDecodedShot_ = -1;  // the latest shot of this render whose decoded frames the viewer showed
   int livePreviewShot_ = -1;  // the latest shot whose preview-decoder frames the viewer plays
   Autosave* autosave_;

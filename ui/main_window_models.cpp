@@ -10,7 +10,9 @@
 #include "document/sequence_document.h"
 #include "model_library/model_browser.h"
 #include "model_library/preferences_dialog.h"
+#include "model_library/prompt_cache_box.h"
 #include "models/model_set_facts.h"
+#include "render/prompt_precomputer.h"
 #include "studio_settings.h"
 
 // The model folders of the preferences, the model browser and the first-run question.
@@ -29,12 +31,15 @@ QDockWidget* MainWindow::createModelDock() {
 }
 
 void MainWindow::showPreferences() {
-  PreferencesDialog dialog(settings_->modelFolders(), this);
+  PreferencesDialog dialog(settings_->modelFolders(), settings_->promptEmbeddingBytes(), this);
+  connect(dialog.promptCache(), &PromptCacheBox::cleared, prompts_, &PromptPrecomputer::forget);
   if (preferencesHook_)
     preferencesHook_(dialog);
   else if (!dialogsAllowed() || dialog.exec() != QDialog::Accepted)
     return;
   settings_->setModelFolders(dialog.modelFolders());
+  settings_->setPromptEmbeddingBytes(dialog.promptCache()->maxBytes());
+  controller_->setPromptEmbeddingBytes(dialog.promptCache()->maxBytes());
   modelBrowser_->rescan();
 }
 

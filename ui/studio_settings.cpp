@@ -4,6 +4,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 
+#include "render/prompt_embedding_folder.h"
+
 namespace shotchain::ui {
 
 StudioSettings::StudioSettings()
@@ -55,6 +57,15 @@ void StudioSettings::setModelFoldersAsked() { settings_->setValue(QStringLiteral
 
 QString StudioSettings::device() const { return settings_->value(QStringLiteral("render/device")).toString(); }
 void StudioSettings::setDevice(const QString& device) { settings_->setValue(QStringLiteral("render/device"), device); }
+
+std::uint64_t StudioSettings::promptEmbeddingBytes() const {
+  bool ok = false;
+  const qulonglong bytes = settings_->value(QStringLiteral("render/promptEmbeddingBytes")).toULongLong(&ok);
+  return ok && bytes > 0 ? bytes : render::kDefaultPromptEmbeddingBytes;
+}
+void StudioSettings::setPromptEmbeddingBytes(std::uint64_t bytes) {
+  settings_->setValue(QStringLiteral("render/promptEmbeddingBytes"), static_cast<qulonglong>(bytes));
+}
 
 bool StudioSettings::advancedFigures() const { return settings_->value(QStringLiteral("view/advanced")).toBool(); }
 void StudioSettings::setAdvancedFigures(bool on) { settings_->setValue(QStringLiteral("view/advanced"), on); }

@@ -4,6 +4,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstdint>
 #include <memory>
 
 class QSettings;
@@ -38,6 +39,10 @@ class StudioSettings {
   // "cpu", "cuda", "cuda:N"; empty until the user picked one.
   QString device() const;
   void setDevice(const QString& device);
+
+  // What the prompt embeddings kept on disk may hold (render::RenderOptions::promptEmbeddingBytes).
+  std::uint64_t promptEmbeddingBytes() const;
+  void setPromptEmbeddingBytes(std::uint64_t bytes);
 
   // View › Advanced Figures: the allocator's and the cut table's engineering figures.
   bool advancedFigures() const;

@@ -10,7 +10,6 @@
 #include "io/content_digest.h"
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
-#include "util/cache_directory.h"
 #include "util/digest.h"
 
 namespace shotchain::render {
@@ -96,11 +95,6 @@ void PromptEmbeddings::prune(std::uint64_t maxBytes) const {
     if (total <= maxBytes) break;
     if (fs::remove(k.file, error)) total -= k.bytes;
   }
-}
-
-fs::path defaultPromptEmbeddingFolder() {
-  const fs::path folder = util::userCacheDirectory();
-  return folder.empty() ? fs::path() : folder / "prompt-embeddings";
 }
 
 }  // namespace shotchain::render

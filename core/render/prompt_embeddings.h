@@ -9,6 +9,7 @@
 #include <c10/core/Device.h>
 
 #include "models/model_set_facts.h"
+#include "render/prompt_embedding_folder.h"
 
 namespace shotchain::render {
 
@@ -19,8 +20,6 @@ namespace shotchain::render {
 // tokens), so a cached prompt gives what encoding it again would, bit for bit.
 class PromptEmbeddings {
  public:
-  static constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t{1} << 30;
-
   // `folder` empty: nothing is kept (every prompt is encoded).
   PromptEmbeddings(std::filesystem::path folder, const models::ModelSetFacts& models, c10::Device device);
 
@@ -29,7 +28,7 @@ class PromptEmbeddings {
   // Keeps it (atomically; a folder that cannot be written keeps nothing, and the render goes on).
   void store(const std::string& prompt, const at::Tensor& embedding) const;
   // Removes the least recently used embeddings until the folder holds at most `maxBytes`.
-  void prune(std::uint64_t maxBytes = kDefaultMaxBytes) const;
+  void prune(std::uint64_t maxBytes = kDefaultPromptEmbeddingBytes) const;
 
  private:
   std::filesystem::path fileOf(const std::string& prompt) const;
@@ -39,8 +38,5 @@ class PromptEmbeddings {
   std::int64_t maxTokens_ = 0;
   c10::Device device_;
 };
-
-// util::userCacheDirectory()/prompt-embeddings (empty when there is no cache directory).
-std::filesystem::path defaultPromptEmbeddingFolder();
 
 }  // namespace shotchain::render

@@ -14,6 +14,7 @@
 #include "continuity/cut_metrics.h"
 #include "memory/memory_plan.h"
 #include "memory/memory_sample.h"
+#include "render/prompt_embedding_folder.h"
 #include "render/render_events.h"
 #include "resolve/resolved_shot.h"
 #include "sequence/sequence.h"
@@ -53,6 +54,8 @@ struct RenderOptions {
   // Prompts encoded before come from the embeddings kept on disk (render/prompt_embeddings.h); off: every
   // prompt is encoded and nothing is kept.
   bool promptEmbeddings = true;
+  // What the folder of them may hold; the least recently used go first.
+  std::uint64_t promptEmbeddingBytes = kDefaultPromptEmbeddingBytes;
 };
 
 // Everything a render produced, for report.json / report.csv and the CLI's closing table.

@@ -18,7 +18,7 @@
 #include "render/device_choice.h"
 #include "render/model_context.h"
 #include "render/output_layout.h"
-#include "render/prompt_embeddings.h"
+#include "render/prompt_encoder.h"
 #include "render/render_report.h"
 #include "render/shot_folders.h"
 #include "render/shot_key.h"
@@ -275,19 +275,8 @@ std::set<int> currentOnDisk(const RenderOptions& options, const Prepared& prepar
 void encodePrompts(const RenderOptions& options, const Prepared& prepared, const std::set<int>& reused,
                    memory::ResidencyManager& residency, RenderSummary& summary, ShotPass& pass) {
   const auto start = util::Stopwatch::now();
-  std::set<std::string> prompts;
-  auto add = [&](const resolve::ResolvedShot& shot) {
-    prompts.insert(shot.prompt);
-    prompts.insert(shot.uncondPrompt);
-  };
-  for (int i = prepared.first; i <= prepared.last; ++i) {
-    const resolve::ResolvedShot& shot = prepared.resolved.shots[static_cast<std::size_t>(i)];
-    if (!shot.enabled || reused.count(i)) continue;
-    add(shot);
-    for (const int j : shot.streamChain) add(prepared.resolved.shots[static_cast<std::size_t>(j)]);
-  }
-  const PromptEmbeddings cache(options.promptEmbeddings ? defaultPromptEmbeddingFolder() : std::filesystem::path(),
-                               prepared.resolved.models, prepared.device);
+  std::set<std::string> prompts = promptsToEncode(prepared.resolved, prepared.first, prepared.last, reused);
+  const PromptEmbeddings cache = promptEmbeddingsFor(options, prepared.resolved.models, prepared.device);
   for (auto it = prompts.begin(); it != prompts.end();)
     if (std::optional<at::Tensor> kept = cache.find(*it)) {
       pass.promptContexts()[*it] = std::move(*kept);
@@ -297,24 +286,19 @@ void encodePrompts(const RenderOptions& options, const Prepared& prepared, const
       ++it;
     }
   if (!prompts.empty()) {
-    const std::unique_ptr<models::TextEncoder> encoder = [&] {
-      try {
-        return models::loadTextEncoder(prepared.files, prepared.device);
-      } catch (const std::exception& e) {
-        throw RenderError("model.text_encoder", e.what());
-      }
-    }();
+    PromptEncoder encoder(prepared.files, prepared.device);
+    encoder.load();
     ++summary.textEncoderLoads;
     residency.reserve("text encoder", summary.plan.textEncoderPeak);
     for (const std::string& prompt : prompts) {
-      const at::Tensor embedding = encoder->encode(prompt);
+      const at::Tensor embedding = encoder.encode(prompt);
       cache.store(prompt, embedding);
       pass.promptContexts()[prompt] = embedding;
       ++summary.promptsEncoded;
     }
-    encoder->unload();
+    encoder.release();
     residency.release("text encoder");
-    cache.prune();
+    cache.prune(options.promptEmbeddingBytes);
   }
   summary.textEncodeSeconds = util::secondsSince(start);
 }

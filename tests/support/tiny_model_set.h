@@ -48,6 +48,17 @@ struct TinyModelSet {
   }
 };
 
+// Two tiny shots with prompts of their own, the second handing off from the first in latent space.
+inline Sequence twoTinyShots(const TinyModelSet& models) {
+  Sequence s;
+  s.settings.model = models.modelSet();
+  s.settings.sampler.steps = 3;
+  s.settings.policy = ResidencyPolicy::Pinned;
+  s.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent)};
+  s.shots[1].prompt = "a blue square moving left on a black background";
+  return s;
+}
+
 // diffusionForcing: a SkyReels-V2 DF style DiT (fps embedding, per-frame timesteps). causalBlockSize > 0:
 // a block-causal DiT with per-frame timesteps that streams with a KV cache, chunks of that many frames.
 // ti2v: a Wan 2.2 TI2V DiT (48 channels) with the tiny Wan 2.2 VAE.

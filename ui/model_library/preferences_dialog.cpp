@@ -9,10 +9,15 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "model_library/prompt_cache_box.h"
+
 namespace shotchain::ui {
 
-PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, QWidget* parent)
-    : QDialog(parent), folders_(new QListWidget(this)) {
+PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, std::uint64_t promptEmbeddingBytes,
+                                     QWidget* parent)
+    : QDialog(parent),
+      folders_(new QListWidget(this)),
+      promptCache_(new PromptCacheBox(render::defaultPromptEmbeddingFolder(), promptEmbeddingBytes, this)) {
   setWindowTitle(tr("Preferences"));
   setObjectName(QStringLiteral("PreferencesDialog"));
   folders_->setObjectName(QStringLiteral("ModelFolders"));
@@ -35,6 +40,8 @@ PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, QWidget* p
   layout->addWidget(explain);
   layout->addWidget(folders_, 1);
   layout->addLayout(row);
+  layout->addSpacing(8);
+  layout->addWidget(promptCache_);
   layout->addWidget(buttons);
   connect(add, &QPushButton::clicked, this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Model folder"));
@@ -43,7 +50,7 @@ PreferencesDialog::PreferencesDialog(const QStringList& modelFolders, QWidget* p
   connect(remove, &QPushButton::clicked, this, [this] { delete folders_->currentItem(); });
   connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  resize(560, 320);
+  resize(600, 480);
 }
 
 QStringList PreferencesDialog::modelFolders() const {

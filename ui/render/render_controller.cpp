@@ -21,22 +21,29 @@ void registerEventTypes() {
   qRegisterMetaType<render::RenderOptions>();
   qRegisterMetaType<Sequence>();
   qRegisterMetaType<QVector<QImage>>();
+  qRegisterMetaType<render::PromptPrecompute>();
 }
 
 }  // namespace
 
 RenderController::RenderController(OptionsHook hook, QObject* parent)
-    : QObject(parent), hook_(std::move(hook)), worker_(new RenderWorker(*this)) {
+    : QObject(parent),
+      hook_(std::move(hook)),
+      worker_(new RenderWorker(*this)),
+      promptWorker_(new PromptWorker(*this)) {
   registerEventTypes();
   thread_.setObjectName(QStringLiteral("render"));
   worker_->moveToThread(&thread_);
+  promptWorker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(&thread_, &QThread::finished, promptWorker_, &QObject::deleteLater);
   thread_.start();
   QMetaObject::invokeMethod(worker_, &RenderWorker::initialise, Qt::QueuedConnection);
 }
 
 RenderController::~RenderController() {
   if (render::Renderer* renderer = worker_->renderer()) renderer->requestStop(render::StopRequest::Now);
+  ++promptJob_;
   thread_.quit();
   thread_.wait();
 }
@@ -55,6 +62,7 @@ render::RenderOptions RenderController::optionsFor(const Sequence&, const QStrin
   options.device = device_.toStdString();
   options.reuse = true;
   options.previews = true;
+  options.promptEmbeddingBytes = promptEmbeddingBytes_;
   if (hook_) hook_(options);
   return options;
 }
@@ -70,6 +78,8 @@ bool RenderController::start(const Sequence& sequence, const QString& sequencePa
   stepSecondsTotal_ = 0;
   stepsTimed_ = 0;
   Q_EMIT renderingChanged(true);
+  // The text encoder a prompt job kept is freed before the render plans its memory.
+  releasePromptEncoder();
   QMetaObject::invokeMethod(worker_, "render", Qt::QueuedConnection, Q_ARG(shotchain::Sequence, sequence),
                             Q_ARG(shotchain::render::RenderOptions, options));
   return true;
@@ -86,6 +96,18 @@ std::optional<memory::MemorySample> RenderController::sampleMemory() const {
 }
 
 void RenderController::previewShown() { worker_->previewTaken(); }
+
+quint64 RenderController::precomputePrompts(const Sequence& sequence, const QString& sequencePath) {
+  const quint64 job = ++promptJob_;
+  QMetaObject::invokeMethod(promptWorker_, "encode", Qt::QueuedConnection, Q_ARG(shotchain::Sequence, sequence),
+                            Q_ARG(shotchain::render::RenderOptions, optionsFor(sequence, sequencePath)),
+                            Q_ARG(quint64, job));
+  return job;
+}
+
+void RenderController::releasePromptEncoder() {
+  QMetaObject::invokeMethod(promptWorker_, &PromptWorker::release, Qt::QueuedConnection);
+}
 
 void RenderController::onShotStarted(const render::ShotStarted& shot) {
   shotCount_ = shot.count;

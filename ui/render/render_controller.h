@@ -7,14 +7,17 @@
 #include <QThread>
 #include <QVector>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <vector>
 
+#include "render/prompt_worker.h"
 #include "render/render_event_types.h"
 
 namespace shotchain::ui {
 
+class PromptWorker;
 class RenderWorker;
 
 // The studio's one way to render. Owns a long-lived worker thread that owns the Renderer (so the
@@ -36,6 +39,7 @@ class RenderController : public QObject {
   render::RenderOptions optionsFor(const Sequence& sequence, const QString& sequencePath) const;
 
   void setDevice(const QString& device) { device_ = device; }
+  void setPromptEmbeddingBytes(std::uint64_t bytes) { promptEmbeddingBytes_ = bytes; }
   QString device() const { return device_; }
   bool isRendering() const { return rendering_; }
   QString outputDirectory() const { return outputDirectory_; }
@@ -49,6 +53,15 @@ class RenderController : public QObject {
   std::optional<memory::MemorySample> sampleMemory() const;
   // Tell the worker the last step preview was shown, so it may send the next one.
   void previewShown();
+
+  // Encodes the prompts of `sequence` that its renders' embeddings do not keep yet (render/prompt_precompute.h),
+  // on the render thread once what is queued there is done, keeping the text encoder loaded afterwards; a newer
+  // call stops it between prompts. Returns the job's number, which promptsPrecomputed gives back.
+  quint64 precomputePrompts(const Sequence& sequence, const QString& sequencePath);
+  // Frees the text encoder the jobs kept (a render frees it before it starts).
+  void releasePromptEncoder();
+  // Thread-safe: the newest job's number.
+  quint64 promptJob() const { return promptJob_.load(); }
 
  Q_SIGNALS:
   void renderingChanged(bool rendering);
@@ -66,6 +79,8 @@ class RenderController : public QObject {
   void warning(const shotchain::render::RenderWarning& warning);
   void failed(int shotIndex, const QString& message, const QString& details);
   void finished(const shotchain::render::SequenceFinished& result, bool failed);
+  // `error`: why the job could not encode (its prompts are then encoded by the render).
+  void promptsPrecomputed(quint64 job, const shotchain::render::PromptPrecompute& result, const QString& error);
 
  private:
   // The worker posts every renderer event here (the signals above, or these where the controller
@@ -81,6 +96,9 @@ class RenderController : public QObject {
   QString device_ = QStringLiteral("cpu");
   QThread thread_;
   RenderWorker* worker_;
+  PromptWorker* promptWorker_;
+  std::atomic<quint64> promptJob_{0};
+  std::uint64_t promptEmbeddingBytes_ = render::kDefaultPromptEmbeddingBytes;
   bool rendering_ = false;
   bool failedThisRender_ = false;
   QString outputDirectory_;

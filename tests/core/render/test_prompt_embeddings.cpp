@@ -1,7 +1,6 @@
 // Prompt embeddings kept on disk: a re-render after a seed edit never loads the text encoder (the report says
 // so) and gives what a cold render gives; the key follows the encoder's bytes; a damaged file is encoded again;
 // the folder is pruned least recently used first.
-#include <QtTest/qtestassert.h>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -11,10 +10,8 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "render/output_layout.h"
+#include "quiet_render.h"
 #include "render/prompt_embeddings.h"
-#include "render/renderer.h"
-#include "render/shot_record.h"
 #include "runtime/torch_runtime.h"
 #include "test_registry.h"
 #include "test_support.h"
@@ -32,29 +29,17 @@ class PromptEmbeddingsTest : public QObject {
   std::filesystem::path root() const { return dir_.path().toStdString(); }
   std::filesystem::path kept() const { return root() / "cache" / "prompt-embeddings"; }
 
-  Sequence twoShots(const TinyModelSet& models) const {
-    Sequence s;
-    s.settings.model = models.modelSet();
-    s.settings.sampler.steps = 3;
-    s.settings.policy = ResidencyPolicy::Pinned;
-    s.shots = {tinyShot("a", 1), tinyShot("b", 2, ContinuityMode::Latent)};
-    s.shots[1].prompt = "a blue square moving left on a black background";
-    return s;
-  }
+  Sequence twoShots(const TinyModelSet& models) const { return twoTinyShots(models); }
 
   render::RenderSummary render(const Sequence& s, const std::string& out, bool reuse = true, bool kept = true) const {
     render::RenderOptions o = tinyRenderOptions(root(), out);
     o.reuse = reuse;
     o.promptEmbeddings = kept;
-    render::Renderer renderer;
-    render::RenderObserver quiet;
-    const render::RenderSummary summary = renderer.render(s, o, quiet);
-    QTEST_ASSERT(summary.finished.completed);
-    return summary;
+    return renderQuietly(s, o);
   }
 
   at::Tensor tail(const std::string& out, int index, const std::string& id) const {
-    return render::readShotTail(render::shotDirectory(root() / out, index, id), at::kCPU)->latent;
+    return shotTailLatent(root() / out, index, id);
   }
 
  private Q_SLOTS:
