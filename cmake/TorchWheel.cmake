@@ -2,7 +2,9 @@
 # torch/{include,lib} and, for a CUDA wheel, the nvidia/ runtime wheels beside it. The wheel's own
 # TorchConfig.cmake is not used: for a CUDA build it looks for a CUDA toolkit with nvcc and links that
 # toolkit's libraries, while the wheel already brings the CUDA headers and libraries it was built with.
-# Defines the target shotchain_torch and sets Torch_VERSION, SHOTCHAIN_TORCH_CUDA and SHOTCHAIN_TORCH_GOMP.
+# Defines the targets shotchain_torch (libtorch_cpu: what the project links) and, for a CUDA wheel,
+# shotchain_torch_cuda (libtorch_cuda and the CUDA runtime: what the CUDA plugin links), and sets Torch_VERSION,
+# SHOTCHAIN_TORCH_CUDA and SHOTCHAIN_TORCH_GOMP.
 
 set(_torch "${SHOTCHAIN_TORCH_ROOT}/torch")
 if(NOT EXISTS "${_torch}/lib/libtorch.so" OR NOT EXISTS "${_torch}/include/torch/headeronly/version.h")
@@ -14,7 +16,8 @@ string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\
 
 add_library(shotchain_torch INTERFACE)
 target_include_directories(shotchain_torch SYSTEM INTERFACE "${_torch}/include" "${_torch}/include/torch/csrc/api/include")
-set(_libs "${_torch}/lib/libtorch.so" "${_torch}/lib/libtorch_cpu.so" "${_torch}/lib/libc10.so")
+# Not libtorch.so: it is empty, and it needs libtorch_cuda.so.
+set(_libs "${_torch}/lib/libtorch_cpu.so" "${_torch}/lib/libc10.so")
 # The OpenMP runtime the wheel brings and libtorch loads: what the project links for omp_* too.
 if(EXISTS "${_torch}/lib/libgomp.so.1")
   set(SHOTCHAIN_TORCH_GOMP "${_torch}/lib/libgomp.so.1")
@@ -29,13 +32,14 @@ if(EXISTS "${_torch}/lib/libtorch_cuda.so")
   endif()
   set(SHOTCHAIN_TORCH_CUDA ON)
   list(GET _cudart 0 _cudart)
-  # libtorch_cuda.so registers the CUDA kernels and hooks when it loads: no symbol of it is named, so it
-  # is linked whatever --as-needed says (as TorchConfig.cmake does).
-  list(APPEND _libs "-Wl,--push-state,--no-as-needed" "${_torch}/lib/libtorch_cuda.so" "-Wl,--pop-state"
-                    "${_torch}/lib/libc10_cuda.so" "${_cudart}")
   target_include_directories(shotchain_torch SYSTEM INTERFACE ${_cuda_include} "${_nvidia}/nccl/include")
-  # libtorch.so needs libtorch_cuda.so, whose own rpath ($ORIGIN/../../nvidia/...) finds the rest;
-  # the linker follows it while it resolves libtorch_cuda's symbols.
-  target_link_options(shotchain_torch INTERFACE "LINKER:-rpath-link,${_torch}/lib")
+  # libtorch_cuda.so registers the CUDA kernels and hooks when it loads: no symbol of it is named, so it
+  # is linked whatever --as-needed says (as TorchConfig.cmake does). Its own rpath
+  # ($ORIGIN/../../nvidia/...) finds the rest; the linker follows it while it resolves its symbols.
+  add_library(shotchain_torch_cuda INTERFACE)
+  target_link_libraries(shotchain_torch_cuda INTERFACE shotchain_torch
+    "-Wl,--push-state,--no-as-needed" "${_torch}/lib/libtorch_cuda.so" "-Wl,--pop-state"
+    "${_torch}/lib/libc10_cuda.so" "${_cudart}")
+  target_link_options(shotchain_torch_cuda INTERFACE "LINKER:-rpath-link,${_torch}/lib")
 endif()
 target_link_libraries(shotchain_torch INTERFACE ${_libs})

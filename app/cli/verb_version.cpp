@@ -11,6 +11,7 @@ int runVersion(const Args& args) {
   const runtime::RuntimeInfo info = runtime::initTorchRuntime();
   std::printf("shotchain %s\nlibtorch %s (%s build)\ndevice: %s\n", SHOTCHAIN_VERSION, info.torchVersion.c_str(),
               info.cudaBuild ? "CUDA" : "CPU", info.device.c_str());
+  if (info.cudaBuild) std::printf("CUDA plugin: %s\n", info.cudaPlugin.c_str());
   return 0;
 }
 

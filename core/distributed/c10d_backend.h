@@ -20,10 +20,9 @@ c10::intrusive_ptr<CollectiveBackend> makeGlooBackend(const c10::intrusive_ptr<:
                                                       int size, std::chrono::milliseconds timeout,
                                                       const std::string& host);
 
-#ifdef SHOTCHAIN_WITH_CUDA
-// NCCL on the current CUDA device (nccl_backend_cuda.cpp, a CUDA-only file).
+// NCCL on the current CUDA device, from the CUDA plugin (nccl_backend_cuda.cpp); throws DistributedError where it
+// is not loaded.
 c10::intrusive_ptr<CollectiveBackend> makeNcclBackend(const c10::intrusive_ptr<::c10d::Store>& store, int rank,
                                                       int size, std::chrono::milliseconds timeout);
-#endif
 
 }  // namespace shotchain::distributed

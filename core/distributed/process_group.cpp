@@ -254,9 +254,7 @@ std::shared_ptr<DistributedGroup> DistributedGroup::join(const GroupOptions& opt
       if (members[i] == m.rank) mine = static_cast<int>(i);
     const auto store = c10::make_intrusive<::c10d::PrefixStore>("shotchain/" + name, m.store);
     const int size = static_cast<int>(members.size());
-#ifdef SHOTCHAIN_WITH_CUDA
     if (options.cuda && name != "world") return makeNcclBackend(store, mine, size, options.timeout);
-#endif
     return makeGlooBackend(store, mine, size, options.timeout, host);
   };
   try {

@@ -41,7 +41,9 @@ at::Tensor GgufFile::tensor(const GgufTensorInfo& info, at::ScalarType as) const
   try {
     at::Tensor values = dequantiseGgml(view(info), info.type, shape, as);
     // A plain tensor converted to its own dtype is still the mapping's view: hand out memory of its own.
-    return values.data_ptr() == mapping_->mutableData() + info.begin ? values.clone() : values;
+    if (values.data_ptr() == mapping_->mutableData() + info.begin) values = values.clone();
+    mapping_->releasePages(info.begin, info.bytes);
+    return values;
   } catch (const std::exception& error) {
     throw SafetensorsError(label_ + ": tensor \"" + info.name + "\": " + error.what());
   }
@@ -52,6 +54,7 @@ at::Tensor GgufFile::blocks(const GgufTensorInfo& info) const {
   at::Tensor out =
       at::empty({rows, static_cast<std::int64_t>(info.bytes) / rows}, at::TensorOptions().dtype(at::kByte));
   if (info.bytes > 0) std::memcpy(out.data_ptr(), mapping_->bytes().data() + info.begin, info.bytes);
+  mapping_->releasePages(info.begin, info.bytes);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "io/mapped_file.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -150,6 +151,40 @@ std::shared_ptr<const MappedFile> MappedFile::map(const std::filesystem::path& p
   }
   ::close(fd);
   return std::shared_ptr<const MappedFile>(new MappedFile(static_cast<std::byte*>(address), size, path));
+}
+
+void MappedFile::releasePages(std::uint64_t offset, std::uint64_t length) const {
+  if (data_ == nullptr || offset >= size_) return;
+  length = std::min<std::uint64_t>(length, size_ - offset);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(data_);
+  const std::uintptr_t begin = (base + offset + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (base + offset + length) & ~(page - 1);
+  if (end <= begin) return;
+  // /proc/self/pagemap, one 64-bit entry a page: bit 63 present, bit 61 a page of the file (not a private copy).
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  constexpr std::uint64_t kPresent = std::uint64_t{1} << 63, kFilePage = std::uint64_t{1} << 61;
+  std::vector<std::uint64_t> entries(4096);
+  std::uintptr_t runBegin = begin, at = begin;  // [runBegin, at): pages checked, none a private copy
+  const auto releaseRun = [&] {
+    if (at > runBegin) ::madvise(reinterpret_cast<void*>(runBegin), at - runBegin, MADV_DONTNEED);
+  };
+  while (at < end) {
+    const std::size_t pages = std::min<std::size_t>(entries.size(), (end - at) / page);
+    const auto wanted = static_cast<ssize_t>(pages * sizeof(std::uint64_t));
+    if (::pread(fd, entries.data(), static_cast<std::size_t>(wanted), static_cast<off_t>(at / page * 8)) != wanted)
+      break;
+    for (std::size_t i = 0; i < pages; ++i) {
+      if ((entries[i] & kPresent) != 0 && (entries[i] & kFilePage) == 0) {
+        releaseRun();
+        runBegin = at + page;
+      }
+      at += page;
+    }
+  }
+  releaseRun();
+  ::close(fd);
 }
 
 MappedFile::~MappedFile() {

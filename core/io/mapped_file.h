@@ -28,6 +28,10 @@ class MappedFile {
   std::byte* mutableData() const { return data_; }  // for views; pages are private to this process
   std::uint64_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
+  // Gives back this process's pages of bytes [offset, offset + length) that someone copied elsewhere (a tensor
+  // converted to another dtype), so that they stop counting in its memory; a page shared with bytes outside the
+  // range, or written through a view, is kept. Reading the bytes again reads the file again.
+  void releasePages(std::uint64_t offset, std::uint64_t length) const;
   // The offset from which the file was found cut short while mapped (its bytes from there read as zeros).
   std::optional<std::uint64_t> cutShortAt() const;
 

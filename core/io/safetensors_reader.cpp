@@ -113,6 +113,10 @@ DType safetensorsDTypeOf(at::ScalarType type) {
       return DType::F64;
     case at::kComplexFloat:
       return DType::C64;
+    case at::kFloat8_e4m3fn:
+      return DType::F8_E4M3;
+    case at::kFloat8_e5m2:
+      return DType::F8_E5M2;
     default:
       throw std::invalid_argument(std::string("no safetensors dtype for ") + c10::toString(type));
   }
@@ -138,6 +142,10 @@ const TensorEntry* SafetensorsFile::find(std::string_view name) const {
 std::string_view SafetensorsFile::rawBytes(const TensorEntry& entry) const {
   const auto* base = reinterpret_cast<const char*>(mapping_->bytes().data());
   return {base + header_.dataOffset + entry.begin, static_cast<std::size_t>(entry.bytes())};
+}
+
+void SafetensorsFile::releasePages(const TensorEntry& entry) const {
+  mapping_->releasePages(header_.dataOffset + entry.begin, entry.bytes());
 }
 
 at::Tensor SafetensorsFile::tensor(std::string_view name, std::optional<at::ScalarType> as) const {
@@ -176,6 +184,7 @@ at::Tensor SafetensorsFile::tensor(const TensorEntry& entry, std::optional<at::S
                       "dtype " + std::string(dtypeName(entry.dtype)) + " cannot be loaded (not supported)");
   }
   if (as && result.scalar_type() != *as) result = result.to(*as);
+  if (result.data_ptr() != static_cast<void*>(data)) releasePages(entry);
   return result;
 }
 

@@ -35,6 +35,8 @@ class SafetensorsFile {
   at::Tensor tensor(const TensorEntry& entry, std::optional<at::ScalarType> as = std::nullopt) const;
   // The raw bytes of a tensor (for uint8 JSON payloads such as comfy_quant).
   std::string_view rawBytes(const TensorEntry& entry) const;
+  // After its bytes were copied elsewhere: MappedFile::releasePages over them.
+  void releasePages(const TensorEntry& entry) const;
 
  private:
   SafetensorsFile() = default;

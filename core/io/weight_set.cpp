@@ -343,6 +343,7 @@ WeightSet::StoredFloat8 WeightSet::loadStoredFloat8(std::string_view name) const
   std::vector<std::int64_t> shape(source.entry->shape.begin(), source.entry->shape.end());
   out.codes = at::empty(shape, at::TensorOptions().dtype(at::kByte));
   if (!raw.empty()) std::memcpy(out.codes.data_ptr(), raw.data(), raw.size());
+  file.releasePages(*source.entry);
   out.codes = out.codes.view(kind);
   if (source.scale == nullptr) {
     out.scale = at::ones({}, at::kFloat);

@@ -6,18 +6,18 @@
 
 #include "memory/memory_probe.h"
 
-// What differs between the CPU build (device_memory_cpu.cpp) and a CUDA build
-// (device_memory_cuda.cpp, compiled only with SHOTCHAIN_WITH_CUDA). Device names: "cpu", "cuda", "cuda:N".
+// The host and CUDA devices alike (device_memory.cpp; a CUDA device through the CUDA plugin, memory/cuda_memory.h).
+// Device names: "cpu", "cuda", "cuda:N".
 namespace shotchain::memory {
 
 // Total memory of the device: /proc/meminfo's MemTotal for "cpu", cudaMemGetInfo's total for CUDA.
-// Throws std::runtime_error for a CUDA device in a CPU build or a device that does not exist.
+// Throws std::runtime_error for a CUDA device where the CUDA plugin is not loaded or a device that does not exist.
 std::uint64_t deviceTotalBytes(const std::string& device);
 
 // The probe for `device`: makeCpuMemoryProbe() for "cpu", makeCudaMemoryProbe for CUDA.
 std::unique_ptr<MemoryProbe> makeDeviceMemoryProbe(const std::string& device);
 // The caching allocator's statistics and snapshot, cudaMemGetInfo, NVML (dlopen) at ~1 Hz.
-// Throws std::runtime_error in a CPU build.
+// Throws std::runtime_error where the CUDA plugin is not loaded.
 std::unique_ptr<MemoryProbe> makeCudaMemoryProbe(int deviceIndex);
 
 // Returns cached, unused blocks to the system: CUDA's emptyCache, glibc's malloc_trim on the host.

@@ -1,4 +1,4 @@
-// CUDA build only (SHOTCHAIN_WITH_CUDA): the caching allocator's statistics and snapshot,
+// The CUDA plugin (core/cuda_sources.txt): the caching allocator's statistics and snapshot,
 // cudaMemGetInfo, NVML through dlopen, page-locked staging, side-stream copies, allocator tuning.
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include <dlfcn.h>
-#include <malloc.h>
 
 #include <cuda_runtime_api.h>
 
@@ -18,8 +17,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include "memory/cuda_allocator_compat.h"
-#include "memory/device_memory.h"
-#include "memory/device_transfer.h"
+#include "memory/cuda_memory.h"
 
 namespace shotchain::memory {
 namespace {
@@ -27,20 +25,8 @@ namespace {
 namespace alloc = c10::cuda::CUDACachingAllocator;
 constexpr std::size_t kAggregate = 0;  // StatType::AGGREGATE
 
-bool isCuda(const std::string& device) { return device.rfind("cuda", 0) == 0; }
-
 double steadyNow() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-c10::DeviceIndex indexOf(const std::string& device) {
-  const at::Device d(device);
-  if (!d.is_cuda()) throw std::runtime_error("device \"" + device + "\" is not a CUDA device");
-  const c10::DeviceIndex index = d.has_index() ? d.index() : 0;
-  if (index >= c10::cuda::device_count())
-    throw std::runtime_error("device \"" + device + "\": no such CUDA device (" +
-                             std::to_string(c10::cuda::device_count()) + " present)");
-  return index;
 }
 
 // NVML, opened at run time (never a link dependency): device-wide used memory, all processes.
@@ -178,56 +164,45 @@ class StreamTransferQueue final : public TransferQueue {
   bool pending_ = false;
 };
 
-}  // namespace
+class PluginCudaMemory final : public CudaMemory {
+ public:
+  int deviceCount() const override { return static_cast<int>(c10::cuda::device_count()); }
 
-std::uint64_t deviceTotalBytes(const std::string& device) {
-  if (!isCuda(device)) return hostMemoryTotalBytes();
-  c10::cuda::CUDAGuard guard(indexOf(device));
-  std::size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) != cudaSuccess) throw std::runtime_error("cudaMemGetInfo failed on " + device);
-  return total;
-}
+  std::uint64_t totalBytes(int index) const override {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess)
+      throw std::runtime_error("cudaMemGetInfo failed on cuda:" + std::to_string(index));
+    return total;
+  }
 
-std::unique_ptr<MemoryProbe> makeCudaMemoryProbe(int deviceIndex) {
-  return std::make_unique<CudaMemoryProbe>(static_cast<c10::DeviceIndex>(deviceIndex));
-}
+  std::unique_ptr<MemoryProbe> probe(int index) const override {
+    return std::make_unique<CudaMemoryProbe>(static_cast<c10::DeviceIndex>(index));
+  }
 
-std::unique_ptr<MemoryProbe> makeDeviceMemoryProbe(const std::string& device) {
-  if (!isCuda(device)) return makeCpuMemoryProbe();
-  return makeCudaMemoryProbe(indexOf(device));
-}
+  at::Tensor pageLockedBuffer(std::uint64_t bytes) const override {
+    void* data = nullptr;
+    if (cudaHostAlloc(&data, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault) != cudaSuccess)
+      throw std::runtime_error("cudaHostAlloc: cannot page-lock " + std::to_string(bytes) +
+                               " bytes of host memory for the offload");
+    return at::from_blob(
+        data, {static_cast<std::int64_t>(bytes)}, [](void* p) { cudaFreeHost(p); },
+        at::TensorOptions().dtype(at::kByte));
+  }
 
-at::Device torchDevice(const std::string& device) {
-  return isCuda(device) ? at::Device(at::kCUDA, indexOf(device)) : at::kCPU;
-}
+  std::unique_ptr<TransferQueue> sideStreamQueue(int index) const override {
+    return std::make_unique<StreamTransferQueue>(static_cast<c10::DeviceIndex>(index));
+  }
 
-at::Tensor allocateHostStaging(std::uint64_t bytes, const std::string& device) {
-  const auto size = static_cast<std::int64_t>(bytes);
-  if (!isCuda(device)) return at::empty({size}, at::TensorOptions().dtype(at::kByte));
-  // cudaHostAlloc directly: the caching host allocator would round a multi-GB buffer up to a power of two.
-  void* data = nullptr;
-  if (cudaHostAlloc(&data, std::max<std::size_t>(bytes, 1), cudaHostAllocDefault) != cudaSuccess)
-    throw std::runtime_error("cudaHostAlloc: cannot page-lock " + std::to_string(bytes) +
-                             " bytes of host memory for the offload");
-  return at::from_blob(
-      data, {size}, [](void* p) { cudaFreeHost(p); }, at::TensorOptions().dtype(at::kByte));
-}
-
-std::unique_ptr<TransferQueue> makeTransferQueue(const std::string& device) {
-  if (!isCuda(device)) return makeHostTransferQueue();
-  return std::make_unique<StreamTransferQueue>(indexOf(device));
-}
-
-void emptyDeviceCache(const std::string& device) {
-  if (isCuda(device)) {
+  void emptyCache() const override {
     c10::cuda::device_synchronize();
     alloc::emptyCache();
-  } else {
-    ::malloc_trim(0);
   }
-}
 
-AllocatorTuningReport applyAllocatorTuning(bool enabled) {
+  AllocatorTuningReport tuneAllocator(bool enabled) const override;
+};
+
+AllocatorTuningReport PluginCudaMemory::tuneAllocator(bool enabled) const {
   AllocatorTuningReport report;
   report.applicable = c10::cuda::device_count() > 0;
   report.requested = enabled;
@@ -260,4 +235,10 @@ AllocatorTuningReport applyAllocatorTuning(bool enabled) {
   return report;
 }
 
+}  // namespace
 }  // namespace shotchain::memory
+
+extern "C" __attribute__((visibility("default"))) const shotchain::memory::CudaMemory* shotchain_cuda_memory() {
+  static const shotchain::memory::PluginCudaMemory memory;
+  return &memory;
+}

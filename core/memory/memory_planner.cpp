@@ -97,7 +97,8 @@ MemoryPlan planWithBatch(const PlanRequest& r) {
                                static_cast<std::uint64_t>(r.dit->tokens(latentOf(s))) *
                                static_cast<std::uint64_t>(r.dit->hiddenSize()) * 4;
     const std::uint64_t lora = s.loraElements * static_cast<std::uint64_t>(c10::elementSize(r.ditDtype));
-    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s)) + held + lora;
+    const std::uint64_t workspace = r.device == "cpu" ? r.dit->hostMatmulWorkspace(r.ditDtype) : 0;
+    const std::uint64_t a = r.dit->activationBytes(r.ditDtype, r.cfgBatch, latentOf(s)) + workspace + held + lora;
     if (a > plan.ditActivationPeak) {
       plan.ditActivationPeak = a;
       stepCache = held;

@@ -18,9 +18,9 @@ class MemoryProbe {
   virtual void resetPeak() = 0;
 
   // The residency manager records every host↔device copy here; "pinned" must read 0 between shots.
-  void recordTransfer(std::uint64_t bytes);
-  void markTransfers();
-  std::uint64_t transferredBytes() const;
+  void recordTransfer(std::uint64_t bytes) { transfers_.fetch_add(bytes, std::memory_order_relaxed); }
+  void markTransfers() { transfers_.store(0, std::memory_order_relaxed); }
+  std::uint64_t transferredBytes() const { return transfers_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<std::uint64_t> transfers_{0};

@@ -46,6 +46,9 @@ class DitMemoryModel {
                                              std::int64_t width) const = 0;
   // Peak bytes of live tensors beyond the weights during one forward of `batch` samples.
   virtual std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& latent) const = 0;
+  // On the host, beside those: oneDNN packs a matmul's weight into a copy of its own for the call (the largest
+  // weight sets it; cuBLAS needs no such copy).
+  virtual std::uint64_t hostMatmulWorkspace(c10::ScalarType /*dtype*/) const { return 0; }
   // The transformer's shape, for the figures of a render spread over ranks (memory/rank_plan.h).
   virtual std::int64_t tokens(const LatentShape& latent) const = 0;
   virtual std::int64_t hiddenSize() const = 0;

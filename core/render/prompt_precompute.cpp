@@ -20,8 +20,10 @@ PrecomputedPrompt whereUsed(const resolve::ResolvedSequence& resolved, const std
 
 }  // namespace
 
-PromptPrecompute precomputePrompts(const Sequence& sequence, const RenderOptions& options,
-                                   std::unique_ptr<PromptEncoder>& encoder, const std::function<bool()>& stop) {
+void PromptEncoderDeleter::operator()(PromptEncoder* encoder) const { delete encoder; }
+
+PromptPrecompute precomputePrompts(const Sequence& sequence, const RenderOptions& options, KeptPromptEncoder& encoder,
+                                   const std::function<bool()>& stop) {
   const auto start = util::Stopwatch::now();
   PromptPrecompute result;
   if (!options.promptEmbeddings || sequence.shots.empty()) return result;
@@ -42,7 +44,7 @@ PromptPrecompute precomputePrompts(const Sequence& sequence, const RenderOptions
       result.stopped = true;
       break;
     }
-    if (!encoder) encoder = std::make_unique<PromptEncoder>(resolved.models.files, device);
+    if (!encoder) encoder.reset(new PromptEncoder(resolved.models.files, device));
     cache.store(prompt, encoder->encode(prompt));
     result.encoded.push_back(whereUsed(resolved, prompt));
   }

@@ -13,6 +13,11 @@
 namespace shotchain::render {
 
 class PromptEncoder;
+// A text encoder kept between calls, held by code that must not see torch (its deleter is in core).
+struct PromptEncoderDeleter {
+  void operator()(PromptEncoder* encoder) const;
+};
+using KeptPromptEncoder = std::unique_ptr<PromptEncoder, PromptEncoderDeleter>;
 
 struct PrecomputedPrompt {
   int shot = -1;          // the first enabled shot that conditions on it
@@ -31,7 +36,7 @@ struct PromptPrecompute {
 // not keep yet, and keeps it. `encoder`: the one kept from an earlier call, replaced when it encodes for other
 // files or another device, loaded only when a prompt needs it, and left loaded. `stop` is asked before each
 // prompt. Throws RenderError when the model set or the device cannot be used.
-PromptPrecompute precomputePrompts(const Sequence& sequence, const RenderOptions& options,
-                                   std::unique_ptr<PromptEncoder>& encoder, const std::function<bool()>& stop);
+PromptPrecompute precomputePrompts(const Sequence& sequence, const RenderOptions& options, KeptPromptEncoder& encoder,
+                                   const std::function<bool()>& stop);
 
 }  // namespace shotchain::render

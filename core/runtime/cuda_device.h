@@ -9,7 +9,8 @@ struct CudaDeviceInfo {
   std::string description;  // "NVIDIA H200, 139.8 GiB, sm_90"
 };
 
-// Implemented by cuda_device_cuda.cpp in a CUDA build and by cuda_device_cpu.cpp otherwise.
+// cudaBuild: compiled against a CUDA libtorch. describeCudaDevice: from the CUDA plugin (runtime/cuda_module.h),
+// unavailable where it is not loaded.
 bool cudaBuild();
 CudaDeviceInfo describeCudaDevice();
 

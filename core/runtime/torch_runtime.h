@@ -9,6 +9,7 @@ struct RuntimeInfo {
   int intraOpThreads = 1;
   bool cudaBuild = false;      // compiled against a CUDA libtorch
   bool cudaAvailable = false;  // and a device answered at start
+  std::string cudaPlugin;      // its path where it is loaded, else why not (runtime/cuda_module.h)
   std::string device;          // "CPU (2 threads)" or the GPU's name and memory
 };
 

@@ -1,12 +1,11 @@
 #include "text/sentencepiece_tokenizer.h"
 
-#include <cstdlib>
 #include <mutex>
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include "text/sentencepiece_plugin_api.h"
+#include "util/plugin_path.h"
 
 namespace shotchain::text {
 namespace {
@@ -23,20 +22,6 @@ struct Plugin {
   decltype(&shotchain_spm_encode) encode = nullptr;
   decltype(&shotchain_spm_decode) decode = nullptr;
 };
-
-std::vector<std::filesystem::path> pluginCandidates() {
-  std::vector<std::filesystem::path> candidates;
-  if (const char* dir = std::getenv("SHOTCHAIN_PLUGIN_DIR"))
-    candidates.emplace_back(std::filesystem::path(dir) / kPluginName);
-  std::error_code error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(exe.parent_path() / kPluginName);
-    candidates.push_back(exe.parent_path() / ".." / "lib" / "shotchain" / kPluginName);
-  }
-  candidates.emplace_back(std::filesystem::path(SHOTCHAIN_PLUGIN_BUILD_DIR) / kPluginName);
-  return candidates;
-}
 
 // RTLD_DEEPBIND keeps the plugin's protobuf apart from libtorch's (sentencepiece_plugin_api.h).
 // AddressSanitizer's dlopen refuses that flag, since a deep-bound library could bind malloc past
@@ -105,13 +90,11 @@ struct SentencePieceTokenizer::Model {
 
 std::filesystem::path sentencePiecePluginPath() {
   std::string looked;
-  for (const auto& candidate : pluginCandidates()) {
-    std::error_code error;
-    if (std::filesystem::exists(candidate, error)) return candidate;
-    looked += "\n  " + candidate.string();
-  }
-  throw TokenizerError(std::string("the sentencepiece plugin ") + kPluginName +
-                       " was not found (set SHOTCHAIN_PLUGIN_DIR); looked at:" + looked);
+  std::filesystem::path path = util::findPlugin(kPluginName, looked);
+  if (path.empty())
+    throw TokenizerError(std::string("the sentencepiece plugin ") + kPluginName +
+                         " was not found (set SHOTCHAIN_PLUGIN_DIR); looked at:" + looked);
+  return path;
 }
 
 SentencePieceTokenizer SentencePieceTokenizer::fromFile(const std::filesystem::path& path) {

@@ -2,7 +2,6 @@
 
 #include <exception>
 
-#include "render/prompt_encoder.h"
 #include "render/render_controller.h"
 
 namespace shotchain::ui {

@@ -7,10 +7,6 @@
 #include "render/prompt_precompute.h"
 #include "render/render_event_types.h"
 
-namespace shotchain::render {
-class PromptEncoder;
-}
-
 namespace shotchain::ui {
 
 class RenderController;
@@ -32,7 +28,7 @@ class PromptWorker : public QObject {
 
  private:
   RenderController& controller_;
-  std::unique_ptr<render::PromptEncoder> encoder_;
+  render::KeptPromptEncoder encoder_;
 };
 
 }  // namespace shotchain::ui

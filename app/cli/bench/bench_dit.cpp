@@ -21,6 +21,8 @@
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/device_memory.h"
+#include "memory/memory_probe.h"
+#include "memory/process_memory.h"
 #include "models/attention.h"
 #include "models/gguf_tensor_types.h"
 #include "models/wan/wan_family.h"
@@ -71,8 +73,12 @@ void checkBenchSizes(const models::WanConfig& c, std::int64_t tokens, at::Scalar
                                  "; this machine has " + util::formatByteSize(total));
 }
 
-// The model's tensors as a GGUF file of `type` (as `convert --type` writes one), loaded back with its blocks kept.
-models::WanModel quantisedCopy(const models::WanModel& model, io::GgmlType type, at::ScalarType compute) {
+std::filesystem::path temporaryWeightsFile(const char* extension) {
+  return std::filesystem::temp_directory_path() / ("shotchain-bench-" + std::to_string(::getpid()) + extension);
+}
+
+// The model's tensors as a GGUF file of `type`, as `convert --type` writes one.
+std::filesystem::path writeGgufCopy(const models::WanModel& model, io::GgmlType type) {
   std::vector<io::GgufTensorPlan> plans;
   const auto tensors = model.namedParameters();
   for (const auto& [name, value] : tensors) {
@@ -85,15 +91,29 @@ models::WanModel quantisedCopy(const models::WanModel& model, io::GgmlType type,
     writer.append(
         io::quantiseGgml({values.data_ptr<float>(), static_cast<std::size_t>(values.numel())}, plans[i].type));
   }
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("shotchain-bench-" + std::to_string(::getpid()) + ".gguf");
+  const std::filesystem::path path = temporaryWeightsFile(".gguf");
   std::ofstream(path, std::ios::binary) << writer.finish();
-  models::WanLoadOptions options{compute};
-  options.keepQuantised = true;
-  const io::WeightSet weights = io::WeightSet::open(path);
-  models::WanModel quantised = models::WanModel::load(weights, options);
-  std::filesystem::remove(path);
-  return quantised;
+  return path;
+}
+
+// The model with the blocks' matmul weights as scaled fp8 (e4m3, one float32 scale a tensor), as ComfyUI's
+// *_fp8_scaled files hold them.
+std::filesystem::path writeFloat8Copy(const models::WanModel& model) {
+  io::NamedTensors tensors{{"scaled_fp8", at::empty({0}, at::TensorOptions().dtype(at::kFloat8_e4m3fn))}};
+  for (const auto& [name, value] : model.namedParameters()) {
+    const std::vector<std::uint64_t> shape(value.sizes().begin(), value.sizes().end());
+    const at::Tensor values = value.to(at::kFloat);
+    if (models::ggufTensorType(&models::wanDitFamily(), name, shape, io::GgmlType::Q8_0) == io::GgmlType::F32) {
+      tensors.emplace_back(name, values);
+      continue;
+    }
+    const at::Tensor scale = (values.abs().max() / 448.0).clamp_min(1e-12).reshape({});
+    tensors.emplace_back(name, (values / scale).to(at::kFloat8_e4m3fn));
+    tensors.emplace_back(name.substr(0, name.size() - std::string(".weight").size()) + ".scale_weight", scale);
+  }
+  const std::filesystem::path path = temporaryWeightsFile(".safetensors");
+  io::saveSafetensors(path, tensors, {{"config", model.config().toJson()}});
+  return path;
 }
 
 }  // namespace
@@ -110,7 +130,7 @@ int runBenchDit(const Args& args) {
       if (parsed.int64(sized))
         throw kBenchDitCommand.error(std::string(sized) + " and --weights: the file says what the model is");
   }
-  const std::optional<io::WeightSet> loaded =
+  std::optional<io::WeightSet> loaded =
       weightsFile ? std::optional<io::WeightSet>(io::WeightSet::open(*weightsFile)) : std::nullopt;
   const std::string preset = weightsFile ? "file" : parsed.text("--config").value_or("custom-default");
   models::WanConfig config = loaded ? models::detectWanConfig(*loaded).config
@@ -129,47 +149,78 @@ int runBenchDit(const Args& args) {
   const auto [h, w] = grid(tokens);
   if (parsed.int64("--ranks")) return benchDitRanks(parsed, config, h, w, repeats, dtype);
   std::optional<io::GgmlType> quant;
-  if (const auto name = parsed.text("--quant")) {
+  const bool float8 = parsed.text("--quant") == "fp8";
+  if (const auto name = parsed.text("--quant"); name && !float8) {
     quant = io::parseGgmlTypeName(*name);
     if (!quant || !io::isBlockQuantised(*quant))
-      throw kBenchDitCommand.error("--quant: \"" + *name + "\" is no GGUF block type (Q8_0, Q6_K, Q4_K, …)");
+      throw kBenchDitCommand.error("--quant: \"" + *name +
+                                   "\" is neither fp8 nor a GGUF block type (Q8_0, Q6_K, Q4_K, …)");
   }
-  const models::WanModel model = [&] {
-    if (loaded) {
-      models::WanLoadOptions options{dtype};
-      options.keepQuantised = true;
-      return models::WanModel::load(*loaded, options);
-    }
-    if (const auto save = parsed.text("--save-weights")) {
-      const models::WanModel f32 = models::WanModel::random(config, 42, {at::kFloat});
+  // A random model kept quantised is written to a file first and read back as stored, as a file of that kind loads.
+  const auto saveIfAsked = [&](const models::WanModel& f32) {
+    if (const auto save = parsed.text("--save-weights"))
       io::saveSafetensors(*save, f32.namedParameters(), {{"config", config.toJson()}});
-    }
-    return quant ? quantisedCopy(models::WanModel::random(config, 42, {at::kFloat}), *quant, dtype)
-                 : models::WanModel::random(config, 42, {dtype});
-  }();
-  // Dequantising every kept block once: what each forward spends before its matmuls.
-  std::vector<std::pair<at::Tensor, io::GgmlType>> blocks;
-  for (const auto& [name, value] : model.namedParameters())
-    if (value.scalar_type() == at::kByte)
-      for (const auto& [other, type] : model.namedParameters())
-        if (other == name + "_ggml")
-          blocks.emplace_back(value, *io::ggmlTypeFromId(static_cast<std::uint32_t>(type.item<std::int64_t>())));
-  const double dequant = blocks.empty() ? 0.0 : medianSeconds(1, repeats, [&] {
-    for (const auto& [raw, type] : blocks) {
-      const std::int64_t in = raw.size(1) / io::ggmlTraits(type).blockBytes * io::ggmlTraits(type).blockElements;
-      (void)io::dequantiseGgml(raw, type, {raw.size(0), in}, dtype);
-    }
-  });
-  const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
-  const at::Tensor t = at::tensor({500.0f});
-  const at::Tensor context = at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim});
+  };
+  if (!loaded && (float8 || quant)) {
+    const models::WanModel f32 = models::WanModel::random(config, 42, {at::kFloat});
+    saveIfAsked(f32);
+    const std::filesystem::path path = float8 ? writeFloat8Copy(f32) : writeGgufCopy(f32, *quant);
+    loaded = io::WeightSet::open(path);
+    std::filesystem::remove(path);  // the mapping holds on to it
+  }
+  // Loading and forwards in a scope of their own: the model is gone before the analysis below allocates its
+  // inputs, so that the process's peak memory is the model's (what a side-by-side with another program compares).
+  memory::resetProcessMemoryPeak();
+  const std::uint64_t residentBefore = memory::processMemory().resident;
+  const std::unique_ptr<memory::MemoryProbe> probe = memory::makeCpuMemoryProbe();
+  probe->resetPeak();
+  const std::shared_ptr<const models::DitMemoryModel> planned =
+      loaded ? models::wanDitMemory(*loaded) : models::wanDitMemory(config, dtype);
+  double forward = 0, dequant = 0;
+  std::size_t blockTensors = 0;
+  {
+    const models::WanModel model = [&] {
+      if (loaded) {
+        models::WanLoadOptions options{dtype};
+        options.keepQuantised = true;
+        return models::WanModel::load(*loaded, options);
+      }
+      if (parsed.text("--save-weights")) saveIfAsked(models::WanModel::random(config, 42, {at::kFloat}));
+      return models::WanModel::random(config, 42, {dtype});
+    }();
+    // Dequantising every kept block once: what each forward spends before its matmuls.
+    std::vector<std::pair<at::Tensor, io::GgmlType>> blocks;
+    for (const auto& [name, value] : model.namedParameters())
+      if (value.scalar_type() == at::kByte)
+        for (const auto& [other, type] : model.namedParameters())
+          if (other == name + "_ggml")
+            blocks.emplace_back(value, *io::ggmlTypeFromId(static_cast<std::uint32_t>(type.item<std::int64_t>())));
+    blockTensors = blocks.size();
+    dequant = blocks.empty() ? 0.0 : medianSeconds(1, repeats, [&] {
+      for (const auto& [raw, type] : blocks) {
+        const std::int64_t in = raw.size(1) / io::ggmlTraits(type).blockBytes * io::ggmlTraits(type).blockElements;
+        (void)io::dequantiseGgml(raw, type, {raw.size(0), in}, dtype);
+      }
+    });
+    const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
+    const at::Tensor t = at::tensor({500.0f});
+    const at::Tensor context = at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim});
 
-  const double forward = medianSeconds(1, repeats, [&] { (void)model.forward({x}, t, {context}); });
-  if (const auto output = parsed.text("--output"))
-    io::saveSafetensors(
-        *output,
-        {{"x", x}, {"t", t}, {"context", context}, {"out", model.forward({x}, t, {context}).at(0).to(at::kFloat)}},
-        {{"config", config.toJson()}});
+    forward = medianSeconds(1, repeats, [&] { (void)model.forward({x}, t, {context}); });
+    if (const auto output = parsed.text("--output"))
+      io::saveSafetensors(
+          *output,
+          {{"x", x}, {"t", t}, {"context", context}, {"out", model.forward({x}, t, {context}).at(0).to(at::kFloat)}},
+          {{"config", config.toJson()}});
+  }
+  const memory::ProcessMemory afterForward = memory::processMemory();
+  const std::string storedQuantisation = loaded ? loaded->quantisation() : "none";
+  loaded.reset();  // its mapping too
+  const std::uint64_t liveTensorPeak = probe->sample().peakAllocated;
+  const models::LatentShape latent{config.inDim, 1, h * config.patch[1], w * config.patch[2]};
+  const std::uint64_t planBytes = planned->weightBytes(dtype) - planned->keptAsStoredSaving(dtype) +
+                                  planned->activationBytes(dtype, 1, latent) + planned->hostMatmulWorkspace(dtype);
+  const std::uint64_t modelPeak = afterForward.peak > residentBefore ? afterForward.peak - residentBefore : 0;
   const double flops = models::wanForwardFlops(config, tokens);
 
   // The machine's dense GEMM rate, same dtype, same run.
@@ -203,19 +254,23 @@ int runBenchDit(const Args& args) {
 
   const double achieved = flops / forward;
   const double ratio = achieved / gemmRate;
-  const std::string dtypeName =
-      std::string(dtype == at::kFloat ? "float32" : "bfloat16") +
-      (quant                                        ? " with " + std::string(io::ggmlTraits(*quant).name) + " blocks"
-       : loaded && loaded->quantisation() != "none" ? " with " + loaded->quantisation() + " weights"
-                                                    : "");
+  const std::string dtypeName = std::string(dtype == at::kFloat ? "float32" : "bfloat16") +
+                                (float8  ? std::string(" with scaled fp8 weights")
+                                 : quant ? " with " + std::string(io::ggmlTraits(*quant).name) + " blocks"
+                                 : storedQuantisation != "none" ? " with " + storedQuantisation + " weights"
+                                                                : "");
   if (json) {
     std::printf(
         "{\"config\": %s, \"preset\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"repeats\": %d, "
         "\"forward_s\": %.6f, \"flops\": %.6e, \"achieved_flops_per_s\": %.6e, \"gemm_flops_per_s\": %.6e, "
-        "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f, \"dequant_s\": %.6f}\n",
+        "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f, \"dequant_s\": %.6f, "
+        "\"peak_rss_bytes\": %llu, \"resident_before_model_bytes\": %llu, \"model_peak_bytes\": %llu, "
+        "\"live_tensor_peak_bytes\": %llu, \"plan_bytes\": %llu}\n",
         config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName.c_str(),
         at::get_num_threads(), repeats, forward, flops, achieved, gemmRate, ratio, linears, attention,
-        std::max(0.0, forward - linears - attention), dequant);
+        std::max(0.0, forward - linears - attention), dequant, static_cast<unsigned long long>(afterForward.peak),
+        static_cast<unsigned long long>(residentBefore), static_cast<unsigned long long>(modelPeak),
+        static_cast<unsigned long long>(liveTensorPeak), static_cast<unsigned long long>(planBytes));
     return 0;
   }
   std::printf("dit: dim %lld, %lld layers, %lld heads, ffn %lld, %lld tokens (grid 1x%lldx%lld), %s, %d threads\n",
@@ -229,9 +284,16 @@ int runBenchDit(const Args& args) {
   std::printf("time: linear layers %.3f s (%.0f%%), attention %.3f s (%.0f%%), other %.3f s\n", linears,
               100 * linears / forward, attention, 100 * attention / forward,
               std::max(0.0, forward - linears - attention));
-  if (quant)
+  if (blockTensors > 0)
     std::printf("dequantisation: %.3f s per forward (%.0f%%), %zu block tensors\n", dequant, 100 * dequant / forward,
-                blocks.size());
+                blockTensors);
+  std::printf(
+      "memory: peak resident %s through loading and forwards; the model %s over the %s before it (the plan: %s, "
+      "%+.0f%%); live tensors at most %s\n",
+      util::formatByteSize(afterForward.peak).c_str(), util::formatByteSize(modelPeak).c_str(),
+      util::formatByteSize(residentBefore).c_str(), util::formatByteSize(planBytes).c_str(),
+      modelPeak > 0 ? 100.0 * (static_cast<double>(planBytes) / static_cast<double>(modelPeak) - 1.0) : 0.0,
+      util::formatByteSize(liveTensorPeak).c_str());
   return 0;
 }
 

@@ -19,8 +19,8 @@ const CommandSpec kBenchDitCommand{
      kRepeats,
      kDtype,
      {"--quant", K::Text, "T",
-      "the blocks' matmuls as GGUF T blocks (Q8_0, Q4_K, …) kept as stored and dequantised to --dtype at each call, "
-      "as a .gguf file of that type loads"},
+      "the blocks' matmuls as GGUF T blocks (Q8_0, Q4_K, …) or as scaled fp8 (fp8: e4m3, a scale a tensor, as "
+      "ComfyUI's *_fp8_scaled files), kept as stored and turned into --dtype at each call, as such a file loads"},
      {"--weights", K::Path, "FILE",
       "the DiT from a weights file (safetensors, .pt, .gguf; its config detected, quantised blocks kept as stored) "
       "instead of random weights"},

@@ -46,8 +46,17 @@ class WanDitMemory final : public DitMemoryModel {
                         kept = float8Rows_ * 4 + ggmlBytes_ + ggmlTensors_ * 8;  // and each one's int64 type id
     return saved > kept ? saved - kept : 0;
   }
+  // The live tensors, and a weight kept as stored dequantised for its call (the largest, the FFN's): an fp8 one
+  // through float32, GGUF blocks a part at a time.
   std::uint64_t activationBytes(c10::ScalarType dtype, std::int64_t batch, const LatentShape& s) const override {
-    return estimateWanDitActivations(config_, dtype, batch, tokens(s));
+    const std::uint64_t size = c10::elementSize(dtype);
+    const std::uint64_t dequantised = float8Elements_ > 0 ? largestWeight() * (4 + size)
+                                      : ggmlElements_ > 0 ? largestWeight() * size
+                                                          : 0;
+    return estimateWanDitActivations(config_, dtype, batch, tokens(s)) + dequantised;
+  }
+  std::uint64_t hostMatmulWorkspace(c10::ScalarType dtype) const override {
+    return largestWeight() * c10::elementSize(dtype);
   }
   std::int64_t tokens(const LatentShape& s) const override {
     return (s.frames / config_.patch[0]) * (s.height / config_.patch[1]) * (s.width / config_.patch[2]);
@@ -58,6 +67,8 @@ class WanDitMemory final : public DitMemoryModel {
   std::int64_t contextLength() const override { return config_.textLen; }
 
  private:
+  std::uint64_t largestWeight() const { return u(config_.ffnDim) * u(config_.dim); }
+
   WanConfig config_;
   c10::ScalarType loadDtype_;
   std::uint64_t float8Elements_, float8Rows_;  // of the matmul weights stored as fp8 (their scales: a row each at most)

@@ -38,7 +38,7 @@ struct Linear {
     } else if (!scale.defined()) {
       y = at::linear(x.to(weight.scalar_type()), weight, bias);
     } else {
-      const at::Tensor w = (weight.to(at::kFloat) * scale).to(bias.scalar_type());  // as WeightSet::load dequantises
+      const at::Tensor w = weight.to(at::kFloat).mul_(scale).to(bias.scalar_type());  // as WeightSet::load dequantises
       y = at::linear(x.to(w.scalar_type()), w, bias);
     }
     if (adapters == nullptr) return y;

@@ -22,6 +22,7 @@
 #include "io/ggml_quantise.h"
 #include "io/ggml_types.h"
 #include "io/safetensors_reader.h"
+#include "runtime/cuda_device.h"
 #include "test_registry.h"
 #include "test_support.h"
 
@@ -160,7 +161,7 @@ class TestGgmlBlocks : public QObject {
   void dequantisesAsTheGgufPackage() { checkDequantisation(at::kCPU); }
 
   void dequantisesOnCudaAlike() {
-    if (!at::hasCUDA()) QSKIP("no CUDA device");
+    if (!runtime::describeCudaDevice().available) QSKIP("no CUDA device");
     checkDequantisation(at::Device(at::kCUDA, 0));
   }
 

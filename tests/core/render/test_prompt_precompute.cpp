@@ -57,7 +57,7 @@ class PromptPrecomputeTest : public QObject {
   void aRenderAfterPrecomputingLoadsNoEncoderAndGivesTheSameFrames() {
     useCache("ahead");
     const Sequence s = twoShots();
-    std::unique_ptr<render::PromptEncoder> encoder;
+    render::KeptPromptEncoder encoder;
     const render::PromptPrecompute ahead = render::precomputePrompts(s, tinyRenderOptions(root(), "x"), encoder, {});
     QCOMPARE(static_cast<int>(ahead.encoded.size()), 3);  // two prompts and the negative one
     QCOMPARE(ahead.loads, 1);
@@ -81,7 +81,7 @@ class PromptPrecomputeTest : public QObject {
   void theKeptEncoderServesTheNextEdit() {
     useCache("kept");
     Sequence s = twoShots();
-    std::unique_ptr<render::PromptEncoder> encoder;
+    render::KeptPromptEncoder encoder;
     const render::RenderOptions o = tinyRenderOptions(root(), "x");
     QCOMPARE(render::precomputePrompts(s, o, encoder, {}).loads, 1);
     s.shots[1].prompt = "a green triangle";
@@ -98,7 +98,7 @@ class PromptPrecomputeTest : public QObject {
 
   void aJobStopsBetweenPromptsWhenAsked() {
     useCache("stop");
-    std::unique_ptr<render::PromptEncoder> encoder;
+    render::KeptPromptEncoder encoder;
     int asked = 0;
     const render::PromptPrecompute stopped = render::precomputePrompts(twoShots(), tinyRenderOptions(root(), "x"),
                                                                        encoder, [&asked] { return ++asked > 1; });
@@ -111,7 +111,7 @@ class PromptPrecomputeTest : public QObject {
     useCache("broken");
     Sequence s = twoShots();
     s.settings.model.textEncoder = (root() / "missing.safetensors").string();
-    std::unique_ptr<render::PromptEncoder> encoder;
+    render::KeptPromptEncoder encoder;
     QVERIFY_THROWS_EXCEPTION(render::RenderError,
                              render::precomputePrompts(s, tinyRenderOptions(root(), "x"), encoder, {}));
     QVERIFY(!encoder);

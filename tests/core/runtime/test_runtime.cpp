@@ -1,10 +1,13 @@
 #include <QTest>
 
 #include <atomic>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include <ATen/Parallel.h>
 
+#include "runtime/cuda_module.h"
 #include "runtime/thread_intra_op.h"
 #include "runtime/torch_runtime.h"
 #include "test_registry.h"
@@ -27,6 +30,16 @@ class Runtime : public QObject {
 #ifndef SHOTCHAIN_WITH_CUDA
     QVERIFY(!info.cudaBuild);
 #endif
+  }
+
+  // libtorch_cuda and the CUDA libraries it needs (~260 MB of every process) come only with the CUDA plugin.
+  void noCudaLibraryWithoutThePlugin() {
+    if (runtime::cudaModuleStatus().loaded) QSKIP("the CUDA plugin is loaded here");
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+      QVERIFY2(line.find("libtorch_cuda") == std::string::npos && line.find("libcublas") == std::string::npos,
+               line.c_str());
   }
 
   // The decode worker runs with one intra-op thread beside the sampling; the render thread and
