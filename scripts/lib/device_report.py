@@ -180,8 +180,10 @@ def headline(phase):
     if not isinstance(r, dict):
         return ""
     if name.startswith("dit-"):
-        return (f"forward {fmt(r['forward_s'])} s ({r['dtype']}, {r['threads']} threads), "
-                f"{fmt(r['achieved_flops_per_s'] / 1e12)} TFLOP/s, dequant {fmt(r['dequant_s'])} s")
+        mib = 2 ** 20
+        return (f"forward {fmt(r['forward_s'])} s ({r['dtype']}, {r['device']}), "
+                f"{fmt(r['achieved_flops_per_s'] / 1e12)} TFLOP/s, dequant {fmt(r['dequant_s'])} s, "
+                f"model {r['model_peak_bytes'] / mib:.0f} MiB, plan {r['plan_bytes'] / mib:.0f} MiB")
     if name in ("cuda", "residency"):
         share = r.get("pinned_overhead_share")
         text = (f"reload/pinned inter-shot {fmt(r.get('reload_over_pinned_overhead'), 'x')}, pinned share "

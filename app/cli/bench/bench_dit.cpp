@@ -21,6 +21,7 @@
 #include "io/safetensors_writer.h"
 #include "io/weight_set.h"
 #include "memory/device_memory.h"
+#include "memory/device_transfer.h"
 #include "memory/memory_probe.h"
 #include "memory/process_memory.h"
 #include "models/attention.h"
@@ -144,6 +145,13 @@ int runBenchDit(const Args& args) {
   const int repeats = std::max(1, parsed.integer("--repeats").value());
   const bool json = parsed.flag("--json");
   const at::ScalarType dtype = parseBenchDtype(parsed.text("--dtype").value());
+  const std::string deviceName = parsed.text("--device").value_or("cpu");
+  const at::Device device = memory::torchDevice(deviceName);  // a clear error where CUDA is not there
+  // A CUDA call returns before the device is done: a timed body ends by reading one value back.
+  const auto done = [&](const at::Tensor& result) {
+    if (device.is_cuda()) (void)result.flatten()[0].item<float>();
+  };
+  const auto on = [&](const at::Tensor& tensor) { return tensor.to(device); };
   checkBenchSizes(config, tokens, dtype);
   config.check();
   const auto [h, w] = grid(tokens);
@@ -172,21 +180,22 @@ int runBenchDit(const Args& args) {
   // inputs, so that the process's peak memory is the model's (what a side-by-side with another program compares).
   memory::resetProcessMemoryPeak();
   const std::uint64_t residentBefore = memory::processMemory().resident;
-  const std::unique_ptr<memory::MemoryProbe> probe = memory::makeCpuMemoryProbe();
+  const std::unique_ptr<memory::MemoryProbe> probe = memory::makeDeviceMemoryProbe(deviceName);
   probe->resetPeak();
+  if (device.is_cuda()) memory::emptyDeviceCache(deviceName);
   const std::shared_ptr<const models::DitMemoryModel> planned =
       loaded ? models::wanDitMemory(*loaded) : models::wanDitMemory(config, dtype);
   double forward = 0, dequant = 0;
   std::size_t blockTensors = 0;
   {
     const models::WanModel model = [&] {
+      models::WanLoadOptions options{dtype, device};
       if (loaded) {
-        models::WanLoadOptions options{dtype};
         options.keepQuantised = true;
         return models::WanModel::load(*loaded, options);
       }
       if (parsed.text("--save-weights")) saveIfAsked(models::WanModel::random(config, 42, {at::kFloat}));
-      return models::WanModel::random(config, 42, {dtype});
+      return models::WanModel::random(config, 42, options);
     }();
     // Dequantising every kept block once: what each forward spends before its matmuls.
     std::vector<std::pair<at::Tensor, io::GgmlType>> blocks;
@@ -199,14 +208,14 @@ int runBenchDit(const Args& args) {
     dequant = blocks.empty() ? 0.0 : medianSeconds(1, repeats, [&] {
       for (const auto& [raw, type] : blocks) {
         const std::int64_t in = raw.size(1) / io::ggmlTraits(type).blockBytes * io::ggmlTraits(type).blockElements;
-        (void)io::dequantiseGgml(raw, type, {raw.size(0), in}, dtype);
+        done(io::dequantiseGgml(raw, type, {raw.size(0), in}, dtype));
       }
     });
-    const at::Tensor x = at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]});
-    const at::Tensor t = at::tensor({500.0f});
-    const at::Tensor context = at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim});
+    const at::Tensor x = on(at::randn({config.inDim, 1, h * config.patch[1], w * config.patch[2]}));
+    const at::Tensor t = on(at::tensor({500.0f}));
+    const at::Tensor context = on(at::randn({std::min<std::int64_t>(config.textLen, 77), config.textDim}));
 
-    forward = medianSeconds(1, repeats, [&] { (void)model.forward({x}, t, {context}); });
+    forward = medianSeconds(1, repeats, [&] { done(model.forward({x}, t, {context}).at(0)); });
     if (const auto output = parsed.text("--output"))
       io::saveSafetensors(
           *output,
@@ -219,36 +228,40 @@ int runBenchDit(const Args& args) {
   const std::uint64_t liveTensorPeak = probe->sample().peakAllocated;
   const models::LatentShape latent{config.inDim, 1, h * config.patch[1], w * config.patch[2]};
   const std::uint64_t planBytes = planned->weightBytes(dtype) - planned->keptAsStoredSaving(dtype) +
-                                  planned->activationBytes(dtype, 1, latent) + planned->hostMatmulWorkspace(dtype);
-  const std::uint64_t modelPeak = afterForward.peak > residentBefore ? afterForward.peak - residentBefore : 0;
+                                  planned->activationBytes(dtype, 1, latent) +
+                                  (device.is_cuda() ? 0 : planned->hostMatmulWorkspace(dtype));
+  // On the host the process's resident growth; on a GPU the caching allocator's peak.
+  const std::uint64_t modelPeak = device.is_cuda()                     ? liveTensorPeak
+                                  : afterForward.peak > residentBefore ? afterForward.peak - residentBefore
+                                                                       : 0;
   const double flops = models::wanForwardFlops(config, tokens);
 
   // The machine's dense GEMM rate, same dtype, same run.
   const std::int64_t n = 2048;
-  const at::Tensor a = at::randn({n, n}).to(dtype), b = at::randn({n, n}).to(dtype);
-  const double gemm = medianSeconds(1, 5, [&] { (void)at::mm(a, b); });
+  const at::Tensor a = on(at::randn({n, n}).to(dtype)), b = on(at::randn({n, n}).to(dtype));
+  const double gemm = medianSeconds(1, 5, [&] { done(at::mm(a, b)); });
   const double gemmRate = 2.0 * n * n * n / gemm;
 
   // Where the time goes: the forward's linear layers alone, and its attention alone.
   const std::int64_t d = config.dim, T = config.textLen;
-  const auto opts = at::TensorOptions().dtype(dtype);
-  const at::Tensor xl = at::randn({1, tokens, d}).to(dtype), xt = at::randn({1, T, d}).to(dtype);
-  const at::Tensor wdd = at::randn({d, d}).to(dtype), bd = at::zeros({d}, opts);
-  const at::Tensor wfd = at::randn({config.ffnDim, d}).to(dtype), bf = at::zeros({config.ffnDim}, opts);
-  const at::Tensor wdf = at::randn({d, config.ffnDim}).to(dtype);
+  const auto opts = at::TensorOptions().dtype(dtype).device(device);
+  const at::Tensor xl = on(at::randn({1, tokens, d}).to(dtype)), xt = on(at::randn({1, T, d}).to(dtype));
+  const at::Tensor wdd = on(at::randn({d, d}).to(dtype)), bd = at::zeros({d}, opts);
+  const at::Tensor wfd = on(at::randn({config.ffnDim, d}).to(dtype)), bf = at::zeros({config.ffnDim}, opts);
+  const at::Tensor wdf = on(at::randn({d, config.ffnDim}).to(dtype));
   const double linears = medianSeconds(1, repeats, [&] {
     for (std::int64_t layer = 0; layer < config.numLayers; ++layer) {
       for (int k = 0; k < 6; ++k) (void)at::linear(xl, wdd, bd);  // self q k v o, cross q o
       for (int k = 0; k < 2; ++k) (void)at::linear(xt, wdd, bd);  // cross k v
-      (void)at::linear(at::linear(xl, wfd, bf), wdf, bd);         // FFN
+      done(at::linear(at::linear(xl, wfd, bf), wdf, bd));         // FFN
     }
   });
-  const at::Tensor q = at::randn({1, tokens, config.numHeads, config.headDim()}).to(dtype);
-  const at::Tensor kt = at::randn({1, T, config.numHeads, config.headDim()}).to(dtype);
+  const at::Tensor q = on(at::randn({1, tokens, config.numHeads, config.headDim()}).to(dtype));
+  const at::Tensor kt = on(at::randn({1, T, config.numHeads, config.headDim()}).to(dtype));
   const double attention = medianSeconds(1, repeats, [&] {
     for (std::int64_t layer = 0; layer < config.numLayers; ++layer) {
       (void)models::attention(q, q, q);
-      (void)models::attention(q, kt, kt);
+      done(models::attention(q, kt, kt));
     }
   });
 
@@ -261,23 +274,27 @@ int runBenchDit(const Args& args) {
                                                                 : "");
   if (json) {
     std::printf(
-        "{\"config\": %s, \"preset\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"threads\": %d, \"repeats\": %d, "
+        "{\"config\": %s, \"preset\": \"%s\", \"tokens\": %lld, \"dtype\": \"%s\", \"device\": \"%s\", \"threads\": "
+        "%d, "
+        "\"repeats\": %d, "
         "\"forward_s\": %.6f, \"flops\": %.6e, \"achieved_flops_per_s\": %.6e, \"gemm_flops_per_s\": %.6e, "
         "\"ratio\": %.4f, \"linear_s\": %.6f, \"attention_s\": %.6f, \"other_s\": %.6f, \"dequant_s\": %.6f, "
         "\"peak_rss_bytes\": %llu, \"resident_before_model_bytes\": %llu, \"model_peak_bytes\": %llu, "
         "\"live_tensor_peak_bytes\": %llu, \"plan_bytes\": %llu}\n",
-        config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName.c_str(),
+        config.toJson().c_str(), preset.c_str(), static_cast<long long>(tokens), dtypeName.c_str(), deviceName.c_str(),
         at::get_num_threads(), repeats, forward, flops, achieved, gemmRate, ratio, linears, attention,
         std::max(0.0, forward - linears - attention), dequant, static_cast<unsigned long long>(afterForward.peak),
         static_cast<unsigned long long>(residentBefore), static_cast<unsigned long long>(modelPeak),
         static_cast<unsigned long long>(liveTensorPeak), static_cast<unsigned long long>(planBytes));
     return 0;
   }
-  std::printf("dit: dim %lld, %lld layers, %lld heads, ffn %lld, %lld tokens (grid 1x%lldx%lld), %s, %d threads\n",
+  const std::string where =
+      device.is_cuda() ? deviceName : "cpu, " + std::to_string(at::get_num_threads()) + " threads";
+  std::printf("dit: dim %lld, %lld layers, %lld heads, ffn %lld, %lld tokens (grid 1x%lldx%lld), %s, %s\n",
               static_cast<long long>(config.dim), static_cast<long long>(config.numLayers),
               static_cast<long long>(config.numHeads), static_cast<long long>(config.ffnDim),
               static_cast<long long>(tokens), static_cast<long long>(h), static_cast<long long>(w), dtypeName.c_str(),
-              at::get_num_threads());
+              where.c_str());
   std::printf("forward: %.3f s median of %d (%.1f GFLOP analytic)\n", forward, repeats, flops / 1e9);
   std::printf("achieved: %.1f GFLOP/s; dense GEMM (%lldx%lld): %.1f GFLOP/s; ratio %.0f%%\n", achieved / 1e9,
               static_cast<long long>(n), static_cast<long long>(n), gemmRate / 1e9, 100 * ratio);

@@ -18,6 +18,7 @@ const CommandSpec kBenchDitCommand{
      {"--tokens", K::Int64, "N", "tokens per forward", "1560"},
      kRepeats,
      kDtype,
+     {"--device", K::Text, "cpu|cuda[:N]", "compute device (default cpu)"},
      {"--quant", K::Text, "T",
       "the blocks' matmuls as GGUF T blocks (Q8_0, Q4_K, …) or as scaled fp8 (fp8: e4m3, a scale a tensor, as "
       "ComfyUI's *_fp8_scaled files), kept as stored and turned into --dtype at each call, as such a file loads"},
