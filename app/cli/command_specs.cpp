@@ -68,6 +68,10 @@ const CommandSpec kRenderCommand{
      {"--shots", K::Range, "A-B", "render shots A to B (1-based); the shots they hand off from must be on disk"},
      kJson,
      {"--no-preview", K::Flag, "", "no latent preview at each step"},
+     {"--serial-decode", K::Flag, "", "decode each shot before sampling the next (default: beside it, when pinned)"},
+     {"--decode-threads", K::Int, "N",
+      "intra-op threads of a decode beside the sampling, which takes the other cores (default: a quarter of the "
+      "cores, at least 1)"},
      kRanks,
      kTimeout,
      kGuidanceParallel},

@@ -24,7 +24,12 @@ void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan,
     }
     std::vector<at::Tensor> kept;
     const std::int64_t drop = conditioning.dropPixelFrames;
+    int threads = workerThreads.load();
     auto sink = [&](const at::Tensor& frames, std::int64_t firstFrame) {
+      if (const int wanted = workerThreads.load(); wanted > 0 && wanted != threads) {
+        runtime::setThisThreadIntraOpThreads(wanted);
+        threads = wanted;
+      }
       const std::int64_t n = frames.size(1);
       const std::int64_t skip = std::clamp<std::int64_t>(drop - firstFrame, 0, n);
       if (skip == n) return;
@@ -60,16 +65,17 @@ void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan,
 }
 
 void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device,
-                      int shotFrames, bool overlap) {
-  if (!overlap) {
+                      int shotFrames, int threads) {
+  if (threads <= 0) {
     run(vae, plan, device, shotFrames);
     std::promise<void> done;
     done.set_value();
     finished_ = done.get_future();
     return;
   }
-  finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames] {
-    const runtime::ThisThreadIntraOpThreads oneThread(1);
+  workerThreads = threads;
+  finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames, threads] {
+    const runtime::ThisThreadIntraOpThreads budget(threads);
     run(vae, plan, device, shotFrames);
   });
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -56,9 +57,14 @@ class DecodeJob {
   int framesWritten = 0;
   std::exception_ptr error;
 
-  // `overlap`: on a worker thread with one intra-op thread, so that the render thread keeps sampling.
+  // A decode on a worker: its intra-op threads from its next chunk on (the render thread gives it every core while
+  // it waits for the decode).
+  std::atomic<int> workerThreads{0};
+
+  // `threads` > 0: on a worker thread with that many intra-op threads, so that the render thread keeps sampling;
+  // 0: here and now.
   void start(const models::VideoVae& vae, const memory::MemoryPlan& plan, const std::string& device, int shotFrames,
-             bool overlap);
+             int threads);
   bool done() const;
   void wait();
   std::deque<FramesDecoded> takeEvents();

@@ -42,7 +42,10 @@ struct RenderOptions {
   int lastShot = -1;          // −1: the last shot
   bool previews = true;       // latent preview with every step event
   bool overlapDecode = true;  // decode shot N while sampling N+1 when the plan allows
-  ImageLoader loadImage;      // for blend-mode fallback images and to re-measure the cut into a re-used shot
+  // While they overlap, the decode's intra-op threads (0: a quarter of the cores, at least one); the sampling
+  // beside it takes the rest, so the two never ask for more cores than there are.
+  int decodeThreads = 0;
+  ImageLoader loadImage;  // for blend-mode fallback images and to re-measure the cut into a re-used shot
   // The observers write frames/000001.png… (export's FrameFileWriter): a shot is re-used only when
   // all its frames are on disk. Off for renders that keep no frame files.
   bool framesOnDisk = true;

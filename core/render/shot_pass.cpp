@@ -1,6 +1,9 @@
 #include "render/shot_pass.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include "continuity/image_condition.h"
@@ -151,6 +154,7 @@ ShotPass::ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& re
       summary_(summary),
       residency_(residency),
       overlapDecode_(overlapDecode),
+      decodeThreads_(options.decodeThreads > 0 ? options.decodeThreads : std::max(1, at::get_num_threads() / 4)),
       cutShortMark_(io::cutShortMark()),
       chain_(resolved),
       stream_(resolved, options.outputDirectory, observer, cancel) {}
@@ -179,12 +183,22 @@ at::Tensor ShotPass::startImage(const resolve::ResolvedShot& shot) const {
 
 void ShotPass::pump(bool wait) {
   if (!pending_) return;
-  if (wait) timed(gap_.waitingForDecode, [&] { pending_->wait(); });
+  if (wait) {
+    pending_->workerThreads = at::get_num_threads();  // nothing samples meanwhile
+    timed(gap_.waitingForDecode, [&] { pending_->wait(); });
+  }
   for (FramesDecoded& event : pending_->takeEvents()) observer_.framesDecoded(event);
   if (!pending_->done()) return;
   std::unique_ptr<DecodeJob> job = std::move(pending_);
+  sharingCores_.reset();
   for (FramesDecoded& event : job->takeEvents()) observer_.framesDecoded(event);
   finalize(*job);
+}
+
+void ShotPass::shareCoresWithDecode() {
+  const bool decoding = pending_ && !pending_->done();
+  if (decoding && !sharingCores_) sharingCores_.emplace(std::max(1, at::get_num_threads() - decodeThreads_));
+  if (!decoding) sharingCores_.reset();
 }
 
 void ShotPass::finishPending() { pump(true); }
@@ -454,8 +468,10 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     observer_.stepDone(done);
     requireWholeFiles();
     pump(false);
+    shareCoresWithDecode();
     return !cancel_.load();
   };
+  shareCoresWithDecode();
   SampledShot out;
   const models::VideoDiffusionModel& dit = residency_.dit();
   if (shot.sampling == resolve::SamplingKind::KvStream) {
@@ -538,10 +554,10 @@ void ShotPass::decode(PreparedShot& prepared, SampledShot sampled) {
   const bool overlap = overlapDecode_ && !prepared.lastShot && residency_.policy() == ResidencyPolicy::Pinned;
   pending_ = std::move(job);
   if (overlap) {
-    pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, true);
+    pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, decodeThreads_);
   } else {
     timed(gap_.waitingForDecode,
-          [&] { pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, false); });
+          [&] { pending_->start(*models_.vae, summary_.plan, models_.device.str(), prepared.frames, 0); });
     pump(true);
   }
 }

@@ -9,12 +9,14 @@
 #include <filesystem>
 #include <thread>
 
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include "memory/memory_probe.h"
 #include "render/output_layout.h"
 #include "render/renderer.h"
 #include "render/shot_record.h"
+#include "runtime/thread_intra_op.h"
 #include "runtime/torch_runtime.h"
 #include "sequence/sequence_io.h"
 #include "test_registry.h"
@@ -175,6 +177,46 @@ class RendererTest : public QObject {
     QCOMPARE(order.gaps[1].waitingForDecode, 0.0);
     QCOMPARE(order.gaps[1].encodingFrames, 0.0);  // the last frame's encode waits for shot 2's own decode
     QCOMPARE(summary.shots[1].framesWritten, 17);
+  }
+
+  // While shot 1 decodes beside shot 2's sampling, the two share the cores (the sampling's steps run on the cores
+  // the decode leaves), and the frames are those of a render that decodes each shot before sampling the next.
+  void aDecodeBesideTheSamplingSharesTheCoresAndChangesNoFrame() {
+    struct Frames : render::RenderObserver {
+      std::vector<std::vector<std::uint8_t>> frames;
+      std::vector<int> samplingThreads;  // the render thread's, at each of shot 2's steps
+      void framesDecoded(const render::FramesDecoded& e) override {
+        for (const render::RgbFrame& frame : e.frames) frames.push_back(frame.rgb);
+      }
+      void stepDone(const render::StepDone& e) override {
+        if (e.shotIndex == 1) samplingThreads.push_back(runtime::thisThreadIntraOpThreads());
+      }
+    };
+    const LoadResult loaded = loadSequenceFile(workflow("demo.json"));
+    QVERIFY(loaded.ok());
+    Sequence demo = *loaded.sequence;
+    demo.shots.resize(2);
+    demo.settings.sampler.steps = 6;
+    const auto renderWith = [&](bool overlap, Frames& observer) {
+      render::RenderOptions o = options(overlap ? "beside" : "serial");
+      o.sequenceDirectory = workflow("demo.json").parent_path();
+      o.policy = ResidencyPolicy::Pinned;
+      o.overlapDecode = overlap;
+      o.decodeThreads = 1;
+      render::Renderer renderer;
+      return renderer.render(demo, o, observer);
+    };
+    Frames beside, serial;
+    QVERIFY(renderWith(true, beside).decodeOverlapped);
+    QVERIFY(!renderWith(false, serial).decodeOverlapped);
+    QCOMPARE(beside.frames.size(), serial.frames.size());
+    QVERIFY(beside.frames == serial.frames);
+    const int cores = at::get_num_threads();
+    if (cores < 2) QSKIP("one core: nothing to share");
+    QVERIFY(!beside.samplingThreads.empty());
+    QCOMPARE(*std::min_element(beside.samplingThreads.begin(), beside.samplingThreads.end()), cores - 1);
+    QCOMPARE(*std::max_element(serial.samplingThreads.begin(), serial.samplingThreads.end()), cores);
+    QCOMPARE(*std::min_element(serial.samplingThreads.begin(), serial.samplingThreads.end()), cores);
   }
 
   // The studio samples the probe at 10 Hz from the GUI thread while the worker renders: the probe
