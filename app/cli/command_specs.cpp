@@ -69,9 +69,7 @@ const CommandSpec kRenderCommand{
      kJson,
      {"--no-preview", K::Flag, "", "no latent preview at each step"},
      {"--serial-decode", K::Flag, "", "decode each shot before sampling the next (default: beside it, when pinned)"},
-     {"--decode-threads", K::Int, "N",
-      "intra-op threads of a decode beside the sampling, which takes the other cores (default: a quarter of the "
-      "cores, at least 1)"},
+     {"--decode-threads", K::Int, "N", "intra-op threads of a decode beside the sampling (default 1)"},
      kRanks,
      kTimeout,
      kGuidanceParallel},

@@ -45,7 +45,7 @@ render::RenderOptions renderOptions(const ParsedOptions& parsed) {
   options.reuse = parsed.flag("--resume");
   options.previews = !parsed.flag("--no-preview");
   options.overlapDecode = !parsed.flag("--serial-decode");
-  options.decodeThreads = std::max(0, parsed.integer("--decode-threads").value_or(0));
+  options.decodeThreads = std::max(1, parsed.integer("--decode-threads").value_or(1));
   if (const std::optional<ShotRange> range = parsed.range("--shots")) {
     options.firstShot = range->first - 1;
     options.lastShot = range->last - 1;

@@ -24,12 +24,7 @@ void DecodeJob::run(const models::VideoVae& vae, const memory::MemoryPlan& plan,
     }
     std::vector<at::Tensor> kept;
     const std::int64_t drop = conditioning.dropPixelFrames;
-    int threads = workerThreads.load();
     auto sink = [&](const at::Tensor& frames, std::int64_t firstFrame) {
-      if (const int wanted = workerThreads.load(); wanted > 0 && wanted != threads) {
-        runtime::setThisThreadIntraOpThreads(wanted);
-        threads = wanted;
-      }
       const std::int64_t n = frames.size(1);
       const std::int64_t skip = std::clamp<std::int64_t>(drop - firstFrame, 0, n);
       if (skip == n) return;
@@ -73,7 +68,6 @@ void DecodeJob::start(const models::VideoVae& vae, const memory::MemoryPlan& pla
     finished_ = done.get_future();
     return;
   }
-  workerThreads = threads;
   finished_ = std::async(std::launch::async, [this, &vae, &plan, device, shotFrames, threads] {
     const runtime::ThisThreadIntraOpThreads budget(threads);
     run(vae, plan, device, shotFrames);

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -56,10 +55,6 @@ class DecodeJob {
   double firstFrameSeconds = 0;
   int framesWritten = 0;
   std::exception_ptr error;
-
-  // A decode on a worker: its intra-op threads from its next chunk on (the render thread gives it every core while
-  // it waits for the decode).
-  std::atomic<int> workerThreads{0};
 
   // `threads` > 0: on a worker thread with that many intra-op threads, so that the render thread keeps sampling;
   // 0: here and now.

@@ -42,9 +42,9 @@ struct RenderOptions {
   int lastShot = -1;          // −1: the last shot
   bool previews = true;       // latent preview with every step event
   bool overlapDecode = true;  // decode shot N while sampling N+1 when the plan allows
-  // While they overlap, the decode's intra-op threads (0: a quarter of the cores, at least one); the sampling
-  // beside it takes the rest, so the two never ask for more cores than there are.
-  int decodeThreads = 0;
+  // The intra-op threads of a decode beside the sampling (which keeps every core: its figures must not depend on
+  // when a decode ends, so no thread count may change with the timing).
+  int decodeThreads = 1;
   ImageLoader loadImage;  // for blend-mode fallback images and to re-measure the cut into a re-used shot
   // The observers write frames/000001.png… (export's FrameFileWriter): a shot is re-used only when
   // all its frames are on disk. Off for renders that keep no frame files.

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include "continuity/image_condition.h"
@@ -154,7 +153,7 @@ ShotPass::ShotPass(const Sequence& sequence, const resolve::ResolvedSequence& re
       summary_(summary),
       residency_(residency),
       overlapDecode_(overlapDecode),
-      decodeThreads_(options.decodeThreads > 0 ? options.decodeThreads : std::max(1, at::get_num_threads() / 4)),
+      decodeThreads_(std::max(1, options.decodeThreads)),
       cutShortMark_(io::cutShortMark()),
       chain_(resolved),
       stream_(resolved, options.outputDirectory, observer, cancel) {}
@@ -183,22 +182,12 @@ at::Tensor ShotPass::startImage(const resolve::ResolvedShot& shot) const {
 
 void ShotPass::pump(bool wait) {
   if (!pending_) return;
-  if (wait) {
-    pending_->workerThreads = at::get_num_threads();  // nothing samples meanwhile
-    timed(gap_.waitingForDecode, [&] { pending_->wait(); });
-  }
+  if (wait) timed(gap_.waitingForDecode, [&] { pending_->wait(); });
   for (FramesDecoded& event : pending_->takeEvents()) observer_.framesDecoded(event);
   if (!pending_->done()) return;
   std::unique_ptr<DecodeJob> job = std::move(pending_);
-  sharingCores_.reset();
   for (FramesDecoded& event : job->takeEvents()) observer_.framesDecoded(event);
   finalize(*job);
-}
-
-void ShotPass::shareCoresWithDecode() {
-  const bool decoding = pending_ && !pending_->done();
-  if (decoding && !sharingCores_) sharingCores_.emplace(std::max(1, at::get_num_threads() - decodeThreads_));
-  if (!decoding) sharingCores_.reset();
 }
 
 void ShotPass::finishPending() { pump(true); }
@@ -468,10 +457,8 @@ SampledShot ShotPass::sample(PreparedShot& prepared) {
     observer_.stepDone(done);
     requireWholeFiles();
     pump(false);
-    shareCoresWithDecode();
     return !cancel_.load();
   };
-  shareCoresWithDecode();
   SampledShot out;
   const models::VideoDiffusionModel& dit = residency_.dit();
   if (shot.sampling == resolve::SamplingKind::KvStream) {

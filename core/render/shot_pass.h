@@ -22,7 +22,6 @@
 #include "render/shot_step_cache.h"
 #include "render/stream_session.h"
 #include "resolve/resolved_shot.h"
-#include "runtime/thread_intra_op.h"
 #include "sampling/sampler.h"
 #include "util/stopwatch.h"
 
@@ -119,8 +118,7 @@ class ShotPass {
   void decode(PreparedShot& shot, SampledShot sampled);
 
   void pump(bool wait);
-  // The sampling thread's intra-op threads: the cores less the decode's while one runs beside it, else all.
-  void shareCoresWithDecode();
+
   void finalize(DecodeJob& job);
   at::Tensor fallbackImage(const resolve::ResolvedShot& shot) const;
   // The shot's start image at its size (render/start_image.h), or undefined when it has none it uses.
@@ -146,9 +144,7 @@ class ShotPass {
   memory::ResidencyManager& residency_;
   memory::ExpertResidencyManager* experts_ = nullptr;
   bool overlapDecode_;
-  // The cores a decode running beside the sampling takes, and the sampling's share while it runs.
-  int decodeThreads_ = 1;
-  std::optional<runtime::ThisThreadIntraOpThreads> sharingCores_;
+  int decodeThreads_ = 1;     // a decode's beside the sampling
   std::size_t cutShortMark_;  // files found cut short before this pass are not its problem
 
   std::map<std::string, at::Tensor> promptContexts_;

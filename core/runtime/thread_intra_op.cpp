@@ -27,15 +27,6 @@ ThisThreadIntraOpThreads::~ThisThreadIntraOpThreads() {
 #endif
 }
 
-void setThisThreadIntraOpThreads(int threads) {
-#ifdef SHOTCHAIN_PER_THREAD_TEAMS
-  at::internal::lazy_init_num_threads();
-  omp_set_num_threads(threads > 0 ? threads : 1);
-#else
-  (void)threads;
-#endif
-}
-
 int thisThreadIntraOpThreads() {
 #ifdef SHOTCHAIN_PER_THREAD_TEAMS
   at::internal::lazy_init_num_threads();

@@ -19,10 +19,6 @@ class ThisThreadIntraOpThreads {
   int previous_ = 0;
 };
 
-// The same without the scope: from now on, on the calling thread (inside a ThisThreadIntraOpThreads scope, which
-// puts back what was there before it).
-void setThisThreadIntraOpThreads(int threads);
-
 // The team size that libtorch's OpenMP regions started on the calling thread get (its OpenMP
 // nthreads setting); at::get_num_threads() reports the process-wide count on every thread.
 int thisThreadIntraOpThreads();
